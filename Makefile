@@ -1,0 +1,49 @@
+# Two commands on a fresh Linux machine with Python 3.11:
+#   make run   – create .venv, install pinned requirements, start the app on the bundled data
+#   make test  – install the test requirements too and run all three test layers (engine, pages, browser)
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8501
+JOBS ?= 2
+# Reference data for the optional paper-replication test (seed 000 §5): shared/ sits beside a clone.
+ACS_NATIONAL2019_CSV ?= $(abspath $(wildcard ../shared/data/national2019.csv))
+export ACS_NATIONAL2019_CSV
+
+.PHONY: run test test-engine test-pages test-e2e bench clean
+
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; print(f"Using Python {v[0]}.{v[1]}"); \
+	  (v == (3, 11)) or print("warning: the pinned requirements target Python 3.11")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.stamp-runtime: requirements.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.stamp-dev: requirements.txt requirements-dev.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	touch $@ $(VENV)/.stamp-runtime
+
+run: $(VENV)/.stamp-runtime
+	$(BIN)/python -m streamlit run app.py --server.port $(PORT)
+
+test: $(VENV)/.stamp-dev
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --durations=15
+
+test-engine: $(VENV)/.stamp-dev
+	$(BIN)/python -m pytest -n $(JOBS) --ignore=tests/pages --ignore=tests/e2e
+
+test-pages: $(VENV)/.stamp-dev
+	$(BIN)/python -m pytest -n $(JOBS) tests/pages
+
+test-e2e: $(VENV)/.stamp-dev
+	$(BIN)/python -m pytest tests/e2e
+
+bench: $(VENV)/.stamp-dev
+	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,71 @@
+"""Home page: what the tool is, the five tools, and the shared dataset picker."""
+
+from pathlib import Path
+
+import streamlit as st
+
+from ui import load_active_dataset, page_setup
+
+page_setup("Home", icon=":material/shield_lock:")
+
+ROOT = Path(__file__).resolve().parent
+
+st.title("Privacy/utility explorer")
+st.markdown(
+    "Publishing statistics about people always trades **privacy** against **usefulness**. "
+    "Differential privacy makes the trade explicit: a single number, ε (epsilon), bounds how much any one "
+    "person's data can change what is published, and a smaller ε means more random noise and less accurate "
+    "results. These tools show, with the numbers from the research papers, what a given ε buys and costs, so "
+    "you can choose parameters you can defend."
+)
+
+TOOLS = [
+    ("pages/epsilon_calculator.py", "Epsilon calculator", ":material/calculate:",
+     "Noise ↔ ε ↔ accuracy, composing many releases, budgets, what ε means as a risk, public information."),
+    ("pages/coherence_explorer.py", "Coherence explorer", ":material/balance:",
+     "Would a model trained on a data release treat two random halves of a population, or a subgroup, "
+     "differently? Demographic coherence, measured per subgroup."),
+    ("pages/sampling_designer.py", "Sampling designer", ":material/filter_alt:",
+     "How much privacy a survey sample adds (or removes): simple random, Poisson, cluster and stratified "
+     "designs, and allocation under privacy."),
+    ("pages/leximax_cohort_picker.py", "Leximax cohort picker", ":material/groups:",
+     "Fair random selection of a cohort or citizens' panel so that every group is served as well as possible."),
+    ("pages/stratified_synthesis_viewer.py", "Stratified synthesis viewer", ":material/stacked_bar_chart:",
+     "DP averages and synthetic data per demographic group versus for the whole population."),
+]
+
+cols = st.columns(3)
+for i, (path, label, icon, blurb) in enumerate(TOOLS):
+    with cols[i % 3].container(border=True):
+        st.markdown(f"#### {icon} {label}")
+        st.write(blurb)
+        if (ROOT / path).exists():
+            st.page_link(path, label=f"Open the {label.lower()}", icon=":material/arrow_forward:")
+        else:
+            st.caption("Coming soon.")
+
+st.subheader("Shared dataset")
+st.write(
+    "Choose a dataset in the sidebar (**Shared dataset**). Your choice is kept in the page address, so a link "
+    "you share opens with the same data, and it stays selected as you move between tools."
+)
+dataset = load_active_dataset()
+c1, c2, c3 = st.columns(3)
+c1.metric("Rows", f"{len(dataset.frame):,}")
+c2.metric("Columns", dataset.frame.shape[1])
+c3.metric("Suggested label", dataset.schema.suggested_label or "—")
+st.caption(f"Source: {dataset.source}")
+for note in dataset.notes:
+    st.caption(note)
+st.dataframe(dataset.frame.head(20), width="stretch", key="home_preview")
+
+with st.expander("About these tools and their sources"):
+    st.markdown(
+        "- Demographic coherence: *Enforcing Demographic Coherence* (seed 000).\n"
+        "- Partially private data: Seeman, Slavković & Reimherr (seed 001).\n"
+        "- Composition, odometers, private tests: Rogers, *Leveraging Privacy in Data Analysis* (seed 002).\n"
+        "- Sampling designs: Bun et al.; leximax cohorts: Henzinger et al., FORC 2022 (seed 003).\n"
+        "- Stratification and disparate impact: Rosenblatt, Stoyanovich & Musco (seed 004).\n\n"
+        "UCI Adult: Becker & Kohavi (1996), doi:10.24432/C5XW20, CC BY 4.0. "
+        "acs12: OpenIntro, CC BY-SA 3.0. Open source; nothing you upload is stored."
+    )

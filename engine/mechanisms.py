@@ -1,0 +1,489 @@
+"""Noise mechanisms: sensitivity, calibration, accuracy and adaptive-query widths.
+
+Pure Python (no streamlit). Formulas follow the Epsilon-calculator spec §4.1 and §4.6,
+which cite Rogers 2017, *Leveraging Privacy in Data Analysis* (seed ``002_802572da4c9a19ad.txt``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy import optimize, special, stats
+
+Mech = Literal["laplace", "gaussian", "discrete_laplace", "discrete_gaussian"]
+Query = Literal["count", "sum", "mean", "histogram"]
+Neighbour = Literal["replace", "add_remove"]
+
+MECHANISMS: tuple[str, ...] = ("laplace", "gaussian", "discrete_laplace", "discrete_gaussian")
+GAUSSIAN_RULES: tuple[str, ...] = ("analytic", "classic", "zcdp")
+EPSILON_MAX = 1e4
+DELTA_MIN = 1e-300
+
+
+# --------------------------------------------------------------------------- validation
+def _finite(name: str, value: float) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a number, got {value!r}") from exc
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return v
+
+
+def _positive(name: str, value: float) -> float:
+    v = _finite(name, value)
+    if v <= 0:
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+    return v
+
+
+def _confidence(confidence: float) -> float:
+    c = _finite("confidence", confidence)
+    if not 0.0 < c < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    return c
+
+
+def _delta(delta: float, *, allow_zero: bool = True) -> float:
+    d = _finite("delta", delta)
+    if d == 0.0 and allow_zero:
+        return 0.0
+    if not DELTA_MIN <= d < 1.0:
+        lo = "0 or " if allow_zero else ""
+        raise ValueError(f"delta must be {lo}in [1e-300, 1), got {delta!r}")
+    return d
+
+
+def _integer_sensitivity(sensitivity: float) -> int:
+    s = _positive("sensitivity", sensitivity)
+    if abs(s - round(s)) > 1e-12:
+        raise ValueError(f"discrete mechanisms need an integer sensitivity, got {sensitivity!r}")
+    return int(round(s))
+
+
+def z_value(confidence: float) -> float:
+    """Two-sided normal quantile z(c) = Φ⁻¹(1 − (1−c)/2) (spec §3)."""
+    c = _confidence(confidence)
+    return float(special.ndtri(1.0 - (1.0 - c) / 2.0))
+
+
+# --------------------------------------------------------------------------- sensitivity
+@dataclass(frozen=True)
+class Sensitivity:
+    """L1 and L2 sensitivity of a query."""
+
+    l1: float
+    l2: float
+    query: str
+    neighbour: str
+
+
+def query_sensitivity(query: Query, *, lower: float = 0.0, upper: float = 1.0, n: int | None = None,
+                      neighbour: Neighbour = "replace") -> Sensitivity:
+    """Sensitivity of a clipped query.
+
+    References
+    ----------
+    ``002_802572da4c9a19ad.txt`` eq. 2.1; spec §4.1 table.
+
+    Examples
+    --------
+    >>> query_sensitivity("mean", lower=0, upper=200, n=500).l1
+    0.4
+    """
+    if neighbour not in ("replace", "add_remove"):
+        raise ValueError(f"neighbour must be 'replace' or 'add_remove', got {neighbour!r}")
+    lo, hi = _finite("lower", lower), _finite("upper", upper)
+    if query == "count":
+        return Sensitivity(1.0, 1.0, query, neighbour)
+    if query == "histogram":
+        if neighbour == "replace":
+            return Sensitivity(2.0, math.sqrt(2.0), query, neighbour)
+        return Sensitivity(1.0, 1.0, query, neighbour)
+    if hi <= lo:
+        raise ValueError(f"upper must be > lower, got lower={lower!r}, upper={upper!r}")
+    if query == "sum":
+        s = hi - lo if neighbour == "replace" else max(abs(lo), abs(hi))
+        return Sensitivity(s, s, query, neighbour)
+    if query == "mean":
+        if neighbour == "add_remove":
+            raise ValueError("mean has unbounded sensitivity under add/remove: release sum and count")
+        if n is None:
+            raise ValueError("mean needs the (public) number of records n ≥ 1")
+        nn = _finite("n", n)
+        if nn < 1:
+            raise ValueError(f"n must be ≥ 1, got {n!r}")
+        s = (hi - lo) / nn
+        return Sensitivity(s, s, query, neighbour)
+    raise ValueError(f"query must be one of count, sum, mean, histogram; got {query!r}")
+
+
+# --------------------------------------------------------------------------- discrete helpers
+def _dlap_p(scale: float) -> float:
+    return math.exp(-1.0 / scale)
+
+
+def _dgauss_support(sigma: float) -> np.ndarray:
+    m = math.ceil(12.0 * sigma) + 10
+    return np.arange(0, m + 1, dtype=float)
+
+
+def _dgauss_log_tail(sigma: float, thresholds: np.ndarray) -> np.ndarray:
+    """log P(Y > x) for a discrete Gaussian with parameter sigma, vectorised in x (CKS)."""
+    x = np.asarray(thresholds, dtype=float)
+    if sigma > 1e5:
+        # midpoint rule: P(Y > x) ≈ Q((⌊x⌋ + ½)/σ), accurate to O(1/σ²) relative here
+        return special.log_ndtr(-(np.floor(x) + 0.5) / sigma)
+    ys = _dgauss_support(sigma)
+    ys = np.concatenate([-ys[:0:-1], ys])
+    logp = -ys**2 / (2.0 * sigma**2)
+    logz = special.logsumexp(logp)
+    logp = logp - logz
+    # reverse cumulative log-sum: tail[j] = log Σ_{i ≥ j} p_i
+    rev = np.logaddexp.accumulate(logp[::-1])[::-1]
+    idx = np.searchsorted(ys, np.floor(x), side="right")  # first y > floor(x), i.e. y > x
+    out = np.full(x.shape, -np.inf)
+    ok = idx < len(ys)
+    out[ok] = rev[idx[ok]]
+    out[idx == 0] = 0.0
+    return out
+
+
+def _dgauss_std(sigma: float) -> float:
+    if sigma > 1e5:
+        return sigma
+    ys = _dgauss_support(sigma)
+    w = np.exp(-ys**2 / (2.0 * sigma**2))
+    w[1:] *= 2.0
+    return float(math.sqrt(np.sum(w * ys**2) / np.sum(w)))
+
+
+# --------------------------------------------------------------------------- accuracy
+def half_width(mechanism: Mech, *, scale: float, confidence: float = 0.95) -> float:
+    """Half-width h with P(|noise| ≤ h) ≥ confidence (spec §4.1; discrete kinds give integers).
+
+    Laplace: b·ln(1/β) (exact tail e^{−t/b}). Gaussian: σ·Φ⁻¹(1−β/2) (exact; the thesis bound
+    σ√(2 ln(2/β)) of ``002_802572da4c9a19ad.txt`` Thm 2.1.3 is not used). Discrete Laplace /
+    Gaussian: smallest integer m with P(|Y| > m) ≤ β [X-CKS].
+    """
+    b = _positive("scale", scale)
+    beta = 1.0 - _confidence(confidence)
+    if mechanism == "laplace":
+        return b * math.log(1.0 / beta)
+    if mechanism == "gaussian":
+        return b * float(special.ndtri(1.0 - beta / 2.0))
+    if mechanism == "discrete_laplace":
+        p = _dlap_p(b)
+        # 2 p^{m+1}/(1+p) ≤ β  ⇔  m+1 ≥ t(ln(2/(1+p)) − ln β)
+        need = b * (math.log(2.0 / (1.0 + p)) - math.log(beta))
+        m = max(0, math.ceil(need - 1e-12) - 1)
+        while m > 0 and math.log(2.0) + m * (-1.0 / b) - math.log1p(p) <= math.log(beta):
+            m -= 1  # guard against rounding in ceil
+        while math.log(2.0) + (m + 1) * (-1.0 / b) - math.log1p(p) > math.log(beta):
+            m += 1
+        return float(m)
+    if mechanism == "discrete_gaussian":
+        # P(|Y| > m) = 2 P(Y > m); scan candidates near the continuous answer
+        zc = float(special.ndtri(1.0 - beta / 2.0)) * b
+        cand = np.arange(max(0, math.floor(zc) - 3), math.ceil(zc) + 5, dtype=float)
+        lt = math.log(2.0) + _dgauss_log_tail(b, cand)
+        ok = np.nonzero(lt <= math.log(beta))[0]
+        if len(ok) and ok[0] > 0:
+            return float(cand[ok[0]])
+        # fall back to a full scan from 0
+        cand = np.arange(0, math.ceil(zc) + 50, dtype=float)
+        lt = math.log(2.0) + _dgauss_log_tail(b, cand)
+        return float(cand[np.nonzero(lt <= math.log(beta))[0][0]])
+    raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
+
+
+_half_width = half_width  # alias: several functions take a ``half_width`` argument
+
+
+def scale_for_half_width(mechanism: Mech, *, half_width: float, confidence: float = 0.95) -> float:
+    """Scale giving a target half-width (largest scale whose integer h ≤ target for discrete kinds)."""
+    h = _positive("half_width", half_width)
+    beta = 1.0 - _confidence(confidence)
+    if mechanism == "laplace":
+        return h / math.log(1.0 / beta)
+    if mechanism == "gaussian":
+        return h / float(special.ndtri(1.0 - beta / 2.0))
+    if mechanism not in ("discrete_laplace", "discrete_gaussian"):
+        raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
+    cont = "laplace" if mechanism == "discrete_laplace" else "gaussian"
+    guess = scale_for_half_width(cont, half_width=max(h, 1.0), confidence=confidence)
+    lo, hi = guess / 64.0, guess * 4.0 + 1.0
+    if _half_width(mechanism, scale=lo, confidence=confidence) > h:
+        raise ValueError(f"half_width {half_width!r} is below the smallest achievable integer width")
+    while _half_width(mechanism, scale=hi, confidence=confidence) <= h:
+        hi *= 2.0
+    for _ in range(80):  # bisection in log scale on a step function
+        mid = math.sqrt(lo * hi)
+        if _half_width(mechanism, scale=mid, confidence=confidence) <= h:
+            lo = mid
+        else:
+            hi = mid
+        if hi / lo - 1.0 < 1e-12:
+            break
+    return lo
+
+
+def noise_std(mechanism: Mech, *, scale: float) -> float:
+    """Standard deviation of the noise (spec §4.1 table)."""
+    b = _positive("scale", scale)
+    if mechanism == "laplace":
+        return math.sqrt(2.0) * b
+    if mechanism == "gaussian":
+        return b
+    if mechanism == "discrete_laplace":
+        p = _dlap_p(b)
+        return math.sqrt(2.0 * p) / (-math.expm1(-1.0 / b))
+    if mechanism == "discrete_gaussian":
+        return _dgauss_std(b)
+    raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
+
+
+# --------------------------------------------------------------------------- Gaussian privacy
+def _log_gaussian_delta(epsilon: float, sigma: float, sensitivity: float) -> float:
+    a = sensitivity / (2.0 * sigma) - epsilon * sigma / sensitivity
+    b = -sensitivity / (2.0 * sigma) - epsilon * sigma / sensitivity
+    la, lb = float(special.log_ndtr(a)), float(special.log_ndtr(b))
+    r = epsilon + lb - la
+    if r >= 0.0:  # only through rounding; the exact value is < 0
+        return -math.inf
+    return la + math.log(-math.expm1(r))
+
+
+def gaussian_delta(epsilon: float, *, sigma: float, sensitivity: float = 1.0) -> float:
+    """Exact δ(ε) of the Gaussian mechanism (Balle–Wang 2018 analytic Gaussian, spec §4.1 [X-BW]).
+
+    δ = Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ), evaluated in log space.
+
+    >>> round(gaussian_delta(1.0, sigma=1), 7)
+    0.1269367
+    """
+    eps = _finite("epsilon", epsilon)
+    if eps < 0:
+        raise ValueError(f"epsilon must be ≥ 0, got {epsilon!r}")
+    return math.exp(_log_gaussian_delta(eps, _positive("sigma", sigma), _positive("sensitivity", sensitivity)))
+
+
+def gaussian_epsilon(delta: float, *, sigma: float, sensitivity: float = 1.0) -> float:
+    """Smallest ε with δ(ε; σ) ≤ delta for the Gaussian mechanism [X-BW]; 0 if δ(0) ≤ delta."""
+    d = _delta(delta, allow_zero=False)
+    s, sens = _positive("sigma", sigma), _positive("sensitivity", sensitivity)
+    ld = math.log(d)
+    if _log_gaussian_delta(0.0, s, sens) <= ld:
+        return 0.0
+    hi = 1.0
+    while _log_gaussian_delta(hi, s, sens) > ld:
+        hi *= 2.0
+        if hi > 1e12:
+            return math.inf
+    return float(optimize.brentq(lambda e: _log_gaussian_delta(e, s, sens) - ld, 0.0, hi,
+                                 xtol=1e-15, rtol=1e-13))
+
+
+def gaussian_sigma(epsilon: float, delta: float, *, sensitivity: float = 1.0,
+                   rule: Literal["analytic", "classic"] = "analytic") -> float:
+    """Noise σ giving (ε, δ)-DP: analytic [X-BW] (smallest σ) or classic [X-DR Thm A.1] (ε < 1)."""
+    eps = _positive("epsilon", epsilon)
+    d = _delta(delta, allow_zero=False)
+    sens = _positive("sensitivity", sensitivity)
+    if rule == "classic":
+        if eps >= 1.0:
+            raise ValueError(f"the classic Gaussian rule needs epsilon < 1, got {epsilon!r}")
+        return sens * math.sqrt(2.0 * math.log(1.25 / d)) / eps
+    if rule != "analytic":
+        raise ValueError(f"rule must be 'analytic' or 'classic', got {rule!r}")
+    ld = math.log(d)
+    f = lambda ls: _log_gaussian_delta(eps, math.exp(ls), sens) - ld  # noqa: E731
+    lo, hi = math.log(sens) - 1.0, math.log(sens) + 1.0
+    while f(lo) <= 0:
+        lo -= 1.0
+    while f(hi) > 0:
+        hi += 1.0
+    ls = optimize.brentq(f, lo, hi, xtol=1e-14, rtol=1e-13)
+    return math.exp(ls)
+
+
+def _log_dgauss_delta(epsilon: float, sigma: float, sensitivity: int) -> float:
+    t = epsilon * sigma**2 / sensitivity
+    la, lb = _dgauss_log_tail(sigma, np.array([t - sensitivity / 2.0, t + sensitivity / 2.0]))
+    if la == -math.inf:
+        return -math.inf
+    r = epsilon + lb - la
+    if r >= 0.0:
+        return -math.inf
+    return float(la + math.log(-math.expm1(r)))
+
+
+def discrete_gaussian_delta(epsilon: float, *, sigma: float, sensitivity: int = 1) -> float:
+    """Exact δ(ε) of the discrete Gaussian mechanism (Canonne–Kamath–Steinke 2020 Thm 7, [X-CKS]).
+
+    δ = P[Y > εσ²/Δ − Δ/2] − e^ε P[Y > εσ²/Δ + Δ/2].
+    """
+    eps = _finite("epsilon", epsilon)
+    if eps < 0:
+        raise ValueError(f"epsilon must be ≥ 0, got {epsilon!r}")
+    return math.exp(_log_dgauss_delta(eps, _positive("sigma", sigma), _integer_sensitivity(sensitivity)))
+
+
+def discrete_gaussian_epsilon(delta: float, *, sigma: float, sensitivity: int = 1) -> float:
+    """Smallest ε with discrete-Gaussian δ(ε) ≤ delta [X-CKS Thm 7]."""
+    d = _delta(delta, allow_zero=False)
+    s, sens = _positive("sigma", sigma), _integer_sensitivity(sensitivity)
+    ld = math.log(d)
+    if _log_dgauss_delta(0.0, s, sens) <= ld:
+        return 0.0
+    hi = 1.0
+    while _log_dgauss_delta(hi, s, sens) > ld:
+        hi *= 2.0
+        if hi > 1e12:
+            return math.inf
+    return float(optimize.brentq(lambda e: _log_dgauss_delta(e, s, sens) - ld, 0.0, hi,
+                                 xtol=1e-13, rtol=1e-12))
+
+
+def _dgauss_sigma(epsilon: float, delta: float, sensitivity: int) -> float:
+    ld = math.log(delta)
+    f = lambda ls: _log_dgauss_delta(epsilon, math.exp(ls), sensitivity) - ld  # noqa: E731
+    lo, hi = math.log(sensitivity) - 1.0, math.log(sensitivity) + 1.0
+    while f(lo) <= 0 and lo > -20:
+        lo -= 1.0
+    while f(hi) > 0:
+        hi += 1.0
+    return math.exp(optimize.brentq(f, lo, hi, xtol=1e-13, rtol=1e-12))
+
+
+# --------------------------------------------------------------------------- calibration
+@dataclass(frozen=True)
+class NoiseCalibration:
+    """Scale, privacy and accuracy of one mechanism, all three consistent."""
+
+    mechanism: str
+    scale: float
+    sensitivity: float
+    epsilon: float
+    delta: float
+    rho: float | None
+    std: float
+    half_width: float
+    confidence: float
+    rule: str
+    source: str
+
+
+def calibrate(mechanism: Mech, *, sensitivity: float, epsilon: float | None = None, rho: float | None = None,
+              scale: float | None = None, half_width: float | None = None, delta: float = 0.0,
+              confidence: float = 0.95,
+              gaussian_rule: Literal["analytic", "classic", "zcdp"] = "analytic") -> NoiseCalibration:
+    """Three-way calibration: exactly one of privacy, scale and half-width drives the other two.
+
+    References
+    ----------
+    Spec §4.1; ``002_802572da4c9a19ad.txt`` Thm 2.1.2 (Laplace), Thm 2.2.2 (Gaussian zCDP);
+    [X-BW] analytic Gaussian; [X-DR] Thm A.1 classic; [X-CKS] discrete mechanisms.
+    """
+    from engine import accounting  # local import: accounting depends on this module
+
+    given = [x is not None for x in (epsilon, rho, scale, half_width)]
+    if sum(given) != 1:
+        raise ValueError("give exactly one of epsilon, rho, scale and half_width")
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
+    if gaussian_rule not in GAUSSIAN_RULES:
+        raise ValueError(f"gaussian_rule must be one of {GAUSSIAN_RULES}, got {gaussian_rule!r}")
+    sens = _positive("sensitivity", sensitivity)
+    conf = _confidence(confidence)
+    d = _delta(delta)
+    gaussian_kind = mechanism in ("gaussian", "discrete_gaussian")
+    if mechanism.startswith("discrete"):
+        sens_i = _integer_sensitivity(sens)
+    if epsilon is not None:
+        epsilon = _positive("epsilon", epsilon)
+        if epsilon > EPSILON_MAX:
+            raise ValueError(f"epsilon must be ≤ 1e4, got {epsilon!r}")
+    if rho is not None:
+        rho = _positive("rho", rho)
+        if not gaussian_kind:
+            raise ValueError("rho is for the Gaussian mechanisms only")
+    if gaussian_kind and epsilon is not None and d == 0.0:
+        raise ValueError("a Gaussian mechanism calibrated by epsilon needs delta > 0")
+    if not gaussian_kind and d != 0.0:
+        raise ValueError("the Laplace mechanisms are pure ε-DP: use delta = 0")
+
+    source = "external"
+    if mechanism in ("laplace", "discrete_laplace"):
+        source = "thesis" if mechanism == "laplace" else "external"
+        if epsilon is not None:
+            b = sens / epsilon
+        elif scale is not None:
+            b = _positive("scale", scale)
+        else:
+            b = scale_for_half_width(mechanism, half_width=half_width, confidence=conf)
+        eps = sens / b
+        return NoiseCalibration(mechanism, b, sens, eps, 0.0, eps * eps / 2.0, noise_std(mechanism, scale=b),
+                                _half_width(mechanism, scale=b, confidence=conf), conf,
+                                "pure", source)
+
+    # Gaussian kinds
+    if mechanism == "gaussian":
+        if rho is not None:
+            s = sens / math.sqrt(2.0 * rho)
+        elif scale is not None:
+            s = _positive("scale", scale)
+        elif half_width is not None:
+            s = scale_for_half_width("gaussian", half_width=half_width, confidence=conf)
+        else:
+            if gaussian_rule == "zcdp":
+                r = accounting.zcdp_rho_for_epsilon(epsilon, d)
+                s = sens / math.sqrt(2.0 * r)
+            else:
+                s = gaussian_sigma(epsilon, d, sensitivity=sens, rule=gaussian_rule)
+        r = sens**2 / (2.0 * s * s)
+        if epsilon is not None:
+            eps = epsilon
+        elif d == 0.0:
+            eps = math.inf
+        elif gaussian_rule == "zcdp":
+            eps = accounting.zcdp_to_dp(r, d)
+        elif gaussian_rule == "classic":
+            eps = sens * math.sqrt(2.0 * math.log(1.25 / d)) / s
+            if eps >= 1.0:  # classic rule is only proven for ε < 1: fall back to the exact value
+                eps = gaussian_epsilon(d, sigma=s, sensitivity=sens)
+        else:
+            eps = gaussian_epsilon(d, sigma=s, sensitivity=sens)
+        source = "thesis" if gaussian_rule == "zcdp" else "external"
+        return NoiseCalibration(mechanism, s, sens, eps, d, r, s, _half_width("gaussian", scale=s,
+                                confidence=conf), conf, gaussian_rule, source)
+
+    # discrete Gaussian
+    if rho is not None:
+        s = sens / math.sqrt(2.0 * rho)
+    elif scale is not None:
+        s = _positive("scale", scale)
+    elif half_width is not None:
+        s = scale_for_half_width("discrete_gaussian", half_width=half_width, confidence=conf)
+    else:
+        if gaussian_rule == "zcdp":
+            r = accounting.zcdp_rho_for_epsilon(epsilon, d)
+            s = sens / math.sqrt(2.0 * r)
+        else:
+            s = _dgauss_sigma(epsilon, d, sens_i)
+    r = sens**2 / (2.0 * s * s)
+    if epsilon is not None:
+        eps = epsilon
+    elif d == 0.0:
+        eps = math.inf
+    elif gaussian_rule == "zcdp":
+        eps = accounting.zcdp_to_dp(r, d)
+    else:
+        eps = discrete_gaussian_epsilon(d, sigma=s, sensitivity=sens_i)
+    return NoiseCalibration(mechanism, s, sens, eps, d, r, noise_std(mechanism, scale=s),
+                            _half_width(mechanism, scale=s, confidence=conf), conf,
+                            "zcdp" if gaussian_rule == "zcdp" else "exact", "external")

@@ -1,0 +1,36 @@
+"""AppTest of the home page: renders, lists the tools, and the shared dataset picker switches datasets."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _app() -> AppTest:
+    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+
+
+def test_home_renders_with_defaults():
+    at = _app().run()
+    assert not at.exception
+    assert at.title[0].value == "Privacy/utility explorer"
+    assert at.selectbox(key="dataset").value == "census"
+    assert at.metric[0].value == "20,000"
+
+
+def test_dataset_picker_switches_dataset():
+    at = _app().run()
+    at.selectbox(key="dataset").set_value("adult").run()
+    assert not at.exception
+    assert at.metric[0].value == "48,842"
+    at.selectbox(key="dataset").set_value("acs12").run()
+    assert at.metric[0].value == "2,000"
+
+
+def test_dataset_restored_from_query_params():
+    at = _app()
+    at.query_params["dataset"] = "UCI Adult"
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="dataset").value == "adult"

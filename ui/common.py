@@ -1,0 +1,51 @@
+"""Page scaffolding shared by every page: page config, the shared sidebar and the active dataset."""
+
+from __future__ import annotations
+
+import logging
+
+import streamlit as st
+
+from engine.data import DATASET_DESCRIPTIONS, DATASETS, Dataset, load_dataset
+from ui.charts import register_template
+
+logger = logging.getLogger("dpdash")
+
+#: Query-parameter / session key of the shared dataset picker (same on every page).
+DATASET_KEY = "dataset"
+DEFAULT_DATASET = "census"
+
+
+@st.cache_data(max_entries=len(DATASETS), show_spinner="Loading dataset…")
+def _load(name: str) -> Dataset:
+    return load_dataset(name)
+
+
+def active_dataset() -> str:
+    """Name of the dataset chosen in the shared picker (a key of ``engine.data.DATASETS``)."""
+    name = st.session_state.get(DATASET_KEY, DEFAULT_DATASET)
+    return name if name in DATASETS else DEFAULT_DATASET
+
+
+def load_active_dataset() -> Dataset:
+    """The active bundled dataset (cached across sessions; bundled files never change at run time)."""
+    return _load(active_dataset())
+
+
+def dataset_picker(container=None) -> str:
+    """The shared dataset picker: URL-bound and kept for the whole session, so it survives page switches."""
+    target = container if container is not None else st.sidebar
+    return target.selectbox(
+        "Shared dataset", options=list(DATASETS), index=list(DATASETS).index(DEFAULT_DATASET),
+        format_func=lambda k: DATASETS[k], key=DATASET_KEY, bind="query-params", persist_state="session",
+        help="Pages that work on a data table start from this dataset. Each page can also take an upload.",
+    )
+
+
+def page_setup(title: str, *, icon: str | None = None) -> None:
+    """Call first on every page: page config, chart theme and the shared sidebar (dataset picker)."""
+    st.set_page_config(page_title=f"{title} · Privacy/utility explorer", page_icon=icon or ":material/shield_lock:", layout="wide")
+    register_template()
+    with st.sidebar:
+        dataset_picker(st.sidebar)
+        st.caption(DATASET_DESCRIPTIONS[active_dataset()])

@@ -1,0 +1,59 @@
+"""URL-bound controls shared by the pages: a log-scale ε slider, a seed box and a δ exponent.
+
+Every control has a stable ``key`` and ``bind="query-params"``, so a presenter's link restores the view.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import streamlit as st
+
+
+def log_grid(min_value: float, max_value: float, steps_per_decade: int = 20) -> list[float]:
+    """Log-spaced values from min to max, each rounded to 3 significant figures (readable in URLs)."""
+    if not (0 < min_value < max_value):
+        raise ValueError("need 0 < min_value < max_value")
+    lo, hi = math.log10(min_value), math.log10(max_value)
+    k = int(round((hi - lo) * steps_per_decade))
+    vals = [float(f"{v:.3g}") for v in np.logspace(lo, hi, k + 1)]
+    return sorted(set(vals))
+
+
+def _nearest(grid: list[float], value: float) -> float:
+    return min(grid, key=lambda g: abs(math.log(g) - math.log(value)))
+
+
+def format_number(v: float) -> str:
+    return f"{v:g}"
+
+
+def log_slider(label: str, *, key: str, min_value: float = 1e-3, max_value: float = 20.0, value: float = 1.0,
+               steps_per_decade: int = 20, help: str | None = None, container=None) -> float:
+    """A log-scale slider (e.g. for ε), URL-bound; the value is snapped to a 3-significant-figure grid."""
+    grid = log_grid(min_value, max_value, steps_per_decade)
+    default = _nearest(grid, value)
+    if default not in grid:
+        grid = sorted(set(grid) | {default})
+    target = container if container is not None else st
+    return float(target.select_slider(label, options=grid, value=default, key=key, format_func=format_number,
+                                      help=help, bind="query-params"))
+
+
+def seed_input(*, key: str, value: int = 0, label: str = "Seed", help: str | None = None, container=None) -> int:
+    """A seed box (0 to 2**31 − 1), URL-bound: the same seed reproduces every random result on the page."""
+    target = container if container is not None else st
+    return int(target.number_input(label, min_value=0, max_value=2**31 - 1, value=int(value), step=1, key=key,
+                                   help=help or "Same seed, same random draws: share the link to reproduce.",
+                                   bind="query-params"))
+
+
+def delta_exponent(*, key: str, value: int = -6, min_exp: int = -300, max_exp: int = -1,
+                   label: str = "δ = 10^x, x =", help: str | None = None, container=None) -> float:
+    """δ chosen by its exponent (URL-bound integer slider); returns 10**exponent."""
+    target = container if container is not None else st
+    e = target.slider(label, min_value=min_exp, max_value=max_exp, value=value, step=1, key=key,
+                      help=help or "δ is the small probability that the ε guarantee fails; 10⁻⁶ or smaller is usual.",
+                      bind="query-params")
+    return 10.0 ** int(e)

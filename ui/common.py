@@ -14,6 +14,7 @@ logger = logging.getLogger("dpdash")
 #: Query-parameter / session key of the shared dataset picker (same on every page).
 DATASET_KEY = "dataset"
 DEFAULT_DATASET = "census"
+_REMEMBERED_KEY = "_dataset_remembered"
 
 
 @st.cache_data(max_entries=len(DATASETS), show_spinner="Loading dataset…")
@@ -35,11 +36,19 @@ def load_active_dataset() -> Dataset:
 def dataset_picker(container=None) -> str:
     """The shared dataset picker: URL-bound and kept for the whole session, so it survives page switches."""
     target = container if container is not None else st.sidebar
-    return target.selectbox(
-        "Shared dataset", options=list(DATASETS), index=list(DATASETS).index(DEFAULT_DATASET),
-        format_func=lambda k: DATASETS[k], key=DATASET_KEY, bind="query-params", persist_state="session",
-        help="Pages that work on a data table start from this dataset. Each page can also take an upload.",
+    # A page switch drops the query string, and a bound widget then falls back to its default; carry the
+    # last choice over by hand unless the new URL names a dataset itself (a shared link wins).
+    remembered = st.session_state.get(_REMEMBERED_KEY)
+    if remembered in DATASETS and DATASET_KEY not in st.query_params:
+        st.session_state[DATASET_KEY] = remembered
+    kwargs = {} if DATASET_KEY in st.session_state else {"index": list(DATASETS).index(DEFAULT_DATASET)}
+    choice = target.selectbox(
+        "Shared dataset", options=list(DATASETS), format_func=lambda k: DATASETS[k], key=DATASET_KEY,
+        bind="query-params", help="Pages that work on a data table start from this dataset. "
+        "Each page can also take an upload.", **kwargs,
     )
+    st.session_state[_REMEMBERED_KEY] = choice
+    return choice
 
 
 def page_setup(title: str, *, icon: str | None = None) -> None:

@@ -21,7 +21,7 @@ def test_home_renders_tools_and_dataset(page, app_url):
 def test_dataset_choice_is_in_url_and_restored(page, browser, app_url):
     open_page(page, app_url)
     _pick_dataset(page, "UCI Adult")
-    page.wait_for_function("() => location.search.includes('dataset=adult')")
+    page.wait_for_function("() => location.search.includes('dataset=UCI')")
     assert page.get_by_text("48,842").first.is_visible()
     url = page.url
     fresh = browser.new_context().new_page()

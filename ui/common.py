@@ -15,6 +15,7 @@ logger = logging.getLogger("dpdash")
 DATASET_KEY = "dataset"
 DEFAULT_DATASET = "census"
 _REMEMBERED_KEY = "_dataset_remembered"
+_LAST_PAGE_KEY = "_dataset_last_page"
 
 
 @st.cache_data(max_entries=len(DATASETS), show_spinner="Loading dataset…")
@@ -33,14 +34,17 @@ def load_active_dataset() -> Dataset:
     return _load(active_dataset())
 
 
-def dataset_picker(container=None) -> str:
+def dataset_picker(container=None, *, page_id: str = "") -> str:
     """The shared dataset picker: URL-bound and kept for the whole session, so it survives page switches."""
     target = container if container is not None else st.sidebar
     # A page switch drops the query string, and a bound widget then falls back to its default; carry the
     # last choice over by hand unless the new URL names a dataset itself (a shared link wins).
     remembered = st.session_state.get(_REMEMBERED_KEY)
-    if remembered in DATASETS and DATASET_KEY not in st.query_params:
+    last_page = st.session_state.get(_LAST_PAGE_KEY)
+    switched = last_page is not None and last_page != page_id
+    if switched and remembered in DATASETS and DATASET_KEY not in st.query_params:
         st.session_state[DATASET_KEY] = remembered
+    st.session_state[_LAST_PAGE_KEY] = page_id
     kwargs = {} if DATASET_KEY in st.session_state else {"index": list(DATASETS).index(DEFAULT_DATASET)}
     choice = target.selectbox(
         "Shared dataset", options=list(DATASETS), format_func=lambda k: DATASETS[k], key=DATASET_KEY,
@@ -56,5 +60,5 @@ def page_setup(title: str, *, icon: str | None = None) -> None:
     st.set_page_config(page_title=f"{title} · Privacy/utility explorer", page_icon=icon or ":material/shield_lock:", layout="wide")
     register_template()
     with st.sidebar:
-        dataset_picker(st.sidebar)
+        dataset_picker(st.sidebar, page_id=title)
         st.caption(DATASET_DESCRIPTIONS[active_dataset()])

@@ -297,7 +297,8 @@ def _kov_log_delta(A, logw, T, logden, eg: float) -> float:
         return -math.inf
     a = A[mask]
     # log(e^{T−A} − e^{eg + A}) = (T − A) + log(−expm1(eg + 2A − T))
-    terms = logw[mask] + (T - a) + np.log(-np.expm1(eg + 2.0 * a - T))
+    with np.errstate(divide="ignore"):
+        terms = logw[mask] + (T - a) + np.log(-np.expm1(eg + 2.0 * a - T))
     return float(special.logsumexp(terms) - logden)
 
 
@@ -456,21 +457,29 @@ def rdp_to_dp(rdp, *, delta, orders=RDP_ORDERS) -> RdpConversion:
 
 # --------------------------------------------------------------------------- PLD
 def _pld_for(m: Mechanism, delta_i: float, resolution: float):
-    from dp_accounting import pld
     from dp_accounting.pld import privacy_loss_distribution as pldmod
-    from dp_accounting.pld.common import DifferentialPrivacyParameters
 
     vdi = resolution
     if m.kind == "laplace":
         return pldmod.from_laplace_mechanism(1.0 / m.epsilon, pessimistic_estimate=True, value_discretization_interval=vdi)
+    if m.kind == "discrete_laplace" and m.sensitivity == 1:
+        # with Δ = 1 the privacy loss is exactly ±1/t with the masses of RR_{1/t}: the same two-point PLD
+        return _pld_for(Mechanism("pure_dp", epsilon=1.0 / m.scale), delta_i, resolution)
     if m.kind == "discrete_laplace":
         return pldmod.from_discrete_laplace_mechanism(1.0 / m.scale, sensitivity=m.sensitivity,
                                                       pessimistic_estimate=True, value_discretization_interval=vdi)
-    if m.kind == "pure_dp":
-        return pldmod.from_privacy_parameters(DifferentialPrivacyParameters(m.epsilon, 0.0), value_discretization_interval=vdi)
-    if m.kind == "approx_dp":
-        return pldmod.from_privacy_parameters(DifferentialPrivacyParameters(m.epsilon, m.delta),
-                                              value_discretization_interval=vdi)
+    if m.kind in ("pure_dp", "approx_dp"):
+        # as pldmod.from_privacy_parameters, but ±ε that sit on the grid up to float error are not pushed
+        # one step up (ceil(−0.3/1e-4) = −2999 in floating point), which would loosen every composition
+        def idx(x: float) -> int:
+            q = x / vdi
+            return int(round(q)) if abs(q - round(q)) < 1e-9 * max(1.0, abs(q)) else math.ceil(q)
+
+        e, d = m.epsilon, m.delta
+        pmf: dict[int, float] = {}
+        pmf[idx(e)] = (1 - d) / (1 + math.exp(-e))
+        pmf[idx(-e)] = pmf.get(idx(-e), 0.0) + (1 - d) / (1 + math.exp(e))
+        return pldmod.PrivacyLossDistribution.create_from_rounded_probability(pmf, d, vdi)
     if m.kind == "gaussian":
         return pldmod.from_gaussian_mechanism(m.noise_multiplier, pessimistic_estimate=True,
                                               value_discretization_interval=vdi)
@@ -478,7 +487,6 @@ def _pld_for(m: Mechanism, delta_i: float, resolution: float):
         return pldmod.from_discrete_gaussian_mechanism(m.sigma, sensitivity=m.sensitivity, pessimistic_estimate=True,
                                                        value_discretization_interval=vdi)
     raise ValueError("zCDP rows have no PLD")
-    del pld  # pragma: no cover
 
 
 def _tree_compose(plds: list):
@@ -727,11 +735,12 @@ class PrivacyFilter:
         sq, st = self.sum_sq + e * e, self.sum_tail + (e * math.expm1(e) / 2.0 if e < 700 else math.inf)
         sr = self.sum_rho + r
         if self.rule == "basic":
-            halt = sd > self.delta_g or se > self.epsilon_g
+            # relative slack 1e-12: a budget spent exactly (0.001 × 1000) must not HALT through rounding
+            halt = sd > self.delta_g * (1 + 1e-12) or se > self.epsilon_g * (1 + 1e-12)
         elif self.rule == "advanced":
             halt = sd > self.delta_g / 2.0 or self._bound(se, sd, sq, st, sr) > self.epsilon_g
         else:
-            halt = sr > self.rho_g
+            halt = sr > self.rho_g * (1 + 1e-12)
         if halt:
             self.halted = True
             return False

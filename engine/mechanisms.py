@@ -487,3 +487,170 @@ def calibrate(mechanism: Mech, *, sensitivity: float, epsilon: float | None = No
     return NoiseCalibration(mechanism, s, sens, eps, d, r, noise_std(mechanism, scale=s),
                             _half_width(mechanism, scale=s, confidence=conf), conf,
                             "zcdp" if gaussian_rule == "zcdp" else "exact", "external")
+
+
+# --------------------------------------------------------------------------- DP vs data splitting (Ch. 3)
+@dataclass(frozen=True)
+class AdaptiveWidth:
+    """Width τ that holds for all k adaptive [0, 1] queries at once with probability 1 − β.
+
+    ``parameter`` is the per-query ε′ (Laplace) or ρ′ (Gaussian) at the optimum; τ is capped at ½.
+    """
+
+    method: str
+    tau: float
+    parameter: float | None
+    noise_std: float | None
+    capped: bool
+
+
+ADAPTIVE_METHODS: tuple[str, ...] = ("nonadaptive", "split_binomial", "split_hoeffding", "dfhprr", "bnsssu", "rz_monitor")
+
+
+def _cubic_root(a: float, b: float) -> float:
+    """Positive root s of s³ − 8a·s − 8b = 0 (a, b ≥ 0; unique since the constant term is negative)."""
+    roots = np.roots([1.0, 0.0, -8.0 * a, -8.0 * b])
+    real = roots[np.abs(roots.imag) < 1e-9 * max(1.0, np.abs(roots).max())].real
+    s = float(real.max())
+    # one Newton step polishes the companion-matrix root
+    f, fp = s**3 - 8 * a * s - 8 * b, 3 * s * s - 8 * a
+    return s - f / fp if fp > 0 else s
+
+
+def _min_crossing(dec, inc, lo: float, hi: float) -> float:
+    """argmin over ln x of max(dec(x), inc(x)) for decreasing dec and increasing inc (crossing by brentq)."""
+    g = lambda lx: math.log(dec(math.exp(lx))) - math.log(inc(math.exp(lx)))  # noqa: E731
+    if g(hi) > 0:
+        return math.exp(hi)
+    if g(lo) < 0:
+        return math.exp(lo)
+    return math.exp(optimize.brentq(g, lo, hi, xtol=1e-12))
+
+
+def _dfhprr(n: float, k: float, beta: float, noise: str) -> tuple[float, float]:
+    c1 = 2.0 * math.sqrt(48.0 / n * math.log(8.0 * k / beta))
+    L16 = math.log(16.0 * k / beta)
+    if noise == "laplace":
+        dec = lambda e: 2.0 * math.log(2.0 * k / beta) / (n * e)  # noqa: E731
+
+        def inc(e):
+            s = _cubic_root(e * k * math.tanh(e / 2.0), 4.0 * e * math.sqrt(k * L16))
+            return s * s
+    else:
+        dec = lambda r: 2.0 / n * math.sqrt(math.log(4.0 * k / beta) / r)  # noqa: E731
+
+        def inc(r):
+            # τ ≥ g(τ), g decreasing in τ (spec §4.6, factor 8 restored): smallest fixed point
+            def g(t):
+                inner = max(0.0, 0.5 * math.log(math.pi * r * k) + 8.0 * L16 / t)
+                return 8.0 * (r * k + 2.0 * math.sqrt(r * k * inner))
+            lo, hi = 1e-300, max(1.0, g(1.0)) * 2.0
+            while hi - g(hi) < 0:
+                hi *= 2.0
+            return optimize.brentq(lambda t: t - g(t), 1e-12, hi, xtol=1e-15, rtol=1e-13)
+    x = _min_crossing(dec, inc, math.log(1e-12), math.log(1e4))
+    tau = max(c1, dec(x), inc(x))
+    return tau, x
+
+
+def _bnsssu(n: float, k: float, beta: float, noise: str) -> tuple[float, float]:
+    fb = math.floor(1.0 / beta)
+    P = 1.0 / (-math.expm1(fb * math.log1p(-beta)))
+
+    def obj(v):
+        lx, ld = v
+        x, d = math.exp(lx), math.exp(ld)
+        if d >= 1:
+            return math.inf
+        if noise == "laplace":
+            ex = x * k * math.tanh(x / 2.0) + x * math.sqrt(2.0 * k * -ld)
+            tail = math.log(2.0 * k / d) / (x * n)
+        else:
+            ex = k * x + 2.0 * math.sqrt(k * x * max(0.0, 0.5 * math.log(math.pi * x * k) - ld))
+            tail = math.sqrt(math.log(4.0 * k / d) / x) / n
+        if ex > 700:
+            return math.inf
+        return math.expm1(ex) + 2.0 * fb * d + tail
+
+    lxs = np.linspace(math.log(1e-9), math.log(10.0), 60)
+    lds = np.linspace(math.log(1e-30), math.log(0.5), 60)
+    best = min(((obj((a, b)), a, b) for a in lxs for b in lds), key=lambda t: t[0])
+    res = optimize.minimize(obj, x0=[best[1], best[2]], method="Nelder-Mead",
+                            options={"xatol": 1e-9, "fatol": 1e-12 * max(best[0], 1e-300), "maxiter": 4000})
+    val, lx = (res.fun, res.x[0]) if res.fun <= best[0] else (best[0], best[1])
+    return float(P * val), float(math.exp(lx))
+
+
+def _rz_monitor(n: float, k: float, beta: float) -> tuple[float, float]:
+    def inc(r):
+        B = r * k * n
+        if B <= 1:
+            return math.inf
+        lb = math.log(B)
+        return math.sqrt(2.0 / (n * beta) * (2 * B + lb + (2 * B + lb) / (B - 1.0)))
+
+    dec = lambda r: 2.0 / n * math.sqrt(math.log(4.0 * k / beta) / r)  # noqa: E731
+    lo = math.log(1.0 / (k * n)) + 1e-9
+    lrs = np.linspace(lo, math.log(1e4), 400)
+    vals = [max(inc(math.exp(x)), dec(math.exp(x))) for x in lrs]
+    i = int(np.argmin(vals))
+    a, b = lrs[max(i - 1, 0)], lrs[min(i + 1, len(lrs) - 1)]
+    res = optimize.minimize_scalar(lambda x: max(inc(math.exp(x)), dec(math.exp(x))), bounds=(a, b),
+                                   method="bounded", options={"xatol": 1e-10})
+    if res.fun <= vals[i]:
+        return float(res.fun), math.exp(res.x)
+    return float(vals[i]), math.exp(lrs[i])
+
+
+def adaptive_width(method: Literal["nonadaptive", "split_binomial", "split_hoeffding", "dfhprr", "bnsssu",
+                   "rz_monitor"], *, n, k, beta, noise: Literal["laplace", "gaussian"] = "gaussian") -> AdaptiveWidth:
+    """Simultaneous width τ for k adaptively chosen [0, 1] statistical queries on n records ([T] Ch. 3).
+
+    nonadaptive: Hoeffding + union bound. split_binomial / split_hoeffding: fresh chunks of m = ⌊n/k⌋
+    records ([T] §3.5; Erratum: width t/m − ½, the thesis leaves t in counts). dfhprr: [T] Thm 3.2.2
+    (Erratum: the Gaussian branch regains the factor 8 of the proof). bnsssu: [T] Thm 3.3.1 with the
+    App. A.2 constants (Erratum: ln(2k/δ), ln(4k/δ), √(πρ′k)). rz_monitor: [T] Thm 3.4.1 (Gaussian only).
+    """
+    if method not in ADAPTIVE_METHODS:
+        raise ValueError(f"method must be one of {ADAPTIVE_METHODS}, got {method!r}")
+    if noise not in ("laplace", "gaussian"):
+        raise ValueError(f"noise must be laplace or gaussian, got {noise!r}")
+    nn, kk, b = _finite("n", n), _finite("k", k), _finite("beta", beta)
+    if nn < 1:
+        raise ValueError(f"n must be ≥ 1, got {n!r}")
+    if kk < 1:
+        raise ValueError(f"k must be ≥ 1, got {k!r}")
+    if not 0 < b < 1:
+        raise ValueError(f"beta must lie in (0, 1), got {beta!r}")
+    if method.startswith("split") and kk > nn:
+        raise ValueError(f"data splitting needs k ≤ n (got k={k!r}, n={n!r})")
+    if method == "rz_monitor" and noise == "laplace":
+        raise ValueError("rz_monitor is defined for Gaussian noise only")
+    param = std = None
+    if method == "nonadaptive":
+        tau = math.sqrt(math.log(2.0 * kk / b) / (2.0 * nn))
+    elif method == "split_hoeffding":
+        m = math.floor(nn / kk)
+        tau = math.sqrt(math.log(2.0 * kk / b) / (2.0 * m))
+    elif method == "split_binomial":
+        m = int(math.floor(nn / kk))
+        target = b / (2.0 * kk)
+        ok = lambda t: stats.binom.sf(t, m, 0.5) + 2.0**-m <= target  # noqa: E731
+        if not ok(m):
+            tau = 0.5
+        else:
+            lo, hi = -1, m  # ok(hi) holds; find the smallest t
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+            tau = hi / m - 0.5
+    elif method == "dfhprr":
+        tau, param = _dfhprr(nn, kk, b, noise)
+    elif method == "bnsssu":
+        tau, param = _bnsssu(nn, kk, b, noise)
+    else:
+        tau, param = _rz_monitor(nn, kk, b)
+    if param is not None:
+        std = math.sqrt(2.0) / (nn * param) if noise == "laplace" else 1.0 / (nn * math.sqrt(2.0 * param))
+    capped = not (tau <= 0.5)
+    return AdaptiveWidth(method, float(min(tau, 0.5)), param, std, capped)

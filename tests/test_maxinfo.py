@@ -304,3 +304,16 @@ def test_max_epsilon_for_correction_roundtrip():
     assert e == pytest.approx(0.1, rel=1e-6)
     with pytest.raises(ValueError, match="gamma"):
         mi.max_epsilon_for_correction(0.05, gamma=0.06, n=1000)
+
+
+# ----------------------------------------------------------------- seed Table 1 (spec §3.6 E1)
+@pytest.mark.parametrize(
+    "alpha,eps",
+    [(0.1, 0.003), (0.2, 0.01), (0.3, 0.02), (0.4, 0.025), (0.8, 0.056), (0.9, 0.065), (1.3, 0.09), (1.4, 0.1)],
+)
+def test_table1_rows_satisfy_theorem7(alpha, eps):
+    # Spec E1: every row of the seed's Table 1 (n = 5e6, β = e^-30, |𝒞| = 100, γ = 0.05n) satisfies the
+    # corrected Eq. (12); equivalently the printed ε is at most the largest certified ε.
+    n, beta, g = 5e6, math.exp(-30), 100
+    assert mi.gamma_pure(eps, n, alpha, beta, g).gamma <= 0.05 * n
+    assert eps <= mi.eps_max(n, alpha, beta, g, 0.05 * n)

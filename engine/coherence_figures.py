@@ -1,0 +1,270 @@
+"""Plotly figures of the coherence explorer (pure functions: no streamlit, unit-testable).
+
+Plots follow ``specs/coherence_explorer.md`` §7.3; the seed's Figures 2 and 3
+(``seeds/000_f379639b976c7ffb.txt`` §5) are plots 3 and 1.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from engine import coherence as co
+from engine import maxinfo as mi
+
+#: Okabe–Ito (same order as ui.charts.PALETTE; duplicated so the engine never imports ui).
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+GREY = "#B0B0B0"
+MAX_POINTS = 600  # per trace; quantile-downsampled beyond (a sorted sample is its quantile function)
+
+
+def _color(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def _downsample_sorted(x: np.ndarray, k: int = MAX_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted values against rank fraction (i − 0.5)/m, reduced to ≤ k points (quantiles)."""
+    s = np.sort(np.asarray(x, dtype=float))
+    m = s.size
+    ranks = (np.arange(1, m + 1) - 0.5) / m
+    if m <= k:
+        return ranks, s
+    idx = np.unique(np.round(np.linspace(0, m - 1, k)).astype(int))
+    return ranks[idx], s[idx]
+
+
+def _ecdf_on(grid: np.ndarray, x: np.ndarray) -> np.ndarray:
+    s = np.sort(x)
+    return np.searchsorted(s, grid, side="right") / s.size
+
+
+def _alt(fig: go.Figure, text: str) -> go.Figure:
+    fig.layout.meta = {"alt": text}
+    return fig
+
+
+# ----------------------------------------------------------------------------- 1. predictions
+def make_predictions_figure(
+    pred_a: np.ndarray, pred_b: np.ndarray, *, group: str, mode: str = "sorted"
+) -> go.Figure:
+    """Plot 1: predictions on ``X_a ∩ C`` (released) and ``X_b ∩ C`` (held out) for one group.
+
+    ``mode="sorted"``: sorted predictions against rank fraction (seed Figure 3);
+    ``mode="ecdf"``: the two ECDFs with the area between them shaded (that area is W1).
+    """
+    a = np.asarray(pred_a, dtype=float)
+    b = np.asarray(pred_b, dtype=float)
+    fig = go.Figure()
+    if a.size == 0 or b.size == 0:
+        fig.update_layout(title=f"{group}: a half has no members")
+        return _alt(fig, "empty")
+    d = co.w1(a, b)
+    title = f"{group}: W1 = {d:.3f}  (released {a.size:,}, held out {b.size:,})"
+    if mode == "ecdf":
+        grid = np.unique(np.concatenate([[-1.0], a, b, [1.0]]))
+        if grid.size > 4 * MAX_POINTS:
+            grid = np.unique(np.concatenate([[-1.0], np.quantile(np.concatenate([a, b]),
+                                                                  np.linspace(0, 1, 4 * MAX_POINTS)), [1.0]]))
+        fa, fb = _ecdf_on(grid, a), _ecdf_on(grid, b)
+        fig.add_trace(go.Scatter(x=grid, y=fa, mode="lines", line_shape="hv", name="in the release (X_a)",
+                                 line=dict(color=_color(0))))
+        fig.add_trace(go.Scatter(x=grid, y=fb, mode="lines", line_shape="hv", name="held out (X_b)",
+                                 line=dict(color=_color(1)), fill="tonexty",
+                                 fillcolor="rgba(213,94,0,0.25)"))
+        fig.update_layout(title=title, xaxis_title="prediction h(x)", yaxis_title="share of members ≤ x")
+        fig.update_xaxes(range=[-1.05, 1.05])
+        fig.update_yaxes(range=[0, 1.02])
+        return _alt(fig, f"ECDFs of predictions for {group}; shaded area equals W1 = {d:.3f}")
+    ra, sa = _downsample_sorted(a)
+    rb, sb = _downsample_sorted(b)
+    fig.add_trace(go.Scatter(x=ra, y=sa, mode="lines", name="in the release (X_a)", line=dict(color=_color(0))))
+    fig.add_trace(go.Scatter(x=rb, y=sb, mode="lines", name="held out (X_b)",
+                             line=dict(color=_color(1), dash="dash")))
+    fig.update_layout(title=title, xaxis_title="rank fraction (i − 0.5)/m", yaxis_title="prediction h(x)")
+    fig.update_yaxes(range=[-1.05, 1.05])
+    return _alt(fig, f"Sorted predictions for {group} on both halves; W1 = {d:.3f}")
+
+
+# ----------------------------------------------------------------------------- 2. W1 per group
+def make_group_w1_figure(
+    names: Sequence[str], sizes: Sequence[int], w1: np.ndarray, in_collection: Sequence[bool], *, alpha: float
+) -> go.Figure:
+    """Plot 2: W1 of each group on one split; groups outside 𝒞* in grey; α as a line."""
+    w = np.asarray(w1, dtype=float)
+    colors = [(_color(0) if inc else GREY) for inc in in_collection]
+    labels = [f"{nm} ({s:,})" for nm, s in zip(names, sizes)]
+    text = ["undefined" if np.isnan(v) else f"{v:.3f}" for v in w]
+    fig = go.Figure(go.Bar(x=labels, y=np.nan_to_num(w), marker_color=colors, text=text, textposition="outside",
+                           hovertemplate="%{x}<br>W1 = %{text}<extra></extra>", name="W1"))
+    fig.add_hline(y=alpha, line=dict(color=_color(3), dash="dash"), annotation_text=f"α = {alpha:.2f}")
+    fig.update_layout(title="W1 per group (one split); grey = excluded (fewer than γ members)",
+                      yaxis_title="W1 (0 = same, 2 = opposite)", showlegend=False)
+    fig.update_yaxes(range=[0, max(2.1, float(np.nanmax(w, initial=0)) * 1.1)])
+    return _alt(fig, "Bar chart of W1 per group with the α line")
+
+
+# ----------------------------------------------------------------------------- 3. sorted W1 over runs
+def make_sorted_w1_figure(result: co.ExperimentResult, *, gamma: float, alpha: float,
+                          estimate: co.BetaEstimate | None) -> go.Figure:
+    """Plot 3 (seed Figure 2): sorted W1 over runs, one line per group in 𝒞*, with α and β̂(α)."""
+    inc = result.in_collection(gamma)
+    fig = go.Figure()
+    R = result.w1.shape[0]
+    for j, (nm, ok) in enumerate(zip(result.group_names, inc)):
+        if not ok:
+            continue
+        col = np.sort(result.w1[:, j][~np.isnan(result.w1[:, j])])
+        if col.size == 0:
+            continue
+        x = (np.arange(1, col.size + 1) - 0.5) / col.size
+        fig.add_trace(go.Scatter(x=x, y=col, mode="lines+markers" if col.size <= 30 else "lines", name=nm,
+                                 line=dict(color=_color(j))))
+    fig.add_hline(y=alpha, line=dict(color=_color(3), dash="dash"), annotation_text=f"α = {alpha:.2f}")
+    if estimate is not None:
+        title = (f"Sorted W1 over {R} runs — β̂(α) = {estimate.failures}/{estimate.runs} "
+                 f"[{estimate.lower:.3f}, {estimate.upper:.3f}]")
+    else:
+        title = f"Sorted W1 over {R} runs"
+    fig.update_layout(title=title, xaxis_title="rank fraction of runs", yaxis_title="W1")
+    fig.update_yaxes(range=[0, 2.05])
+    return _alt(fig, "Sorted W1 per group over repetitions (quantile function) with the α line")
+
+
+# ----------------------------------------------------------------------------- 4. failure rate vs α
+def make_failure_rate_figure(result: co.ExperimentResult, *, gamma: float, alpha: float,
+                             beta_theory: float | None = None, confidence: float = 0.95) -> go.Figure:
+    """Plot 4: β̂(α) as a step curve on [0, 2] with its Clopper–Pearson band."""
+    m = result.max_w1(gamma)
+    d = np.sort(m[~np.isnan(m)])
+    fig = go.Figure()
+    if d.size == 0:
+        fig.update_layout(title="No defined run for the groups in the collection")
+        return _alt(fig, "empty")
+    # β̂ only changes at the observed maxima: evaluate just after each jump point.
+    alphas = np.unique(np.clip(np.concatenate([[0.0, 2.0], d, np.minimum(d + 1e-9, 2.0)]), 0, 2))
+    bh = co.beta_curve(result, alphas, gamma)
+    R = d.size
+    k = np.rint(bh * R).astype(int)
+    lo = np.array([co.clopper_pearson(int(ki), R, confidence)[0] for ki in k])
+    hi = np.array([co.clopper_pearson(int(ki), R, confidence)[1] for ki in k])
+    fig.add_trace(go.Scatter(x=alphas, y=hi, mode="lines", line=dict(width=0, shape="hv"), showlegend=False,
+                             hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=alphas, y=lo, mode="lines", line=dict(width=0, shape="hv"), fill="tonexty",
+                             fillcolor="rgba(0,114,178,0.2)", name=f"{confidence:.0%} Clopper–Pearson band"))
+    fig.add_trace(go.Scatter(x=alphas, y=bh, mode="lines", line=dict(color=_color(0), shape="hv"),
+                             name="β̂(α): share of runs failing"))
+    fig.add_vline(x=alpha, line=dict(color=_color(3), dash="dash"), annotation_text=f"α = {alpha:.2f}")
+    if beta_theory is not None:
+        fig.add_hline(y=beta_theory, line=dict(color=_color(2), dash="dot"), annotation_text=f"β = {beta_theory:.3g}",
+                      annotation_position="top left")
+    fig.update_layout(title=f"Failure rate vs α ({R} runs)", xaxis_title="α (largest W1 tolerated)",
+                      yaxis_title="estimated failure probability β̂")
+    fig.update_xaxes(range=[0, 2])
+    fig.update_yaxes(range=[-0.02, 1.02])
+    return _alt(fig, "Step curve of the estimated failure rate against α with a confidence band")
+
+
+# ----------------------------------------------------------------------------- 5. size vs mean W1
+def make_size_w1_figure(summary: pd.DataFrame, *, gamma: float, gamma_theorem7: float | None = None) -> go.Figure:
+    """Plot 5: group size (log x) against mean W1 over runs, with γ (and Theorem 7's γ for DP)."""
+    fig = go.Figure()
+    s = summary.dropna(subset=["mean_w1"])
+    colors = [(_color(0) if inc else GREY) for inc in s["in_collection"]]
+    fig.add_trace(go.Scatter(x=s["size"], y=s["mean_w1"], mode="markers+text", text=s["group"],
+                             textposition="top center", marker=dict(color=colors, size=12), name="groups",
+                             error_y=dict(type="data", array=np.nan_to_num(s["sd_w1"].to_numpy()), visible=True)))
+    if gamma > 0:
+        fig.add_vline(x=gamma, line=dict(color=_color(3), dash="dash"), annotation_text=f"γ = {gamma:,.0f}")
+    if gamma_theorem7 is not None and math.isfinite(gamma_theorem7):
+        fig.add_vline(x=gamma_theorem7, line=dict(color=_color(2), dash="dot"),
+                      annotation_text=f"Theorem 7: γ = {gamma_theorem7:,.0f}", annotation_position="bottom right")
+    fig.update_xaxes(type="log", title="group size |C ∩ X| (log scale)")
+    fig.update_layout(title="Smaller groups show larger distances", yaxis_title="mean W1 (± s.d.)", showlegend=False)
+    return _alt(fig, "Scatter of group size against mean W1")
+
+
+# ----------------------------------------------------------------------------- 6. W1 vs ε
+def make_sweep_figure(sweep: pd.DataFrame, *, clear_means: Mapping[str, float] | None = None,
+                      floor: Mapping[str, np.ndarray] | None = None) -> go.Figure:
+    """Plot 6: mean W1 (q05–q95 bars) per group against ε; ∞ (no noise) at the right."""
+    fig = go.Figure()
+    finite = sorted({e for e in sweep["epsilon"] if math.isfinite(e)})
+    inf_x = (max(finite) * 10) if finite else 1.0
+    groups = list(dict.fromkeys(sweep["group"]))
+    for j, g in enumerate(groups):
+        d = sweep[sweep["group"] == g].sort_values("epsilon")
+        x = np.where(np.isfinite(d["epsilon"]), d["epsilon"], inf_x)
+        fig.add_trace(go.Scatter(
+            x=x, y=d["mean_w1"], mode="lines+markers", name=g, line=dict(color=_color(j)),
+            error_y=dict(type="data", symmetric=False, array=(d["q95_w1"] - d["mean_w1"]).to_numpy(),
+                         arrayminus=(d["mean_w1"] - d["q05_w1"]).to_numpy()),
+        ))
+        if floor is not None and g in floor:
+            f = np.asarray(floor[g], dtype=float)
+            f = f[~np.isnan(f)]
+            if f.size:
+                fig.add_hrect(y0=float(np.quantile(f, 0.05)), y1=float(np.quantile(f, 0.95)), fillcolor=GREY,
+                              opacity=0.25, line_width=0)
+        if clear_means and g in clear_means and np.isfinite(clear_means[g]):
+            fig.add_hline(y=clear_means[g], line=dict(color=_color(j), dash="dash"),
+                          annotation_text=f"clear release: {g}", annotation_position="top left")
+    ticks = finite + [inf_x]
+    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[f"{e:g}" for e in finite] + ["∞ (no noise)"],
+                     title="ε of the DP histogram release")
+    fig.update_layout(title="W1 vs ε (grey band: split-noise floor, q05–q95)", yaxis_title="mean W1 (q05–q95)")
+    return _alt(fig, "Mean W1 per group against epsilon with the noise floor band")
+
+
+# ----------------------------------------------------------------------------- 7. theory
+def make_theory_figure(*, n: float, alpha: float, beta: float, n_groups: int, epsilon: float,
+                       group_sizes: Mapping[str, int]) -> go.Figure:
+    """Plot 7: γ required against ε (log–log): Theorem 7 solid, Theorem 8 dashed (ε ≤ 0.5)."""
+    eps = np.logspace(-5, 1, 200)
+    g7 = mi.gamma_curve(eps, n, alpha, beta, n_groups, kind="pure")
+    g8 = mi.gamma_curve(eps, n, alpha, beta, n_groups, kind="approx")
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=eps, y=g7, mode="lines", name="Theorem 7 (ε-DP)", line=dict(color=_color(0))))
+    fig.add_trace(go.Scatter(x=eps, y=g8, mode="lines", name="Theorem 8 ((ε, δ)-DP)",
+                             line=dict(color=_color(1), dash="dash")))
+    fig.add_hline(y=n, line=dict(color="black"), annotation_text=f"n = {n:,.0f}")
+    for j, (nm, s) in enumerate(group_sizes.items()):
+        fig.add_hline(y=max(s, 1), line=dict(color=_color(j + 2), dash="dot", width=2),
+                      annotation_text=f"{nm} ({s:,})", annotation_position="bottom right")
+    fig.add_vline(x=epsilon, line=dict(color=_color(3), dash="dash"), annotation_text=f"ε = {epsilon:g}")
+    fig.update_xaxes(type="log", title="ε")
+    fig.update_yaxes(type="log", title="γ required (members)")
+    fig.update_layout(title=f"Size constraint γ vs ε (α = {alpha:.2f}, β = {beta:.3g}, |𝒞| = {n_groups})")
+    return _alt(fig, "Log-log curves of the required group size against epsilon with group sizes as lines")
+
+
+def make_terms_figure(sc: mi.SizeConstraint) -> go.Figure:
+    """Plot 7b: the five terms T1..T5 of Eq. (2) at the current ε; the binding one highlighted."""
+    colors = [(_color(3) if i == sc.binding_term else _color(0)) for i in range(5)]
+    fig = go.Figure(go.Bar(x=list(mi.TERM_LABELS), y=list(sc.terms), marker_color=colors,
+                           text=[f"{t:,.0f}" for t in sc.terms], textposition="outside"))
+    fig.update_yaxes(type="log", title="members")
+    fig.update_layout(title=f"{sc.theorem}: γ = {sc.gamma:,.0f} (binding: {mi.TERM_LABELS[sc.binding_term]})",
+                      showlegend=False)
+    return _alt(fig, "Bars of the five terms of the size constraint")
+
+
+# ----------------------------------------------------------------------------- 8. Section 7
+def make_single_column_figure(res: co.SingleColumnResult) -> go.Figure:
+    """Plot 8: per-group W1 over random splits for the one-bit predictor, with Theorem 9's bound."""
+    fig = go.Figure()
+    for j, nm in enumerate(res.group_names):
+        w = res.w1[:, j]
+        w = w[~np.isnan(w)]
+        fig.add_trace(go.Box(y=w, name=f"{nm} ({res.group_sizes[j]:,})", marker_color=_color(j), boxpoints=False))
+        b = res.bound[j]
+        if np.isfinite(b):
+            fig.add_trace(go.Scatter(x=[f"{nm} ({res.group_sizes[j]:,})"], y=[min(b, 2.0)], mode="markers",
+                                     marker=dict(symbol="line-ew-open", size=40, color="black"),
+                                     name="paper's bound" if j == 0 else None, showlegend=j == 0))
+    fig.update_layout(title="One yes/no column in the clear: W1 over random splits (bar = Theorem 9 bound)",
+                      yaxis_title="W1")
+    return _alt(fig, "Box plots of W1 per group with the Theorem 9 bound")

@@ -1,0 +1,1409 @@
+"""Privacy amplification and degradation by sampling designs, and privacy-aware stratum allocation.
+
+Pure Python (numpy, scipy, pandas); never imports streamlit. Every formula is the exact form; the paper's
+small-ε shortcuts are returned separately (``*_paper_approx``) for grey display only.
+
+References
+----------
+- [a] ``003_4b386133f61617e9.txt``, paper 1: Bun, Drechsler, Gaboardi, McMillan, Sarathy, "Controlling
+  Privacy Loss in Sampling Schemes: An Analysis of Stratified and Cluster Sampling", FORC 2022.
+- [BBG18] Balle, Barthe, Gaboardi, "Privacy amplification by subsampling", NeurIPS 2018 ([a] ref. [5]).
+- Product decisions and errata E1–E13: ``shared/specs/sampling_designer.md`` §4–§5.
+
+Errata implemented here (spec §5): E1/E2/E3 exact formulas and exact inverses, shortcuts kept apart; E4 the
+printed CBP allocations are returned verbatim (they do not sum to 10,000); E5 Eq. (4) read with θ̃; E6/E7 the
+theorem statements are used, not the garbled/inconsistent proofs; E8 Poisson and with-replacement results are
+[BBG18] (external), SRSWR ε-part only; E9 integer discretisation of the Gaussian size law; E10 ddof 0 default;
+E11 round(x) = floor(x + 0.5); E12 Theorem 11 read with (ε,…,ε)-stratified unbounded DP; E13 the
+privacy-aware allocation is our formulation (derived), solved exactly by greedy marginal allocation.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Literal, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import brentq
+from scipy.special import logsumexp
+
+Status = Literal["paper", "external", "derived"]
+
+SEED_FILE = "003_4b386133f61617e9.txt, paper 1"
+BBG18 = "Balle, Barthe & Gaboardi (NeurIPS 2018), cited as [5] in " + SEED_FILE
+
+#: Largest population handled by the random-size pmfs (spec §8: n ≤ 10⁶ keeps the redraw under budget).
+MAX_RANDOM_SIZE_N = 1_000_000
+
+# Values this close to an integer are treated as that integer (rates like 0.02 are not exact in binary, so
+# 0.02·150 may come out as 2.9999999999999996; the design intends 3).
+_INT_SNAP = 1e-9
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Result types
+# ----------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Amplification:
+    """Population-level guarantee ε′ (and δ′) of "sample, then run M" for a per-record ε on the sample."""
+
+    epsilon: float
+    epsilon_population: float
+    delta: float
+    delta_population: float | None
+    epsilon_paper_approx: float | None
+    neighbour: str
+    source: str
+    status: Status
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Per-record ε to spend on the sample so that the population gets a target ε′."""
+
+    epsilon_target: float
+    epsilon_sample: float
+    epsilon_sample_paper_approx: float | None
+    noise_scale_per_sensitivity: float
+    source: str
+    status: Status
+
+
+@dataclass(frozen=True)
+class RandomSizeBounds:
+    """Theorem 3 lower/upper bounds for a random, data-independent sample size."""
+
+    n: int
+    mean_size: float
+    tilted_mean: float
+    epsilon_lower: float
+    epsilon_upper: float
+    epsilon_paper_approx: float
+    source: str
+
+
+@dataclass(frozen=True)
+class WorstSizeChannel:
+    """Largest size-channel loss over neighbouring population sizes (N, N+1) in a range."""
+
+    loss: float
+    population_size: int
+
+
+@dataclass(frozen=True)
+class Degradation:
+    """Loss from releasing stratum counts when one person shifts the sample sizes by Δ ([a] §4.1)."""
+
+    l1: float
+    linf: float
+    linf_index: int
+    loss_all_counts: float
+    loss_one_count: float
+
+
+@dataclass(frozen=True)
+class ClusterBounds:
+    """Per-cluster Theorem 7 (lower) and Theorem 8 (upper) bounds and whole-design summaries."""
+
+    rate_clusters: float
+    lower: np.ndarray
+    upper: np.ndarray
+    worst_upper: float
+    worst_lower: float
+    naive_srs: float
+
+
+@dataclass(frozen=True)
+class ProportionalAllocation:
+    """Proportional allocation r·N_h with randomised (or deterministic) rounding and its guarantee."""
+
+    expected: np.ndarray
+    support: tuple[dict[int, float], ...]
+    draw: np.ndarray | None
+    theorem11_applies: bool
+    amplification: Amplification
+
+
+@dataclass(frozen=True)
+class NeymanAllocation:
+    """Neyman allocation with the take-all rule: continuous, largest-remainder integers, take-all mask."""
+
+    continuous: np.ndarray
+    rounded: np.ndarray
+    take_all: np.ndarray
+
+
+@dataclass(frozen=True)
+class StratumStats:
+    """Stratum sizes, means and (ddof 0) standard deviations."""
+
+    N_h: np.ndarray
+    mean_h: np.ndarray
+    sd_h: np.ndarray
+
+
+@dataclass(frozen=True)
+class NeymanShift:
+    """The single added record that moves the Neyman allocation most (L1 of the continuous allocation)."""
+
+    stratum: int
+    value: float
+    before: np.ndarray
+    after: np.ndarray
+    delta: np.ndarray
+    l1: float
+    before_rounded: np.ndarray
+    after_rounded: np.ndarray
+    delta_rounded: np.ndarray
+    l1_rounded: int
+    linf_rounded: int
+    sd_after: float = float("nan")
+
+
+@dataclass(frozen=True)
+class CbpExample:
+    """The two printed 12-stratum Neyman allocations of [a] §6.2 (County Business Patterns), verbatim."""
+
+    allocation_p: np.ndarray
+    allocation_p_prime: np.ndarray
+    m: int
+    source: str
+
+
+@dataclass(frozen=True)
+class AllocationVariance:
+    """Per-stratum sampling and privacy-noise variance of the stratified mean, and their total."""
+
+    sampling: np.ndarray
+    noise: np.ndarray
+    epsilon_sample: np.ndarray
+    total: float
+
+
+@dataclass(frozen=True)
+class FrameSummary:
+    """Summary of an uploaded sampling frame: strata statistics and cluster sizes."""
+
+    n: int
+    strata: pd.DataFrame | None
+    cluster_sizes: pd.Series | None
+    dropped: int = 0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Validation helpers (messages name the argument, its value and the allowed range)
+# ----------------------------------------------------------------------------------------------------------
+
+def _check_epsilon(value: float, name: str = "epsilon") -> float:
+    v = float(value)
+    if not math.isfinite(v) or v < 0:
+        raise ValueError(f"{name} must be a finite number ≥ 0; got {value!r}.")
+    return v
+
+
+def _check_target(value: float, name: str = "epsilon_target") -> float:
+    v = float(value)
+    if not math.isfinite(v) or v <= 0:
+        raise ValueError(f"{name} must be a finite number > 0; got {value!r}.")
+    return v
+
+
+def _check_delta(value: float) -> float:
+    v = float(value)
+    if not (0.0 <= v <= 1.0):
+        raise ValueError(f"delta must lie in [0, 1]; got {value!r}.")
+    return v
+
+
+def _check_rate(value: float, name: str = "rate") -> float:
+    v = float(value)
+    if not (0.0 < v <= 1.0):
+        raise ValueError(f"{name} must lie in (0, 1]; got {value!r}.")
+    return v
+
+
+def _check_int(value, name: str, lo: int, hi: float = math.inf) -> int:
+    try:
+        iv = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an integer; got {value!r}.") from None
+    if iv != value or not (lo <= iv <= hi):
+        rng = f"[{lo}, {hi}]" if math.isfinite(hi) else f"≥ {lo}"
+        raise ValueError(f"{name} must be an integer in {rng}; got {value!r}.")
+    return iv
+
+
+def _as_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+
+def _snap(x: np.ndarray | float) -> np.ndarray:
+    x = np.asarray(x, dtype=float)
+    r = np.floor(x + 0.5)
+    return np.where(np.abs(x - r) <= _INT_SNAP * np.maximum(1.0, np.abs(x)), r, x)
+
+
+def _log1p_qexpm1(q, epsilon):
+    """log(1 + q(e^ε − 1)) without cancellation (the amplification map shared by Theorems 2, 6, 8)."""
+    return np.log1p(np.asarray(q, dtype=float) * np.expm1(np.asarray(epsilon, dtype=float)))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# 4.1–4.4 Simple random samples
+# ----------------------------------------------------------------------------------------------------------
+
+def amplify_srswor(*, epsilon: float, m: int, n: int, delta: float = 0.0) -> Amplification:
+    """Population guarantee of an (ε,δ)-DP mechanism run on a simple random sample without replacement.
+
+    Parameters
+    ----------
+    epsilon : float, ≥ 0
+        Per-record ε of M on the sample (bounded neighbours).
+    m, n : int, 0 ≤ m ≤ n, n ≥ 1
+        Sample and population size.
+    delta : float in [0, 1]
+
+    Returns
+    -------
+    Amplification
+        ε′ = log1p(q·expm1(ε)), δ′ = q·δ with q = m/n; bounded → bounded.
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, Theorem 2 (from [BBG18]). Erratum E1: the §2.4 example applies the
+    shortcut ε′ ≈ qε (Eqs. (1)–(2)); the exact value is always used, the shortcut is ``epsilon_paper_approx``.
+
+    Examples
+    --------
+    >>> round(amplify_srswor(epsilon=2, m=2000, n=10000).epsilon_population, 6)
+    0.823215
+    """
+    eps = _check_epsilon(epsilon)
+    n = _check_int(n, "n", 1)
+    m = _check_int(m, "m", 0, n)
+    d = _check_delta(delta)
+    q = m / n
+    return Amplification(eps, float(_log1p_qexpm1(q, eps)), d, q * d, q * eps, "bounded",
+                         f"{SEED_FILE}, Theorem 2 (from [BBG18])", "paper")
+
+
+def calibrate_srswor(*, epsilon_target: float, rate: float) -> Calibration:
+    """Per-record ε on a sample drawn at rate q so the population gets ε′_t (exact inverse of Theorem 2).
+
+    λ = log1p(expm1(ε′_t)/q). Also valid for Poisson sampling at rate q ([BBG18], add/remove relation).
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, Theorem 2 inverted. Erratum E1: the §2.4 shortcut λ ≈ ε′_t/q is only
+    returned as ``epsilon_sample_paper_approx``.
+    """
+    t = _check_target(epsilon_target)
+    q = _check_rate(rate)
+    lam = float(np.log1p(np.expm1(t) / q))
+    return Calibration(t, lam, t / q, 1.0 / lam, f"{SEED_FILE}, Theorem 2 (exact inverse)", "paper")
+
+
+def amplify_poisson(*, epsilon: float, rate: float, delta: float = 0.0) -> Amplification:
+    """Population guarantee of an (ε,δ)-DP mechanism run on a Poisson sample (each record kept w.p. q).
+
+    ε′ = log1p(q·expm1(ε)), δ′ = q·δ; unbounded (add/remove) → unbounded.
+
+    References
+    ----------
+    [BBG18] (external; [a] §1.2 and §5.2 only mention Poisson sampling). Erratum E8: no Poisson theorem is
+    in the seed file.
+    """
+    eps = _check_epsilon(epsilon)
+    q = _check_rate(rate)
+    d = _check_delta(delta)
+    return Amplification(eps, float(_log1p_qexpm1(q, eps)), d, q * d, q * eps, "unbounded", BBG18, "external")
+
+
+def amplify_srswr(*, epsilon: float, m: int, n: int) -> Amplification:
+    """ε-part of the guarantee for simple random sampling *with* replacement (external, incomplete).
+
+    ε′ = log1p(η·expm1(ε)) with η = 1 − (1 − 1/n)^m, the chance a given record is drawn at least once. The δ′
+    term (group privacy over repeated draws of one record) is not computed: ``delta_population`` is None.
+
+    References
+    ----------
+    [BBG18] (external). Erratum E8: ε-part only; not for release decisions.
+    """
+    eps = _check_epsilon(epsilon)
+    n = _check_int(n, "n", 1)
+    m = _check_int(m, "m", 0, n)
+    eta = float(-np.expm1(m * np.log1p(-1.0 / n))) if n > 1 else (1.0 if m > 0 else 0.0)
+    return Amplification(eps, float(_log1p_qexpm1(eta, eps)), 0.0, None, eta * eps, "bounded", BBG18, "external",
+                         ("external, approximate — δ′ not computed; not for release decisions",))
+
+
+def lemma16_bound(*, epsilon: float, m: int, m_prime: int, n: int) -> float:
+    """Indistinguishability of "SRSWOR of m from P" and "SRSWOR of m′ from P ∪ {x}" (|P| = n, M unbounded).
+
+    Returns log1p(m/(n+1)·expm1(2ε)) + |m − m′|·ε (note the 2ε).
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, Lemma 16 (Appendix B).
+    """
+    eps = _check_epsilon(epsilon)
+    n = _check_int(n, "n", 1)
+    m = _check_int(m, "m", 0, n)
+    mp = _check_int(m_prime, "m_prime", 0, n + 1)
+    return float(_log1p_qexpm1(m / (n + 1), 2 * eps) + abs(m - mp) * eps)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# 4.5 Random data-independent sample size (Theorem 3)
+# ----------------------------------------------------------------------------------------------------------
+
+def _check_n_pmf(n) -> int:
+    n = _check_int(n, "n", 1)
+    if n > MAX_RANDOM_SIZE_N:
+        raise ValueError(f"n must be at most {MAX_RANDOM_SIZE_N:,} for random sample sizes; got {n}.")
+    return n
+
+
+def _check_pmf(pmf) -> np.ndarray:
+    p = np.asarray(pmf, dtype=float)
+    if p.ndim != 1 or p.size < 2:
+        raise ValueError(f"pmf must be a 1-D array over sizes 0…n (length ≥ 2); got shape {p.shape}.")
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise ValueError("pmf must contain finite, non-negative probabilities.")
+    s = float(p.sum())
+    if abs(s - 1.0) > 1e-9:
+        raise ValueError(f"pmf must sum to 1 (within 1e-9); it sums to {s!r}.")
+    return p
+
+
+def size_pmf_point(n: int, *, m: int) -> np.ndarray:
+    """Size distribution that always draws m records (Theorem 3 then reduces to Theorem 2)."""
+    n = _check_n_pmf(n)
+    m = _check_int(m, "m", 0, n)
+    p = np.zeros(n + 1)
+    p[m] = 1.0
+    return p
+
+
+def size_pmf_truncnorm(n: int, *, mean: float, sd: float) -> np.ndarray:
+    """Discretised Gaussian size law t(m) ∝ exp(−(m−μ)²/(2σ²)) on {0,…,n}, renormalised.
+
+    σ = 0 gives a point mass at floor(μ + 0.5) (clipped to [0, n]).
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, §3 and Figure 2. Erratum E9: the figure's discretisation is not
+    specified; this integer discretisation is the product's convention.
+    """
+    n = _check_n_pmf(n)
+    mu = float(mean)
+    s = float(sd)
+    if not math.isfinite(mu):
+        raise ValueError(f"mean must be finite; got {mean!r}.")
+    if not math.isfinite(s) or s < 0:
+        raise ValueError(f"sd must be a finite number ≥ 0; got {sd!r}.")
+    if s == 0:
+        return size_pmf_point(n, m=int(min(max(math.floor(mu + 0.5), 0), n)))
+    m = np.arange(n + 1, dtype=float)
+    with np.errstate(over="ignore"):
+        logp = -0.5 * ((m - mu) / s) ** 2
+    top = logp.max()
+    if not np.isfinite(top):          # σ so small that every weight underflows: the point-mass limit
+        return size_pmf_point(n, m=int(min(max(math.floor(mu + 0.5), 0), n)))
+    w = np.exp(logp - top)
+    return w / w.sum()
+
+
+def size_pmf_uniform(n: int, *, low: int = 0, high: int | None = None) -> np.ndarray:
+    """Uniform size law on {low, …, high} (high defaults to n)."""
+    n = _check_n_pmf(n)
+    hi = n if high is None else _check_int(high, "high", 0, n)
+    lo = _check_int(low, "low", 0, n)
+    if lo > hi:
+        raise ValueError(f"low must not exceed high; got low={low}, high={hi}.")
+    p = np.zeros(n + 1)
+    p[lo:hi + 1] = 1.0 / (hi - lo + 1)
+    return p
+
+
+def size_pmf_mixture(base: np.ndarray, *, p_full: float) -> np.ndarray:
+    """(1 − p)·base + p·(point mass at n): a tiny chance of sampling everyone ([a] §3)."""
+    b = _check_pmf(base)
+    p = float(p_full)
+    if not (0.0 <= p <= 1.0):
+        raise ValueError(f"p_full must lie in [0, 1]; got {p_full!r}.")
+    out = (1.0 - p) * b
+    out[-1] += p
+    return out
+
+
+def _tilted_mean_fast(p: np.ndarray, eps: float) -> float:
+    m = np.arange(p.size, dtype=float)
+    with np.errstate(divide="ignore"):
+        logw = np.log(p) + eps * m          # −inf where t(m) = 0: those sizes are skipped by exp
+    w = np.exp(logw - logw.max())
+    return float(np.dot(w, m) / w.sum())
+
+
+def tilted_mean(pmf: np.ndarray, *, epsilon: float) -> float:
+    """E_t̃[m] for the tilted law t̃(m) ∝ e^{εm}·t(m), computed in log space (sizes with t(m) = 0 skipped).
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, Theorem 3 (definition of t̃ and the displayed ratio below it).
+    """
+    p = _check_pmf(pmf)
+    eps = _check_epsilon(epsilon)
+    return _tilted_mean_fast(p, eps)
+
+
+def amplify_random_size(pmf: np.ndarray, *, epsilon: float) -> RandomSizeBounds:
+    """Theorem 3 bounds when the sample size m ~ t is random but independent of the data.
+
+    upper ε′ = log1p((E_t̃[m]/n)·expm1(ε)); lower ε′ = −log1p(−(E_t̃[m]/n)·(−expm1(−ε))).
+    M is ε-unbounded DP; the guarantee for "sample, then run M" is bounded DP with n fixed and known.
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, Theorem 3 (upper and lower bound). The shortcut (E_t̃[m]/n)·ε is the
+    paper's small-ε approximation, returned for grey display only.
+    """
+    p = _check_pmf(pmf)
+    eps = _check_epsilon(epsilon)
+    n = p.size - 1
+    et = tilted_mean(p, epsilon=eps)
+    frac = et / n
+    upper = float(np.log1p(frac * np.expm1(eps)))
+    lower = float(-np.log1p(-frac * (-np.expm1(-eps))))
+    mean = float(np.dot(p, np.arange(n + 1)))
+    return RandomSizeBounds(n, mean, et, lower, upper, frac * eps, f"{SEED_FILE}, Theorem 3")
+
+
+def random_size_lower_bound_direct(pmf: np.ndarray, *, epsilon: float) -> float:
+    """Theorem 3's lower-bound witness evaluated literally (log space), as an independent check.
+
+    P = n ones, P′ = one 1 replaced by 0, M(S) = #{x = 1 in S} + Lap(1/ε); the log density ratio at output n
+    is log Σ t(m) e^{−(n−m)ε} − log Σ t(m)[(m/n)e^{−(n−m+1)ε} + (1 − m/n)e^{−(n−m)ε}].
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, Appendix B, proof of Theorem 3 (lower bound).
+    """
+    p = _check_pmf(pmf)
+    eps = _check_epsilon(epsilon)
+    n = p.size - 1
+    m = np.flatnonzero(p > 0).astype(float)
+    logt = np.log(p[m.astype(int)])
+    base = logt - (n - m) * eps
+    frac = m / n
+    # (m/n)e^{−ε} + (1 − m/n) = 1 − (m/n)(1 − e^{−ε}), written with expm1 to keep precision at small ε
+    inner = np.log1p(frac * np.expm1(-eps))
+    return float(logsumexp(base) - logsumexp(base + inner))
+
+
+def calibrate_random_size(pmf: np.ndarray, *, epsilon_target: float) -> Calibration:
+    """Per-record ε whose Theorem 3 *upper* bound equals the target (bisection, bracket proven below).
+
+    Bracket: upper(ε) ≤ ε, and E_t̃[m] ≥ E_t[m] gives upper(ε) ≥ log1p(E_t[m]/n·expm1(ε)), so the root lies in
+    [ε′_t, log1p(expm1(ε′_t)·n/E_t[m])]. A size law concentrated on 0 never reveals anyone: ε = ∞.
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, Theorem 3 (upper bound), inverted numerically [derived].
+    """
+    p = _check_pmf(pmf)
+    t = _check_target(epsilon_target)
+    n = p.size - 1
+    mean = float(np.dot(p, np.arange(n + 1)))
+    src = f"{SEED_FILE}, Theorem 3 upper bound, inverted by bisection"
+    if mean <= 0:
+        return Calibration(t, math.inf, math.inf, 0.0, src, "derived")
+    idx = np.flatnonzero(p > 0)
+    logp = np.log(p[idx])
+    fi = idx.astype(float)
+
+    def upper(e: float) -> float:
+        logw = logp + e * fi
+        w = np.exp(logw - logw.max())
+        et = float(np.dot(w, fi) / w.sum())
+        return float(np.log1p(et / n * np.expm1(e)))
+
+    lo, hi = t, float(np.log1p(np.expm1(t) * n / mean))
+    if upper(lo) >= t:
+        lam = lo
+    else:
+        lam = brentq(lambda e: upper(e) - t, lo, hi * (1 + 1e-12) + 1e-300, xtol=1e-15, rtol=1e-15, maxiter=200)
+    return Calibration(t, float(lam), t * n / mean if mean else math.inf, 1.0 / lam, src, "derived")
+
+
+def truncnorm_tilted_means(n: int, *, mean: float, sds: Sequence[float], epsilon: float) -> np.ndarray:
+    """E_t[m] and E_t̃[m] of the discretised Gaussian for many σ at once (for the bounds-vs-σ curve).
+
+    Only sizes within √120·σ of the (clipped) peak are summed: every size outside carries a weight below
+    e^{−60} of the peak, so the skipped mass is below 1e-20 of the total. Returns shape (len(sds), 2).
+    """
+    n = _check_n_pmf(n)
+    eps = _check_epsilon(epsilon)
+    out = np.empty((len(sds), 2))
+    for i, s in enumerate(np.asarray(sds, dtype=float)):
+        if s <= 0:
+            c = min(max(math.floor(mean + 0.5), 0), n)
+            out[i] = (c, c)
+            continue
+        half = math.sqrt(120.0) * s + 2
+        for j, shift in enumerate((0.0, eps * s * s)):
+            centre = min(max(mean + shift, 0.0), float(n))
+            a = int(max(0, math.floor(centre - half)))
+            b = int(min(n, math.ceil(centre + half)))
+            m = np.arange(a, b + 1, dtype=float)
+            with np.errstate(over="ignore"):
+                logw = -0.5 * ((m - mean) / s) ** 2 + (eps * m if j else 0.0)
+            top = logw.max()
+            if not np.isfinite(top):   # σ too small to resolve: the point-mass limit
+                out[i, j] = min(max(math.floor(mean + 0.5), 0), n)
+                continue
+            w = np.exp(logw - top)
+            out[i, j] = float(np.dot(w, m) / w.sum())
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# 4.6 Data-dependent sizes, rounding (Theorems 6 and 11)
+# ----------------------------------------------------------------------------------------------------------
+
+def rounding_size_pmf(population_size: int, *, rate: float,
+                      method: Literal["deterministic", "randomized"]) -> dict[int, float]:
+    """Distribution of the sample size r·N after deterministic or randomised rounding.
+
+    Deterministic: floor(rN + 0.5). Randomised: ceil(rN) with probability rN − floor(rN), else floor(rN).
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, §4.3. Erratum E11: "round" is unspecified; we use floor(x + 0.5), not
+    Python's half-to-even ``round``.
+    """
+    N = _check_int(population_size, "population_size", 0)
+    r = _check_rate(rate)
+    x = float(_snap(r * N))
+    if method == "deterministic":
+        return {int(math.floor(x + 0.5)): 1.0}
+    if method != "randomized":
+        raise ValueError(f"method must be 'deterministic' or 'randomized'; got {method!r}.")
+    lo = math.floor(x)
+    frac = x - lo
+    if frac == 0:
+        return {int(lo): 1.0}
+    return {int(lo): 1.0 - frac, int(lo) + 1: frac}
+
+
+def size_channel_loss(p: Mapping[int, float], p_prime: Mapping[int, float], *, epsilon: float) -> float:
+    """Largest log-ratio of "sample size + Lap(1/ε)" under two size laws: a lower bound on ε′.
+
+    L = sup_y |log(Σ_a p_a e^{−ε|y−a|} / Σ_a p′_a e^{−ε|y−a|})|. Between consecutive support points the ratio
+    is a Möbius function of e^{2εy}, hence monotone, so the sup is attained at a support point or as y → ±∞.
+
+    References
+    ----------
+    [derived] from 003_4b386133f61617e9.txt, paper 1, §4.1 (count mechanism) and §4.2 (Proposition 4).
+    """
+    eps = _check_epsilon(epsilon)
+    if not p or not p_prime:
+        raise ValueError("size distributions must be non-empty.")
+    a = np.array(list(p.keys()), dtype=float)
+    pa = np.array(list(p.values()), dtype=float)
+    b = np.array(list(p_prime.keys()), dtype=float)
+    pb = np.array(list(p_prime.values()), dtype=float)
+    for name, w in (("p", pa), ("p_prime", pb)):
+        if np.any(w < 0) or abs(w.sum() - 1.0) > 1e-9:
+            raise ValueError(f"{name} must be a normalised size distribution (non-negative, sums to 1).")
+    return float(_size_channel_batch(a[None, :], pa[None, :], b[None, :], pb[None, :], eps)[0])
+
+
+def _size_channel_batch(a, pa, b, pb, eps) -> np.ndarray:
+    """Vectorised size-channel loss for rows of (support, weights) pairs; zero weights allowed."""
+    with np.errstate(divide="ignore"):
+        la, lb = np.log(pa), np.log(pb)
+    shift = np.minimum(a.min(axis=1, keepdims=True), b.min(axis=1, keepdims=True))
+    a0, b0 = a - shift, b - shift
+    ys = np.concatenate([a0, b0], axis=1)                       # every support point
+    num = logsumexp(la[:, None, :] - eps * np.abs(ys[:, :, None] - a0[:, None, :]), axis=2)
+    den = logsumexp(lb[:, None, :] - eps * np.abs(ys[:, :, None] - b0[:, None, :]), axis=2)
+    best = np.max(np.abs(num - den), axis=1)
+    for sgn in (1.0, -1.0):                                     # y → +∞ and y → −∞
+        lim = logsumexp(la + sgn * eps * a0, axis=1) - logsumexp(lb + sgn * eps * b0, axis=1)
+        best = np.maximum(best, np.abs(lim))
+    return best
+
+
+def size_channel_curve(*, epsilon: float, rate: float, method: Literal["deterministic", "randomized"],
+                       n_min: int, n_max: int) -> tuple[np.ndarray, np.ndarray]:
+    """Size-channel loss for every pair (N, N+1), N = n_min … n_max (vectorised; for the sawtooth plot)."""
+    eps = _check_epsilon(epsilon)
+    r = _check_rate(rate)
+    n_min = _check_int(n_min, "n_min", 0)
+    n_max = _check_int(n_max, "n_max", n_min)
+    if method not in ("deterministic", "randomized"):
+        raise ValueError(f"method must be 'deterministic' or 'randomized'; got {method!r}.")
+    N = np.arange(n_min, n_max + 1)
+    sizes, probs = [], []
+    for NN in (N, N + 1):
+        x = _snap(r * NN)
+        if method == "deterministic":
+            lo = np.floor(x + 0.5)
+            frac = np.zeros_like(x)
+        else:
+            lo = np.floor(x)
+            frac = x - lo
+        sizes.append(np.stack([lo, lo + 1], axis=1))
+        probs.append(np.stack([1 - frac, frac], axis=1))
+    loss = _size_channel_batch(sizes[0], probs[0], sizes[1], probs[1], eps)
+    return N, loss
+
+
+def worst_size_channel_loss(*, epsilon: float, rate: float, method: Literal["deterministic", "randomized"],
+                            n_max: int, n_min: int | None = None) -> WorstSizeChannel:
+    """Largest size-channel loss over pairs (N, N+1), n_min ≤ N ≤ n_max (n_min defaults to ceil(1/r)).
+
+    Under randomised rounding the maximum is log1p(r·expm1(ε)), attained when rN is an integer; it always lies
+    below Theorem 6. Deterministic rounding loses ε whenever the rounded sizes differ.
+
+    References
+    ----------
+    [derived, checked numerically] from 003_4b386133f61617e9.txt, paper 1, §4.2–§4.3.
+    """
+    r = _check_rate(rate)
+    lo = math.ceil(_snap(1.0 / r)) if n_min is None else n_min
+    N, loss = size_channel_curve(epsilon=epsilon, rate=r, method=method, n_min=lo, n_max=n_max)
+    best = float(loss.max())
+    i = int(np.flatnonzero(loss >= best - 1e-12 * max(best, 1e-300))[0])
+    return WorstSizeChannel(best, int(N[i]))
+
+
+def degradation_loss(delta_sizes: Sequence[float], *, epsilon: float) -> Degradation:
+    """Privacy loss when one person changes the sample sizes by Δ and the counts are released with Lap(1/ε).
+
+    All counts released: ε·‖Δ‖₁; a single count: ε·‖Δ‖∞.
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, §4.1 (sensitivity and privacy degradation).
+    """
+    eps = _check_epsilon(epsilon)
+    d = np.abs(np.atleast_1d(np.asarray(delta_sizes, dtype=float)))
+    if d.size == 0 or not np.all(np.isfinite(d)):
+        raise ValueError("delta_sizes must be a non-empty list of finite numbers.")
+    i = int(np.argmax(d))
+    l1, linf = float(d.sum()), float(d[i])
+    return Degradation(l1, linf, i, eps * l1, eps * linf)
+
+
+def amplify_randomized_rounding(*, epsilon: float, rate: float) -> Amplification:
+    """Theorem 6 (and Theorem 11) guarantee for proportional sampling with randomised rounding.
+
+    z = expm1(2ε); ε′ = log1p(2rz) + log1p(rz); M is ε-unbounded DP, the guarantee is unbounded, valid for
+    populations (strata) of at least 1/r records.
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, Theorem 6 (§4.3) and Theorem 11 (§6.3). Erratum E3: "≈ 6rε" only holds
+    for small ε and the bound exceeds ε when r > r*(ε) (``randomized_rounding_crossover``). Erratum E6: the
+    Appendix C proof is garbled; the statement is used.
+    """
+    eps = _check_epsilon(epsilon)
+    r = _check_rate(rate)
+    z = np.expm1(2 * eps)
+    val = float(np.log1p(2 * r * z) + np.log1p(r * z))
+    notes = [f"Theorem 6 applies only to populations of at least 1/r = {1 / r:.4g} records."]
+    if eps > 0 and val > eps:
+        notes.append("No amplification guaranteed: at this rate the Theorem 6 bound exceeds ε "
+                     f"(crossover rate r* = {randomized_rounding_crossover(epsilon=eps):.4g}).")
+    return Amplification(eps, val, 0.0, 0.0, 6 * r * eps, "unbounded", f"{SEED_FILE}, Theorem 6", "paper",
+                         tuple(notes))
+
+
+def calibrate_randomized_rounding(*, epsilon_target: float, rate: float) -> Calibration:
+    """Exact inverse of Theorem 6: the per-record ε whose bound equals the target.
+
+    (1 + 2rz)(1 + rz) = e^{ε′_t} ⇒ z = 2·expm1(ε′_t)/(r·(√(1 + 8e^{ε′_t}) + 3)), λ = ½·log1p(z).
+
+    References
+    ----------
+    [derived] from 003_4b386133f61617e9.txt, paper 1, Theorem 6. Erratum E2: the §6.3 shortcut λ ≈ ε/(6r)
+    overstates the allowed ε many-fold; it is ``epsilon_sample_paper_approx`` only.
+    """
+    t = _check_target(epsilon_target)
+    r = _check_rate(rate)
+    z = 2 * np.expm1(t) / (r * (np.sqrt(1 + 8 * np.exp(t)) + 3))
+    lam = float(0.5 * np.log1p(z))
+    return Calibration(t, lam, t / (6 * r), 1.0 / lam, f"{SEED_FILE}, Theorem 6 (exact inverse, derived)",
+                       "derived")
+
+
+def randomized_rounding_crossover(*, epsilon: float) -> float:
+    """Rate r*(ε) above which the Theorem 6 bound exceeds ε (no amplification guaranteed).
+
+    r*(ε) = 2·expm1(ε)/(expm1(2ε)·(√(1 + 8e^ε) + 3)); → 1/6 as ε → 0 and falls as ε grows.
+
+    References
+    ----------
+    [derived] from 003_4b386133f61617e9.txt, paper 1, Theorem 6; Erratum E3.
+    """
+    eps = _check_target(epsilon, "epsilon")
+    return float(2 * np.expm1(eps) / (np.expm1(2 * eps) * (np.sqrt(1 + 8 * np.exp(eps)) + 3)))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# 4.7–4.8 Cluster sampling (Theorems 7, 8, 9)
+# ----------------------------------------------------------------------------------------------------------
+
+def _check_clusters(n_clusters, n_drawn) -> tuple[int, int]:
+    k = _check_int(n_clusters, "n_clusters", 2)
+    ell = _check_int(n_drawn, "n_drawn", 1, k - 1)
+    return k, ell
+
+
+def _cluster_B(epsilon, q, n_pair):
+    """B(ε, q, N) = log1p(q/(q + (1−q)·e^{−Nε})·expm1(ε)), broadcasting over arrays."""
+    eps = np.asarray(epsilon, dtype=float)
+    npair = np.asarray(n_pair, dtype=float)
+    frac = q / (q + (1 - q) * np.exp(-npair * eps))
+    return np.log1p(frac * np.expm1(eps))
+
+
+def cluster_bound(*, epsilon: float, n_clusters: int, n_drawn: int, n_pair: float) -> float:
+    """B(ε, q, N) of Theorems 7/8: one record added to cluster i; N = n_i + n_other, q = ℓ/k.
+
+    With n_other = min_{j≠i} n_j it is Theorem 7's lower bound (some ε-DP M attains it); with max_{j≠i} n_j
+    it is Theorem 8's upper bound (every ε-unbounded DP M). N = 0 gives the SRSWOR form, but size-1 clusters
+    are not Theorem 2 (different neighbour relation).
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, Theorems 7 and 8 (§5.1). Erratum E7: the Appendix D proof sketch of
+    Theorem 7 substitutes a record; the statements (one record added) are used.
+    """
+    eps = _check_epsilon(epsilon)
+    k, ell = _check_clusters(n_clusters, n_drawn)
+    npair = float(n_pair)
+    if not math.isfinite(npair) or npair < 0:
+        raise ValueError(f"n_pair must be a finite number ≥ 0; got {n_pair!r}.")
+    return float(_cluster_B(eps, ell / k, npair))
+
+
+def _check_sizes(sizes) -> np.ndarray:
+    s = np.asarray(sizes, dtype=float).ravel()
+    if s.size < 2:
+        raise ValueError(f"sizes must list at least 2 clusters; got {s.size}.")
+    if not np.all(np.isfinite(s)) or np.any(s < 0):
+        raise ValueError("cluster sizes must be finite and ≥ 0.")
+    return s
+
+
+def _others_extremes(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each i, min and max of the sizes of the *other* clusters (O(k) via the two extremes)."""
+    order = np.argsort(s, kind="stable")
+    i_min, i_min2 = order[0], order[1]
+    i_max, i_max2 = order[-1], order[-2]
+    mins = np.full(s.shape, s[i_min])
+    mins[i_min] = s[i_min2]
+    maxs = np.full(s.shape, s[i_max])
+    maxs[i_max] = s[i_max2]
+    return mins, maxs
+
+
+def cluster_bounds(sizes: Sequence[int], *, epsilon: float, n_drawn: int) -> ClusterBounds:
+    """Per-cluster Theorem 7 lower and Theorem 8 upper bounds for arbitrary cluster sizes.
+
+    Whole design [derived]: the worst upper bound uses the two largest sizes; the "cannot do better" lower
+    bound is the largest per-cluster lower bound (largest + smallest other). ``naive_srs`` is
+    log1p(q·expm1(ε)) at the cluster rate q = ℓ/k: what SRS reasoning would claim (grey reference only).
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, Theorems 7 and 8 (§5.1).
+    """
+    s = _check_sizes(sizes)
+    eps = _check_epsilon(epsilon)
+    k, ell = _check_clusters(s.size, n_drawn)
+    q = ell / k
+    mins, maxs = _others_extremes(s)
+    lower = _cluster_B(eps, q, s + mins)
+    upper = _cluster_B(eps, q, s + maxs)
+    return ClusterBounds(q, lower, upper, float(upper.max()), float(lower.max()), float(_log1p_qexpm1(q, eps)))
+
+
+def cluster_test_bound(*, epsilon_conditional: float, epsilon_test: float, n_clusters: int, n_drawn: int,
+                       epsilon: float | None = None) -> float:
+    """Theorem 9: lower bound on ε̃ when a test tells "C_i drawn" from "not drawn" with likelihood ratio e^{ε_T}.
+
+    ε̃ ≥ log1p(expm1(ε_c)·q/(q + e^{−ε_T}(1 − q))), q = ℓ/k, ε_c ∈ [0, ε] the loss given C_i is drawn.
+    Theorems 7/8 are this with ε_T = N·ε. If ``epsilon`` is given and ε_c > ε, a warning is issued.
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, Theorem 9 (§5.2).
+    """
+    ec = _check_epsilon(epsilon_conditional, "epsilon_conditional")
+    et = _check_epsilon(epsilon_test, "epsilon_test")
+    k, ell = _check_clusters(n_clusters, n_drawn)
+    if epsilon is not None and ec > float(epsilon):
+        warnings.warn(f"epsilon_conditional = {ec} exceeds epsilon = {epsilon}; Theorem 9 needs ε_c ≤ ε.",
+                      stacklevel=2)
+    q = ell / k
+    return float(np.log1p(np.expm1(ec) * q / (q + np.exp(-et) * (1 - q))))
+
+
+def two_stage_cluster_upper(sizes: Sequence[int], *, epsilon: float, n_drawn: int, within_rate: float) -> float:
+    """Upper bound for two-stage cluster sampling: ℓ of k clusters, then each record kept w.p. r_w.
+
+    M∘Poisson(r_w) is ε_w-unbounded DP with ε_w = log1p(r_w·expm1(ε)) ([BBG18]), so Theorem 8 applies with
+    ε → ε_w at the two largest sizes: ε′ ≤ B(ε_w, ℓ/k, n₍₁₎ + n₍₂₎). r_w = 1 is single-stage.
+
+    References
+    ----------
+    [derived] making rigorous the remark of 003_4b386133f61617e9.txt, paper 1, §5.2 ("approximately rε").
+    """
+    s = _check_sizes(sizes)
+    eps = _check_epsilon(epsilon)
+    k, ell = _check_clusters(s.size, n_drawn)
+    rw = _check_rate(within_rate, "within_rate")
+    eps_w = _log1p_qexpm1(rw, eps)
+    top2 = np.sort(s)[-2:].sum()
+    return float(_cluster_B(eps_w, ell / k, top2))
+
+
+def calibrate_cluster(sizes: Sequence[int], *, epsilon_target: float, n_drawn: int,
+                      within_rate: float = 1.0) -> Calibration:
+    """Per-record ε whose worst Theorem 8 (two-stage) upper bound equals the target (bisection).
+
+    Bracket: the bound is ≤ ε and ≥ log1p(q·r_w·expm1(ε)), so the root lies in
+    [ε′_t, log1p(expm1(ε′_t)/(q·r_w))]; the bound increases with ε.
+
+    References
+    ----------
+    [derived] from 003_4b386133f61617e9.txt, paper 1, Theorem 8 and §5.2.
+    """
+    s = _check_sizes(sizes)
+    t = _check_target(epsilon_target)
+    k, ell = _check_clusters(s.size, n_drawn)
+    rw = _check_rate(within_rate, "within_rate")
+    q = ell / k
+
+    def f(e: float) -> float:
+        return two_stage_cluster_upper(s, epsilon=e, n_drawn=ell, within_rate=rw) - t
+
+    lo, hi = t, float(np.log1p(np.expm1(t) / (q * rw)))
+    lam = lo if f(lo) >= 0 else brentq(f, lo, hi * (1 + 1e-12), xtol=1e-15, rtol=1e-15, maxiter=200)
+    return Calibration(t, float(lam), None, 1.0 / lam, f"{SEED_FILE}, Theorem 8 (inverted by bisection)",
+                       "derived")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# 4.9 Stratified sampling and allocation
+# ----------------------------------------------------------------------------------------------------------
+
+def _check_strata(N_h, *others, names=()) -> list[np.ndarray]:
+    N = np.asarray(N_h, dtype=float).ravel()
+    if N.size < 1:
+        raise ValueError("N_h must list at least one stratum.")
+    if not np.all(np.isfinite(N)) or np.any(N < 1) or np.any(N != np.floor(N)):
+        raise ValueError(f"N_h must be whole numbers ≥ 1; got {N_h!r}.")
+    out = [N]
+    for arr, name in zip(others, names):
+        a = np.asarray(arr, dtype=float).ravel()
+        if a.size != N.size:
+            raise ValueError(f"{name} has {a.size} entries but N_h has {N.size}; they must have equal length.")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} must be finite numbers.")
+        out.append(a)
+    return out
+
+
+def _check_eps_h(epsilon, H: int) -> np.ndarray:
+    e = np.broadcast_to(np.asarray(epsilon, dtype=float), (H,)).astype(float) if np.ndim(epsilon) == 0 else \
+        np.asarray(epsilon, dtype=float).ravel()
+    if e.size != H:
+        raise ValueError(f"epsilon has {e.size} entries but there are {H} strata.")
+    if not np.all(np.isfinite(e)) or np.any(e < 0):
+        raise ValueError(f"epsilon (per stratum) must be finite and ≥ 0; got {epsilon!r}.")
+    return e
+
+
+def round_largest_remainder(x: Sequence[float], *, caps: Sequence[int] | None = None) -> np.ndarray:
+    """Integers with the same rounded total: floor, then +1 to the largest fractional parts.
+
+    Ties go to the lower index; no entry is raised above its cap. Values within 1e-9 of an integer are
+    treated as that integer (floating noise in allocations such as 11.9999999999).
+
+    References
+    ----------
+    Spec §4.9 (survey practice, Hamilton's method).
+    """
+    v = _snap(np.asarray(x, dtype=float).ravel())
+    if not np.all(np.isfinite(v)) or np.any(v < 0):
+        raise ValueError("x must be finite and ≥ 0.")
+    total = int(math.floor(float(v.sum()) + 0.5))
+    base = np.floor(v)
+    cap = np.full(v.shape, np.inf) if caps is None else np.asarray(caps, dtype=float).ravel()
+    if cap.size != v.size:
+        raise ValueError(f"caps has {cap.size} entries but x has {v.size}.")
+    base = np.minimum(base, cap)
+    need = total - int(base.sum())
+    frac = np.round(v - base, 12)
+    order = np.lexsort((np.arange(v.size), -frac))          # largest fraction first, ties: lower index
+    out = base.copy()
+    for i in order:
+        if need <= 0:
+            break
+        if out[i] + 1 <= cap[i]:
+            out[i] += 1
+            need -= 1
+    return out.astype(int)
+
+
+def _neyman_batch(NS: np.ndarray, N: np.ndarray, m: float) -> tuple[np.ndarray, np.ndarray]:
+    """Neyman allocation with the take-all rule for each row of (N_h·S_h, N_h); returns (alloc, take_all).
+
+    Fixing every over-allocated stratum at once equals fixing them one at a time: after fixing, the share
+    per unit of N_h·S_h only grows, so a stratum over its size stays over.
+    """
+    NS = np.atleast_2d(NS).astype(float)
+    N = np.broadcast_to(np.atleast_2d(N), NS.shape).astype(float)
+    fixed = np.zeros(NS.shape, dtype=bool)
+    for _ in range(NS.shape[1] + 1):
+        rem = m - np.where(fixed, N, 0.0).sum(axis=1, keepdims=True)
+        w = np.where(fixed, 0.0, NS)
+        tot = w.sum(axis=1, keepdims=True)
+        # all remaining strata have S_h = 0: Neyman is indifferent, spread the rest in proportion to N_h
+        wn = np.where(fixed, 0.0, N)
+        use_n = tot <= 0
+        w = np.where(use_n, wn, w)
+        tot = np.where(use_n, wn.sum(axis=1, keepdims=True), tot)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            alloc = np.where(fixed, N, np.where(tot > 0, rem * w / tot, 0.0))
+        over = (~fixed) & (alloc > N * (1 + 1e-12))
+        if not over.any():
+            return alloc, fixed
+        fixed |= over
+    return alloc, fixed
+
+
+def neyman_allocation(N_h: Sequence[int], S_h: Sequence[float], *, m: int) -> NeymanAllocation:
+    """Neyman allocation m_h ∝ N_h·S_h with the take-all rule and largest-remainder integers.
+
+    Take-all (survey practice): a stratum with m_h > N_h is fully sampled, dropped, and the rest re-allocated
+    by Neyman, repeated. If every remaining stratum has S_h = 0 the remainder is spread in proportion to N_h.
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, §6.2 (Neyman allocation, valid if m_h ≤ N_h); take-all rule and
+    rounding per spec §4.9.
+    """
+    N, S = _check_strata(N_h, S_h, names=("S_h",))
+    if np.any(S < 0):
+        raise ValueError(f"S_h must be ≥ 0; got {S_h!r}.")
+    m = _check_int(m, "m", 0, int(N.sum()))
+    alloc, fixed = _neyman_batch((N * S)[None, :], N[None, :], float(m))
+    cont = alloc[0]
+    return NeymanAllocation(cont, round_largest_remainder(cont, caps=N), fixed[0].copy())
+
+
+def add_record(N_h, mean_h, sd_h, *, stratum: int, value: float) -> StratumStats:
+    """Stratum statistics after adding one record with ``value`` to ``stratum`` (ddof 0, Welford update).
+
+    μ′ = μ + (x − μ)/(N + 1), M2′ = Nσ² + (x − μ)(x − μ′), σ′ = √(M2′/(N + 1)), N′ = N + 1.
+
+    References
+    ----------
+    Spec §4.9 (Neyman sensitivity, [a] §6.2).
+    """
+    N, mu, sd = _check_strata(N_h, mean_h, sd_h, names=("mean_h", "sd_h"))
+    if np.any(sd < 0):
+        raise ValueError("sd_h must be ≥ 0.")
+    h = _check_int(stratum, "stratum", 0, N.size - 1)
+    x = float(value)
+    N2, mu2, sd2 = N.copy(), mu.copy(), sd.copy()
+    mu_new = mu[h] + (x - mu[h]) / (N[h] + 1)
+    m2 = N[h] * sd[h] ** 2 + (x - mu[h]) * (x - mu_new)
+    N2[h] += 1
+    mu2[h] = mu_new
+    sd2[h] = math.sqrt(max(m2, 0.0) / N2[h])
+    return StratumStats(N2, mu2, sd2)
+
+
+def neyman_worst_shift(N_h, mean_h, sd_h, *, m: int, bounds: Sequence[tuple[float, float]], grid: int = 201,
+                       within_bounds: bool = True) -> NeymanShift:
+    """Worst single-record addition for Neyman allocation: the largest L1 shift of the continuous allocation.
+
+    Searches x on a ``grid``-point grid (endpoints included) in each stratum's [lo_h, hi_h] (or over
+    [min lo_h, max hi_h] when ``within_bounds`` is False), and also reports the integer Δ after largest-remainder
+    rounding of both allocations (caps N_h, then N_h with the addition).
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, §6.2 (sensitivity of Neyman allocation); worst-case search [derived].
+    Erratum E10: ddof unspecified in the paper; ddof 0 here.
+    """
+    N, mu, sd = _check_strata(N_h, mean_h, sd_h, names=("mean_h", "sd_h"))
+    if np.any(sd < 0):
+        raise ValueError("sd_h must be ≥ 0.")
+    m = _check_int(m, "m", 0, int(N.sum()))
+    grid = _check_int(grid, "grid", 2)
+    bd = np.asarray(bounds, dtype=float)
+    if bd.shape != (N.size, 2):
+        raise ValueError(f"bounds must give (lo, hi) for each of the {N.size} strata.")
+    if np.any(bd[:, 0] > bd[:, 1]):
+        h = int(np.flatnonzero(bd[:, 0] > bd[:, 1])[0])
+        raise ValueError(f"bounds for stratum {h}: lo {bd[h, 0]} exceeds hi {bd[h, 1]}.")
+    H = N.size
+    before, _ = _neyman_batch((N * sd)[None, :], N[None, :], float(m))
+    before = before[0]
+    if within_bounds:
+        xs = bd[:, 0:1] + (bd[:, 1:2] - bd[:, 0:1]) * np.linspace(0, 1, grid)[None, :]       # (H, G)
+    else:
+        xs = np.broadcast_to(np.linspace(bd[:, 0].min(), bd[:, 1].max(), grid), (H, grid))
+    mu_new = mu[:, None] + (xs - mu[:, None]) / (N[:, None] + 1)
+    m2 = N[:, None] * sd[:, None] ** 2 + (xs - mu[:, None]) * (xs - mu_new)
+    sd_new = np.sqrt(np.maximum(m2, 0.0) / (N[:, None] + 1))                                 # (H, G)
+    best = (-1.0, 0, 0, None)
+    base_NS = N * sd
+    for h in range(H):   # one (G, H) batch per stratum keeps memory at G·H
+        NS = np.broadcast_to(base_NS, (grid, H)).copy()
+        NS[:, h] = (N[h] + 1) * sd_new[h]
+        Nn = N.copy()
+        Nn[h] += 1
+        alloc, _ = _neyman_batch(NS, Nn[None, :], float(m))
+        l1 = np.abs(alloc - before[None, :]).sum(axis=1)
+        g = int(np.argmax(l1))
+        if l1[g] > best[0] + 1e-12:
+            best = (float(l1[g]), h, g, alloc[g].copy())
+    l1, h, g, after = best
+    Nn = N.copy()
+    Nn[h] += 1
+    br = round_largest_remainder(before, caps=N)
+    ar = round_largest_remainder(after, caps=Nn)
+    dr = ar - br
+    return NeymanShift(h, float(xs[h, g]), before, after, after - before, l1, br, ar, dr,
+                       int(np.abs(dr).sum()), int(np.abs(dr).max()), float(sd_new[h, g]))
+
+
+def cbp_example() -> CbpExample:
+    """The printed Neyman allocations for the County Business Patterns population and a neighbour (m = 10,000).
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, §6.2. Erratum E4: the printed vectors do not sum to m = 10,000 (sums
+    10,004 and 10,005); they are returned verbatim, never renormalised.
+    """
+    p = np.array([1261, 621, 517, 1969, 833, 1947, 1058, 762, 257, 248, 306, 225])
+    pp = np.array([1259, 620, 516, 1965, 831, 1943, 1056, 761, 257, 247, 306, 244])
+    return CbpExample(p, pp, 10_000, f"{SEED_FILE}, §6.2 (County Business Patterns, printed verbatim)")
+
+
+def _variance_terms(m_h: np.ndarray, N: np.ndarray, S: np.ndarray, U: float, eps: np.ndarray):
+    W = N / N.sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = np.log1p((N / m_h) * np.expm1(eps))
+        samp = W ** 2 * (1 - m_h / N) * S ** 2 / m_h
+        noise = W ** 2 * 2 * U ** 2 / (m_h * lam) ** 2
+    samp = np.where(m_h > 0, samp, np.inf)
+    noise = np.where((m_h > 0) & (lam > 0), noise, np.inf)
+    lam = np.where(m_h > 0, lam, np.nan)
+    return samp, noise, lam
+
+
+def allocation_variance(m_h, N_h, S_h, *, value_max: float, epsilon: float | Sequence[float]) -> AllocationVariance:
+    """Sampling and Laplace-noise variance of the stratified mean for a fixed allocation.
+
+    Per stratum: release ȳ_h + Lap(U/(m_h·λ_h)) with λ_h = log1p((N_h/m_h)·expm1(ε_h)) (Theorem 2 inside the
+    stratum gives ε_h to that stratum's records under substitution within the stratum).
+    V(m) = Σ_h W_h²·[(1 − m_h/N_h)·S_h²/m_h + 2U²/(m_h·λ_h)²], W_h = N_h/N. Strata with m_h = 0 have infinite
+    variance.
+
+    References
+    ----------
+    [derived] formulation of 003_4b386133f61617e9.txt, paper 1, §6.1 Eqs. (3)–(5) (Erratum E5: Eq. (4) read
+    with θ̃; Erratum E13: the paper leaves the optimal private allocation open).
+    """
+    N, mh, S = _check_strata(N_h, m_h, S_h, names=("m_h", "S_h"))
+    if np.any(S < 0):
+        raise ValueError("S_h must be ≥ 0.")
+    if np.any(mh < 0) or np.any(mh > N):
+        raise ValueError("m_h must lie in [0, N_h] for every stratum.")
+    U = float(value_max)
+    if not math.isfinite(U) or U <= 0:
+        raise ValueError(f"value_max must be a finite number > 0; got {value_max!r}.")
+    eps = _check_eps_h(epsilon, N.size)
+    samp, noise, lam = _variance_terms(mh, N, S, U, eps)
+    return AllocationVariance(samp, noise, lam, float(samp.sum() + noise.sum()))
+
+
+def _gains(k: np.ndarray, N, S, U, eps, W2) -> np.ndarray:
+    """Drop in stratum h's variance term when m_h goes from k to k + 1 (elementwise over h)."""
+    def term(mm):
+        lam = np.log1p((N / mm) * np.expm1(eps))
+        return W2 * ((1 - mm / N) * S ** 2 / mm + 2 * U ** 2 / (mm * lam) ** 2)
+    k = np.asarray(k, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = term(k) - term(k + 1)
+    g = np.where(np.isnan(g), 0.0, g)       # ε_h = 0: infinite variance at every size, no gain from units
+    return np.where(k + 1 <= N, g, -np.inf)
+
+
+def privacy_aware_allocation(N_h, S_h, *, m: int, value_max: float, epsilon: float | Sequence[float],
+                             m_min: int = 1, method: Literal["auto", "greedy", "threshold"] = "auto"
+                             ) -> tuple[np.ndarray, AllocationVariance]:
+    """Allocation minimising sampling + privacy-noise variance of the stratified mean (our formulation).
+
+    Each term of V(m) (``allocation_variance``) is convex and decreasing in m_h (m·log(1 + b/m) is concave
+    increasing, so its inverse square is convex), so greedy marginal allocation is optimal for the integer
+    problem: start at m_min, add one unit where the term drops most (ties: lower index; full strata skipped).
+    ``method="threshold"`` takes the m − H·m_min largest marginal gains directly (used above 2,000 units);
+    both return the same vector.
+
+    Assumptions: N_h public; S_h from historic data, not from P; allocation fixed in advance; Σ m_h = m,
+    m_min ≤ m_h ≤ N_h; values clipped to [0, U].
+
+    References
+    ----------
+    [derived] — 003_4b386133f61617e9.txt, paper 1, §6.1 defines the optimal private allocation (Eqs. (3)–(5))
+    and leaves it open (Erratum E13).
+    """
+    N, S = _check_strata(N_h, S_h, names=("S_h",))
+    if np.any(S < 0):
+        raise ValueError(f"S_h must be ≥ 0; got {S_h!r}.")
+    H = N.size
+    m = _check_int(m, "m", 1, int(N.sum()))
+    m_min = _check_int(m_min, "m_min", 0)
+    if H * m_min > m:
+        raise ValueError(f"H·m_min = {H}·{m_min} = {H * m_min} exceeds the sample size m = {m}.")
+    if np.any(N < m_min):
+        raise ValueError(f"m_min = {m_min} exceeds some stratum size N_h.")
+    U = float(value_max)
+    if not math.isfinite(U) or U <= 0:
+        raise ValueError(f"value_max must be a finite number > 0; got {value_max!r}.")
+    eps = _check_eps_h(epsilon, H)
+    W2 = (N / N.sum()) ** 2
+    R = m - H * m_min
+    if method == "auto":
+        method = "threshold" if R > 2_000 else "greedy"
+    if method == "greedy":
+        alloc = _greedy(N, S, U, eps, W2, m_min, R)
+    elif method == "threshold":
+        alloc = _threshold(N, S, U, eps, W2, m_min, R)
+    else:
+        raise ValueError(f"method must be 'auto', 'greedy' or 'threshold'; got {method!r}.")
+    return alloc, allocation_variance(alloc, N, S, value_max=U, epsilon=eps)
+
+
+def _greedy(N, S, U, eps, W2, m_min, R) -> np.ndarray:
+    return _greedy_from(np.full(N.size, float(m_min)), N, S, U, eps, W2, R)
+
+
+def _count_at_least(tau: float, N, S, U, eps, W2, m_min) -> np.ndarray:
+    """Per stratum, how many marginal gains (from m_min upward) are ≥ tau (gains decrease with k)."""
+    lo = np.full(N.size, float(m_min))            # invariant: gain(k) ≥ tau for k < lo
+    hi = N.copy()                                 # gains exist for k = m_min … N_h − 1
+    while np.any(lo < hi):
+        mid = np.floor((lo + hi) / 2)
+        ok = _gains(mid, N, S, U, eps, W2) >= tau
+        act = lo < hi
+        lo = np.where(act & ok, mid + 1, lo)
+        hi = np.where(act & ~ok, mid, hi)
+    return lo - m_min
+
+
+def _threshold(N, S, U, eps, W2, m_min, R) -> np.ndarray:
+    if R == 0:
+        return np.full(N.size, m_min, dtype=int)
+    g0 = _gains(np.full(N.size, float(m_min)), N, S, U, eps, W2)
+    hi = float(np.max(g0[np.isfinite(g0)])) * 2 + 1.0     # no gain reaches hi: count(≥ hi) = 0 < R
+    lo = 0.0                                              # gains are ≥ 0: count(≥ 0) = all units ≥ R
+    c_lo = int(_count_at_least(lo, N, S, U, eps, W2, m_min).sum())
+    c_hi = 0
+    for _ in range(200):
+        if c_lo - c_hi <= N.size:
+            break
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        c = int(_count_at_least(mid, N, S, U, eps, W2, m_min).sum())
+        if c >= R:
+            lo, c_lo = mid, c
+        else:
+            hi, c_hi = mid, c
+    take = _count_at_least(hi, N, S, U, eps, W2, m_min)
+    alloc = (m_min + take).astype(float)
+    # every gain ≥ hi is among the R best; the remaining units (gains below hi) are handed out greedily in
+    # the same (gain, lower index) order as the plain greedy, so both return the same vector
+    return _greedy_from(alloc, N, S, U, eps, W2, R - int(take.sum()))
+
+
+def _greedy_from(alloc, N, S, U, eps, W2, R) -> np.ndarray:
+    alloc = alloc.copy()
+    g = _gains(alloc, N, S, U, eps, W2)
+    heap = [(-float(g[h]), h) for h in range(N.size) if np.isfinite(g[h])]
+    heapq.heapify(heap)
+    for _ in range(R):
+        _, h = heapq.heappop(heap)
+        alloc[h] += 1
+        gh = float(_gains(alloc[h:h + 1], N[h:h + 1], S[h:h + 1], U, eps[h:h + 1], W2[h:h + 1])[0])
+        if math.isfinite(gh):
+            heapq.heappush(heap, (-gh, h))
+    return alloc.astype(int)
+
+
+def proportional_rounded(N_h, *, m: int) -> np.ndarray:
+    """Deterministic proportional allocation: largest remainder of m·N_h/N (caps N_h)."""
+    (N,) = _check_strata(N_h)
+    m = _check_int(m, "m", 0, int(N.sum()))
+    return round_largest_remainder(m * N / N.sum(), caps=N)
+
+
+def compare_allocations(N_h, S_h, *, m: int, value_max: float, epsilon: float | Sequence[float],
+                        m_min: int = 1) -> pd.DataFrame:
+    """Neyman (take-all, rounded), proportional (largest remainder) and privacy-aware allocations side by side.
+
+    Columns: allocation (list of m_h), sampling, noise, total (variance of the private stratified mean).
+
+    References
+    ----------
+    [derived] comparison for 003_4b386133f61617e9.txt, paper 1, §6.1–§6.2.
+    """
+    N, S = _check_strata(N_h, S_h, names=("S_h",))
+    ney = neyman_allocation(N, S, m=m).rounded
+    prop = proportional_rounded(N, m=m)
+    pa, _ = privacy_aware_allocation(N, S, m=m, value_max=value_max, epsilon=epsilon, m_min=m_min)
+    rows = []
+    for name, a in (("neyman", ney), ("proportional", prop), ("privacy_aware", pa)):
+        v = allocation_variance(a, N, S, value_max=value_max, epsilon=epsilon)
+        rows.append({"method": name, "allocation": [int(x) for x in a], "sampling": float(v.sampling.sum()),
+                     "noise": float(v.noise.sum()), "total": v.total})
+    return pd.DataFrame(rows).set_index("method")
+
+
+def proportional_allocation(N_h: Sequence[int], *, rate: float, epsilon: float,
+                            method: Literal["randomized", "deterministic"] = "randomized",
+                            rng: np.random.Generator | int | None = None) -> ProportionalAllocation:
+    """Proportional allocation r·N_h per stratum with randomised (Theorem 11) or deterministic rounding.
+
+    Randomised: Theorem 11 gives the Theorem 6 value when r·N_h ≥ 1 for every stratum; strata with r·N_h < 1
+    are listed in the warnings. Deterministic: no amplification theorem; the reported ε′ is Lemma 16's bound
+    at the worst stratum and neighbour (derived), which exceeds ε whenever one person can change a rounded size.
+    ``draw`` is one random allocation when ``rng`` is given (else None).
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, Theorem 11 (§6.3). Erratum E12: M is read as (ε,…,ε)-stratified
+    unbounded DP, as in the proof (Appendix E). Erratum E11: deterministic rounding is floor(x + 0.5).
+    """
+    (N,) = _check_strata(N_h)
+    r = _check_rate(rate)
+    eps = _check_epsilon(epsilon)
+    if method not in ("randomized", "deterministic"):
+        raise ValueError(f"method must be 'randomized' or 'deterministic'; got {method!r}.")
+    expected = r * N
+    support = tuple(rounding_size_pmf(int(n), rate=r, method=method) for n in N)
+    uncovered = [h for h in range(N.size) if _snap(r * N[h]) < 1]
+    applies = not uncovered and method == "randomized"
+    if method == "randomized":
+        a = amplify_randomized_rounding(epsilon=eps, rate=r)
+        notes = list(a.warnings) + [f"Theorem 11 does not cover stratum {h} (r·N_h = {r * N[h]:.4g} < 1)."
+                                    for h in uncovered]
+        amp = Amplification(eps, a.epsilon_population, 0.0, 0.0, a.epsilon_paper_approx, "stratified-unbounded",
+                            f"{SEED_FILE}, Theorem 11", "paper", tuple(notes))
+    else:
+        worst = 0.0
+        for n in N.astype(int):
+            for lo in (n - 1, n):
+                if lo < 1:
+                    continue
+                m0 = next(iter(rounding_size_pmf(lo, rate=r, method="deterministic")))
+                m1 = next(iter(rounding_size_pmf(lo + 1, rate=r, method="deterministic")))
+                worst = max(worst, lemma16_bound(epsilon=eps, m=min(m0, lo), m_prime=min(m1, lo + 1), n=lo))
+        amp = Amplification(eps, worst, 0.0, 0.0, None, "stratified-unbounded",
+                            f"{SEED_FILE}, Lemma 16 applied to deterministic rounding (derived)", "derived",
+                            ("Deterministic rounding: one person can change a stratum's sample size, which a "
+                             "released count reveals at the full ε (§4.1); no amplification theorem applies.",))
+    draw = None
+    if rng is not None:
+        g = _as_rng(rng)
+        if method == "randomized":
+            x = _snap(expected)
+            lo = np.floor(x)
+            draw = (lo + (g.random(N.size) < (x - lo))).astype(int)
+        else:
+            draw = np.floor(_snap(expected) + 0.5).astype(int)
+    return ProportionalAllocation(expected, support, draw, applies, amp)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Frame upload summary
+# ----------------------------------------------------------------------------------------------------------
+
+def summarize_frame(df: pd.DataFrame, *, stratum_col: str | None = None, cluster_col: str | None = None,
+                    value_col: str | None = None, ddof: int = 0) -> FrameSummary:
+    """Stratum statistics and cluster sizes of a sampling frame (one row per population unit).
+
+    Rows with a missing stratum, cluster or value (in the mapped columns) are dropped and counted.
+    strata columns: stratum, N_h, mean_h, sd_h (``ddof``), min_h, max_h (NaN without a value column).
+
+    References
+    ----------
+    Spec §7 Tab 5 (frame upload). Erratum E10: ddof 0 by default.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise ValueError("df must be a pandas DataFrame.")
+    cols = [c for c in (stratum_col, cluster_col, value_col) if c is not None]
+    for c in cols:
+        if c not in df.columns:
+            raise ValueError(f"column {c!r} is not in the file; columns are: {', '.join(map(str, df.columns))}.")
+    if ddof not in (0, 1):
+        raise ValueError(f"ddof must be 0 or 1; got {ddof!r}.")
+    sub = df[cols].copy() if cols else df.iloc[:, :0].copy()
+    notes = []
+    if value_col is not None:
+        raw = sub[value_col]
+        vals = pd.to_numeric(raw, errors="coerce")
+        bad = vals.isna() & raw.notna() & (raw.astype(str).str.strip() != "")
+        if bad.any():
+            example = raw[bad].iloc[0]
+            raise ValueError(f"value column {value_col!r} must be numeric; found {int(bad.sum())} non-numeric "
+                             f"entries such as {example!r}.")
+        sub[value_col] = vals.astype(float)
+    n0 = len(sub)
+    sub = sub.dropna() if cols else sub
+    dropped = n0 - len(sub)
+    if dropped:
+        notes.append(f"{dropped:,} rows with a missing stratum, cluster or value were dropped.")
+    if len(sub) == 0:
+        raise ValueError("no rows left after dropping rows with missing values in the chosen columns.")
+    strata = None
+    if stratum_col is not None:
+        g = sub.groupby(stratum_col, sort=True)
+        strata = pd.DataFrame({"stratum": [str(k) for k in g.size().index], "N_h": g.size().to_numpy()})
+        if value_col is not None:
+            v = g[value_col]
+            strata["mean_h"] = v.mean().to_numpy()
+            strata["sd_h"] = np.nan_to_num(v.std(ddof=ddof).to_numpy(), nan=0.0)
+            strata["min_h"] = v.min().to_numpy()
+            strata["max_h"] = v.max().to_numpy()
+        else:
+            for c in ("mean_h", "sd_h", "min_h", "max_h"):
+                strata[c] = np.nan
+    elif value_col is not None:
+        v = sub[value_col]
+        strata = pd.DataFrame({"stratum": ["all"], "N_h": [len(v)], "mean_h": [v.mean()],
+                               "sd_h": [float(np.nan_to_num(v.std(ddof=ddof)))], "min_h": [v.min()],
+                               "max_h": [v.max()]})
+    clusters = None
+    if cluster_col is not None:
+        clusters = sub.groupby(cluster_col, sort=True).size().rename("size")
+    return FrameSummary(len(sub), strata, clusters, dropped, tuple(notes))

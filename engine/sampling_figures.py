@@ -1,0 +1,340 @@
+"""Tables and Plotly figures for the sampling designer (pure functions; never imports streamlit).
+
+Each plot has a ``*_table`` function (the numbers behind it, exported as CSV) and a ``make_*_figure``
+function that draws that table. All numbers come from ``engine.sampling``.
+
+References
+----------
+003_4b386133f61617e9.txt, paper 1 (Bun, Drechsler, Gaboardi, McMillan, Sarathy, FORC 2022); spec
+``shared/specs/sampling_designer.md`` §7 (plots P1–P9).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from engine import sampling as sp
+
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+GREY = "#8c8c8c"
+RED_ZONE = "rgba(213, 94, 0, 0.12)"
+
+MAX_POINTS = 2000
+MAX_BAR_CLUSTERS = 200
+
+
+# ----------------------------------------------------------------------------------------------------------
+# P1 ε′ vs sampling rate
+# ----------------------------------------------------------------------------------------------------------
+
+def rate_curve_table(*, epsilon: float, n: int, points: int = 200, rate_min: float = 1e-4) -> pd.DataFrame:
+    """ε′ against the sampling rate q for every simple scheme, the rounding design and the paper shortcut."""
+    q = np.logspace(math.log10(rate_min), 0, points)
+    eps = float(epsilon)
+    exact = np.log1p(q * np.expm1(eps))
+    # SRSWR at m = q·n draws: η = 1 − (1 − 1/n)^m
+    m = q * n
+    eta = -np.expm1(m * np.log1p(-1.0 / n)) if n > 1 else np.ones_like(q)
+    z = np.expm1(2 * eps)
+    rounding = np.log1p(2 * q * z) + np.log1p(q * z)
+    return pd.DataFrame({"rate": q, "srswor": exact, "poisson": exact, "srswr_external": np.log1p(eta * np.expm1(eps)),
+                         "randomized_rounding_thm6": rounding, "paper_shortcut": q * eps})
+
+
+def make_rate_figure(df: pd.DataFrame, *, epsilon: float, schemes: Sequence[str], current_rate: float,
+                     show_rounding: bool = True, cluster_band: tuple[float, float, float] | None = None
+                     ) -> go.Figure:
+    """P1: ε′ vs rate (log x) with y = ε and the degradation zone above it shaded."""
+    fig = go.Figure()
+    ymax = float(max(epsilon * 1.6, np.nanmax(df[["srswor"]].to_numpy()) * 1.05))
+    if show_rounding:
+        ymax = max(ymax, min(float(df["randomized_rounding_thm6"].max()), epsilon * 3))
+    x0, x1 = float(df["rate"].min()), float(df["rate"].max())
+    fig.add_trace(go.Scatter(x=[x0, x1, x1, x0], y=[epsilon, epsilon, ymax, ymax], fill="toself",
+                             fillcolor=RED_ZONE, line=dict(width=0), hoverinfo="skip", mode="lines",
+                             name="worse than no sampling (ε′ > ε)"))
+    fig.add_trace(go.Scatter(x=[x0, x1], y=[epsilon, epsilon], mode="lines", name="ε on the sample (no gain)",
+                             line=dict(color="black", dash="dot", width=2)))
+    labels = {"SRSWOR": ("srswor", "SRS without replacement (Thm 2)", OKABE_ITO[0], "solid"),
+              "Poisson": ("poisson", "Poisson [BBG18, external]", OKABE_ITO[5], "dash"),
+              "SRSWR": ("srswr_external", "SRS with replacement, ε-part [external]", OKABE_ITO[4], "dashdot")}
+    for s in schemes:
+        col, name, colour, dash = labels[s]
+        fig.add_trace(go.Scatter(x=df["rate"], y=df[col], mode="lines", name=name,
+                                 line=dict(color=colour, dash=dash)))
+    fig.add_trace(go.Scatter(x=df["rate"], y=df["paper_shortcut"], mode="lines",
+                             name="paper shortcut q·ε (do not use)", line=dict(color=GREY, dash="dash", width=2)))
+    if show_rounding:
+        fig.add_trace(go.Scatter(x=df["rate"], y=df["randomized_rounding_thm6"].clip(upper=ymax), mode="lines",
+                                 name="randomised rounding (Thm 6)", line=dict(color=OKABE_ITO[1])))
+    if cluster_band is not None:
+        qc, lo, hi = cluster_band
+        fig.add_trace(go.Scatter(x=[qc, qc], y=[lo, hi], mode="lines+markers",
+                                 name="cluster design of the Cluster tab (Thm 7–8, at ℓ/k)",
+                                 line=dict(color=OKABE_ITO[3], width=6),
+                                 marker=dict(size=14, symbol="x", color=OKABE_ITO[3])))
+    cur = float(np.log1p(current_rate * np.expm1(epsilon)))
+    fig.add_trace(go.Scatter(x=[current_rate], y=[cur], mode="markers", name="your design",
+                             marker=dict(color="black", size=12, symbol="diamond")))
+    fig.update_layout(title="Population ε′ against sampling rate", xaxis_title="sampling rate q = m/n",
+                      yaxis_title="population ε′", xaxis_type="log", yaxis_range=[0, ymax],
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+# ----------------------------------------------------------------------------------------------------------
+# P2 / P3 random sample size
+# ----------------------------------------------------------------------------------------------------------
+
+def sigma_curve_table(*, n: int, mean: float, epsilon: float, points: int = 40) -> pd.DataFrame:
+    """Theorem 3 bounds for the discretised Gaussian size law as σ runs over a log grid 1 … n/10."""
+    sds = np.logspace(0, math.log10(max(n / 10, 1.0 + 1e-9)), points)
+    tm = sp.truncnorm_tilted_means(n, mean=mean, sds=sds, epsilon=epsilon)
+    frac = tm[:, 1] / n
+    return pd.DataFrame({"sd": sds, "mean_size": tm[:, 0], "tilted_mean": tm[:, 1],
+                         "lower": -np.log1p(-frac * (-np.expm1(-epsilon))),
+                         "upper": np.log1p(frac * np.expm1(epsilon)), "paper_shortcut": frac * epsilon})
+
+
+def make_sigma_figure(df: pd.DataFrame, *, epsilon: float, current_sd: float | None = None) -> go.Figure:
+    """P2: Theorem 3 lower and upper bounds against σ (Figure 2 of the paper), with y = ε and y = ε/2."""
+    fig = go.Figure()
+    x0, x1 = float(df["sd"].min()), float(df["sd"].max())
+    fig.add_trace(go.Scatter(x=df["sd"], y=df["upper"], mode="lines", name="upper bound (Thm 3)",
+                             line=dict(color=OKABE_ITO[0])))
+    fig.add_trace(go.Scatter(x=df["sd"], y=df["lower"], mode="lines", name="lower bound (Thm 3)",
+                             line=dict(color=OKABE_ITO[1], dash="dash")))
+    fig.add_trace(go.Scatter(x=[x0, x1], y=[epsilon] * 2, mode="lines", name="ε (no amplification)",
+                             line=dict(color="black", dash="dot", width=2)))
+    fig.add_trace(go.Scatter(x=[x0, x1], y=[epsilon / 2] * 2, mode="lines", name="ε/2",
+                             line=dict(color=GREY, dash="dot", width=2)))
+    if current_sd is not None and x0 <= current_sd <= x1:
+        fig.add_vline(x=current_sd, line=dict(color=OKABE_ITO[3], dash="dash"))
+    fig.update_layout(title="Random sample size: bounds against its spread σ", xaxis_type="log",
+                      xaxis_title="standard deviation σ of the sample size", yaxis_title="population ε′",
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def size_pmf_table(pmf: np.ndarray, *, epsilon: float, max_points: int = MAX_POINTS) -> pd.DataFrame:
+    """t and the tilted t̃ on the sizes that carry mass, binned to at most ``max_points`` rows."""
+    p = np.asarray(pmf, dtype=float)
+    idx = np.flatnonzero(p > 0)
+    logw = np.log(p[idx]) + epsilon * idx
+    tilt = np.zeros_like(p)
+    tilt[idx] = np.exp(logw - logw.max())
+    tilt /= tilt.sum()
+    peak = max(p.max(), tilt.max())
+    keep = np.flatnonzero(np.maximum(p, tilt) >= 1e-12 * peak)
+    a, b = int(keep.min()), int(keep.max())
+    a, b = max(0, a - 1), min(p.size - 1, b + 1)
+    width = max(1, math.ceil((b - a + 1) / max_points))
+    starts = np.arange(a, b + 1, width)
+    t_bin = np.add.reduceat(p[a:b + 1], starts - a)
+    tt_bin = np.add.reduceat(tilt[a:b + 1], starts - a)
+    ends = np.minimum(starts + width - 1, b)
+    return pd.DataFrame({"size_from": starts, "size_to": ends, "t": t_bin, "t_tilted": tt_bin})
+
+
+def make_pmf_figure(df: pd.DataFrame, *, tilted_mean: float) -> go.Figure:
+    """P3: the size law t and its tilted version t̃ ∝ e^{εm}t(m), whose mean drives Theorem 3."""
+    x = (df["size_from"] + df["size_to"]) / 2
+    binned = bool((df["size_to"] > df["size_from"]).any())
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=x, y=df["t"], mode="lines", name="t: chance of each sample size",
+                             line=dict(color=OKABE_ITO[0], shape="hv")))
+    fig.add_trace(go.Scatter(x=x, y=df["t_tilted"], mode="lines", name="t̃: tilted towards large sizes",
+                             line=dict(color=OKABE_ITO[1], shape="hv", dash="dash")))
+    fig.add_vline(x=tilted_mean, line=dict(color=OKABE_ITO[3], dash="dot"))
+    fig.update_layout(title="Sample-size distribution and its tilt", xaxis_title="sample size m",
+                      yaxis_title="probability per bin" if binned else "probability",
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+# ----------------------------------------------------------------------------------------------------------
+# P4 rounding sawtooth
+# ----------------------------------------------------------------------------------------------------------
+
+def sawtooth_table(*, epsilon: float, rate: float, n_min: int, n_max: int) -> pd.DataFrame:
+    """Size-channel loss for each neighbouring pair (N, N+1) under both rounding rules."""
+    N, det = sp.size_channel_curve(epsilon=epsilon, rate=rate, method="deterministic", n_min=n_min, n_max=n_max)
+    _, rnd = sp.size_channel_curve(epsilon=epsilon, rate=rate, method="randomized", n_min=n_min, n_max=n_max)
+    return pd.DataFrame({"population_size": N, "deterministic": det, "randomized": rnd})
+
+
+def make_sawtooth_figure(df: pd.DataFrame, *, epsilon: float, theorem6: float, worst_channel: float) -> go.Figure:
+    """P4: what a released sample size reveals, per population size, for both rounding rules."""
+    x = df["population_size"]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=x, y=df["deterministic"], mode="lines", name="deterministic rounding",
+                             line=dict(color=OKABE_ITO[3], shape="hv")))
+    fig.add_trace(go.Scatter(x=x, y=df["randomized"], mode="lines", name="randomised rounding",
+                             line=dict(color=OKABE_ITO[0])))
+    x0, x1 = float(x.min()), float(x.max())
+    fig.add_trace(go.Scatter(x=[x0, x1], y=[theorem6] * 2, mode="lines", name="Theorem 6 bound (all mechanisms)",
+                             line=dict(color=OKABE_ITO[1], dash="dash")))
+    fig.add_trace(go.Scatter(x=[x0, x1], y=[worst_channel] * 2, mode="lines", name="log1p(r·expm1(ε))",
+                             line=dict(color=OKABE_ITO[2], dash="dot")))
+    fig.add_trace(go.Scatter(x=[x0, x1], y=[epsilon] * 2, mode="lines", name="ε", line=dict(color="black",
+                                                                                          dash="dot", width=2)))
+    fig.update_layout(title="What a released sample size reveals (size channel)",
+                      xaxis_title="population size N (pair N, N+1)", yaxis_title="privacy loss from the size",
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+# ----------------------------------------------------------------------------------------------------------
+# P5 / P6 cluster sampling
+# ----------------------------------------------------------------------------------------------------------
+
+def cluster_heatmap_table(*, n_clusters: int, n_drawn: int, size_points: int = 60, eps_points: int = 60,
+                          size_max: float = 1000.0) -> pd.DataFrame:
+    """ε′/ε of Theorems 7–8 for equal cluster sizes c (N = 2c) over a grid of c and ε (long format)."""
+    sizes = np.concatenate([[0.0], np.logspace(0, math.log10(size_max), size_points - 1)])
+    eps = np.logspace(-3, 1, eps_points)
+    q = n_drawn / n_clusters
+    C, E = np.meshgrid(sizes, eps, indexing="ij")
+    val = sp._cluster_B(E, q, 2 * C)
+    return pd.DataFrame({"cluster_size": C.ravel(), "epsilon": E.ravel(), "ratio": (val / E).ravel()})
+
+
+def make_cluster_heatmap(df: pd.DataFrame, *, current_size: float | None, current_epsilon: float) -> go.Figure:
+    """P5: share of ε that survives cluster sampling, over cluster size and ε (equal sizes)."""
+    sizes = np.unique(df["cluster_size"])
+    eps = np.unique(df["epsilon"])
+    z = df.pivot(index="epsilon", columns="cluster_size", values="ratio").loc[eps, sizes].to_numpy()
+    # log axis cannot show 0: plot size 0 at 0.5 and label it
+    xs = np.where(sizes == 0, 0.5, sizes)
+    fig = go.Figure(go.Heatmap(x=xs, y=eps, z=z, zmin=0, zmax=1, colorscale="Cividis",
+                               colorbar=dict(title="ε′/ε"),
+                               hovertemplate="cluster size %{x}<br>ε %{y}<br>ε′/ε %{z:.3f}<extra></extra>"))
+    if current_size is not None:
+        fig.add_trace(go.Scatter(x=[max(current_size, 0.5)], y=[current_epsilon], mode="markers",
+                                 name="your design", marker=dict(color=OKABE_ITO[3], size=14, symbol="x")))
+    fig.update_layout(title="How much of ε survives cluster sampling (equal cluster sizes)",
+                      xaxis_type="log", yaxis_type="log", xaxis_title="records per cluster (0 shown at 0.5)",
+                      yaxis_title="ε per record on the sample", showlegend=False)
+    return fig
+
+
+def cluster_bars_table(sizes: Sequence[float], bounds: sp.ClusterBounds) -> pd.DataFrame:
+    """Per-cluster sizes with the Theorem 7 lower and Theorem 8 upper bounds."""
+    s = np.asarray(sizes, dtype=float)
+    return pd.DataFrame({"cluster": np.arange(1, s.size + 1), "size": s, "lower_thm7": bounds.lower,
+                         "upper_thm8": bounds.upper})
+
+
+def make_cluster_bars_figure(df: pd.DataFrame, *, epsilon: float, naive: float) -> go.Figure:
+    """P6: per-cluster bounds (≤ 200 clusters), otherwise a size histogram with the extremes marked."""
+    fig = go.Figure()
+    if len(df) <= MAX_BAR_CLUSTERS:
+        x = [f"{c} (n={int(s)})" for c, s in zip(df["cluster"], df["size"])]
+        fig.add_trace(go.Bar(x=x, y=df["lower_thm7"], name="lower bound (Thm 7)", marker_color=OKABE_ITO[1]))
+        fig.add_trace(go.Bar(x=x, y=df["upper_thm8"], name="upper bound (Thm 8)", marker_color=OKABE_ITO[0]))
+        fig.add_hline(y=epsilon, line=dict(color="black", dash="dot"), annotation_text="ε")
+        fig.add_hline(y=naive, line=dict(color=GREY, dash="dash"), annotation_text="SRS reasoning (do not use)")
+        fig.update_layout(barmode="group", title="Guarantee for a record added to each cluster",
+                          xaxis_title="cluster (size)", yaxis_title="population ε′")
+    else:
+        fig.add_trace(go.Histogram(x=df["size"], nbinsx=60, marker_color=OKABE_ITO[0], name="clusters"))
+        for s, lab in ((df["size"].min(), "smallest"), (df["size"].max(), "largest")):
+            fig.add_vline(x=float(s), line=dict(color=OKABE_ITO[3], dash="dash"), annotation_text=lab)
+        fig.update_layout(title=f"Cluster sizes ({len(df):,} clusters; bounds use the extremes)",
+                          xaxis_title="records per cluster", yaxis_title="number of clusters")
+    fig.update_layout(legend=dict(orientation="h", y=-0.3))
+    return fig
+
+
+# ----------------------------------------------------------------------------------------------------------
+# P7 / P8 / P9 allocation
+# ----------------------------------------------------------------------------------------------------------
+
+METHOD_LABELS = {"neyman": "Neyman (take-all)", "proportional": "proportional", "privacy_aware": "privacy-aware"}
+
+
+def allocation_table(N_h, S_h, *, m: int, value_max: float, epsilon, names: Sequence[str],
+                     methods: Sequence[str] = ("neyman", "proportional", "privacy_aware"), m_min: int = 1
+                     ) -> pd.DataFrame:
+    """Long table (method × stratum): m_h, sampling and noise variance contributions, λ_h."""
+    N = np.asarray(N_h, dtype=float)
+    S = np.asarray(S_h, dtype=float)
+    allocs = {}
+    if "neyman" in methods:
+        allocs["neyman"] = sp.neyman_allocation(N, S, m=m).rounded
+    if "proportional" in methods:
+        allocs["proportional"] = sp.proportional_rounded(N, m=m)
+    if "privacy_aware" in methods:
+        allocs["privacy_aware"] = sp.privacy_aware_allocation(N, S, m=m, value_max=value_max, epsilon=epsilon,
+                                                              m_min=m_min)[0]
+    rows = []
+    for meth, a in allocs.items():
+        v = sp.allocation_variance(a, N, S, value_max=value_max, epsilon=epsilon)
+        for h in range(N.size):
+            rows.append({"method": meth, "stratum": str(names[h]), "N_h": int(N[h]), "m_h": int(a[h]),
+                         "epsilon_sample": float(v.epsilon_sample[h]), "sampling_variance": float(v.sampling[h]),
+                         "noise_variance": float(v.noise[h])})
+    return pd.DataFrame(rows)
+
+
+def make_allocation_figure(df: pd.DataFrame) -> go.Figure:
+    """P7: sample size per stratum for each allocation method."""
+    fig = go.Figure()
+    for i, (meth, g) in enumerate(df.groupby("method", sort=False)):
+        fig.add_trace(go.Bar(x=g["stratum"], y=g["m_h"], name=METHOD_LABELS.get(meth, meth),
+                             marker_color=OKABE_ITO[i % len(OKABE_ITO)]))
+    fig.update_layout(barmode="group", title="Sample size per stratum", xaxis_title="stratum",
+                      yaxis_title="m_h", legend=dict(orientation="h", y=-0.25), xaxis_type="category")
+    return fig
+
+
+def make_variance_figure(df: pd.DataFrame, *, log_y: bool = False) -> go.Figure:
+    """P8: variance of the private stratified mean, split into sampling and privacy noise, per method."""
+    tot = df.groupby("method", sort=False)[["sampling_variance", "noise_variance"]].sum()
+    x = [METHOD_LABELS.get(m, m) for m in tot.index]
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=x, y=tot["sampling_variance"], name="sampling variance", marker_color=OKABE_ITO[0]))
+    fig.add_trace(go.Bar(x=x, y=tot["noise_variance"], name="privacy-noise variance", marker_color=OKABE_ITO[1]))
+    fig.update_layout(barmode="stack", title="Error of the private mean: sampling vs noise",
+                      yaxis_title="variance", yaxis_type="log" if log_y else "linear",
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def shift_table(shift: sp.NeymanShift, names: Sequence[str]) -> pd.DataFrame:
+    """Neyman allocation before/after the worst single-record addition, continuous and rounded."""
+    return pd.DataFrame({"stratum": [str(s) for s in names], "before": shift.before, "after": shift.after,
+                         "delta": shift.delta, "before_rounded": shift.before_rounded,
+                         "after_rounded": shift.after_rounded, "delta_rounded": shift.delta_rounded})
+
+
+def make_shift_figure(df: pd.DataFrame) -> go.Figure:
+    """P9: change of the Neyman allocation caused by one added record."""
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=df["stratum"], y=df["delta"], name="Δ continuous", marker_color=OKABE_ITO[5]))
+    fig.add_trace(go.Bar(x=df["stratum"], y=df["delta_rounded"], name="Δ integer sample sizes",
+                         marker_color=OKABE_ITO[3]))
+    fig.update_layout(barmode="group", title="One added record moves the Neyman sample sizes",
+                      xaxis_title="stratum", yaxis_title="change in m_h", xaxis_type="category",
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def cbp_table(cbp: sp.CbpExample) -> pd.DataFrame:
+    """The paper's printed CBP allocations and their difference (verbatim; Erratum E4)."""
+    return pd.DataFrame({"stratum": np.arange(1, cbp.allocation_p.size + 1), "allocation_P": cbp.allocation_p,
+                         "allocation_P_prime": cbp.allocation_p_prime,
+                         "delta": cbp.allocation_p_prime - cbp.allocation_p})
+
+
+def make_cbp_figure(df: pd.DataFrame) -> go.Figure:
+    """Δ between the paper's two printed CBP Neyman allocations."""
+    fig = go.Figure(go.Bar(x=df["stratum"].astype(str), y=df["delta"], marker_color=OKABE_ITO[3], name="Δ"))
+    fig.update_layout(title="Paper's CBP example: change in Neyman sample sizes for a neighbouring population",
+                      xaxis_title="stratum (establishment size class)", yaxis_title="Δ m_h", xaxis_type="category")
+    return fig

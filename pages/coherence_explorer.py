@@ -1,0 +1,680 @@
+"""Coherence explorer: would a predictor trained on a release treat the people in it differently?
+
+Seed: "Enforcing Demographic Coherence" (seeds/000_f379639b976c7ffb.txt); spec:
+specs/coherence_explorer.md §7. Thin page: widgets → cached engine calls → pure figure functions.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, replace
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from engine import coherence as co
+from engine import coherence_figures as cf
+from engine import maxinfo as mi
+from engine.data import census_population
+from ui import load_active_dataset, page_setup
+from ui.charts import show_figure
+from ui.exports import download_csv, download_json
+from ui.upload import csv_uploader
+from ui.widgets import delta_exponent, log_slider, seed_input
+
+page_setup("Coherence explorer", icon=":material/balance:")
+
+# ------------------------------------------------------------------------------------------ constants
+NIST_LENS = ("AGEP", "DENSITY", "INDP_CAT", "INDP", "SEX", "EDU", "HISP", "RAC1P")
+NIST_COLUMNS = NIST_LENS + ("DREM",)
+SYN_FEATURES = ("AGEP", "SEX", "RAC1P", "EDU", "HISP", "DENSITY")
+EPS_OPTIONS = ["0.01", "0.03", "0.1", "0.3", "1", "3", "10", "∞"]
+BETA_OPTIONS = {"0.05": 0.05, "0.01": 0.01, "1e-3": 1e-3, "1e-6": 1e-6, "e^-30": math.exp(-30)}
+SWEEP_EPS = (0.1, 0.3, 1.0, 3.0, 10.0, math.inf)
+RELEASES = {
+    "clear": "In the clear (the released half itself)",
+    "column_subset": "Column subset in the clear (released features only)",
+    "dp_histogram": "ε-DP histogram → synthetic records (Laplace)",
+    "gaussian_histogram": "(ε, δ)-DP histogram → synthetic records (Gaussian)",
+    "subsample": "Random subsample in the clear",
+}
+LEARNERS = {
+    "random_forest": "Random forest (as in the paper)",
+    "decision_tree": "Decision tree",
+    "nearest_neighbor": "1-nearest neighbour",
+    "logistic": "Logistic regression",
+}
+EVERYONE = "Everyone"
+SENSITIVE = "Has the sensitive attribute"
+SYN_PRESETS = {
+    "Women (SEX = 2)": (co.Condition("SEX", values=(2,)),),
+    "Age 65+": (co.Condition("AGEP", low=65),),
+    "Men 18–24": (co.Condition("SEX", values=(1,)), co.Condition("AGEP", low=18, high=25)),
+    "Black (RAC1P = 2)": (co.Condition("RAC1P", values=(2,)),),
+    "Hispanic (HISP ≥ 1)": (co.Condition("HISP", low=1),),
+}
+MAX_GROUPS = 20
+CORES = 2
+
+
+# ------------------------------------------------------------------------------------------ cached engine calls
+# Session scope: an upload's derived results must never be shared with another session.
+@st.cache_data(max_entries=4, show_spinner=False)
+def _population(n: int, seed: int) -> pd.DataFrame:
+    return census_population(n, seed=seed)
+
+
+@st.cache_data(max_entries=8, show_spinner=False, scope="session")
+def _prepared(data_key: tuple, config: co.ExperimentConfig, _df: pd.DataFrame):
+    try:
+        return co.prepare(_df, config), None
+    except ValueError as exc:
+        return None, str(exc)
+
+
+@st.cache_data(max_entries=8, show_spinner=False, scope="session")
+def _preview(data_key: tuple, config: co.ExperimentConfig, _df: pd.DataFrame):
+    prepared, err = _prepared(data_key, config, _df)
+    if err:
+        return None, err, 0.0
+    t0 = time.perf_counter()
+    trial = co.run_trial(prepared, config, 0, keep_predictions=True)
+    return trial, None, time.perf_counter() - t0
+
+
+@st.cache_data(max_entries=8, show_spinner=False, scope="session")
+def _experiment(data_key: tuple, config: co.ExperimentConfig, _df: pd.DataFrame, _progress=None):
+    return co.run_experiment(_df, config, n_jobs=CORES, progress=_progress)
+
+
+@st.cache_data(max_entries=8, show_spinner=False, scope="session")
+def _floor(data_key: tuple, config: co.ExperimentConfig, _df: pd.DataFrame):
+    return co.noise_floor(_df, config, reps=200)
+
+
+@st.cache_data(max_entries=4, show_spinner=False, scope="session")
+def _sweep(data_key: tuple, config: co.ExperimentConfig, _df: pd.DataFrame, _progress=None):
+    return co.run_epsilon_sweep(_df, config, SWEEP_EPS, n_jobs=CORES, progress=_progress)
+
+
+@st.cache_data(max_entries=8, show_spinner=False, scope="session")
+def _single_column(data_key: tuple, bit_col: str, one_value: str, groups: tuple, seed: int, beta: float,
+                   label: str, _df: pd.DataFrame):
+    df = _df[_df[label].notna()].reset_index(drop=True)
+    col = df[bit_col]
+    bits = (col.astype(str) == one_value).to_numpy() if not pd.api.types.is_numeric_dtype(col) \
+        else (col.to_numpy(dtype=float, na_value=np.nan) == float(one_value))
+    masks = co.group_masks(df, groups)
+    masks = {k: v for k, v in masks.items() if v.sum() >= 2}
+    return co.single_column_experiment(bits, masks, reps=1000, seed=seed, beta=beta)
+
+
+# ------------------------------------------------------------------------------------------ helpers
+def _fmt_value(v) -> str:
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _label_candidates(df: pd.DataFrame) -> list[str]:
+    return [c for c in df.columns if 2 <= df[c].nunique(dropna=True) <= 20]
+
+
+def _least_frequent(s: pd.Series) -> str:
+    vc = s.dropna().map(_fmt_value).value_counts()
+    return str(vc.index[-1])
+
+
+def _cells(prepared: co.PreparedData | None) -> int | None:
+    return co.dp_domain_size(prepared.binned_levels) if prepared is not None and prepared.binned_levels else None
+
+
+def _default_features(df: pd.DataFrame, lens: list[str], bins: int) -> list[str]:
+    """Lens order, skipping any feature that would push the cell count above 500,000 (spec §7.1)."""
+    out, cells = [], 2
+    for c in lens:
+        s = df[c]
+        k = s.nunique(dropna=True)
+        if not pd.api.types.is_numeric_dtype(s) and k > co.MAX_LEVELS:
+            continue
+        lv = (k if k <= co.MAX_LEVELS else bins) + int(s.isna().any())
+        if cells * lv <= 500_000:
+            out.append(c)
+            cells *= lv
+    return out
+
+
+def _apply_paper_preset() -> None:
+    """Seed §5 settings: label DREM (1 = sensitive), the 8-feature lens, clear release, 50-tree forest."""
+    st.session_state.update({
+        "coh_label": "DREM", "coh_sensitive": "1", "coh_lens": list(NIST_LENS),
+        "coh_groups": [EVERYONE, SENSITIVE], "coh_release": "clear", "coh_learner": "random_forest",
+        "coh_output": "hard", "coh_trees": 50, "coh_reps": 100, "coh_coarsen": False,
+    })
+
+
+# ------------------------------------------------------------------------------------------ intro
+st.title("Coherence explorer")
+st.markdown(
+    "If a release lets someone build a predictor that treats the people **in** it differently from similar "
+    "people who are **not**, it has exposed them. This page runs the paper's test: split the data at random, "
+    "release one half, train a predictor on the release, compare its predictions on both halves, group by "
+    "group. Accuracy plays no role. *(Enforcing Demographic Coherence, §3–§5.)*"
+)
+
+# ------------------------------------------------------------------------------------------ 1. data
+sb = st.sidebar
+sb.header("Experiment")
+source = sb.radio(
+    "Data", ["synthetic", "shared", "upload"], key="coh_source", bind="query-params",
+    format_func={"synthetic": "Synthetic population (generator)", "shared": "Shared dataset (sidebar picker)",
+                 "upload": "Upload a CSV"}.get,
+    help="The synthetic population mimics the ACS columns the paper used; it is generated, not real people.",
+)
+seed = seed_input(key="coh_seed", container=sb,
+                  help="Seeds the population (synthetic data) and every split: same seed, same results.")
+df: pd.DataFrame | None = None
+if source == "synthetic":
+    n_pop = sb.slider("Population size", 2_000, 100_000, 20_000, step=1_000, key="coh_n", bind="query-params")
+    df = _population(int(n_pop), int(seed))
+    data_key = ("census", int(n_pop), int(seed))
+    data_title = f"Synthetic population: {n_pop:,} generated people (seed {seed})"
+elif source == "shared":
+    ds = load_active_dataset()
+    df = ds.frame
+    data_key = ("shared", ds.name)
+    data_title = f"Shared dataset: {ds.title}"
+else:
+    ds = csv_uploader("CSV file (one row per person, a header row)", key="coh_upload", min_rows=20,
+                      help="Comma or semicolon separated, ≤ 50 MB, ≤ 200,000 rows, ≤ 100 columns. Kept in memory only.")
+    if ds is None:
+        st.info(
+            "Upload a CSV with one row per person: a **label** column with 2–20 values (e.g. a yes/no attribute) "
+            "and the columns a predictor may see. Missing values may be blank, `N` or `NA`. If the file has the "
+            "NIST ACS excerpt columns (AGEP, DENSITY, INDP_CAT, INDP, SEX, EDU, HISP, RAC1P, DREM) a "
+            "**Paper, Section 5** preset is offered."
+        )
+        st.stop()
+    df = ds.frame
+    data_key = ("upload", ds.digest)
+    data_title = f"Uploaded file: {len(df):,} rows, {df.shape[1]} columns"
+
+census_like = set(NIST_COLUMNS) <= set(df.columns)
+if source == "upload" and census_like:
+    sb.button("Paper, Section 5 preset", key="coh_paper_preset", on_click=_apply_paper_preset,
+              help="Label DREM (1 = has the difficulty), the paper's 8-feature lens, clear release, 50-tree "
+                   "forest, 100 repetitions.")
+
+labels = _label_candidates(df)
+if not labels:
+    st.error("No column can serve as the label: expected a column with 2 to 20 distinct values "
+             "(for example a yes/no attribute).")
+    st.stop()
+default_label = "DREM" if "DREM" in labels else (
+    getattr(getattr(ds, "schema", None), "suggested_label", None) if source != "synthetic" else None)
+if default_label not in labels:
+    default_label = labels[0]
+label = sb.selectbox("Label (what a predictor tries to guess)", labels, index=labels.index(default_label),
+                     key="coh_label", bind="query-params")
+label_values = [_fmt_value(v) for v in sorted(df[label].dropna().unique().tolist(), key=str)]
+default_sv = "1" if (label == "DREM" and "1" in label_values) else _least_frequent(df[label])
+sensitive = sb.selectbox("Sensitive value (coded −1)", label_values, index=label_values.index(default_sv),
+                         key="coh_sensitive", bind="query-params",
+                         help="The value a harmful predictor would single out; default: the least frequent.")
+lens_options = [c for c in df.columns if c != label]
+default_lens = [c for c in NIST_LENS if c in lens_options] if census_like else lens_options[:30]
+lens = sb.multiselect("Lens (features the predictor sees)", lens_options, default=default_lens, key="coh_lens",
+                      bind="query-params", max_selections=30)
+
+# Groups: presets + builder.
+preset_names = [EVERYONE, SENSITIVE] + (list(SYN_PRESETS) if census_like else [])
+chosen = sb.multiselect("Groups", preset_names, default=[EVERYONE, SENSITIVE], key="coh_groups",
+                        bind="query-params", help="Overall averages can hide harm to a small group.")
+custom: list[co.GroupSpec] = st.session_state.setdefault("coh_custom_groups", [])
+groups: list[co.GroupSpec] = []
+for nm in chosen:
+    if nm == EVERYONE:
+        groups.append(co.GroupSpec(EVERYONE))
+    elif nm == SENSITIVE:
+        groups.append(co.GroupSpec(f"{label} = {sensitive}", (co.Condition(label, values=(sensitive,)),)))
+    elif nm in SYN_PRESETS:
+        groups.append(co.GroupSpec(nm, SYN_PRESETS[nm]))
+groups += [g for g in custom if all(c.column in df.columns for c in g.conditions)]
+groups = groups[:MAX_GROUPS]
+
+gcol1, gcol2 = sb.columns([1, 1])
+gamma_mode = gcol1.radio("γ as", ["members", "% of n"], key="coh_gamma_mode", bind="query-params")
+gamma_in = gcol2.number_input("γ (smallest group size kept)", min_value=0.0, value=100.0, step=10.0,
+                              key="coh_gamma", bind="query-params",
+                              help="Smaller groups are left out: with few members, random splitting alone "
+                                   "creates large distances.")
+
+# ------------------------------------------------------------------------------------------ 2. release, learner
+sb.subheader("Release and learner")
+release_choice = sb.radio("Release", list(RELEASES), format_func=RELEASES.get, key="coh_release",
+                          bind="query-params")
+# "Column subset" is the clear release restricted to the released features (engine: kind="clear").
+release_kind = "clear" if release_choice == "column_subset" else release_choice
+eps_label = sb.select_slider("ε (privacy loss of the DP release)", EPS_OPTIONS, value="1", key="coh_eps",
+                             bind="query-params", disabled=release_kind not in co.HISTOGRAM_KINDS)
+epsilon = math.inf if eps_label == "∞" else float(eps_label)
+delta = 1e-6
+if release_kind == "gaussian_histogram":
+    delta = delta_exponent(key="coh_delta_exp", value=-6, min_exp=-12, max_exp=-3, container=sb)
+coarsen = sb.toggle("Coarsen the clear release (binned features)", value=False, key="coh_coarsen",
+                    bind="query-params", disabled=release_choice not in ("clear", "subsample"))
+bins = sb.slider("Bins for numeric features", 2, 20, 10, key="coh_bins", bind="query-params")
+coarsen = bool(coarsen) and release_choice in ("clear", "subsample")
+needs_features = release_kind in co.HISTOGRAM_KINDS or coarsen or release_choice == "column_subset"
+feat_default = [c for c in SYN_FEATURES if c in lens] if census_like else _default_features(df, lens, bins)
+features = sb.multiselect("Released features (⊆ lens)", lens, default=feat_default, key="coh_features",
+                          bind="query-params", disabled=not needs_features,
+                          help="Which lens columns the binned/DP release publishes.")
+n_labelled = int(df[label].notna().sum())
+k_max = max(10, n_labelled // 2)
+sub_k = sb.number_input("Subsample size k", 10, k_max, min(500, k_max), step=10, key="coh_k", bind="query-params",
+                        disabled=release_kind != "subsample")
+learner_kind = sb.selectbox("Learner", list(LEARNERS), format_func=LEARNERS.get, key="coh_learner",
+                            bind="query-params")
+output = sb.radio("Output", ["hard", "soft"], key="coh_output", bind="query-params", horizontal=True,
+                  format_func={"hard": "hard (±1)", "soft": "soft (2·P − 1)"}.get)
+with sb.expander("Advanced"):
+    trees = st.slider("Trees (random forest)", 10, 200, 50, key="coh_trees", bind="query-params")
+reps = sb.slider("Repetitions R", 5, 100, 20, key="coh_reps", bind="query-params")
+alpha = sb.slider("α (largest W1 tolerated)", 0.0, 2.0, 0.20, step=0.01, key="coh_alpha", bind="query-params")
+beta_label = sb.select_slider("β (theory: allowed failure probability)", list(BETA_OPTIONS), value="0.05",
+                              key="coh_beta", bind="query-params")
+beta = BETA_OPTIONS[beta_label]
+
+if not lens:
+    st.error("Choose at least one lens feature.")
+    st.stop()
+if not groups:
+    st.error("Choose at least one group.")
+    st.stop()
+
+release = co.ReleaseSpec(
+    kind=release_kind, epsilon=epsilon, subsample_size=int(sub_k), binned=bool(coarsen) and release_choice in ("clear", "subsample"),
+    features=tuple(features) if needs_features and features else None, bins=int(bins), delta=float(delta),
+)
+learner = co.LearnerSpec(kind=learner_kind, output=output, n_estimators=int(trees))
+config = co.ExperimentConfig(label=label, sensitive_value=sensitive, lens=tuple(lens), groups=tuple(groups),
+                             release=release, learner=learner, repetitions=int(reps), seed=int(seed))
+preview_config = replace(config, repetitions=1)
+
+prepared, err = _prepared(data_key, preview_config, df)
+if err:
+    st.error(f"These settings cannot be run: {err}")
+    st.stop()
+n = prepared.n
+gamma = float(gamma_in) if gamma_mode == "members" else float(gamma_in) / 100.0 * n
+if gamma > n:
+    st.warning(f"γ = {gamma:,.0f} is larger than the dataset (n = {n:,}): no group can be kept.")
+in_coll = {nm: (s >= max(gamma, 2)) for nm, s in prepared.group_sizes.items()}
+coll_names = [nm for nm, ok in in_coll.items() if ok]
+n_groups = max(1, len(coll_names))  # |𝒞*| for the theorems
+
+# ------------------------------------------------------------------------------------------ data summary
+st.subheader("Data and groups")
+st.caption(data_title + (f" — {prepared.n_dropped:,} rows without a label were dropped." if prepared.n_dropped else ""))
+cells = _cells(prepared)
+if needs_features and cells:
+    st.caption(f"Released features: {', '.join(prepared.features)} — {cells:,} histogram cells (with the label). "
+               "Bin edges and categories come from the whole dataset and are treated as public.")
+if release_kind == "dp_histogram":
+    st.info(
+        f"ε-DP release (ε = {eps_label}): the released half is turned into a histogram over the released features "
+        "and the label; Laplace noise of scale 2/ε is added to every cell, because replacing one record changes "
+        "two counts; negative counts become 0; n/2 synthetic records are drawn from it. Bin edges and categories "
+        "are treated as public. The release ignores record order, so Theorem 7 applies."
+    )
+elif release_kind == "gaussian_histogram":
+    st.info(
+        f"(ε, δ)-DP release (ε = {eps_label}, δ = {delta:.0e}): as the ε-DP histogram, with Gaussian noise "
+        f"calibrated for L2 sensitivity √2 (σ = "
+        + (f"{co.gaussian_histogram_sigma(epsilon=epsilon, delta=delta):.3g}" if math.isfinite(epsilon) else "0")
+        + "). Theorem 8 applies when ε ≤ 0.5 and δ is small enough (see Theory)."
+    )
+gt = pd.DataFrame({
+    "group": list(prepared.group_sizes),
+    "members": list(prepared.group_sizes.values()),
+    "share": [s / n for s in prepared.group_sizes.values()],
+    "in the collection 𝒞*": ["yes" if in_coll[g] else "excluded: fewer than γ members" for g in prepared.group_sizes],
+})
+st.dataframe(gt.style.format({"share": "{:.1%}", "members": "{:,}"}).apply(
+    lambda r: ["color: #999" if r["in the collection 𝒞*"] != "yes" else "" for _ in r], axis=1),
+    hide_index=True, width="stretch", key="coh_group_table")
+st.caption(f"n = {n:,} labelled rows; γ = {gamma:,.0f}: smaller groups are left out — with few members, random "
+           "splitting alone creates large distances.")
+
+with st.expander("Build a group (conditions joined by AND)"):
+    bc1, bc2 = st.columns(2)
+    b_name = bc1.text_input("Group name", key="coh_b_name")
+    b_col = bc2.selectbox("Column", list(df.columns), key="coh_b_col")
+    b_mode = st.radio("Condition", ["is one of", "in range [low, high)"], key="coh_b_mode", horizontal=True)
+    cond = None
+    if b_mode == "is one of":
+        vals = sorted({_fmt_value(v) for v in df[b_col].dropna().unique().tolist()}, key=str)[:200]
+        b_vals = st.multiselect("Values", vals, key="coh_b_vals")
+        if b_vals:
+            cond = co.Condition(b_col, values=tuple(b_vals))
+    else:
+        rc1, rc2 = st.columns(2)
+        lo = rc1.text_input("low (blank = no lower bound)", key="coh_b_low")
+        hi = rc2.text_input("high (blank = no upper bound)", key="coh_b_high")
+        try:
+            lo_v = float(lo) if lo.strip() else None
+            hi_v = float(hi) if hi.strip() else None
+            if lo_v is not None or hi_v is not None:
+                cond = co.Condition(b_col, low=lo_v, high=hi_v)
+        except ValueError:
+            st.error("low and high must be numbers (or blank).")
+    pending = st.session_state.setdefault("coh_pending_conditions", [])
+    ac1, ac2, ac3 = st.columns(3)
+    if ac1.button("AND another condition", key="coh_b_and", disabled=cond is None):
+        pending.append(cond)
+    if ac2.button("Add group", key="coh_b_add", disabled=cond is None and not pending):
+        conds = tuple(pending + ([cond] if cond is not None else []))
+        name = b_name.strip() or " & ".join(
+            f"{c.column} in {list(c.values)}" if c.values else f"{c.column} in [{c.low}, {c.high})" for c in conds)
+        try:
+            co.group_masks(df, [co.GroupSpec(name, conds)])
+            if name in prepared.group_sizes or any(g.name == name for g in custom):
+                st.error(f"A group named {name!r} already exists.")
+            elif len(groups) >= MAX_GROUPS:
+                st.error(f"At most {MAX_GROUPS} groups.")
+            else:
+                custom.append(co.GroupSpec(name, conds))
+                pending.clear()
+                st.rerun()
+        except ValueError as exc:
+            st.error(str(exc))
+    if ac3.button("Clear built groups", key="coh_b_clear"):
+        custom.clear()
+        pending.clear()
+        st.rerun()
+    if pending:
+        st.caption("Pending conditions: " + "; ".join(str(c) for c in pending))
+
+# ------------------------------------------------------------------------------------------ tabs
+tab_prev, tab_runs, tab_sweep, tab_theory, tab_s7 = st.tabs(
+    ["Single split (preview)", "Repeated runs", "W1 vs ε", "Theory", "Section 7: a provably safe release"])
+
+@st.fragment
+def _prediction_view(trial, prepared, view_opts, smallest) -> None:
+    """Plot 1 with its own controls: a change redraws only this part (no refit)."""
+    vc1, vc2 = st.columns([2, 1])
+    view = vc1.selectbox("Group to inspect", view_opts, index=view_opts.index(smallest) if smallest else 0,
+                         key="coh_view", bind="query-params")
+    ecdf = vc2.toggle("Show as distribution functions (shaded area = W1)", value=False, key="coh_ecdf",
+                      bind="query-params")
+    mask = prepared.masks[view]
+    pa = trial.predictions_a[mask[trial.idx_a]]
+    pb = trial.predictions_b[mask[trial.idx_b]]
+    fig1 = cf.make_predictions_figure(pa, pb, group=view, mode="ecdf" if ecdf else "sorted")
+    show_figure(fig1, key="coh_fig_predictions", filename="coherence_predictions.html",
+                caption="Each line is one half's predictions for this group, sorted. Lines on top of each "
+                        "other: the predictor treats released and held-out members alike. A gap: it "
+                        "recognises who was in the release (seed Figure 3).")
+
+
+# --- preview
+with tab_prev:
+    trial, perr, preview_s = _preview(data_key, preview_config, df)
+    if perr:
+        st.error(f"These settings cannot be run: {perr}")
+    else:
+        st.markdown(
+            f"One random split (repetition 0 of a run with seed {seed}). **W1**: 0 — both halves get the same mix "
+            "of predictions; 2 — opposite ones. For yes/no predictions W1 is twice the difference in the share "
+            "flagged (0.2 = 10 points)."
+        )
+        names = [g.name for g in groups]
+        sizes = [prepared.group_sizes[nm] for nm in names]
+        view_opts = [nm for nm in names if sizes[names.index(nm)] >= 2]
+        smallest = min((nm for nm in view_opts if in_coll[nm]), key=lambda g: prepared.group_sizes[g],
+                       default=view_opts[0] if view_opts else None)
+        _prediction_view(trial, prepared, view_opts, smallest)
+        fig2 = cf.make_group_w1_figure(names, sizes, trial.w1, [in_coll[nm] for nm in names], alpha=alpha)
+        show_figure(fig2, key="coh_fig_groups", filename="coherence_w1_per_group.html",
+                    caption="Bars above the α line mark groups this split would count as a failure. Overall "
+                            "averages can hide harm to a small group.")
+        st.caption(f"Preview computed in {preview_s:.2f} s (seed {seed}).")
+
+# --- repeated runs
+def _result_key():
+    return (data_key, config)
+
+
+with tab_runs:
+    st.markdown(
+        f"Run the experiment **R = {reps}** times with fresh random splits (seed {seed}; repetition 0 is the "
+        "preview). Each run's largest W1 over the kept groups is compared with α."
+    )
+    if source == "upload":
+        est_min = (preview_s * reps / CORES) / 60 if not perr else 0
+        st.caption(f"Estimated time: about {max(est_min, 0.01):.1f} min on {CORES} cores.")
+        confirm_needed = est_min > 5
+    else:
+        confirm_needed = False
+    ok_long = st.checkbox("Yes, run the long experiment", key="coh_confirm_long") if confirm_needed else True
+    if st.button("Run experiment", key="coh_run", type="primary", disabled=bool(perr) or not ok_long):
+        bar = st.progress(0.0, text="Running repetitions…")
+        try:
+            res = _experiment(data_key, config, df, _progress=lambda d, t: bar.progress(d / t, text=f"{d}/{t} runs"))
+            bar.progress(1.0, text="Computing the split-noise floor…")
+            floor = _floor(data_key, config, df)
+            st.session_state["coh_result"] = (_result_key(), res, floor)
+            if release_choice == "clear" and not coarsen:
+                st.session_state["coh_clear_means"] = (data_key, label, {
+                    nm: float(np.nanmean(res.w1[:, j])) for j, nm in enumerate(res.group_names)})
+        except ValueError as exc:
+            st.error(f"The experiment could not run: {exc}")
+        bar.empty()
+    stored = st.session_state.get("coh_result")
+    if stored is None:
+        st.info("Press **Run experiment** to repeat the split R times and estimate the failure rate β̂(α).")
+    else:
+        key, res, floor = stored
+        if key != _result_key():
+            st.warning("Settings changed — press Run to update. The results below are for the previous settings.")
+        if not any(res.in_collection(gamma)):
+            st.warning("No group of the stored result has γ or more members.")
+        else:
+            try:
+                est = co.beta_hat(res, alpha, gamma)
+            except ValueError as exc:
+                est = None
+                st.warning(str(exc))
+            m1, m2, m3 = st.columns(3)
+            if est is not None:
+                m1.metric("β̂(α): share of runs failing", f"{est.failures}/{est.runs}")
+                m2.metric("95% interval", f"[{est.lower:.3f}, {est.upper:.3f}]")
+            m3.metric("Run time", f"{res.elapsed_s:.1f} s", help=f"Seed {res.config.seed}, {CORES} cores")
+            st.caption(f"{res.w1.shape[0]} repetitions, seed {res.config.seed}; repetition r uses "
+                       "SeedSequence(seed).spawn(R)[r], so any run can be reproduced alone.")
+            st.markdown(
+                "**Reading β̂.** It describes one learner on one dataset, so it is a *lower bound* on the worst "
+                "case: β̂ well above β shows the release is **not** (α, β)-coherence enforcing; β̂ ≈ 0 proves "
+                f"nothing; values below ≈ 1/R = {1 / res.w1.shape[0]:.2f} cannot be resolved."
+            )
+            fig3 = cf.make_sorted_w1_figure(res, gamma=gamma, alpha=alpha, estimate=est)
+            show_figure(fig3, key="coh_fig_sorted", filename="coherence_sorted_w1.html",
+                        caption="Each line sorts one group's W1 over the runs (seed Figure 2). The share of runs "
+                                "whose largest W1 lies above the α line is β̂(α).")
+            fig4 = cf.make_failure_rate_figure(res, gamma=gamma, alpha=alpha, beta_theory=beta)
+            show_figure(fig4, key="coh_fig_failure", filename="coherence_failure_rate.html",
+                        caption="How often the test fails for each tolerance α; the band shows the statistical "
+                                "uncertainty from using only R runs.")
+            summ = co.summarize(res, gamma)
+            g7 = None
+            if res.config.release.kind == "dp_histogram" and math.isfinite(res.config.release.epsilon):
+                g7 = mi.gamma_pure(res.config.release.epsilon, res.n, max(alpha, 0.01), beta,
+                                   max(1, sum(res.in_collection(gamma)))).gamma
+            fig5 = cf.make_size_w1_figure(summ, gamma=gamma, gamma_theorem7=g7)
+            show_figure(fig5, key="coh_fig_size", filename="coherence_size_vs_w1.html",
+                        caption="Smaller groups have larger distances, partly from the split alone (the noise "
+                                "floor) and partly from the predictor singling them out.")
+            fl = pd.DataFrame({"group": list(floor), "noise_floor_mean": [np.nanmean(v) for v in floor.values()],
+                               "noise_floor_q95": [np.nanquantile(v, 0.95) if np.any(~np.isnan(v)) else np.nan
+                                                   for v in floor.values()]})
+            summ = summ.merge(fl, on="group", how="left")
+            st.dataframe(summ, hide_index=True, width="stretch", key="coh_summary_table")
+            st.caption("noise_floor: W1 of a predictor fit on everyone (so it cannot know the split), over 200 "
+                       "random splits — what chance alone produces.")
+            e1, e2, e3 = st.columns(3)
+            with e1:
+                download_csv(res.w1_table(), filename="coherence_w1_per_run.csv", key="coh_dl_w1")
+            with e2:
+                download_csv(summ, filename="coherence_summary.csv", key="coh_dl_summary",
+                             label="Download summary (CSV)")
+            with e3:
+                download_json({"data": list(data_key), "config": asdict(res.config), "alpha": alpha,
+                               "gamma": gamma, "beta": beta, "n": res.n, "n_dropped": res.n_dropped},
+                              filename="coherence_parameters.json", key="coh_dl_params")
+
+# --- ε sweep
+with tab_sweep:
+    if release_kind not in co.HISTOGRAM_KINDS:
+        st.info("Choose a DP histogram release to sweep ε.")
+    else:
+        sweep_reps = min(int(reps), 10)
+        st.markdown(f"ε ∈ {{0.1, 0.3, 1, 3, 10, ∞}}, {sweep_reps} repetitions each, the same splits for every ε "
+                    f"(seed {seed}). The DP release adds Laplace noise of scale 2/ε to every cell, because "
+                    "replacing one record changes two counts; negative counts become 0; n/2 synthetic records "
+                    "are drawn.")
+        if st.button("Run ε sweep", key="coh_sweep_run"):
+            bar = st.progress(0.0, text="Sweeping ε…")
+            sc = replace(config, repetitions=sweep_reps)
+            sw = _sweep(data_key, sc, df, _progress=lambda d, t: bar.progress(d / t, text=f"{d}/{t} runs"))
+            fl = _floor(data_key, sc, df)
+            st.session_state["coh_sweep"] = ((data_key, sc), sw, fl)
+            bar.empty()
+        stored = st.session_state.get("coh_sweep")
+        if stored is not None:
+            (skey, sw, fl) = stored
+            if skey != (data_key, replace(config, repetitions=sweep_reps)):
+                st.warning("Settings changed — press Run ε sweep to update.")
+            cm = st.session_state.get("coh_clear_means")
+            clear_means = cm[2] if cm and cm[0] == data_key and cm[1] == label else None
+            fig6 = cf.make_sweep_figure(sw, clear_means=clear_means, floor=fl)
+            show_figure(fig6, key="coh_fig_sweep", filename="coherence_w1_vs_epsilon.html",
+                        caption="Moving left (smaller ε, more noise) the distances fall to the grey band — what "
+                                "random splitting alone produces. At ∞ the release is an exact histogram: not DP.")
+            download_csv(sw, filename="coherence_epsilon_sweep.csv", key="coh_dl_sweep")
+
+
+# --- theory
+@st.fragment
+def _theory_panel() -> None:
+    """Theory panel (spec §7.4): analytic, redraws alone when its own controls move."""
+    dp_release = release_kind in co.HISTOGRAM_KINDS and math.isfinite(epsilon)
+    if dp_release:
+        eps_t = epsilon
+        st.markdown(f"Using the release's ε = {eps_t:g}.")
+    else:
+        st.markdown("This release is not DP; below: a hypothetical ε-DP release.")
+    eps_h = log_slider("Hypothetical ε (theory)", key="coh_hyp_eps", min_value=1e-4, max_value=1.0, value=0.01)
+    if not dp_release:
+        eps_t = eps_h
+    a_t = max(alpha, 0.01)
+    st.markdown(
+        "**Theorem 7**: an ε-DP release that ignores record order keeps every group of ≥ γ members coherent "
+        "within α, except with probability β. γ is sufficient, not necessary, and often vacuous at small n."
+    )
+    sc = mi.gamma_pure(eps_t, n, a_t, beta, n_groups)
+    meets = sum(prepared.group_sizes[g] >= sc.gamma for g in coll_names)
+    t1, t2, t3 = st.columns(3)
+    t1.metric("Theorem 7: γ required", f"{sc.gamma:,.0f}", help=f"Binding term: {mi.TERM_LABELS[sc.binding_term]}")
+    t2.metric("Groups that meet it", f"{meets} of {len(coll_names)}")
+    t3.metric("Theorem 9: γ (one yes/no column)", f"{mi.gamma_single_column(n, a_t, beta, n_groups):,.0f}")
+    if sc.vacuous:
+        st.warning(f"Vacuous: γ = {sc.gamma:,.0f} exceeds n = {n:,}; the theorem protects no group here.")
+    smallest_c = min(coll_names, key=lambda g: prepared.group_sizes[g], default=None)
+    if smallest_c is not None:
+        m_s = prepared.group_sizes[smallest_c]
+        e_p = mi.eps_max(n, a_t, beta, n_groups, min(m_s, n))
+        e_a = mi.eps_max(n, a_t, beta, n_groups, min(m_s, n), kind="approx")
+        dm = mi.delta_max_approx(e_a, n, beta, n_groups) if math.isfinite(e_a) else math.nan
+        st.markdown(
+            f"Largest ε certified for the smallest kept group (**{smallest_c}**, {m_s:,} members) at α = {a_t:.2f}: "
+            + (f"pure ε ≤ **{e_p:.4g}** (Theorem 7)" if math.isfinite(e_p) else "no pure ε (infeasible)")
+            + "; "
+            + (f"approximate ε ≤ **{e_a:.4g}** with δ ≤ {dm:.3g} (Theorem 8)" if math.isfinite(e_a)
+               else "no approximate ε (infeasible)")
+            + ". Without order invariance, double ε in γ and halve δ (footnote 15)."
+        )
+        if release_kind == "gaussian_histogram" and math.isfinite(epsilon):
+            if epsilon <= 0.5:
+                dmx = mi.delta_max_approx(epsilon, n, beta, n_groups)
+                st.caption(f"Theorem 8 needs δ ≤ {dmx:.3g}; this release uses δ = {delta:.0e}"
+                           + (" — the theorem does not apply." if delta > dmx else "."))
+            else:
+                st.caption("Theorem 8 needs ε ≤ 0.5; it does not apply to this release.")
+    am = pd.DataFrame({"group": coll_names, "members": [prepared.group_sizes[g] for g in coll_names],
+                       "smallest α certified (Thm 7)": [mi.alpha_min(eps_t, n, beta, n_groups,
+                                                                     prepared.group_sizes[g]) for g in coll_names]})
+    st.dataframe(am, hide_index=True, width="stretch", key="coh_alpha_min_table")
+    fig7 = cf.make_theory_figure(n=n, alpha=a_t, beta=beta, n_groups=n_groups, epsilon=eps_t,
+                                 group_sizes={g: prepared.group_sizes[g] for g in coll_names})
+    show_figure(fig7, key="coh_fig_theory", filename="coherence_theory.html",
+                caption="A group is protected by the theorem at the ε where its horizontal line lies above the "
+                        "curve. Above the black line (n) the guarantee is vacuous.")
+    fig7b = cf.make_terms_figure(sc)
+    show_figure(fig7b, key="coh_fig_terms", filename="coherence_gamma_terms.html",
+                caption="γ is the largest of five terms (Theorem 3, Eq. 2); the highlighted one sets it.")
+    if st.toggle("Paper's Table 1 (n = 5·10⁶, β = e⁻³⁰, |𝒞| = 100, γ = 0.05n)", key="coh_table1",
+                 bind="query-params"):
+        N, B, G = 5e6, math.exp(-30), 100
+        rows = []
+        for a_, e_ in ((0.1, 0.003), (0.2, 0.01), (0.3, 0.02), (0.4, 0.025), (0.8, 0.056), (0.9, 0.065),
+                       (1.3, 0.09), (1.4, 0.1)):
+            rows.append({"α": a_, "ε printed in the paper": e_,
+                         "γ required at that ε": mi.gamma_pure(e_, N, a_, B, G).gamma,
+                         "γ target 0.05n": 0.05 * N,
+                         "largest ε (Thm 7)": mi.eps_max(N, a_, B, G, 0.05 * N),
+                         "largest ε (Thm 8)": mi.eps_max(N, a_, B, G, 0.05 * N, kind="approx")})
+        t1 = pd.DataFrame(rows)
+        st.dataframe(t1, hide_index=True, width="stretch", key="coh_table1_df")
+        ok_rows = int((t1["γ required at that ε"] <= 0.05 * N).sum())
+        st.caption(f"Only the printed ε are copied from the paper; everything else is computed here. {ok_rows} of "
+                   f"{len(t1)} printed ε need at most 0.05n members, i.e. satisfy Theorem 7 (with the corrected "
+                   "Eq. 12, erratum E1).")
+
+
+with tab_theory:
+    _theory_panel()
+
+# --- Section 7
+with tab_s7:
+    st.markdown(
+        "One yes/no column released in the clear is not DP, yet provably coherent: a predictor seeing only that "
+        "column gives one score to 'yes' and one to 'no', and splitting puts nearly equal shares of each in both "
+        "halves (Theorem 9). Publishing only the *count* of ones is also coherent, for any lens, but needs far "
+        f"larger groups (Theorem 11: γ = {mi.gamma_count(n, max(alpha, 0.01), beta, n_groups):,.0f}, an "
+        "asymptotic bound)."
+    )
+    if st.toggle("Show the Section 7 demonstration (1,000 random splits)", key="coh_sec7", bind="query-params"):
+        binary_cols = [c for c in df.columns if df[c].nunique(dropna=True) == 2 and c != label]
+        if not binary_cols:
+            st.info("The data have no yes/no column besides the label.")
+        elif not coll_names:
+            st.info("No group has γ or more members; lower γ to see the demonstration.")
+        else:
+            bit_col = st.selectbox("Released yes/no column", binary_cols, key="coh_bit_col", bind="query-params")
+            vals = sorted({_fmt_value(v) for v in df[bit_col].dropna().unique()}, key=str)
+            res7 = _single_column(data_key, bit_col, vals[-1], tuple(g for g in groups if g.name in coll_names),
+                                  int(seed), float(beta), label, df)
+            fig8 = cf.make_single_column_figure(res7)
+            show_figure(fig8, key="coh_fig_sec7", filename="coherence_section7.html",
+                        caption="Boxes: W1 of the one-bit predictor over 1,000 splits; bars: the paper's bound, "
+                                "exceeded in at most a share β of splits.")
+            st.caption(f"Theorem 9 at α = {max(alpha, 0.01):.2f}: γ = "
+                       f"{mi.gamma_single_column(n, max(alpha, 0.01), beta, n_groups):,.0f} members. Share of splits "
+                       "above the bound: " + ", ".join(f"{nm} {x:.3f}" for nm, x in
+                                                      zip(res7.group_names, res7.exceed_fraction)) + f" (seed {seed}).")
+
+download_json({"data": list(data_key), "config": asdict(config), "alpha": alpha, "gamma": gamma, "beta": beta},
+              filename="coherence_settings.json", key="coh_dl_settings", label="Download current settings (JSON)")

@@ -1,0 +1,851 @@
+"""Sampling designer: what guarantee does the population get when a DP statistic is computed on a sample?
+
+Thin page: widgets → cached engine calls (``engine.sampling``) → figures (``engine.sampling_figures``).
+Source: 003_4b386133f61617e9.txt, paper 1 (Bun, Drechsler, Gaboardi, McMillan, Sarathy, FORC 2022);
+spec shared/specs/sampling_designer.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+from functools import partial
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from engine import sampling as sp
+from engine import sampling_figures as sf
+from ui import page_setup
+from ui.exports import download_csv, download_json, figure_html
+from ui.upload import uploaded_bytes
+from ui.widgets import log_slider, seed_input
+
+page_setup("Sampling designer", icon="🎯")
+
+SEED = "003_4b386133f61617e9.txt, paper 1"
+MAX_FRAME_ROWS = 2_000_000
+MAX_STRATA = 200
+MAX_CLUSTERS = 100_000
+CALIB_SENTENCE = ("To guarantee ε′ = {target} for everyone in the population of {n}, run your mechanism on the "
+                  "sample with per-record ε = {lam} (Laplace scale = {scale} × sensitivity).")
+NO_AMP_BANNER = ("No amplification guaranteed: at this sampling rate the Theorem 6 bound ({val}) is larger than "
+                 "the ε you spend on the sample ({eps}). Lower the rate below r* = {rstar}.")
+CLUSTER_CAPTION = ("Large clusters let an analysis guess which clusters were drawn, which removes the benefit of "
+                   "sampling (Theorems 7–9).")
+H_EQUALS_P = ("Design values computed from this file make the design data-dependent (the paper assumes H = P): "
+              "see the sensitivity panel.")
+DEGRADATION_BANNER = ("This design can make privacy worse: one person can change the sample sizes by {delta}, "
+                      "which a released count reveals at {loss}.")
+BADGE = {"paper": ":blue-badge[paper]", "external": ":orange-badge[external]", "derived": ":green-badge[derived]",
+         "shortcut": ":gray-badge[paper shortcut — do not use]"}
+
+
+def fmt(v: float | None) -> str:
+    """4 significant digits (the full value goes in the tooltip)."""
+    if v is None:
+        return "—"
+    if isinstance(v, (int, np.integer)):
+        return f"{int(v):,}"
+    if not math.isfinite(v):
+        return "∞" if v > 0 else str(v)
+    return f"{v:.4g}"
+
+
+def metric(label: str, value: float | None, *, help: str = "", container=None) -> None:
+    target = container if container is not None else st
+    full = "unavailable" if value is None else repr(float(value))
+    target.metric(label, fmt(value), help=f"Full value: {full}. {help}".strip())
+
+
+def show(fig, *, key: str, filename: str, caption: str, table: pd.DataFrame | None = None) -> None:
+    """Chart + plain-language reading + exports (figure HTML built only when clicked; table CSV)."""
+    st.plotly_chart(fig, width="stretch", key=key)
+    st.caption(caption)
+    c1, c2 = st.columns(2)
+    c1.download_button("Download figure (HTML)", data=partial(figure_html, fig), file_name=f"{filename}.html",
+                       mime="text/html", key=f"{key}_html", on_click="ignore")
+    if table is not None:
+        with c2:
+            download_csv(table, filename=f"{filename}.csv", key=f"{key}_csv")
+
+
+def calibration_box(cal: sp.Calibration, *, n: int, shortcut_gives: float | None, shortcut_label: str) -> None:
+    with st.container(border=True):
+        st.markdown("**Calibration: per-record ε to use on the sample** " + BADGE[cal.status])
+        scale = cal.noise_scale_per_sensitivity
+        st.markdown(CALIB_SENTENCE.format(target=fmt(cal.epsilon_target), n=f"{n:,}", lam=fmt(cal.epsilon_sample),
+                                          scale=fmt(scale)), help=f"Full value: ε = {cal.epsilon_sample!r}. "
+                                                                  f"Source: {cal.source}.")
+        if cal.epsilon_sample_paper_approx is not None:
+            tail = f" — that would actually give ε′ = {fmt(shortcut_gives)}." if shortcut_gives is not None else "."
+            st.markdown(f":gray[Paper shortcut ({shortcut_label}): ε = {fmt(cal.epsilon_sample_paper_approx)}"
+                        f"{tail}] {BADGE['shortcut']}")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Cached engine calls (the engine never imports streamlit)
+# ----------------------------------------------------------------------------------------------------------
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def c_rate_table(eps: float, n: int) -> pd.DataFrame:
+    return sf.rate_curve_table(epsilon=eps, n=n)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def c_pmf(family: str, n: int, mean: float, sd: float, low: int, high: int, base: str, p_full: float) -> np.ndarray:
+    def one(fam: str) -> np.ndarray:
+        if fam == "point":
+            return sp.size_pmf_point(n, m=int(min(max(math.floor(mean + 0.5), 0), n)))
+        if fam == "uniform":
+            return sp.size_pmf_uniform(n, low=low, high=high)
+        return sp.size_pmf_truncnorm(n, mean=mean, sd=sd)
+    if family == "mixture":
+        return sp.size_pmf_mixture(one(base), p_full=p_full)
+    return one(family)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def c_random_size(key: tuple, _pmf: np.ndarray, eps: float, target: float):
+    return (sp.amplify_random_size(_pmf, epsilon=eps), sp.calibrate_random_size(_pmf, epsilon_target=target),
+            sf.size_pmf_table(_pmf, epsilon=eps))
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def c_sigma_table(n: int, mean: float, eps: float) -> pd.DataFrame:
+    return sf.sigma_curve_table(n=n, mean=mean, epsilon=eps)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def c_sawtooth(eps: float, r: float, lo: int, hi: int) -> pd.DataFrame:
+    return sf.sawtooth_table(epsilon=eps, rate=r, n_min=lo, n_max=hi)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def c_heatmap(k: int, ell: int) -> pd.DataFrame:
+    return sf.cluster_heatmap_table(n_clusters=k, n_drawn=ell)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def c_cluster(sizes: tuple, eps: float, ell: int, rw: float, target: float):
+    s = np.asarray(sizes, dtype=float)
+    b = sp.cluster_bounds(s, epsilon=eps, n_drawn=ell)
+    two = sp.two_stage_cluster_upper(s, epsilon=eps, n_drawn=ell, within_rate=rw)
+    cal = sp.calibrate_cluster(s, epsilon_target=target, n_drawn=ell, within_rate=rw)
+    return b, two, cal
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def c_lognormal_sizes(k: int, median: float, sigma: float, seed: int) -> tuple:
+    rng = np.random.default_rng(seed)
+    return tuple(int(v) for v in np.floor(rng.lognormal(math.log(max(median, 1e-9)), sigma, k) + 0.5))
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def c_allocation(N: tuple, S: tuple, m: int, U: float, eps: tuple, names: tuple, methods: tuple, m_min: int):
+    return sf.allocation_table(np.array(N), np.array(S), m=m, value_max=U, epsilon=np.array(eps), names=names,
+                               methods=methods, m_min=m_min)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def c_shift(N: tuple, mean: tuple, S: tuple, m: int, bounds: tuple, within: bool):
+    return sp.neyman_worst_shift(np.array(N), np.array(mean), np.array(S), m=m, bounds=bounds, within_bounds=within)
+
+
+@st.cache_data(max_entries=8, show_spinner=False, scope="session")
+def c_read_frame(digest: str, _data: bytes):
+    """Parse an uploaded frame in memory (keyed by SHA-256); returns (frame, error message)."""
+    if not _data.strip():
+        return None, "the file is empty. Expected a CSV with a header row and one row per population unit."
+    try:
+        df = pd.read_csv(io.BytesIO(_data), sep=None, engine="python", nrows=MAX_FRAME_ROWS + 1) \
+            if len(_data) < 200_000 else pd.read_csv(io.BytesIO(_data), nrows=MAX_FRAME_ROWS + 1)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
+        return None, (f"the file could not be read as CSV ({type(exc).__name__}). Expected comma-separated text "
+                      "with a header row, e.g. 'stratum,cluster,value'.")
+    if len(df) > MAX_FRAME_ROWS:
+        return None, f"the file has more than {MAX_FRAME_ROWS:,} rows; upload at most {MAX_FRAME_ROWS:,}."
+    if len(df) == 0 or df.shape[1] == 0:
+        return None, "the file has no data rows. Expected a header row and one row per population unit."
+    df.columns = [str(c).strip() for c in df.columns]
+    return df, None
+
+
+@st.cache_data(max_entries=16, show_spinner=False, scope="session")
+def c_summary(digest: str, _df: pd.DataFrame, stratum: str | None, cluster: str | None, value: str | None, ddof: int):
+    try:
+        return sp.summarize_frame(_df, stratum_col=stratum, cluster_col=cluster, value_col=value, ddof=ddof), None
+    except ValueError as exc:
+        return None, str(exc)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Header and global strip
+# ----------------------------------------------------------------------------------------------------------
+
+st.title("Sampling designer")
+st.markdown(
+    "Your differentially private statistic is computed on a **sample** of the population. Sampling adds "
+    "uncertainty about who is in the data, which can make the guarantee for the **population** (ε′) stronger "
+    "than the ε you spend on the sample — but only for some designs. Some designs (large clusters, sample sizes "
+    "that depend on the data) give no gain or make privacy *worse*. Numbers follow Bun, Drechsler, Gaboardi, "
+    f"McMillan & Sarathy, *Controlling Privacy Loss in Sampling Schemes* (FORC 2022; seed file {SEED}). "
+    "Badges: " + " ".join(BADGE.values()))
+
+g1, g2, g3, g4 = st.columns(4)
+with g1:
+    EPS = log_slider("ε per record on the sample", key="sd_eps", min_value=1e-3, max_value=10.0, value=1.0,
+                     help="The privacy budget your mechanism spends on the sample (per person in the sample).")
+with g2:
+    delta_on = st.toggle("Approximate DP (δ > 0)", value=False, key="sd_delta_on", bind="query-params",
+                         help="Only the simple random sampling results carry a δ; the others are pure ε.")
+    DELTA = log_slider("δ on the sample", key="sd_delta", min_value=1e-12, max_value=1e-3, value=1e-6,
+                       steps_per_decade=4) if delta_on else 0.0
+with g3:
+    N_POP = int(st.number_input("Population size n", min_value=2, max_value=10**9, value=10_000, step=1,
+                                key="sd_n", bind="query-params"))
+with g4:
+    # the range runs to 10 (spec: 5) so that the log grid contains the default 1.0 exactly
+    TARGET = log_slider("Target population ε′ (calibration)", key="sd_target", min_value=1e-3, max_value=10.0,
+                        value=1.0, help="Used by the calibration boxes: what ε may I spend on the sample?")
+
+tabs = st.tabs(["Simple random samples", "Random sample size", "Rounding & data-dependent size",
+                "Cluster sampling", "Stratified sampling & allocation"])
+
+
+def qp_or_state(key: str, default):
+    """A control's current value before its widget is drawn (session state, else the URL, else default)."""
+    if key in st.session_state:
+        return st.session_state[key]
+    raw = st.query_params.get(key)
+    if raw is None:
+        return default
+    try:
+        return type(default)(raw)
+    except (TypeError, ValueError):
+        return default
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Tab 5, part 1: frame upload (drawn first so Tab 4 can use the uploaded cluster sizes in the same run)
+# ----------------------------------------------------------------------------------------------------------
+
+def frame_upload() -> tuple[sp.FrameSummary | None, str | None]:
+    with st.expander("Upload a sampling frame (CSV, one row per population unit)", expanded=False):
+        st.markdown("Columns: a **stratum** column and/or a **cluster** column, and optionally a numeric **value** "
+                    "column (used for Neyman's S_h). The file stays in memory and is never written to disk.")
+        data = uploaded_bytes("Sampling frame CSV", key="sd_frame", max_bytes=50_000_000)
+        if data is None:
+            return None, None
+        digest = hashlib.sha256(data).hexdigest()
+        df, err = c_read_frame(digest, data)
+        if err:
+            st.error(f"This file cannot be used: {err}")
+            return None, None
+        cols = ["(none)"] + list(df.columns)
+        c1, c2, c3, c4 = st.columns(4)
+        s_col = c1.selectbox("Stratum column", cols, key="sd_col_stratum", bind="query-params")
+        k_col = c2.selectbox("Cluster column", cols, key="sd_col_cluster", bind="query-params")
+        v_col = c3.selectbox("Value column (numeric)", cols, key="sd_col_value", bind="query-params")
+        ddof1 = c4.toggle("S_h with n − 1 (ddof 1)", value=False, key="sd_ddof1", bind="query-params",
+                          help="The paper does not say which variance it uses (Erratum E10); default ddof 0.")
+        pick = [None if c == "(none)" else c for c in (s_col, k_col, v_col)]
+        if pick[0] is None and pick[1] is None:
+            st.info("Choose a stratum column and/or a cluster column to use this file.")
+            return None, None
+        summ, err = c_summary(digest, df, pick[0], pick[1], pick[2], 1 if ddof1 else 0)
+        if err:
+            st.error(f"This file cannot be used: {err}")
+            return None, None
+        if summ.strata is not None and len(summ.strata) > MAX_STRATA:
+            st.error(f"This file has {len(summ.strata):,} strata; the designer handles at most {MAX_STRATA}. "
+                     "Choose a coarser stratum column.")
+            return None, None
+        if summ.cluster_sizes is not None and len(summ.cluster_sizes) > MAX_CLUSTERS:
+            st.error(f"This file has {len(summ.cluster_sizes):,} clusters; the designer handles at most "
+                     f"{MAX_CLUSTERS:,}. Choose a coarser cluster column.")
+            return None, None
+        if summ.cluster_sizes is not None and len(summ.cluster_sizes) < 2:
+            st.error("The cluster column has fewer than 2 distinct clusters; cluster sampling needs at least 2.")
+            return None, None
+        for note in summ.notes:
+            st.info(note)
+        st.warning(H_EQUALS_P)
+        st.success(f"Frame read: {summ.n:,} units"
+                   + (f", {len(summ.strata)} strata" if summ.strata is not None and pick[0] else "")
+                   + (f", {len(summ.cluster_sizes):,} clusters" if summ.cluster_sizes is not None else "") + ".")
+        return summ, f"{digest[:12]}-{pick}-{int(ddof1)}"
+
+
+with tabs[4]:
+    FRAME, FRAME_ID = frame_upload()
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Tab 1: simple random samples
+# ----------------------------------------------------------------------------------------------------------
+
+def current_cluster_band(eps: float):
+    """The Tab 4 design as last set (for the overlay on the rate plot)."""
+    k = int(qp_or_state("sd_k", 100))
+    ell = int(qp_or_state("sd_ell", 10))
+    c = int(qp_or_state("sd_c", 20))
+    src = str(qp_or_state("sd_size_src", "equal sizes"))
+    if src != "equal sizes" or not (2 <= k and 1 <= ell < k):
+        return None
+    lo = sp.cluster_bound(epsilon=eps, n_clusters=k, n_drawn=ell, n_pair=2 * c)
+    return (ell / k, lo, lo)
+
+
+@st.fragment
+def tab_simple(eps: float, delta: float, n: int, target: float) -> None:
+    st.subheader("Simple random samples: SRS without replacement, Poisson, with replacement")
+    c1, c2 = st.columns([1, 2])
+    with c1:
+        mode = st.radio("Set the sample by", ["sample size m", "sampling rate q"], horizontal=True,
+                        key="sd_size_mode", bind="query-params")
+        if mode == "sample size m":
+            m = int(st.number_input("Sample size m", min_value=1, max_value=10**9, value=100, step=1, key="sd_m",
+                                    bind="query-params"))
+            if m > n:
+                st.warning(f"m = {m:,} exceeds the population size; using m = n = {n:,}.")
+                m = n
+            q = m / n
+        else:
+            q = log_slider("Sampling rate q", key="sd_rate", min_value=1e-5, max_value=1.0, value=0.01)
+            m = max(1, min(n, math.floor(q * n + 0.5)))
+        schemes = st.multiselect("Schemes", ["SRSWOR", "Poisson", "SRSWR"], default=["SRSWOR", "Poisson"],
+                                 key="sd_schemes", bind="query-params",
+                                 help="SRSWR (with replacement) is external and incomplete: δ′ is not computed.")
+        show_rounding = st.toggle("Overlay randomised rounding (Thm 6)", value=True, key="sd_show_rounding",
+                                  bind="query-params")
+        show_cluster = st.toggle("Overlay the cluster design of the Cluster tab", value=True, key="sd_show_cluster",
+                                 bind="query-params")
+    with c2:
+        cards = []
+        if "SRSWOR" in schemes:
+            cards.append(("SRS without replacement", sp.amplify_srswor(epsilon=eps, m=m, n=n, delta=delta),
+                          f"m = {m:,} of n = {n:,}"))
+        if "Poisson" in schemes:
+            cards.append(("Poisson sampling", sp.amplify_poisson(epsilon=eps, rate=q, delta=delta), f"rate q = {fmt(q)}"))
+        if "SRSWR" in schemes:
+            cards.append(("SRS with replacement", sp.amplify_srswr(epsilon=eps, m=m, n=n), f"{m:,} draws from {n:,}"))
+        cols = st.columns(max(len(cards), 1))
+        for col, (title, a, what) in zip(cols, cards):
+            with col.container(border=True):
+                st.markdown(f"**{title}** {BADGE[a.status]}")
+                st.caption(f"{what}; relation: {a.neighbour} neighbours")
+                metric("population ε′", a.epsilon_population, help=f"Source: {a.source}.")
+                metric("population δ′", a.delta_population, help="None where not computed (SRSWR).")
+                if a.epsilon_paper_approx is not None:
+                    st.markdown(f":gray[shortcut q·ε = {fmt(a.epsilon_paper_approx)}] {BADGE['shortcut']}")
+                for w in a.warnings:
+                    st.warning(w)
+        if not cards:
+            st.info("Pick at least one scheme.")
+        cal = sp.calibrate_srswor(epsilon_target=target, rate=q)
+        gives = sp.amplify_poisson(epsilon=cal.epsilon_sample_paper_approx, rate=q).epsilon_population
+        calibration_box(cal, n=n, shortcut_gives=gives, shortcut_label="ε′/q, [a] §2.4, Erratum E1")
+    with st.expander("Why: changing the sample size reveals something too (Lemma 16)"):
+        st.markdown(
+            "If one person joins a population of n and the sample size also changes from m to m′, the two "
+            "outputs are log1p(m/(n+1)·expm1(2ε)) + |m − m′|·ε apart (Lemma 16, Appendix B; note the 2ε). "
+            f"Here, with m′ = m + 1: **{fmt(sp.lemma16_bound(epsilon=eps, m=m, m_prime=min(m + 1, n + 1), n=n))}**. "
+            "That is why designs whose sample size depends on the data need care (Rounding tab).")
+    df = c_rate_table(eps, n)
+    band = current_cluster_band(eps) if show_cluster else None
+    fig = sf.make_rate_figure(df, epsilon=eps, schemes=schemes, current_rate=q, show_rounding=show_rounding,
+                              cluster_band=band)
+    show(fig, key="sd_fig_rate", filename="sampling_rate_curve", table=df,
+         caption="Reading: each curve is the population ε′ you get for a given sampling rate when your mechanism "
+                 "spends ε per record on the sample (Theorem 2; Poisson and with-replacement from [BBG18]). Below "
+                 "the dotted line sampling helps; the shaded zone is worse than not sampling at all. The grey "
+                 "dashed line is the paper's q·ε shortcut, which is far too optimistic at large ε (Erratum E1). "
+                 "The orange curve is proportional sampling with randomised rounding (Theorem 6): it helps only "
+                 "at small rates; the red mark is the cluster design of the Cluster tab.")
+    download_json({"epsilon": eps, "delta": delta, "n": n, "target": target, "m": m, "rate": q,
+                   "schemes": schemes}, filename="sampling_simple_params.json", key="sd_json_simple")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Tab 2: random data-independent sample size (Theorem 3)
+# ----------------------------------------------------------------------------------------------------------
+
+FAMILIES = {"Gaussian (discretised)": "gaussian", "point mass": "point", "uniform": "uniform",
+            "mixture with a tiny chance of taking everyone": "mixture"}
+
+
+def figure2_setting() -> None:
+    st.session_state["sd_eps"] = 0.01
+    st.session_state["sd_n"] = 10_000
+    st.session_state["sd_family"] = "Gaussian (discretised)"
+    st.session_state["sd_mean"] = 5000.0
+    st.session_state["sd_sigma"] = 100.0
+
+
+@st.fragment
+def tab_random(eps: float, n: int, target: float) -> None:
+    st.subheader("Random sample size, independent of the data (Theorem 3)")
+    st.markdown("The sample size m is drawn from a distribution t, then m records are drawn without replacement. "
+                "What matters is the mean of t *tilted* towards large sizes, E_t̃[m] with t̃(m) ∝ e^{εm}·t(m): a "
+                "tiny chance of sampling everyone can erase the gain (§3).")
+    if n > sp.MAX_RANDOM_SIZE_N:
+        st.error(f"Random sample sizes are computed for populations up to {sp.MAX_RANDOM_SIZE_N:,} (n = {n:,}). "
+                 "Lower the population size to use this tab.")
+        return
+    c1, c2 = st.columns([1, 2])
+    with c1:
+        if st.button("Figure 2 setting (n = 10,000, ε = 0.01, mean n/2)", key="sd_fig2", on_click=figure2_setting):
+            st.rerun()
+        fam_label = st.selectbox("Size distribution", list(FAMILIES), key="sd_family", bind="query-params")
+        family = FAMILIES[fam_label]
+        mean = float(st.number_input("Mean (or point) sample size", min_value=0.0, max_value=1e6, value=5000.0,
+                                     step=1.0, key="sd_mean", bind="query-params"))
+        sd = float(st.number_input("Standard deviation σ", min_value=0.0, max_value=5e5, value=100.0, step=1.0,
+                                   key="sd_sigma", bind="query-params"))
+        low = int(st.number_input("Uniform: smallest size", min_value=0, max_value=10**6, value=4000, step=1,
+                                  key="sd_low", bind="query-params"))
+        high = int(st.number_input("Uniform: largest size", min_value=0, max_value=10**6, value=6000, step=1,
+                                   key="sd_high", bind="query-params"))
+        base_label = st.selectbox("Mixture: base distribution", [k for k in FAMILIES if FAMILIES[k] != "mixture"],
+                                  key="sd_base", bind="query-params")
+        p_full = log_slider("Mixture: chance of sampling everyone", key="sd_p_full", min_value=1e-30,
+                            max_value=0.1, value=1e-10, steps_per_decade=2)
+        notes = []
+        if mean > n:
+            notes.append(f"mean {mean:g} > n; using n")
+            mean = float(n)
+        high, low = min(high, n), min(low, n)
+        if low > high:
+            notes.append("uniform bounds swapped")
+            low, high = high, low
+        if notes:
+            st.caption("Adjusted: " + "; ".join(notes) + ".")
+    pmf = c_pmf(family, n, mean, sd, low, high, FAMILIES[base_label], p_full)
+    key = (family, n, mean, sd, low, high, FAMILIES[base_label], p_full)
+    b, cal, pmf_df = c_random_size(key, pmf, eps, target)
+    with c2:
+        cc = st.columns(4)
+        metric("lower ε′ (Thm 3)", b.epsilon_lower, help="Some ε-DP mechanism does at least this badly.",
+               container=cc[0])
+        metric("upper ε′ (Thm 3)", b.epsilon_upper, help="Every ε-DP mechanism does at least this well.",
+               container=cc[1])
+        metric("mean size E_t[m]", b.mean_size, container=cc[2])
+        metric("tilted mean E_t̃[m]", b.tilted_mean, container=cc[3])
+        st.markdown(f"{BADGE['paper']} relation: M unbounded → sampled mechanism bounded, n fixed and known. "
+                    f":gray[shortcut (E_t̃[m]/n)·ε = {fmt(b.epsilon_paper_approx)}] {BADGE['shortcut']}")
+        if b.epsilon_upper >= eps * (1 - 1e-6):
+            st.error("No amplification: this size distribution puts enough weight near 'everyone' that the "
+                     "population gets the full ε.")
+        calibration_box(cal, n=n, shortcut_gives=None, shortcut_label="ε′·n/E_t[m]")
+    sig = c_sigma_table(n, mean, eps)
+    show(sf.make_sigma_figure(sig, epsilon=eps, current_sd=sd if family == "gaussian" else None),
+         key="sd_fig_sigma", filename="random_size_bounds_vs_sigma", table=sig,
+         caption="Reading: for a Gaussian sample size centred at your mean, the guarantee degrades from about "
+                 "(mean/n)·ε towards the full ε as the spread σ grows, because the tilt rewards large sizes "
+                 "(Theorem 3, Figure 2 of the paper; the discretisation is ours, Erratum E9).")
+    show(sf.make_pmf_figure(pmf_df, tilted_mean=b.tilted_mean), key="sd_fig_pmf", filename="random_size_pmf",
+         table=pmf_df,
+         caption="Reading: blue is how likely each sample size is; orange is the same distribution re-weighted by "
+                 "e^{εm}. The guarantee depends on the orange mean (dotted line), not the blue one (Theorem 3).")
+    download_json({"epsilon": eps, "n": n, "target": target, "family": family, "mean": mean, "sd": sd, "low": low,
+                   "high": high, "base": FAMILIES[base_label], "p_full": p_full},
+                  filename="random_size_params.json", key="sd_json_random")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Tab 3: rounding and data-dependent sizes (Theorem 6)
+# ----------------------------------------------------------------------------------------------------------
+
+def parse_numbers(text: str, *, integer: bool = False) -> list[float]:
+    parts = [p for p in text.replace(";", ",").replace("\n", ",").split(",") if p.strip()]
+    out = [float(p) for p in parts]
+    if any(not math.isfinite(v) for v in out):
+        raise ValueError("numbers must be finite")
+    if integer and any(v != int(v) for v in out):
+        raise ValueError("whole numbers expected")
+    return out
+
+
+@st.fragment
+def tab_rounding(eps: float, n: int, target: float) -> None:
+    st.subheader("Sample sizes that depend on the data: rounding (§4, Theorem 6)")
+    st.markdown("Proportional sampling takes r·N records; r·N must be rounded. Deterministic rounding lets one "
+                "person change the sample size, and a released count then reveals it at the full ε (§4.1). "
+                "**Randomised rounding** (round up with probability equal to the fractional part) restores "
+                "amplification (Theorem 6), valid for populations of at least 1/r records.")
+    c1, c2 = st.columns([1, 2])
+    with c1:
+        r = log_slider("Sampling rate r", key="sd_r", min_value=1e-3, max_value=0.5, value=0.05)
+        pair_n = int(st.number_input("Population size N of the pair (N, N + 1)", min_value=0, max_value=10**9,
+                                     value=14, step=1, key="sd_pair_n", bind="query-params",
+                                     help="The paper's §4.3 example is N = 14 at r = 0.1."))
+        saw_from = int(st.number_input("Sawtooth: first N (0 = ⌈1/r⌉)", min_value=0, max_value=10**9, value=0,
+                                       step=1, key="sd_saw_from", bind="query-params"))
+        saw_len = int(st.slider("Sawtooth: number of pairs", min_value=10, max_value=2000, value=200, step=10,
+                                key="sd_saw_len", bind="query-params"))
+        delta_text = st.text_input("Degradation calculator: change in each sample size Δ (comma-separated)",
+                                   value="2, -3, 5", key="sd_delta_sizes", bind="query-params")
+    amp = sp.amplify_randomized_rounding(epsilon=eps, rate=r)
+    rstar = sp.randomized_rounding_crossover(epsilon=eps)
+    with c2:
+        cc = st.columns(3)
+        metric("Theorem 6 bound ε′", amp.epsilon_population, help=f"Source: {amp.source}.", container=cc[0])
+        metric("crossover rate r*(ε)", rstar, help="Above this rate the bound exceeds ε (derived, Erratum E3).",
+               container=cc[1])
+        metric("1/r (smallest population covered)", 1 / r, container=cc[2])
+        st.markdown(f"{BADGE['paper']} relation: unbounded. :gray[shortcut 6rε = {fmt(amp.epsilon_paper_approx)}] "
+                    f"{BADGE['shortcut']}")
+        if r > rstar:
+            st.error(NO_AMP_BANNER.format(val=fmt(amp.epsilon_population), eps=fmt(eps), rstar=fmt(rstar)))
+        cal = sp.calibrate_randomized_rounding(epsilon_target=target, rate=r)
+        gives = sp.amplify_randomized_rounding(epsilon=cal.epsilon_sample_paper_approx, rate=r).epsilon_population
+        calibration_box(cal, n=n, shortcut_gives=gives, shortcut_label="ε′/(6r), [a] §6.3, Erratum E2")
+        with st.container(border=True):
+            st.markdown(f"**Size channel for the pair ({pair_n:,}, {pair_n + 1:,})** {BADGE['derived']}")
+            dcols = st.columns(2)
+            for col, meth in zip(dcols, ("deterministic", "randomized")):
+                a = sp.rounding_size_pmf(pair_n, rate=r, method=meth)
+                b = sp.rounding_size_pmf(pair_n + 1, rate=r, method=meth)
+                loss = sp.size_channel_loss(a, b, epsilon=eps)
+                metric(f"{meth} rounding: loss from the size", loss, container=col,
+                       help=f"Sizes {a} vs {b}. A lower bound on ε′ for any ε-DP mechanism (§4.2, Prop. 4).")
+            if pair_n < 1 / r:
+                st.caption(f"N = {pair_n:,} is below 1/r = {fmt(1 / r)}: Theorem 6 does not cover this pair.")
+        try:
+            deltas = parse_numbers(delta_text)
+            if not deltas:
+                raise ValueError("enter at least one number")
+            d = sp.degradation_loss(deltas, epsilon=eps)
+            st.markdown(f"**Degradation** {BADGE['paper']} (§4.1): releasing all counts loses ε·‖Δ‖₁ = "
+                        f"**{fmt(d.loss_all_counts)}**; releasing one count loses ε·‖Δ‖∞ = **{fmt(d.loss_one_count)}**.")
+        except ValueError as exc:
+            st.error(f"Δ list not understood ({exc}). Expected numbers separated by commas, e.g. 2, -3, 5.")
+    lo = saw_from if saw_from > 0 else math.ceil(1 / r - 1e-9)
+    saw = c_sawtooth(eps, r, lo, lo + saw_len - 1)
+    worst_channel = float(np.log1p(r * np.expm1(eps)))
+    show(sf.make_sawtooth_figure(saw, epsilon=eps, theorem6=amp.epsilon_population, worst_channel=worst_channel),
+         key="sd_fig_saw", filename="rounding_size_channel", table=saw,
+         caption="Reading: how much a released sample size alone reveals when one person joins a population of N. "
+                 "Deterministic rounding (red) jumps to the full ε whenever the rounded size changes; randomised "
+                 "rounding (blue) stays below log1p(r·expm1(ε)) (green), which is below the Theorem 6 bound for "
+                 "all mechanisms (orange). §4.1–§4.3; the size-channel computation is derived.")
+    download_json({"epsilon": eps, "target": target, "rate": r, "pair_N": pair_n, "sawtooth_from": lo,
+                   "sawtooth_pairs": saw_len, "delta_sizes": delta_text}, filename="rounding_params.json",
+                  key="sd_json_rounding")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Tab 4: cluster sampling (Theorems 7–9)
+# ----------------------------------------------------------------------------------------------------------
+
+SIZE_SOURCES = ["equal sizes", "list", "lognormal generator", "uploaded frame"]
+
+
+@st.fragment
+def tab_cluster(eps: float, n: int, target: float, frame: sp.FrameSummary | None) -> None:
+    st.subheader("Cluster sampling: draw ℓ of k clusters, keep everyone in them (Theorems 7–9)")
+    c1, c2 = st.columns([1, 2])
+    with c1:
+        src = st.radio("Cluster sizes", SIZE_SOURCES, horizontal=True, key="sd_size_src", bind="query-params")
+        k = int(st.number_input("Number of clusters k", min_value=2, max_value=MAX_CLUSTERS, value=100, step=1,
+                                key="sd_k", bind="query-params"))
+        sizes = None
+        if src == "equal sizes":
+            c = int(st.slider("Records per cluster c", min_value=0, max_value=10_000, value=20, step=1, key="sd_c",
+                              bind="query-params"))
+            sizes = (c,) * k
+        elif src == "list":
+            text = st.text_area("Cluster sizes (comma-separated; k is the number of entries)", value="3, 8, 15, 40",
+                                key="sd_size_list", bind="query-params")
+            try:
+                vals = parse_numbers(text, integer=True)
+                if len(vals) < 2 or len(vals) > MAX_CLUSTERS or min(vals) < 0:
+                    raise ValueError(f"need 2 to {MAX_CLUSTERS:,} sizes, each ≥ 0")
+                sizes = tuple(int(v) for v in vals)
+                k = len(sizes)
+            except ValueError as exc:
+                st.error(f"Cluster sizes not understood ({exc}). Expected whole numbers separated by commas.")
+                return
+        elif src == "lognormal generator":
+            median = float(st.number_input("Median cluster size", min_value=0.0, max_value=1e5, value=20.0,
+                                           key="sd_gen_median", bind="query-params"))
+            sigma = float(st.slider("Spread σ (log scale)", min_value=0.0, max_value=3.0, value=0.5, step=0.05,
+                                    key="sd_gen_sigma", bind="query-params"))
+            seed = seed_input(key="sd_gen_seed", value=0)
+            sizes = c_lognormal_sizes(k, median, sigma, seed)
+            st.caption(f"Sizes drawn with seed {seed}.")
+        else:
+            if frame is None or frame.cluster_sizes is None:
+                st.info("Upload a frame with a cluster column (Stratified tab, top) to use its cluster sizes.")
+                return
+            sizes = tuple(int(v) for v in frame.cluster_sizes.to_numpy())
+            k = len(sizes)
+        ell = int(st.number_input("Clusters drawn ℓ", min_value=1, max_value=MAX_CLUSTERS - 1, value=10, step=1,
+                                  key="sd_ell", bind="query-params"))
+        if ell >= k:
+            st.warning(f"ℓ must be below k = {k:,}; using ℓ = {k - 1:,}.")
+            ell = k - 1
+        rw = log_slider("Within-cluster sampling rate r_w (1 = single stage)", key="sd_rw", min_value=1e-3,
+                        max_value=1.0, value=1.0)
+    b, two, cal = c_cluster(sizes, eps, ell, rw, target)
+    s = np.asarray(sizes, dtype=float)
+    with c2:
+        cc = st.columns(3)
+        metric("upper ε′ (Thm 8)", b.worst_upper, container=cc[0],
+               help="Every ε-DP mechanism: uses the two largest clusters.")
+        metric("lower ε′ (Thm 7)", b.worst_lower, container=cc[1],
+               help="Some ε-DP mechanism reaches this: largest cluster + smallest other.")
+        metric("two-stage upper ε′", two, container=cc[2],
+               help="Theorem 8 with ε replaced by log1p(r_w·expm1(ε)) (derived, §5.2).")
+        st.markdown(f"{BADGE['paper']} relation: one record added to a cluster; M unbounded. "
+                    f"{BADGE['derived']} two-stage bound and whole-design summary. "
+                    f":gray[SRS reasoning at cluster rate ℓ/k = {fmt(b.rate_clusters)} would claim "
+                    f"{fmt(b.naive_srs)}] {BADGE['shortcut']}")
+        if b.worst_lower >= 0.9 * eps:
+            st.error("Almost no amplification: the clusters are large enough that a private analysis can tell "
+                     "which clusters were drawn.")
+        calibration_box(cal, n=n, shortcut_gives=None, shortcut_label="")
+        with st.expander("Theorem 9: a test that spots whether a cluster was drawn"):
+            share = st.slider("ε_c as a share of ε (loss given the cluster is drawn)", min_value=0.0, max_value=1.0,
+                              value=1.0, step=0.05, key="sd_ec_share", bind="query-params")
+            e_t = st.slider("ε_T: how well a test tells 'drawn' from 'not drawn' (log likelihood ratio)",
+                            min_value=0.0, max_value=20.0, value=2.0, step=0.1, key="sd_et", bind="query-params")
+            val = sp.cluster_test_bound(epsilon_conditional=share * eps, epsilon_test=e_t, n_clusters=k, n_drawn=ell)
+            metric("Theorem 9 lower bound ε̃", val, help="ε̃ ≥ log1p(expm1(ε_c)·q/(q + e^{−ε_T}(1−q))).")
+            st.caption("As ε_T grows the bound approaches ε_c: once drawn clusters can be recognised, the "
+                       "secrecy of the sample is gone (§5.2).")
+    equal_c = float(np.sort(s)[-2:].sum() / 2)
+    heat = c_heatmap(k, ell)
+    show(sf.make_cluster_heatmap(heat, current_size=equal_c, current_epsilon=eps), key="sd_fig_heat",
+         filename="cluster_heatmap", table=heat,
+         caption=CLUSTER_CAPTION + f" Each cell is ε′/ε for equal clusters of that size with ℓ/k = {fmt(ell / k)}: "
+                 "light means little survives of the sampling gain. The cross marks your design (for unequal sizes, "
+                 "the mean of the two largest).")
+    bars = sf.cluster_bars_table(s, b)
+    show(sf.make_cluster_bars_figure(bars, epsilon=eps, naive=b.naive_srs), key="sd_fig_bars",
+         filename="cluster_bounds", table=bars,
+         caption="Reading: for a person joining each cluster, the orange bar is what some mechanism can be forced "
+                 "to leak (Theorem 7) and the blue bar what no mechanism exceeds (Theorem 8). The grey line is "
+                 "what treating the clusters as a simple random sample would wrongly claim.")
+    download_json({"epsilon": eps, "target": target, "k": k, "ell": ell, "size_source": src,
+                   "sizes": list(sizes) if len(sizes) <= 1000 else f"{len(sizes)} sizes", "within_rate": rw},
+                  filename="cluster_params.json", key="sd_json_cluster")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Tab 5: stratified sampling and allocation
+# ----------------------------------------------------------------------------------------------------------
+
+PRESETS = {
+    "Synthetic business frame": pd.DataFrame({
+        "stratum": ["small", "medium", "large"], "N_h": [3000, 1000, 250], "S_h": [2.0, 12.0, 150.0],
+        "mean_h": [4.0, 25.0, 400.0], "lo_h": [0.0, 10.0, 100.0], "hi_h": [10.0, 100.0, 2000.0],
+        "eps_h": [None, None, None]}),
+    "Allocation example": pd.DataFrame({
+        "stratum": ["A", "B", "C", "D"], "N_h": [4000, 1500, 400, 100], "S_h": [8.0, 30.0, 150.0, 800.0],
+        "mean_h": [20.0, 100.0, 600.0, 2500.0], "lo_h": [0.0] * 4, "hi_h": [5000.0] * 4,
+        "eps_h": [None] * 4}),
+}
+PRESET_M = {"Synthetic business frame": 120, "Allocation example": 300}
+METHODS = {"Neyman (take-all)": "neyman", "proportional": "proportional", "privacy-aware (derived)": "privacy_aware"}
+
+
+def frame_to_editor(frame: sp.FrameSummary) -> pd.DataFrame:
+    t = frame.strata
+    has_v = t["mean_h"].notna().all()
+    return pd.DataFrame({"stratum": t["stratum"].astype(str), "N_h": t["N_h"].astype(int),
+                         "S_h": t["sd_h"].fillna(0.0) if has_v else 1.0,
+                         "mean_h": t["mean_h"] if has_v else 0.0, "lo_h": t["min_h"] if has_v else 0.0,
+                         "hi_h": t["max_h"] if has_v else 1.0, "eps_h": [None] * len(t)})
+
+
+def validate_strata(df: pd.DataFrame, eps: float) -> tuple[dict | None, str | None]:
+    df = df.dropna(how="all")
+    if not 1 <= len(df) <= MAX_STRATA:
+        return None, f"the table needs 1 to {MAX_STRATA} strata; it has {len(df)}."
+    out = {}
+    for col in ("N_h", "S_h", "mean_h", "lo_h", "hi_h"):
+        v = pd.to_numeric(df[col], errors="coerce")
+        if v.isna().any():
+            return None, f"column {col} has an empty or non-numeric cell (row {int(np.flatnonzero(v.isna())[0]) + 1})."
+        out[col] = v.to_numpy(dtype=float)
+    if np.any(out["N_h"] < 1) or np.any(out["N_h"] != np.floor(out["N_h"])):
+        return None, "N_h must be a whole number ≥ 1 in every row."
+    if np.any(out["S_h"] < 0):
+        return None, "S_h must be ≥ 0 in every row."
+    if np.any(out["lo_h"] > out["hi_h"]):
+        return None, "lo_h must not exceed hi_h."
+    e = pd.to_numeric(df["eps_h"], errors="coerce")
+    if (e.dropna() < 0).any():
+        return None, "ε_h must be blank (use the global ε) or ≥ 0."
+    out["eps_h"] = e.fillna(eps).to_numpy(dtype=float)
+    names = [str(s) if str(s) not in ("", "nan", "None") else f"stratum {i + 1}" for i, s in enumerate(df["stratum"])]
+    seen: dict[str, int] = {}
+    for i, nm in enumerate(names):   # duplicate names would merge strata in the tables
+        seen[nm] = seen.get(nm, 0) + 1
+        if seen[nm] > 1:
+            names[i] = f"{nm} ({seen[nm]})"
+    out["names"] = tuple(names)
+    return out, None
+
+
+def draw_state_key() -> str:
+    return "sd_draw_result"
+
+
+@st.fragment
+def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None, frame_id: str | None) -> None:
+    st.subheader("Stratified sampling: how many to sample per stratum (§6)")
+    use_frame = frame is not None and frame.strata is not None
+    if use_frame:
+        base_name, base = f"frame-{frame_id}", frame_to_editor(frame)
+        st.caption("The strata table was filled from your uploaded frame.")
+        default_m = min(120, int(base["N_h"].sum()))
+    else:
+        preset = st.selectbox("Preset", list(PRESETS), key="sd_preset", bind="query-params")
+        base_name, base = preset, PRESETS[preset]
+        default_m = PRESET_M[preset]
+    edited = st.data_editor(
+        base, key=f"sd_strata_{hashlib.sha1(base_name.encode()).hexdigest()[:8]}", num_rows="dynamic",
+        width="stretch", hide_index=True,
+        column_config={
+            "N_h": st.column_config.NumberColumn("N_h", min_value=1, step=1, help="Stratum size (public)."),
+            "S_h": st.column_config.NumberColumn("S_h", min_value=0.0, help="Design standard deviation."),
+            "mean_h": st.column_config.NumberColumn("mean_h", help="Stratum mean (sensitivity panel)."),
+            "lo_h": st.column_config.NumberColumn("lo_h", help="Smallest possible value in the stratum."),
+            "hi_h": st.column_config.NumberColumn("hi_h", help="Largest possible value in the stratum."),
+            "eps_h": st.column_config.NumberColumn("ε_h", min_value=0.0, help="Blank = the global ε."),
+        })
+    strata, err = validate_strata(pd.DataFrame(edited), eps)
+    if err:
+        st.error(f"The strata table cannot be used: {err}")
+        return
+    N, S = strata["N_h"], strata["S_h"]
+    total_N = int(N.sum())
+    c1, c2, c3, c4 = st.columns(4)
+    m = int(c1.number_input("Total sample size m", min_value=1, max_value=10**7, value=default_m, step=1,
+                            key="sd_alloc_m", bind="query-params"))
+    if m > total_N:
+        c1.warning(f"m exceeds the population ({total_N:,}); using m = {total_N:,}.")
+        m = total_N
+    U_in = float(c2.number_input("Value bound U (0 = largest hi_h)", min_value=0.0, max_value=1e12, value=0.0,
+                                 key="sd_U", bind="query-params",
+                                 help="Values are clipped to [0, U] before the private mean."))
+    U = U_in if U_in > 0 else float(max(strata["hi_h"].max(), 1e-9))
+    m_min = int(c3.slider("Minimum per stratum", min_value=1, max_value=10, value=1, key="sd_mmin",
+                          bind="query-params"))
+    labels = c4.multiselect("Methods", list(METHODS), default=list(METHODS), key="sd_methods", bind="query-params")
+    methods = tuple(METHODS[x] for x in labels)
+    if len(N) * m_min > m or np.any(N < m_min):
+        st.error(f"The minimum per stratum ({m_min}) cannot be met: it needs {len(N) * m_min} units and every "
+                 "stratum at least that large. Lower the minimum or raise m.")
+        return
+    r = m / total_N
+
+    # Theorem 11 card
+    pa = sp.proportional_allocation(N, rate=r, epsilon=eps)
+    a = pa.amplification
+    cc = st.columns([1, 2])
+    with cc[0].container(border=True):
+        st.markdown(f"**Proportional allocation, randomised rounding (Thm 11)** {BADGE[a.status]}")
+        st.caption(f"rate r = m/N = {fmt(r)}; relation: {a.neighbour} (Erratum E12)")
+        metric("population ε′", a.epsilon_population, help=f"Source: {a.source}.")
+        st.markdown(f":gray[shortcut 6rε = {fmt(a.epsilon_paper_approx)}] {BADGE['shortcut']}")
+        for w in a.warnings:
+            (st.error if "No amplification" in w else st.warning)(w)
+        seed = seed_input(key="sd_draw_seed", value=0, label="Seed for a random draw")
+        if st.button("Draw one randomised allocation", key="sd_draw"):
+            st.session_state[draw_state_key()] = (seed, m, tuple(N), tuple(int(x) for x in
+                                                  sp.proportional_allocation(N, rate=r, epsilon=eps, rng=seed).draw))
+        got = st.session_state.get(draw_state_key())
+        if got and got[1] == m and got[2] == tuple(N):
+            st.markdown(f"Draw (seed {got[0]}): **{', '.join(map(str, got[3]))}** (total {sum(got[3]):,})")
+    with cc[1]:
+        cal = sp.calibrate_randomized_rounding(epsilon_target=target, rate=r)
+        gives = sp.amplify_randomized_rounding(epsilon=cal.epsilon_sample_paper_approx, rate=r).epsilon_population
+        calibration_box(cal, n=total_N, shortcut_gives=gives, shortcut_label="ε′/(6r), [a] §6.3, Erratum E2")
+
+    # allocations
+    st.markdown("#### Allocations and the error of the private stratified mean " + BADGE["derived"])
+    st.markdown(
+        "The privacy-aware allocation is **our formulation** of the paper's open question (§6.1, Eqs. (3)–(5); "
+        "Erratum E13). Assumptions: stratum sizes N_h are public; the design SDs S_h come from historic data, not "
+        "from the population sampled (otherwise the design is data-dependent — see the sensitivity panel); the "
+        "allocation is fixed in advance; values are clipped to [0, U]. Each stratum releases its mean plus "
+        "Laplace noise of scale U/(m_h·λ_h), where λ_h = log1p((N_h/m_h)·expm1(ε_h)) is the per-record ε that "
+        "Theorem 2 allows inside the stratum. This protects a record's value within its stratum; it is weaker "
+        "than the paper's stratified DP (Definition 10), which also hides which stratum a person is in.")
+    if not methods:
+        st.info("Pick at least one method.")
+    else:
+        alloc = c_allocation(tuple(N), tuple(S), m, U, tuple(strata["eps_h"]), strata["names"], methods, m_min)
+        wide = alloc.pivot(index="stratum", columns="method", values="m_h").reindex(list(strata["names"]))[list(methods)]
+        tot = alloc.groupby("method", sort=False)[["sampling_variance", "noise_variance"]].sum()
+        tot["total"] = tot.sum(axis=1)
+        t1, t2 = st.columns(2)
+        t1.dataframe(wide, width="stretch")
+        t2.dataframe(tot.style.format("{:.4g}"), width="stretch")
+        show(sf.make_allocation_figure(alloc), key="sd_fig_alloc", filename="allocation_sizes", table=alloc,
+             caption="Reading: how many records each method takes from each stratum. Neyman favours strata "
+                     "with large spread (§6.2); proportional follows the stratum sizes; the privacy-aware "
+                     "allocation also counts the noise each stratum's private mean needs.")
+        log_y = st.toggle("Log scale", value=False, key="sd_logy", bind="query-params")
+        show(sf.make_variance_figure(alloc, log_y=log_y), key="sd_fig_var", filename="allocation_variance",
+             table=tot.reset_index(),
+             caption="Reading: total error (variance) of the private population mean for each method, split into "
+                     "sampling error and privacy noise. The method with the shortest bar is the most accurate "
+                     "under our formulation (derived).")
+
+    # Neyman sensitivity
+    st.markdown("#### How sensitive is Neyman allocation to one person? " + BADGE["derived"])
+    outside = st.toggle("Allow the added value outside its stratum's bounds", value=False, key="sd_outside",
+                        bind="query-params")
+    bounds = tuple((float(lo), float(hi)) for lo, hi in zip(strata["lo_h"], strata["hi_h"]))
+    shift = c_shift(tuple(N), tuple(strata["mean_h"]), tuple(S), m, bounds, not outside)
+    deg = sp.degradation_loss(shift.delta_rounded, epsilon=eps)
+    sc = st.columns(4)
+    metric("worst L1 shift (continuous)", shift.l1, container=sc[0])
+    metric("‖Δ‖₁ of the sample sizes", shift.l1_rounded, container=sc[1])
+    metric("ε·‖Δ‖₁ (all counts released)", deg.loss_all_counts, container=sc[2])
+    metric("ε·‖Δ‖∞ (one count released)", deg.loss_one_count, container=sc[3])
+    st.caption(f"Worst addition: value {fmt(shift.value)} in stratum '{strata['names'][shift.stratum]}' "
+               f"(S_h becomes {fmt(shift.sd_after)}); searched on a 201-point grid per stratum, ddof 0.")
+    if shift.l1_rounded > 0:
+        st.error(DEGRADATION_BANNER.format(delta=f"{shift.l1_rounded} in total (up to {shift.linf_rounded} in one "
+                                                 "stratum)", loss=f"ε·‖Δ‖₁ = {fmt(deg.loss_all_counts)}"))
+    shift_df = sf.shift_table(shift, strata["names"])
+    show(sf.make_shift_figure(shift_df), key="sd_fig_shift", filename="neyman_sensitivity", table=shift_df,
+         caption="Reading: the change in each stratum's sample size when the single most influential person is "
+                 "added (§6.2). Any non-zero integer change can be read off released stratum counts, costing "
+                 "ε per unit of change (§4.1).")
+
+    with st.expander("The paper's County Business Patterns example (§6.2)"):
+        cbp = sp.cbp_example()
+        cdf = sf.cbp_table(cbp)
+        st.markdown(f"Printed Neyman allocations for m = {cbp.m:,}: they sum to "
+                    f"**{int(cbp.allocation_p.sum()):,}** and **{int(cbp.allocation_p_prime.sum()):,}**, not "
+                    f"{cbp.m:,} (Erratum E4; shown verbatim). The largest change is "
+                    f"{int(np.abs(cdf['delta']).max())} samples in one stratum.")
+        st.dataframe(cdf, width="stretch", hide_index=True)
+        show(sf.make_cbp_figure(cdf), key="sd_fig_cbp", filename="cbp_example", table=cdf,
+             caption="Reading: a neighbouring population (one establishment different) shifts the Neyman sample "
+                     "sizes, by 19 in the top stratum; released stratum sizes would reveal this.")
+    download_json({"epsilon": eps, "target": target, "m": m, "U": U, "m_min": m_min, "methods": list(methods),
+                   "strata": {k: (list(v) if not isinstance(v, tuple) else list(v)) for k, v in strata.items()},
+                   "outside_bounds": outside, "source": "upload" if use_frame else base_name},
+                  filename="stratified_params.json", key="sd_json_strata")
+
+
+with tabs[0]:
+    tab_simple(EPS, DELTA, N_POP, TARGET)
+with tabs[1]:
+    tab_random(EPS, N_POP, TARGET)
+with tabs[2]:
+    tab_rounding(EPS, N_POP, TARGET)
+with tabs[3]:
+    tab_cluster(EPS, N_POP, TARGET, FRAME)
+with tabs[4]:
+    tab_strata(EPS, N_POP, TARGET, FRAME, FRAME_ID)

@@ -1,0 +1,188 @@
+"""AppTest of pages/coherence_explorer.py: defaults render, every control changes the output, the Run
+buttons produce results and exports, uploads are validated, and query parameters restore the view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine.data import census_population
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "coherence_explorer.py")
+
+
+def _app(**params) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at
+
+
+def _charts(at):
+    return at.get("plotly_chart")
+
+
+def _signature(at) -> tuple:
+    """Everything a user sees that a control could change (charts, tables, metrics, texts)."""
+    charts = tuple(c.proto.spec for c in _charts(at))
+    frames = tuple(d.value.to_csv() for d in at.dataframe)
+    metrics = tuple((m.label, m.value) for m in at.metric)
+    texts = tuple(x.value for x in list(at.markdown) + list(at.caption) + list(at.warning) + list(at.info))
+    return charts, frames, metrics, texts
+
+
+def _ok(at):
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_defaults_render():
+    at = _app().run()
+    _ok(at)
+    assert at.title[0].value == "Coherence explorer"
+    assert len(_charts(at)) >= 4  # preview (2) and theory (2)
+    assert at.radio(key="coh_release").value == "clear"
+    assert at.selectbox(key="coh_label").value == "DREM"
+    assert at.slider(key="coh_alpha").value == pytest.approx(0.2)
+    table = at.dataframe[0].value
+    assert list(table["group"]) == ["Everyone", "DREM = 1"]
+    assert any("seed 0" in c.value for c in at.caption)  # stochastic results show their seed
+
+
+def test_every_control_changes_the_output():
+    at = _app(coh_n="2000", coh_trees="10").run()
+    _ok(at)
+    steps = [
+        ("coh_alpha", lambda a: a.slider(key="coh_alpha").set_value(0.9)),
+        ("coh_seed", lambda a: a.number_input(key="coh_seed").set_value(5)),
+        ("coh_n", lambda a: a.slider(key="coh_n").set_value(3000)),
+        ("coh_lens", lambda a: a.multiselect(key="coh_lens").set_value(["AGEP", "EDU", "SEX"])),
+        ("coh_groups", lambda a: a.multiselect(key="coh_groups").set_value(
+            ["Everyone", "Has the sensitive attribute", "Age 65+"])),
+        ("coh_gamma", lambda a: a.number_input(key="coh_gamma").set_value(400.0)),
+        ("coh_gamma_mode", lambda a: a.radio(key="coh_gamma_mode").set_value("% of n")),
+        ("coh_learner", lambda a: a.selectbox(key="coh_learner").set_value("decision_tree")),
+        ("coh_output", lambda a: a.radio(key="coh_output").set_value("soft")),
+        ("coh_trees", lambda a: a.selectbox(key="coh_learner").set_value("random_forest")),
+        ("coh_trees_value", lambda a: a.slider(key="coh_trees").set_value(30)),
+        ("coh_view", lambda a: a.selectbox(key="coh_view").set_value("Everyone")),
+        ("coh_ecdf", lambda a: a.toggle(key="coh_ecdf").set_value(True)),
+        ("coh_coarsen", lambda a: a.toggle(key="coh_coarsen").set_value(True)),
+        ("coh_bins", lambda a: a.slider(key="coh_bins").set_value(4)),
+        ("coh_features", lambda a: a.multiselect(key="coh_features").set_value(["AGEP", "SEX"])),
+        ("coh_release_cols", lambda a: a.radio(key="coh_release").set_value("column_subset")),
+        ("coh_release", lambda a: a.radio(key="coh_release").set_value("dp_histogram")),
+        ("coh_eps", lambda a: a.select_slider(key="coh_eps").set_value("0.1")),
+        ("coh_release_gauss", lambda a: a.radio(key="coh_release").set_value("gaussian_histogram")),
+        ("coh_delta_exp", lambda a: a.slider(key="coh_delta_exp").set_value(-9)),
+        ("coh_release_sub", lambda a: a.radio(key="coh_release").set_value("subsample")),
+        ("coh_k", lambda a: a.number_input(key="coh_k").set_value(200)),
+        ("coh_reps", lambda a: a.slider(key="coh_reps").set_value(7)),
+        ("coh_beta", lambda a: a.select_slider(key="coh_beta").set_value("1e-6")),
+        ("coh_hyp_eps", lambda a: a.select_slider(key="coh_hyp_eps").set_value(0.1)),
+        ("coh_table1", lambda a: a.toggle(key="coh_table1").set_value(True)),
+        ("coh_sec7", lambda a: a.toggle(key="coh_sec7").set_value(True)),
+        ("coh_sensitive", lambda a: a.selectbox(key="coh_sensitive").set_value("2")),
+        ("coh_label", lambda a: a.selectbox(key="coh_label").set_value("SEX")),
+    ]
+    for name, act in steps:
+        before = _signature(at)
+        act(at).run()
+        _ok(at)
+        assert _signature(at) != before, f"changing {name} did not change the output"
+
+
+def test_table1_matches_paper_claims():
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_table1="true").run()
+    _ok(at)
+    t1 = next(d.value for d in at.dataframe if "ε printed in the paper" in d.value.columns)
+    assert len(t1) == 8
+    # seed §6.3: at α = 0.2, ε = 0.01 suffices for γ = 0.05n = 250,000
+    row = t1[t1["α"] == 0.2].iloc[0]
+    assert row["γ required at that ε"] <= 250_000 and row["largest ε (Thm 7)"] >= 0.01
+
+
+def test_run_experiment_and_exports():
+    at = _app(coh_n="2000", coh_reps="5", coh_learner="Decision tree").run()
+    at.button(key="coh_run").click().run()
+    _ok(at)
+    assert len(_charts(at)) >= 7
+    labels = [m.label for m in at.metric]
+    assert "β̂(α): share of runs failing" in labels
+    dls = {d.proto.label for d in at.get("download_button")}
+    assert {"Download table (CSV)", "Download parameters (JSON)", "Download figure (HTML)"} <= dls
+    # α is applied to the stored result without re-running
+    before = next(m.value for m in at.metric if m.label.startswith("β̂"))
+    at.slider(key="coh_alpha").set_value(2.0).run()
+    _ok(at)
+    assert next(m.value for m in at.metric if m.label.startswith("β̂")) == "0/5"
+    assert before != "0/5"
+    # a settings change keeps the old result with a notice
+    at.slider(key="coh_bins").set_value(5).run()
+    at.toggle(key="coh_coarsen").set_value(True).run()
+    assert any("Settings changed" in w.value for w in at.warning)
+
+
+def test_epsilon_sweep_button():
+    at = _app(coh_n="2000", coh_reps="5", coh_learner="Decision tree",
+              coh_release="ε-DP histogram → synthetic records (Laplace)").run()
+    _ok(at)
+    n0 = len(_charts(at))
+    at.button(key="coh_sweep_run").click().run()
+    _ok(at)
+    assert len(_charts(at)) == n0 + 1
+
+
+def test_bad_upload_shows_message():
+    at = _app(coh_source="Upload a CSV").run()
+    assert not at.exception
+    assert at.info  # explains the expected format before any upload
+    at.file_uploader(key="coh_upload").set_value(("bad.csv", b"just one column\n1\n2\n", "text/csv")).run()
+    assert not at.exception
+    assert at.error and "cannot be used" in at.error[0].value
+    assert "column" in at.error[0].value.lower()
+
+
+def test_upload_without_label_candidate():
+    rows = "\n".join(f"{i},{i * 2}" for i in range(30))
+    at = _app(coh_source="Upload a CSV").run()
+    at.file_uploader(key="coh_upload").set_value(("x.csv", f"a,b\n{rows}\n".encode(), "text/csv")).run()
+    assert not at.exception
+    assert at.error and "label" in at.error[0].value
+
+
+def test_upload_with_nist_columns_offers_paper_preset():
+    df = census_population(600, seed=4)[["AGEP", "DENSITY", "INDP_CAT", "INDP", "SEX", "EDU", "HISP", "RAC1P", "DREM"]]
+    data = df.to_csv(index=False, na_rep="N").encode()
+    at = _app(coh_source="Upload a CSV", coh_learner="Decision tree").run()
+    at.file_uploader(key="coh_upload").set_value(("acs.csv", data, "text/csv")).run()
+    _ok(at)
+    at.button(key="coh_paper_preset").click().run()
+    _ok(at)
+    assert at.slider(key="coh_reps").value == 100
+    assert at.selectbox(key="coh_learner").value == "random_forest"
+    assert at.selectbox(key="coh_label").value == "DREM"
+    assert list(at.multiselect(key="coh_lens").value) == ["AGEP", "DENSITY", "INDP_CAT", "INDP", "SEX", "EDU",
+                                                          "HISP", "RAC1P"]
+
+
+def test_shared_dataset_source():
+    at = _app(coh_source="Shared dataset (sidebar picker)", dataset="ACS 2012 sample",
+              coh_learner="Decision tree").run()
+    _ok(at)
+    assert at.selectbox(key="coh_label").value == "disability"
+    assert len(_charts(at)) >= 4
+
+
+def test_deep_link_restores_state():
+    at = _app(coh_alpha="0.55", coh_release="Random subsample in the clear", coh_k="300", coh_seed="7",
+              coh_n="2000", coh_beta="1e-3").run()
+    _ok(at)
+    assert at.slider(key="coh_alpha").value == pytest.approx(0.55)
+    assert at.radio(key="coh_release").value == "subsample"
+    assert at.number_input(key="coh_k").value == 300
+    assert at.number_input(key="coh_seed").value == 7
+    assert at.select_slider(key="coh_beta").value == "1e-3"

@@ -1,0 +1,238 @@
+"""AppTest for pages/leximax_cohort_picker.py: defaults, controls, uploads, infeasible quotas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "leximax_cohort_picker.py")
+TAB_B = "Finite-set explorer"
+TAB_C = "Citizens' assembly (quotas)"
+
+
+def app(**params) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def metric(at, label):
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def texts(at):
+    return " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+
+
+def test_defaults_render_lx1():
+    at = app()
+    assert not at.exception and not at.error
+    assert metric(at, "Smallest expected utility") == "1.033"            # 31/30, spec LX1 k = 3
+    assert metric(at, "Verified (Algorithm 2)") == "✓ verified"
+    assert metric(at, "Σx (expected size)") == "3"
+    assert len(at.get("plotly_chart")) >= 5
+    assert "seed 0" in texts(at)
+
+
+def test_k_and_mode_change_output():
+    at = app()
+    at.slider(key="lx_k").set_value(1).run()
+    assert not at.exception
+    assert metric(at, "Smallest expected utility") == "0.3636"           # 4/11, LX1 k = 1
+    at.slider(key="lx_k").set_value(3).run()
+    at.radio(key="lx_mode").set_value("ε-significant").run()
+    assert not at.exception
+    # ε = 0.05: γ*_1 = 31/30 still, but the profile changes (C_1 lowered by ε): the worst group is below 31/30
+    assert metric(at, "Smallest expected utility") != "1.033"
+    at.radio(key="lx_mode").set_value("Custom α").run()
+    at.text_input(key="lx_alpha").set_value("0.1,0.1,0.1,0.1").run()
+    assert not at.exception and not at.error
+    at.text_input(key="lx_alpha").set_value("0.1,x").run()
+    assert any("Custom α needs 4" in e.value for e in at.error)
+
+
+def test_sampler_draws_seed_delta_solver_change_output():
+    at = app()
+    before = texts(at)
+    at.selectbox(key="lx_sampler").set_value("independent").run()
+    assert not at.exception and texts(at) != before
+    before = texts(at)
+    at.select_slider(key="lx_draws").set_value(2_000).run()
+    assert not at.exception and texts(at) != before
+    before = texts(at)
+    at.number_input(key="lx_seed").set_value(5).run()
+    assert not at.exception and "seed 5" in texts(at) and texts(at) != before
+    before = texts(at)
+    at.slider(key="lx_delta").set_value(0.5).run()
+    assert not at.exception and texts(at) != before
+    at.selectbox(key="lx_solver").set_value("cvxpy").run()
+    assert not at.exception and metric(at, "Smallest expected utility") == "1.033"
+    before = [m.value for m in at.metric]
+    at.radio(key="lx_mode").set_value("ε-significant").run()
+    at.slider(key="lx_eps").set_value(0.2).run()
+    assert not at.exception and [m.value for m in at.metric] != before
+
+
+def test_presets_and_random_pool():
+    at = app()
+    at.selectbox(key="lx_preset").set_value("Fair arbitration").run()
+    assert not at.exception
+    assert at.slider(key="lx_k").value == 1
+    assert metric(at, "Smallest expected utility") == "0.5"
+    at.selectbox(key="lx_source").set_value("Random").run()
+    assert not at.exception and not at.error
+    v1 = metric(at, "Smallest expected utility")
+    at.number_input(key="lx_pool_seed").set_value(3).run()
+    assert metric(at, "Smallest expected utility") != v1
+    at.slider(key="lx_m").set_value(6).run()
+    at.slider(key="lx_n").set_value(40).run()
+    assert not at.exception
+    at.selectbox(key="lx_grid").set_value(0.01).run()
+    assert not at.exception
+
+
+def test_volunteer_preset_needs_solve_button():
+    at = app(lx_preset="Volunteer pool by membership")
+    assert not at.exception
+    assert not at.metric                                   # 500 × 21 > 5,000: behind the Solve button
+    at.button(key="lx_solve_btn").click().run()
+    assert not at.exception
+    assert float(metric(at, "Σx (expected size)")) == pytest.approx(40)
+
+
+def test_crosscheck_and_draw_buttons():
+    at = app()
+    at.button(key="lx_crosscheck").click().run()
+    assert any("agrees" in s.value for s in at.success)
+    at.button(key="lx_draw").click().run()
+    assert any("seed **0**" in s.value for s in at.success)
+    at.button(key="lx_draw").click().run()
+    assert any("seed **1**" in s.value for s in at.success)
+    assert not at.exception
+
+
+def test_deep_link_restores_state():
+    at = app(lx_k="2", lx_mode="Exact", lx_seed="9")
+    assert at.slider(key="lx_k").value == 2
+    assert metric(at, "Smallest expected utility") == "0.7222"           # 13/18, LX1 k = 2
+    assert "seed 9" in texts(at)
+
+
+def frame_with(at, column):
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def _upload(at, key, data: bytes, name="x.csv"):
+    up = next(u for u in at.get("file_uploader") if u.key == key) if hasattr(at, "get") else None
+    up.set_value((name, data, "text/csv"))
+    return at.run()
+
+
+def test_values_csv_upload_good_and_bad():
+    at = app(lx_source="Values CSV")
+    assert not at.exception and any("Upload a CSV" in i.value for i in at.info)
+    good = b"name,North,South\nann,0.5,0.1\nbob,0.2,0.9\ncid,0.7,0.4\n"
+    _upload(at, "lx_values_csv", good)
+    assert not at.exception and not at.error
+    assert at.metric
+    bad = b"name,North,South\nann,0.5,1.7\nbob,0.2,0.9\n"
+    _upload(at, "lx_values_csv", bad)
+    assert not at.exception
+    assert any("rescale by the maximum" in e.value for e in at.error)
+    text = b"name,North\nann,high\nbob,low\n"
+    _upload(at, "lx_values_csv", text)
+    assert any("not numeric" in e.value for e in at.error)
+    binary = b"PK\x03\x04\x00\x00binary"
+    _upload(at, "lx_values_csv", binary)
+    assert any("binary file" in e.value for e in at.error) and not at.exception
+
+
+def test_attributes_csv_upload():
+    at = app(lx_source="Attributes CSV")
+    data = b"id,gender,age\nc1,F,young\nc2,F,old\nc3,M,young\nc4,M,old\nc5,M,old\nc6,F,old\n"
+    _upload(at, "lx_attr_csv", data)
+    assert not at.exception and not at.error
+    at.slider(key="lx_k").set_value(2).run()
+    assert metric(at, "Smallest expected utility") == "1"                 # LX8 membership: y = (1,1,1,1)
+    at.selectbox(key="lx_rule").set_value("share").run()
+    assert not at.exception
+    at.text_input(key="lx_intersections").set_value("gender=F & age").run()
+    assert any("column=value" in e.value for e in at.error)
+
+
+def test_finite_set_tab():
+    at = app(lx_tab=TAB_B)
+    assert not at.exception and not at.error
+    tab = frame_with(at, "ε-significant")
+    assert list(tab["ε-significant"]) == [False, False, False, False, True]   # LX6
+    at.selectbox(key="lx_fs_preset").set_value("Example 13 (significant recursive)").run()
+    assert not at.exception
+    assert at.slider(key="lx_fs_eps").value == pytest.approx(0.01)
+    tab = frame_with(at, "ε-significant")
+    assert list(tab["ε-significant"]) == [False, True]
+    at.slider(key="lx_fs_eps").set_value(0.0).run()
+    assert list(frame_with(at, "ε-significant")["ε-significant"]) == [True, False]
+    at.selectbox(key="lx_fs_preset").set_value("Example 17 (noise)").run()
+    assert not at.exception and not at.error
+    assert frame_with(at, "(ε−2δ, ε+2δ)-significant (true)")["(ε−2δ, ε+2δ)-significant (true)"].all()
+
+
+def test_quota_tab_tiny_and_draw():
+    at = app(lx_tab=TAB_C)
+    assert not at.exception and not at.error
+    assert metric(at, "Smallest chance") == "0.2500"
+    assert metric(at, "Gini") == "0.1875"
+    at.button(key="lx_q_draw").click().run()
+    assert not at.exception
+    assert any("seed **0**" in s.value for s in at.success)
+    assert all(v == "✓" for v in frame_with(at, "met")["met"])
+    at.selectbox(key="lx_q_colour").set_value("age").run()
+    assert not at.exception
+
+
+def test_quota_tab_infeasible_message():
+    at = app(lx_tab=TAB_C, lx_q_k="6")
+    assert not at.exception
+    err = " ".join(e.value for e in at.error)
+    assert "cannot all be met" in err
+    assert "The minimums for gender add up to 4" not in err
+    assert any("Smallest change" in m.value for m in at.markdown)
+
+
+def test_quota_uploads_bad_quota_file():
+    at = app(lx_tab=TAB_C, lx_q_source="Upload")
+    assert not at.exception
+    pool = b"person_id,gender\nP1,F\nP2,M\nP3,F\nP4,M\n"
+    _upload(at, "lx_q_pool_csv", pool)
+    _upload(at, "lx_q_quota_csv", b"a,b\n1,2\n3,4\n")
+    assert any("feature, value, min, max" in e.value for e in at.error)
+    _upload(at, "lx_q_quota_csv", b"feature,value,min,max\ngender,F,1,2\ngender,M,1,2\n")
+    at.number_input(key="lx_q_k").set_value(2).run()
+    assert not at.exception and not at.error
+    assert metric(at, "Smallest chance") == "0.5000"
+    _upload(at, "lx_q_quota_csv", b"feature,value,min,max\ngender,F,1,2\n")
+    assert any("'gender' has pool value 'M' with no quota row" in e.value for e in at.error)
+    _upload(at, "lx_q_quota_csv", b"feature,value,min,max\ngender,F,3,4\ngender,M,0,2\n")
+    assert any("Quota needs at least 3 'F' (gender) but the pool has only 2." in e.value for e in at.error)
+    assert not at.exception
+
+
+def test_quota_tab_volunteer_needs_button():
+    at = app(lx_tab=TAB_C, lx_q_source="Volunteer pool 500 / 6 features / panel 40")
+    assert not at.exception and not at.error
+    assert at.number_input(key="lx_q_k").value == 40
+    assert any("Compute leximin" in i.value for i in at.info)
+
+
+@pytest.mark.slow
+def test_quota_tab_volunteer_compute_with_time_limit():
+    at = app(lx_tab=TAB_C, lx_q_source="Volunteer pool 500 / 6 features / panel 40", lx_q_time="10")
+    at.button(key="lx_q_run").click()
+    at.run(timeout=120)
+    assert not at.exception
+    assert any(m.label == "Smallest chance" for m in at.metric)
+    assert metric(at, "Equal share k/n") == "0.0800"

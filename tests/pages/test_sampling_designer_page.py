@@ -1,0 +1,200 @@
+"""AppTest checks for pages/sampling_designer.py: defaults, every control moves the output, bad uploads."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+
+PAGE = str(ROOT / "pages" / "sampling_designer.py")
+
+
+def fresh() -> AppTest:
+    return AppTest.from_file(PAGE, default_timeout=60)
+
+
+@pytest.fixture(scope="module")
+def base() -> AppTest:
+    at = fresh().run()
+    assert not at.exception
+    return at
+
+
+def snapshot(at: AppTest) -> str:
+    """Everything a user sees that depends on the inputs: metrics, text, and the charts' specs."""
+    parts = [f"{m.label}={m.value}" for m in at.metric]
+    parts += [e.value for e in at.markdown] + [e.value for e in at.caption]
+    parts += [e.value for e in at.error] + [e.value for e in at.warning]
+    parts += [hashlib.sha1(c.proto.spec.encode()).hexdigest() for c in at.get("plotly_chart")]
+    return "\n".join(parts)
+
+
+def metric_value(at: AppTest, label: str) -> float:
+    for m in at.metric:
+        if m.label == label:
+            return float(m.value.replace(",", ""))
+    raise KeyError(label)
+
+
+def test_defaults_render(base):
+    assert not at_errors_unexpected(base)
+    charts = base.get("plotly_chart")
+    assert len(charts) >= 9
+    # SRSWOR default: ε = 1, m = 100, n = 10,000 → log1p(0.01·(e − 1)) (Theorem 2)
+    assert metric_value(base, "population ε′") == pytest.approx(math.log1p(0.01 * math.expm1(1.0)), rel=1e-3)
+    # Tab 4 equal clusters c = 20, k = 100, ℓ = 10, ε = 1: near-total loss of amplification
+    assert metric_value(base, "upper ε′ (Thm 8)") == pytest.approx(1.0, abs=1e-3)
+    # stratified default (SP18): worst Neyman shift 9.589, rounded ‖Δ‖₁ = 10, ‖Δ‖∞ = 5
+    assert metric_value(base, "worst L1 shift (continuous)") == pytest.approx(9.589, abs=1e-3)
+    assert metric_value(base, "‖Δ‖₁ of the sample sizes") == 10
+    assert any("make privacy worse" in e.value for e in base.error)
+    # every tab explains its plots in plain words with a paper reference
+    assert sum("Reading:" in c.value or "Theorems 7–9" in c.value for c in base.caption) >= 8
+
+
+def at_errors_unexpected(at: AppTest) -> list[str]:
+    expected = ("make privacy worse", "Almost no amplification", "No amplification")
+    return [e.value for e in at.error if not any(x in e.value for x in expected)]
+
+
+def _set(at: AppTest, key: str, value):
+    for kind in ("select_slider", "slider", "number_input", "toggle", "radio", "selectbox", "multiselect",
+                 "text_input", "text_area"):
+        try:
+            w = getattr(at, kind)(key=key)
+        except KeyError:
+            continue
+        if kind == "select_slider":   # log sliders snap to a 3-significant-figure grid
+            opts = [float(o) for o in w.options]
+            value = min(opts, key=lambda o: abs(math.log(o) - math.log(value)))
+        w.set_value(value)
+        return at.run()
+    raise KeyError(key)
+
+
+CONTROLS = [
+    # (setup: list of (key, value) applied first, key, new value)
+    ([], "sd_eps", 0.5),
+    ([], "sd_delta_on", True),
+    ([("sd_delta_on", True)], "sd_delta", 1e-4),
+    ([], "sd_n", 20000),
+    ([], "sd_target", 0.5),
+    ([("sd_m", 500)], "sd_size_mode", "sampling rate q"),
+    ([("sd_size_mode", "sampling rate q")], "sd_rate", 0.1),
+    ([], "sd_m", 500),
+    ([], "sd_schemes", ["SRSWR"]),
+    ([], "sd_show_rounding", False),
+    ([], "sd_show_cluster", False),
+    ([], "sd_family", "uniform"),
+    ([], "sd_mean", 3000.0),
+    ([], "sd_sigma", 900.0),
+    ([("sd_family", "uniform")], "sd_low", 1000),
+    ([("sd_family", "uniform")], "sd_high", 9000),
+    ([("sd_family", "mixture with a tiny chance of taking everyone")], "sd_base", "point mass"),
+    ([("sd_family", "mixture with a tiny chance of taking everyone"), ("sd_eps", 0.01)], "sd_p_full", 0.1),
+    ([], "sd_r", 0.2),
+    ([], "sd_pair_n", 24),
+    ([], "sd_saw_from", 100),
+    ([], "sd_saw_len", 500),
+    ([], "sd_delta_sizes", "1, 1"),
+    ([], "sd_size_src", "list"),
+    ([], "sd_k", 50),
+    ([], "sd_c", 2),
+    ([("sd_size_src", "list")], "sd_size_list", "1, 2, 3, 4, 5, 6"),
+    ([("sd_size_src", "lognormal generator")], "sd_gen_median", 3.0),
+    ([("sd_size_src", "lognormal generator")], "sd_gen_sigma", 1.5),
+    ([("sd_size_src", "lognormal generator")], "sd_gen_seed", 7),
+    ([], "sd_ell", 50),
+    ([("sd_c", 1)], "sd_rw", 0.1),
+    ([], "sd_ec_share", 0.5),
+    ([], "sd_et", 10.0),
+    ([], "sd_preset", "Allocation example"),
+    ([], "sd_alloc_m", 300),
+    ([], "sd_U", 50.0),
+    ([("sd_alloc_m", 12)], "sd_mmin", 4),
+    ([], "sd_methods", ["proportional"]),
+    ([], "sd_logy", True),
+    ([], "sd_outside", True),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("setup, key, value", CONTROLS, ids=[c[1] for c in CONTROLS])
+def test_each_control_changes_output(setup, key, value):
+    at = fresh().run()
+    for k, v in setup:
+        at = _set(at, k, v)
+    before = snapshot(at)
+    at = _set(at, key, value)
+    assert not at.exception, at.exception
+    assert not at_errors_unexpected(at), at_errors_unexpected(at)
+    assert snapshot(at) != before, f"moving {key} changed nothing"
+
+
+def test_figure2_button_and_draw_button():
+    at = fresh().run()
+    at.button(key="sd_fig2").click().run()
+    assert not at.exception
+    assert at.select_slider(key="sd_eps").value == pytest.approx(0.01)
+    assert at.number_input(key="sd_n").value == 10_000
+    # Figure 2 at σ = 100: bounds close to ε/2
+    assert metric_value(at, "upper ε′ (Thm 3)") == pytest.approx(0.005, abs=2e-4)
+    at.number_input(key="sd_draw_seed").set_value(3).run()
+    at.button(key="sd_draw").click().run()
+    assert not at.exception
+    assert any("Draw (seed 3)" in m.value for m in at.markdown)
+
+
+def test_deep_link_restores_state():
+    at = fresh()
+    at.query_params["sd_eps"] = "0.501"
+    at.query_params["sd_m"] = "2000"
+    at.query_params["sd_n"] = "10000"
+    at.run()
+    assert not at.exception
+    assert at.select_slider(key="sd_eps").value == pytest.approx(0.501)
+    assert metric_value(at, "population ε′") == pytest.approx(math.log1p(0.2 * math.expm1(0.501)), rel=1e-3)
+
+
+def test_rounding_banner_above_crossover():
+    at = fresh().run()
+    at = _set(at, "sd_r", 0.5)
+    assert any("No amplification guaranteed" in e.value for e in at.error)
+
+
+def _upload(at: AppTest, data: bytes, name: str = "frame.csv") -> AppTest:
+    at.file_uploader(key="sd_frame").set_value((name, data, "text/csv"))
+    return at.run()
+
+
+def test_good_frame_upload_fills_strata_and_clusters():
+    rows = ["region,block,income"] + [f"{'N' if i % 3 else 'S'},{i % 7},{(i * 37) % 100}" for i in range(300)]
+    at = _upload(fresh().run(), "\n".join(rows).encode())
+    at.selectbox(key="sd_col_stratum").set_value("region").run()
+    at.selectbox(key="sd_col_cluster").set_value("block").run()
+    at.selectbox(key="sd_col_value").set_value("income").run()
+    assert not at.exception
+    assert any("Design values computed from this file" in w.value for w in at.warning)
+    assert any("300 units" in s.value for s in at.success)
+    at.radio(key="sd_size_src").set_value("uploaded frame").run()
+    assert not at.exception and not at_errors_unexpected(at)
+
+
+@pytest.mark.parametrize("data, columns, message", [
+    (b"", None, "empty"),
+    (b"\x00\x01\x02\xff\xfe", None, "could not be read"),
+    (b"s,v\na,1\nb,x\nc,3\n", ("s", "(none)", "v"), "must be numeric"),
+    (("s,v\n" + "\n".join(f"s{i},{i}" for i in range(250))).encode(), ("s", "(none)", "v"), "at most 200"),
+    (b"s,k\na,1\nb,1\n", ("(none)", "k", "(none)"), "fewer than 2"),
+])
+def test_bad_frame_upload_shows_clear_error(data, columns, message):
+    at = _upload(fresh().run(), data)
+    if columns:
+        for key, col in zip(("sd_col_stratum", "sd_col_cluster", "sd_col_value"), columns):
+            at.selectbox(key=key).set_value(col).run()
+    assert not at.exception
+    assert any(message in e.value for e in at.error), [e.value for e in at.error]

@@ -1,0 +1,294 @@
+"""Tests for engine.accounting: spec §9 worked examples, §8 cross-checks against dp-accounting, properties."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dp_accounting
+from dp_accounting.pld import accountant as pld_accountant
+from dp_accounting.pld.common import DifferentialPrivacyParameters
+from dp_accounting.rdp import rdp_privacy_accountant as rdpa
+from engine import accounting as A
+from engine import mechanisms as M
+
+REL = 1e-6
+
+
+# --------------------------------------------------------------------------- worked examples (spec §9)
+def test_conversion_examples():
+    assert A.zcdp_to_dp(0.1, 1e-5, method="standard") == pytest.approx(2.245966, rel=REL)
+    assert A.zcdp_to_dp(0.1, 1e-5, method="bun_steinke") == pytest.approx(2.191315, rel=REL)
+    assert A.zcdp_to_dp(0.1, 1e-5) == pytest.approx(2.191315, rel=REL)
+    assert A.zcdp_rho_for_epsilon(2.0, 1e-5) == pytest.approx(0.08453883, rel=REL)
+    assert A.pure_to_zcdp(0.2) == pytest.approx(0.02, rel=1e-12)
+
+
+def test_laplace_50_example():
+    t = A.composition_table([A.laplace(0.2, count=50)], delta=1e-5).set_index("rule")["epsilon"]
+    assert t["basic"] == pytest.approx(10, rel=REL)
+    assert t["advanced"] == pytest.approx(7.782820, rel=REL)
+    assert t["kov_analytic"] == pytest.approx(7.782820, rel=REL)
+    assert t["kov_optimal"] == pytest.approx(6.307778, rel=REL)
+    assert t["zcdp"] == pytest.approx(7.786140, rel=REL)
+
+
+def test_kov_optimal_delta_example():
+    expected = (math.e**2 - math.e) / (1 + math.exp(0.5)) ** 4
+    assert expected == pytest.approx(0.09489511, rel=REL)
+    assert A.kov_optimal_delta([0.5] * 4, epsilon_g=1.0) == pytest.approx(expected, rel=1e-12)
+
+
+def test_mixed_list_example():
+    ms = [A.laplace(0.2, count=30), A.gaussian(10, count=20)]
+    assert M.gaussian_epsilon(2.5e-8, sigma=10) == pytest.approx(0.4750978, rel=REL)
+    r = {rule: A.compose(ms, delta=1e-6, rule=rule) for rule in A.ALL_RULES}
+    assert r["basic"].epsilon == pytest.approx(15.50196, rel=REL)
+    assert r["advanced"].epsilon == pytest.approx(15.69060, rel=REL)
+    assert r["kov_optimal"].epsilon == pytest.approx(12.36985, rel=REL)
+    assert r["zcdp"].epsilon == pytest.approx(6.919600, rel=REL)
+    assert r["rdp"].epsilon == pytest.approx(5.710805, rel=REL)
+    assert r["rdp"].order == pytest.approx(6.3)
+    assert r["pld"].epsilon == pytest.approx(5.4275, abs=2e-3)
+    assert not r["advanced_drv"].valid and not r["kov_analytic"].valid
+    assert "homogeneous" in r["kov_analytic"].note
+
+
+def test_rdp_laplace_example_matches_dp_accounting():
+    conv = A.rdp_to_dp(A.rdp_curve(A.laplace(1.0)), delta=1e-5)
+    assert conv.epsilon == pytest.approx(1.002824, rel=REL)
+    assert conv.order == 1024
+    acc = rdpa.RdpAccountant(list(A.RDP_ORDERS))
+    acc.compose(dp_accounting.LaplaceDpEvent(1.0))
+    assert conv.epsilon == pytest.approx(acc.get_epsilon(1e-5), rel=1e-9)
+
+
+def test_adaptive_examples():
+    seq = [0.1] * 5 + [0.05] * 20 + [0.2] * 3
+    assert A.filter_trace(seq, epsilon_g=2, delta_g=1e-6, rule="basic").halt_round == 28
+    assert A.filter_trace(seq, epsilon_g=2, delta_g=1e-6, rule="advanced").halt_round == 9
+    assert A.filter_trace(seq, epsilon_g=2, delta_g=1e-6, rule="zcdp").halt_round == 26
+    assert A.zcdp_rho_for_epsilon(2, 1e-6, method="standard") == pytest.approx(0.06757388, rel=REL)
+    assert A.odometer_advanced(seq, delta_g=1e-6, n=10**4) == pytest.approx(4.150081, rel=REL)
+    assert A.odometer_advanced(seq[:5], delta_g=1e-6, n=10**4) == pytest.approx(1.948346, rel=REL)
+    assert A.odometer_zcdp([e * e / 2 for e in seq], delta_g=1e-6, n=10**4) == pytest.approx(4.141732, rel=REL)
+    assert A.filter_rounds(0.05, epsilon_g=1, delta_g=1e-5) == 7
+    assert A.filter_rounds(0.05, epsilon_g=1, delta_g=1e-5, rule="basic") == 20
+
+
+def test_filter_constant():
+    c = A.filter_constant_optimal() / 8
+    assert c == pytest.approx(2 + math.log1p(c), rel=1e-12)
+    assert A.filter_constant_optimal() == pytest.approx(A.FILTER_CONSTANT, abs=0.01)
+
+
+# --------------------------------------------------------------------------- §8 cross-checks
+@pytest.mark.parametrize("e0", [0.01, 0.1, 0.5])
+@pytest.mark.parametrize("k", [1, 10, 100, 1000])
+def test_laplace_ordering(e0, k):
+    ms = [A.laplace(e0, count=k)]
+    r = {rule: A.compose(ms, delta=1e-6, rule=rule) for rule in ("basic", "advanced", "kov_analytic", "kov_optimal",
+                                                                  "rdp", "pld")}
+    assert r["kov_optimal"].epsilon <= r["kov_analytic"].epsilon + 1e-12
+    assert r["kov_analytic"].epsilon <= min(r["basic"].epsilon, r["advanced"].epsilon) + 1e-12
+    assert r["pld"].epsilon <= r["kov_optimal"].epsilon + 1e-4
+    assert r["rdp"].epsilon >= r["pld"].epsilon - 1e-4
+
+
+@pytest.mark.parametrize("rows", [
+    [(0.3, 0.0, 40)],
+    [(0.1, 0.0, 25), (0.4, 0.0, 10)],
+    [(0.05, 0.0, 20), (0.2, 0.0, 6), (0.5, 0.0, 3)],
+    [(0.2, 1e-8, 30)],
+])
+def test_pld_equals_optimal_composition(rows):
+    ms = [A.approx_dp(e, d, count=c) if d else A.pure_dp(e, count=c) for e, d, c in rows]
+    opt = A.compose(ms, delta=1e-5, rule="kov_optimal").epsilon
+    pld = A.compose(ms, delta=1e-5, rule="pld").epsilon
+    assert pld == pytest.approx(opt, abs=1e-4)
+    if all(d == 0 for _, d, _ in rows):
+        # discrete Laplace with Δ/t = εᵢ has privacy loss ±εᵢ: the same worst case
+        dl = [A.discrete_laplace(1.0 / e, count=c) for e, _, c in rows]
+        assert A.compose(dl, delta=1e-5, rule="pld").epsilon == pytest.approx(opt, abs=1e-4)
+
+
+@pytest.mark.parametrize("e0,k", [(0.1, 10), (0.5, 50), (0.2, 100), (1.0, 7)])
+def test_kov_optimal_within_dp_accounting_grid(e0, k):
+    a = pld_accountant.advanced_composition(DifferentialPrivacyParameters(e0, 0), k, 1e-6)
+    opt = A.kov_optimal_composition([e0] * k, delta=1e-6).epsilon
+    assert a - 2 * e0 < opt <= a + 1e-9
+
+
+def test_rdp_matches_rdp_accountant():
+    ms = [A.laplace(0.3, count=7), A.gaussian(4.0, count=11), A.zcdp(0.01, count=3)]
+    acc = rdpa.RdpAccountant(list(A.RDP_ORDERS))
+    acc.compose(dp_accounting.LaplaceDpEvent(1 / 0.3), 7)
+    acc.compose(dp_accounting.GaussianDpEvent(4.0), 11)
+    acc.compose(dp_accounting.ZCDpEvent(0.01), 3)
+    for delta in (1e-3, 1e-6, 1e-10):
+        ours = A.compose(ms, delta=delta, rule="rdp").epsilon
+        assert ours == pytest.approx(acc.get_epsilon(delta), rel=1e-9)
+
+
+@pytest.mark.parametrize("m,k", [(2.0, 1), (5.0, 10), (20.0, 100)])
+def test_gaussian_composition(m, k):
+    ms = [A.gaussian(m, count=k)]
+    exact = M.gaussian_epsilon(1e-6, sigma=m / math.sqrt(k))
+    pld = A.compose(ms, delta=1e-6, rule="pld").epsilon
+    rdp = A.compose(ms, delta=1e-6, rule="rdp").epsilon
+    assert pld == pytest.approx(exact, abs=1e-4)
+    assert rdp >= exact - 1e-12
+
+
+@settings(max_examples=30)
+@given(lr=st.floats(math.log(1e-3), math.log(10)), ld=st.floats(math.log(1e-10), math.log(1e-3)))
+def test_zcdp_looser_than_rdp_looser_than_exact(lr, ld):
+    rho, delta = math.exp(lr), math.exp(ld)
+    m = 1 / math.sqrt(2 * rho)  # one Gaussian with this ρ
+    z = A.zcdp_to_dp(rho, delta)
+    r = A.rdp_to_dp(rho * A.RDP_ORDERS, delta=delta).epsilon
+    assert z >= r - 1e-9
+    assert r >= M.gaussian_epsilon(delta, sigma=m) - 1e-9
+
+
+@settings(max_examples=40)
+@given(lr=st.floats(math.log(1e-5), math.log(10)), ld=st.floats(math.log(1e-300), math.log(0.5)))
+def test_zcdp_best_and_roundtrip(lr, ld):
+    rho, delta = math.exp(lr), math.exp(ld)
+    best = A.zcdp_to_dp(rho, delta)
+    assert best == min(A.zcdp_to_dp(rho, delta, method="standard"), A.zcdp_to_dp(rho, delta, method="bun_steinke"))
+    assert best >= M.gaussian_epsilon(delta, sigma=1 / math.sqrt(2 * rho)) - 1e-9
+    assert A.zcdp_rho_for_epsilon(best, delta) == pytest.approx(rho, rel=1e-10)
+
+
+def test_discrete_gaussian_row():
+    r = A.compose([A.discrete_gaussian(3.0, count=5)], delta=1e-5, rule="pld")
+    c = A.compose([A.gaussian(3.0, count=5)], delta=1e-5, rule="pld")
+    assert r.valid and r.epsilon == pytest.approx(c.epsilon, rel=0.05)
+
+
+# --------------------------------------------------------------------------- properties
+@settings(max_examples=25)
+@given(e0=st.floats(0.01, 2.0), k=st.integers(1, 300), ld=st.floats(-12, -2))
+def test_optimal_below_advanced_and_basic(e0, k, ld):
+    ms = [A.laplace(e0, count=k)]
+    delta = 10**ld
+    opt = A.compose(ms, delta=delta, rule="kov_optimal").epsilon
+    assert opt <= A.compose(ms, delta=delta, rule="basic").epsilon + 1e-9
+    assert opt <= A.compose(ms, delta=delta, rule="advanced").epsilon + 1e-9
+    assert opt <= A.compose(ms, delta=delta, rule="kov_analytic").epsilon + 1e-9
+
+
+@settings(max_examples=25)
+@given(e0=st.floats(0.01, 2.0), k=st.integers(1, 200))
+def test_rules_monotone_in_k_and_delta(e0, k):
+    for rule in ("basic", "advanced", "kov_optimal", "zcdp", "rdp"):
+        a = A.compose([A.laplace(e0, count=k)], delta=1e-6, rule=rule).epsilon
+        b = A.compose([A.laplace(e0, count=k + 1)], delta=1e-6, rule=rule).epsilon
+        c = A.compose([A.laplace(e0, count=k)], delta=1e-4, rule=rule).epsilon
+        assert b >= a - 1e-9
+        assert c <= a + 1e-9
+
+
+@settings(max_examples=25)
+@given(seq=st.lists(st.floats(0.001, 0.5), min_size=1, max_size=60), lg=st.floats(-12, -1))
+def test_odometer_at_least_realised_sum(seq, lg):
+    dg = 10**lg * 0.36
+    s = math.fsum(seq)
+    assert A.odometer_basic(seq, delta_prime=dg) == pytest.approx(s)
+    # advanced-style odometers pay for not knowing the plan: never below the tanh-part nor the √ part
+    odo = A.odometer_advanced(seq, delta_g=dg, n=10**4)
+    assert odo >= math.fsum(e * math.expm1(e) / 2 for e in seq)
+    # ... and never below advanced composition with the plan known in advance (the invalid heuristic)
+    assert odo >= A.realized_advanced_heuristic(seq, delta=dg) - 1e-12
+    rhos = [e * e / 2 for e in seq]
+    z = A.odometer_zcdp(rhos, delta_g=dg, n=10**4)
+    if math.isfinite(z):
+        assert z >= A.zcdp_to_dp(math.fsum(rhos), dg, method="standard") - 1e-12
+
+
+@settings(max_examples=20)
+@given(e0=st.floats(0.001, 0.3), eg=st.floats(0.1, 5), lg=st.floats(-12, -2))
+def test_filter_rounds_agree_with_trace(e0, eg, lg):
+    dg = 10**lg
+    for rule in ("basic", "advanced", "zcdp"):
+        k = A.filter_rounds(e0, epsilon_g=eg, delta_g=dg, rule=rule)
+        if k > 3000:
+            continue
+        tr = A.filter_trace([e0] * (k + 1), epsilon_g=eg, delta_g=dg, rule=rule)
+        assert sum(tr.decisions) == k
+
+
+def test_filter_respects_budget_basic():
+    f = A.PrivacyFilter(epsilon_g=1.0, delta_g=1e-6, rule="basic")
+    assert all(f.request(epsilon=0.25) for _ in range(4))
+    assert not f.request(epsilon=0.01)
+    assert not f.request(epsilon=0.001)  # once halted, stays halted
+
+
+def test_pld_invalid_below_range_and_zcdp():
+    r = A.compose([A.laplace(0.1, count=5)], delta=1e-13, rule="pld")
+    assert not r.valid and "range" in r.note
+    r = A.compose([A.zcdp(0.1)], delta=1e-6, rule="pld")
+    assert not r.valid
+
+
+def test_kov_too_many_terms():
+    eps = list(np.linspace(0.01, 0.5, 25))
+    r = A.compose([A.pure_dp(e) for e in eps], delta=1e-6, rule="kov_optimal")
+    assert not r.valid and "PLD" in r.note
+
+
+def test_kov_exact_log_space_large():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = A.kov_optimal_composition([0.5] * 1000, delta=1e-6)
+    assert r.valid and math.isfinite(r.epsilon)
+    assert r.epsilon < A.advanced_composition([0.5] * 1000, delta=1e-6).epsilon
+
+
+def test_extremes_no_overflow():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for rule in A.ALL_RULES:
+            if rule == "pld":
+                continue
+            r = A.compose([A.laplace(50.0, count=3)], delta=1e-300, rule=rule)
+            assert r.valid is False or r.epsilon > 0
+        assert A.zcdp_to_dp(1e4, 1e-300) > 0
+        assert A.filter_bound([1e3, 2e3], epsilon_g=1, delta_g=1e-6) == math.inf
+        assert A.odometer_advanced([800.0], delta_g=1e-6, n=100) == math.inf
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: A.compose([], delta=1e-6, rule="basic"), "empty"),
+    (lambda: A.compose([A.laplace(1)], delta=0, rule="basic"), "delta"),
+    (lambda: A.odometer_advanced([0.1], delta_g=0.5, n=100), "1/e"),
+    (lambda: A.odometer_advanced([0.1], delta_g=1e-6, n=100, gamma=0.1), "exactly one"),
+    (lambda: A.odometer_advanced([0.1], delta_g=1e-6, n=5), "n must be ≥ 6"),
+    (lambda: A.advanced_composition_drv(-1, k=2, delta=1e-6), "epsilon"),
+    (lambda: A.laplace(float("inf")), "finite"),
+])
+def test_errors(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_curve_and_table_shapes():
+    df = A.composition_curve([A.laplace(0.1, count=1000)], delta=1e-6, ks=A.default_ks(1000, 40))
+    assert set(df["rule"]) == set(A.ALL_RULES)
+    assert (df["rule"] == "pld").sum() <= 12
+    lst = A.composition_curve([A.laplace(0.2, count=30), A.gaussian(10, count=20)], delta=1e-6, ks=[1, 30, 50])
+    b = lst[(lst.rule == "basic")].set_index("k")["epsilon"]
+    assert b[1] == pytest.approx(0.2) and b[30] == pytest.approx(6.0)
+
+
+def test_per_mechanism_and_max_mechanisms():
+    e0 = A.per_mechanism_epsilon("basic", epsilon=1.0, delta=1e-6, k=10)
+    assert e0 == pytest.approx(0.1, rel=1e-8)
+    assert A.max_mechanisms("basic", epsilon_each=0.1, epsilon=1.0, delta=1e-6) in (9, 10)
+    e0 = A.per_mechanism_epsilon("kov_optimal", epsilon=2.0, delta=1e-6, k=200)
+    assert A.compose([A.laplace(e0, count=200)], delta=1e-6, rule="kov_optimal").epsilon <= 2.0 + 1e-9

@@ -1,0 +1,195 @@
+"""Tests for engine.budget: spec §9 budget-planner examples, cvxpy cross-checks, properties."""
+
+import math
+from dataclasses import replace
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import special
+
+from engine import accounting as A
+from engine import budget as B
+
+# Allocations are rounded to 6 significant figures (spec §4.4), so worked values agree to ~1e-5.
+REL = 1e-5
+
+
+def rows(mech="laplace"):
+    return [B.StatisticSpec("count", "count", 50, mechanism=mech),
+            B.StatisticSpec("mean", "mean", 500, lower=0, upper=200_000, n=10_000, mechanism=mech),
+            B.StatisticSpec("hist", "histogram", 100, cells=10, mechanism=mech)]
+
+
+def eps(plan):
+    return [a.epsilon for a in plan.allocations]
+
+
+# --------------------------------------------------------------------------- worked examples (spec §9)
+def test_accuracy_first_examples():
+    p = B.plan_accuracy_first(rows(), rule="basic", delta=1e-6)
+    assert eps(p) == pytest.approx([0.05991465, 0.1198293, 0.05991465], rel=REL)
+    assert p.epsilon == pytest.approx(0.2396586, rel=REL)
+    assert B.plan_accuracy_first(rows(), reserve_fraction=0.2).budget == pytest.approx(0.2995732, rel=REL)
+    assert B.plan_accuracy_first(rows(), rule="kov_optimal").epsilon == pytest.approx(0.2396515, rel=REL)
+    assert B.plan_accuracy_first(rows(), rule="advanced").epsilon == pytest.approx(0.7822084, rel=REL)
+
+
+def test_joint_confidence_example():
+    p = B.plan_accuracy_first(rows(), rule="basic", joint_confidence=0.95)
+    assert eps(p) == pytest.approx([0.08764053, 0.1475552, 0.1336922], rel=REL)
+    assert p.epsilon == pytest.approx(0.3688879, rel=REL)
+    # the equal split of β (independent computation) is worse
+    equal = sum(d * math.log(c / (0.05 / 3)) / w for d, c, w in [(1, 1, 50), (20, 1, 500), (2, 10, 100)])
+    assert equal == pytest.approx(0.3735993, rel=1e-6)
+    assert p.epsilon < equal
+
+
+def test_budget_first_examples():
+    p = B.plan_budget_first(rows(), epsilon=0.5)
+    assert [a.half_width for a in p.allocations] == pytest.approx([23.96586, 239.6586, 47.93172], rel=REL)
+    held = [B.hold_at_half_width(rows()[0], 29.95732)] + rows()[1:]
+    p = B.plan_budget_first(held, epsilon=0.5, reserve_fraction=0.2)
+    assert [a.half_width for a in p.allocations] == pytest.approx([29.95732, 299.5732, 59.91465], rel=REL)
+    assert p.allocations[0].held and not p.allocations[1].held
+    p = B.plan_budget_first(rows(), epsilon=0.5, objective="weighted_mse")
+    assert eps(p) == pytest.approx([0.1393767, 0.2212467, 0.1393767], rel=REL)
+
+
+def test_gaussian_zcdp_examples():
+    p = B.plan_accuracy_first(rows("gaussian"), rule="zcdp")
+    assert [a.rho for a in p.allocations] == pytest.approx([7.682918e-4, 3.073167e-3, 3.841459e-4], rel=REL)
+    assert p.rho == pytest.approx(4.225605e-3, rel=REL)
+    assert p.epsilon == pytest.approx(0.4480618, rel=REL)
+    p = B.plan_budget_first(rows("gaussian"), rule="zcdp", epsilon=0.5)
+    assert p.budget == pytest.approx(5.205074e-3, rel=1e-6)
+    assert [a.half_width for a in p.allocations] == pytest.approx([45.05064, 450.5064, 90.10128], rel=REL)
+
+
+# --------------------------------------------------------------------------- cvxpy cross-checks (spec §8.7)
+def test_joint_split_matches_cvxpy():
+    c = np.array([1 / 50, 20 / 500, 2 / 100])
+    d = np.array([1, 1, 10])
+    b = cp.Variable(3, pos=True)
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(c, np.log(d) - cp.log(b)))), [cp.sum(b) == 0.05])
+    prob.solve(solver="CLARABEL")
+    p = B.plan_accuracy_first(rows(), rule="basic", joint_confidence=0.95)
+    assert p.epsilon == pytest.approx(prob.value, rel=1e-5)
+
+
+TIGHT = dict(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+
+
+def test_weighted_mse_matches_cvxpy():
+    # variables normalised to sum 1 so the conic solver is well scaled
+    u = np.array([1.0, 3.0, 0.5])
+    stats_ = [replace(s, weight=w) for s, w in zip(rows(), u)]
+    a = np.array([0.05991465, 0.1198293, 0.05991465])  # minimal ε (worked example)
+    coef = u * a**2 / np.max(u * a**2)
+    x = cp.Variable(3, pos=True)
+    cp.Problem(cp.Minimize(cp.sum(cp.multiply(coef, cp.power(x, -2)))), [cp.sum(x) == 1]).solve(**TIGHT)
+    p = B.plan_budget_first(stats_, epsilon=0.5, objective="weighted_mse")
+    assert eps(p) == pytest.approx(0.5 * x.value, rel=1e-5)
+    # zCDP: Σ uᵢ ρᵢmin/ρᵢ with inv_pos
+    rmin = np.array([a.rho for a in B.plan_accuracy_first(rows("gaussian"), rule="zcdp").allocations])
+    g = [replace(s, weight=w) for s, w in zip(rows("gaussian"), u)]
+    rb = A.zcdp_rho_for_epsilon(0.5, 1e-6)
+    coef = u * rmin / np.max(u * rmin)
+    y = cp.Variable(3, pos=True)
+    cp.Problem(cp.Minimize(cp.sum(cp.multiply(coef, cp.inv_pos(y)))), [cp.sum(y) == 1]).solve(**TIGHT)
+    p = B.plan_budget_first(g, epsilon=0.5, rule="zcdp", objective="weighted_mse")
+    assert [al.rho for al in p.allocations] == pytest.approx(rb * y.value, rel=1e-5)
+
+
+def test_joint_gaussian_zcdp_split_is_optimal():
+    from scipy import optimize, stats
+    g = rows("gaussian")
+    p = B.plan_accuracy_first(g, rule="zcdp", joint_confidence=0.95)
+    c = np.array([1 / (2 * 50**2), 400 / (2 * 500**2), 2 / (2 * 100**2)])
+    d = np.array([1, 1, 10])
+
+    def total(lb):
+        bb = np.exp(lb)
+        bb = bb / bb.sum() * 0.05
+        return float(np.sum(c * special.ndtri(1 - bb / (2 * d)) ** 2))
+
+    res = optimize.minimize(total, np.log(np.full(3, 0.05 / 3)), method="Nelder-Mead",
+                            options={"xatol": 1e-10, "fatol": 1e-14, "maxiter": 5000})
+    assert p.rho == pytest.approx(res.fun, rel=1e-5)
+    assert all(a.half_width <= a.target_half_width * (1 + 1e-9) for a in p.allocations)
+
+
+# --------------------------------------------------------------------------- properties
+stat_strategy = st.builds(
+    lambda q, w, mech, conf: B.StatisticSpec(f"s{q}{w}", q, w, confidence=conf, mechanism=mech,
+                                             lower=0, upper=100, n=1000 if q == "mean" else None, cells=5 if q == "histogram" else 1),
+    st.sampled_from(["count", "sum", "mean", "histogram"]), st.floats(0.5, 500),
+    st.sampled_from(["laplace", "gaussian"]), st.sampled_from([0.9, 0.95, 0.99]))
+
+
+@settings(max_examples=25)
+@given(stats_=st.lists(stat_strategy, min_size=1, max_size=5, unique_by=lambda s: s.name),
+       rule=st.sampled_from(["basic", "advanced", "kov_optimal", "zcdp"]))
+def test_accuracy_first_meets_targets(stats_, rule):
+    p = B.plan_accuracy_first(stats_, rule=rule, delta=1e-6)
+    for a in p.allocations:
+        assert a.half_width <= a.target_half_width * (1 + 1e-9)
+
+
+@settings(max_examples=25)
+@given(stats_=st.lists(stat_strategy, min_size=1, max_size=5, unique_by=lambda s: s.name),
+       rule=st.sampled_from(["basic", "advanced", "kov_optimal", "zcdp"]),
+       budget=st.floats(0.05, 5), reserve=st.floats(0, 0.5))
+def test_budget_first_within_budget(stats_, rule, budget, reserve):
+    p = B.plan_budget_first(stats_, epsilon=budget, rule=rule, reserve_fraction=reserve)
+    assert p.feasible
+    # recompute the total independently from the allocations under the rule
+    if rule == "basic":
+        assert math.fsum(eps(p)) <= (1 - reserve) * budget * (1 + 1e-12)
+    elif rule == "zcdp":
+        assert math.fsum(a.rho for a in p.allocations) <= (1 - reserve) * p.budget * (1 + 1e-12)
+    else:
+        assert p.epsilon <= (1 - reserve) * budget * (1 + 1e-9)
+
+
+def test_hold_infeasible_message():
+    held = [B.hold_at_half_width(rows()[0], 1.0)] + rows()[1:]
+    p = B.plan_budget_first(held, epsilon=0.5, reserve_fraction=0.2)
+    assert not p.feasible
+    assert "held statistics use" in p.message and "left after the reserve" in p.message
+
+
+def test_hold_share_and_pld():
+    s = rows()
+    s[1] = replace(s[1], hold_share=0.5)
+    p = B.plan_budget_first(s, epsilon=1.0)
+    assert p.allocations[1].epsilon == pytest.approx(0.5, rel=1e-5)
+    with pytest.raises(ValueError, match="additive"):
+        B.plan_budget_first(s, epsilon=1.0, rule="advanced")
+    p = B.plan_budget_first(rows(), epsilon=1.0, rule="pld")
+    assert p.feasible and p.epsilon <= 1.0
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: B.plan_accuracy_first(rows(), reserve_fraction=0.99), "reserve"),
+    (lambda: B.plan_accuracy_first(rows()[:1] * 2), "share the name"),
+    (lambda: B.plan_accuracy_first([replace(rows()[0], hold_half_width=3, hold_share=0.1)]), "not both"),
+    (lambda: B.plan_budget_first(rows(), epsilon=1, rule="kov_optimal", objective="weighted_mse"), "additive"),
+    (lambda: B.plan_accuracy_first([replace(rows()[0], target_half_width=0)]), "> 0"),
+    (lambda: B.plan_accuracy_first([B.StatisticSpec(f"s{i}", "count", 10) for i in range(51)]), "at most 50"),
+    (lambda: B.plan_accuracy_first([B.StatisticSpec("m", "mean", 10, upper=5)]), "needs n"),
+])
+def test_errors(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_minimal_privacy_and_half_width_inverse():
+    s = rows()[1]
+    e = B.minimal_privacy(s, rule="basic")
+    assert B.half_width_at(s, e, rule="basic") == pytest.approx(500, rel=1e-12)
+    g = replace(s, mechanism="gaussian")
+    e = B.minimal_privacy(g, rule="advanced", delta_i=1e-7)
+    assert B.half_width_at(g, e, rule="advanced", delta_i=1e-7) == pytest.approx(500, rel=1e-8)

@@ -1,0 +1,630 @@
+"""Engine tests for engine/leximax.py.
+
+Numbers come from the spec's worked examples (leximax_cohort_picker.md §11, LX1–LX11), the paper [b]
+(Examples 5, 8, 13, 17 of Henzinger et al., FORC 2022) or independent brute force / scipy written here.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction as Fr
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from engine import leximax as lx
+
+V1 = np.array([[0.8, 0.3, 0.3, 0.4], [0.5, 0.1, 0.4, 0.6], [0.1, 0.1, 0.2, 0.3],
+               [1.0, 0.0, 0.2, 0.2], [0.5, 0.0, 0.5, 0.2], [0.3, 0.8, 0.2, 0.6]])
+
+LX1 = {  # k: (y, gammas, one optimal x, integer cohort, its sorted profile)
+    1: ((Fr(9, 22), Fr(4, 11), Fr(4, 11), Fr(21, 55)), (Fr(4, 11), Fr(4, 11), Fr(21, 55), Fr(9, 22)),
+        (0, 0, 0, 0, Fr(6, 11), Fr(5, 11)), (0,), (0.3, 0.3, 0.4, 0.8)),
+    2: ((Fr(37, 45), Fr(13, 18), Fr(13, 18), Fr(4, 5)), (Fr(13, 18), Fr(13, 18), Fr(4, 5), Fr(37, 45)),
+        (0, Fr(1, 9), 0, 0, 1, Fr(8, 9)), (4, 5), (0.7, 0.8, 0.8, 0.8)),
+    3: ((Fr(3, 2), Fr(31, 30), Fr(31, 30), Fr(19, 15)), (Fr(31, 30), Fr(31, 30), Fr(19, 15), Fr(3, 2)),
+        (Fr(2, 3), Fr(1, 3), 0, 0, 1, 1), (0, 4, 5), (1.0, 1.1, 1.2, 1.6)),
+    4: ((Fr(19, 10), Fr(5, 4), Fr(5, 4), Fr(37, 20)), (Fr(5, 4), Fr(5, 4), Fr(37, 20), Fr(19, 10)),
+        (1, 1, Fr(1, 2), 0, Fr(1, 2), 1), (0, 1, 4, 5), (1.2, 1.4, 1.8, 2.1)),
+}
+
+U6 = [[0.30, 0.10, 0.08], [0.80, 0.90, 0.00], [0.04, 0.10, 0.08], [0.30, 0.04, 0.50], [0.04, 0.70, 0.40]]
+U6F = [[Fr(str(v)) for v in r] for r in U6]
+
+
+def f(v):
+    return np.array([float(t) for t in v])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# LP paths: spec §11 LX1–LX3
+# ---------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("method", ["linprog", "cvxpy"])
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_lx1_exact(method, k):
+    y, gam, x_spec, _, _ = LX1[k]
+    r = lx.leximax_marginals(V1, k=k, method=method)
+    np.testing.assert_allclose(r.y, f(y), atol=1e-6)
+    np.testing.assert_allclose(r.gammas, f(gam), atol=1e-6)
+    assert r.verified and abs(r.x.sum() - k) < 1e-7 and r.x.min() >= 0 and r.x.max() <= 1
+    # the spec's optimal x gives the same group utilities (x itself is not unique)
+    np.testing.assert_allclose(V1.T @ f(x_spec), f(y), atol=1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_lx1_saturation_and_integer(k):
+    y, _, _, cohort, prof = LX1[k]
+    np.testing.assert_allclose(lx.leximax_saturation(V1, k=k), f(y), atol=1e-6)
+    best = lx.integer_leximax_bruteforce(V1, k=k)
+    assert best.cohort == cohort
+    np.testing.assert_allclose(best.sorted_utilities, prof, atol=1e-12)
+    assert best.n_cohorts == math.comb(6, k)
+
+
+@pytest.mark.parametrize("method", ["linprog", "cvxpy"])
+@pytest.mark.parametrize("alpha,gam", [
+    (0.05, (Fr(31, 30), Fr(67, 60), Fr(811, 540), Fr(587, 378))),
+    (0.1, (Fr(31, 30), Fr(7, 6), Fr(443, 270), Fr(227, 135))),
+])
+def test_lx1_slack(method, alpha, gam):
+    r = lx.leximax_marginals(V1, k=3, alpha=alpha, method=method)
+    np.testing.assert_allclose(r.gammas, f(gam), atol=1e-6)
+    assert r.verified
+    np.testing.assert_allclose(r.alpha, [alpha] * 4)
+
+
+def test_lx1_utilitarian_baseline():
+    x = lx.utilitarian_marginals(V1, k=3)
+    np.testing.assert_array_equal(x, [1, 1, 0, 0, 0, 1])
+    np.testing.assert_allclose(V1.T @ x, [1.6, 1.2, 0.9, 1.6], atol=1e-12)
+    assert (V1.T @ x).min() < 31 / 30
+
+
+def test_maxmin_baseline_reaches_gamma1():
+    x = lx.maxmin_marginals(V1, k=3)
+    assert abs((V1.T @ x).min() - 31 / 30) < 1e-6
+
+
+def test_lx2_fair_arbitration():
+    r = lx.leximax_marginals([[1, 0], [0, 1]], k=1)
+    np.testing.assert_allclose(r.y, [0.5, 0.5], atol=1e-9)
+    np.testing.assert_allclose(r.x, [0.5, 0.5], atol=1e-9)
+    C = lx.sample_dependent(r.x, n_draws=2000, rng=3)
+    assert (C.sum(axis=1) == 1).all()
+
+
+@pytest.mark.parametrize("method", ["linprog", "cvxpy"])
+def test_lx3_slack_vectors(method):
+    V = [[0.02, 0.4], [0, 1]]
+    np.testing.assert_allclose(lx.leximax_marginals(V, k=1, method=method).y, [0.02, 0.4], atol=1e-6)
+    np.testing.assert_allclose(lx.leximax_marginals(V, k=1, alpha=[0.02, 0], method=method).y, [0, 1], atol=1e-6)
+    np.testing.assert_allclose(lx.leximax_marginals(V, k=1, alpha=[0.01, 0], method=method).y, [0.01, 0.7],
+                               atol=1e-6)
+
+
+def test_separation_oracle_reports_violations():
+    C = np.cumsum(f(LX1[3][1]))
+    x = f(LX1[3][2])
+    assert lx.separation_oracle(V1, x, C, k=3).ok
+    assert lx.separation_oracle(V1, x + np.array([0.5, 0, 0, 0, 0, 0]), C, k=3).violated == "bounds"
+    assert lx.separation_oracle(V1, np.array([0.5, 0.3, 0, 0, 1, 1]), C, k=3).violated == "sum"
+    # utilitarian x: the worst group (index 2, 0.9) is below C_1 = 31/30
+    res = lx.separation_oracle(V1, np.array([1.0, 1, 0, 0, 0, 1]), C, k=3)
+    assert (res.ok, res.violated, res.level, res.groups) == (False, "level", 1, (2,))
+
+
+def _random_V(seed, n, m, grid=0.1):
+    g = np.random.default_rng(seed)
+    return np.round(g.random((n, m)) / grid) * grid
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(3, 12), m=st.integers(2, 4), data=st.data())
+def test_lp_paths_agree_with_each_other_and_saturation(seed, n, m, data):
+    V = _random_V(seed, n, m)
+    k = data.draw(st.integers(1, n))
+    a = lx.leximax_marginals(V, k=k, method="linprog")
+    b = lx.leximax_marginals(V, k=k, method="cvxpy")
+    s = lx.leximax_saturation(V, k=k)
+    assert a.verified and b.verified
+    np.testing.assert_allclose(a.y, b.y, atol=1e-6)
+    np.testing.assert_allclose(a.y, s, atol=1e-6)
+    np.testing.assert_allclose(a.gammas, b.gammas, atol=1e-6)
+    # leximax sorted profile dominates the maxmin and utilitarian baselines' worst group
+    assert a.y.min() >= (V.T @ lx.utilitarian_marginals(V, k=k)).min() - 1e-7
+    sa = lx.leximax_marginals(V, k=k, alpha=0.05, method="linprog")
+    sb = lx.leximax_marginals(V, k=k, alpha=0.05, method="cvxpy")
+    assert sa.verified and sb.verified
+    np.testing.assert_allclose(sa.gammas, sb.gammas, atol=1e-6)
+
+
+def _naive_integer_leximax(V, k):
+    best, best_c = None, None
+    for c in itertools.combinations(range(V.shape[0]), k):
+        prof = tuple(np.round(np.sort(V[list(c)].sum(axis=0)), 9))
+        if best is None or prof > best:
+            best, best_c = prof, c
+    return best_c
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 8), m=st.integers(1, 4), data=st.data())
+def test_integer_bruteforce_matches_naive(seed, n, m, data):
+    V = _random_V(seed, n, m)
+    k = data.draw(st.integers(1, n))
+    assert lx.integer_leximax_bruteforce(V, k=k).cohort == _naive_integer_leximax(V, k)
+
+
+def test_integer_bruteforce_skips_large():
+    assert lx.integer_leximax_bruteforce(np.zeros((40, 2)), k=20) is None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Sampling: LX4, Lemma 15 (LX5)
+# ---------------------------------------------------------------------------------------------------------
+
+def test_lx4_dependent_and_independent():
+    x = f(LX1[3][2])
+    T = 10 ** 5
+    C = lx.sample_dependent(x, n_draws=T, rng=0)
+    assert (C.sum(axis=1) == 3).all()
+    rows = {tuple(np.flatnonzero(r)) for r in C}
+    assert rows == {(0, 4, 5), (1, 4, 5)}
+    p = (C[:, 0]).mean()
+    assert abs(p - 2 / 3) < 4 * math.sqrt(2 / 9 / T)
+    U = lx.realized_utilities(V1, C)
+    got = {tuple(np.round(u, 9)) for u in U}
+    assert got == {(1.6, 1.1, 1.0, 1.2), (1.3, 0.9, 1.1, 1.4)}
+    assert set(np.round(U.min(axis=1), 9)) == {1.0, 0.9}
+    sizes = lx.sample_independent(x, n_draws=T, rng=0).sum(axis=1)
+    for s, pr in [(2, 2 / 9), (3, 5 / 9), (4, 2 / 9)]:
+        assert abs((sizes == s).mean() - pr) < 4 * math.sqrt(pr * (1 - pr) / T)
+    assert set(np.unique(sizes)) == {2, 3, 4}
+
+
+def test_dependent_round_equals_first_draw():
+    x = np.array([0.3, 0.7, 0.25, 0.75, 0.5, 0.5, 1.0])
+    for seed in range(5):
+        np.testing.assert_array_equal(lx.dependent_round(x, rng=seed), lx.sample_dependent(x, n_draws=1, rng=seed)[0])
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 15), data=st.data())
+def test_dependent_rounding_size_and_marginals(seed, n, data):
+    g = np.random.default_rng(seed)
+    k = data.draw(st.integers(1, n - 1)) if n > 1 else 1
+    # random marginals with Σx = k by projecting onto the capped simplex (bisection on a shift)
+    w = g.random(n)
+    lo_, hi_ = -2.0, 2.0
+    for _ in range(200):
+        mid = (lo_ + hi_) / 2
+        if np.clip(w + mid, 0, 1).sum() > k:
+            hi_ = mid
+        else:
+            lo_ = mid
+    x = np.clip(w + (lo_ + hi_) / 2, 0, 1)
+    x = x * k / x.sum() if x.max() < 1 else x
+    if abs(x.sum() - k) > 1e-9 or x.max() > 1:
+        return
+    T = 20_000
+    C = lx.sample_dependent(x, n_draws=T, rng=seed)
+    assert (C.sum(axis=1) == k).all()
+    emp = C.mean(axis=0)
+    assert np.all(np.abs(emp - x) <= 4 * np.sqrt(x * (1 - x) / T) + 1e-12)
+
+
+def test_lx5_bounds():
+    assert lx.hoeffding_tail(n=60, delta=6) == pytest.approx(0.3011942119, abs=1e-10)
+    assert lx.hoeffding_tail(n=200, delta=20) == pytest.approx(0.0183156389, abs=1e-10)
+    assert lx.reverse_markov_lower(expected=10, threshold=5, maximum=30) == pytest.approx(0.2)
+
+
+def test_hoeffding_refined_uses_fractional_candidates_only():
+    x = f(LX1[3][2])
+    got = lx.hoeffding_tail_refined(V1, x, delta=0.2)
+    ss = V1[0] ** 2 + V1[1] ** 2
+    np.testing.assert_allclose(got, np.exp(-2 * 0.04 / ss))
+    np.testing.assert_array_equal(lx.hoeffding_tail_refined(V1, [1, 1, 1, 0, 0, 0], delta=0.1), 0.0)
+
+
+def test_monte_carlo_summary_lx1():
+    x = f(LX1[3][2])
+    mc = lx.monte_carlo(V1, x, n_draws=25_000, rng=7, delta=0.05)
+    assert mc.size_counts == {3: 25_000} and mc.seed == 7
+    assert set(mc.min_group_counts) == {0.9, 1.0}
+    assert mc.min_group_counts[1.0] / 25_000 == pytest.approx(2 / 3, abs=4 * math.sqrt(2 / 9 / 25_000))
+    np.testing.assert_allclose(mc.mean, f(LX1[3][0]), atol=0.02)
+    assert mc.hoeffding_paper == pytest.approx(math.exp(-2 * 0.05 ** 2 / 6))
+    # group 2 (index 1) gets 1.1 or 0.9 vs expected 31/30: below y − δ exactly when c2 is drawn (≈ 1/3)
+    assert mc.empirical_tail[1] == pytest.approx(1 / 3, abs=0.02)
+    ind = lx.monte_carlo(V1, x, n_draws=20_000, rng=7, delta=0.05, scheme="independent")
+    assert set(ind.size_counts) == {2, 3, 4}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Finite-set notions: LX6, LX7 and [b] Examples 5, 8, 13, 17
+# ---------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("U", [U6, U6F], ids=["float", "fraction"])
+def test_lx6_five_committees(U):
+    e = 0.05
+    assert lx.leximax_set(U) == {0}
+    assert lx.elementwise_set(U, alpha=e) == {0, 3, 4}
+    assert lx.tradeoff_set(U, epsilon=e) == {0, 4}
+    assert lx.recursive_set(U, epsilon=e) == {0, 4}
+    assert lx.tradeoff_set(U, epsilon=e, epsilon2=e) == frozenset()
+    assert lx.significant_set(U, epsilon=e) == {4}
+    assert lx.recursive_chain(U, alpha=[e] * 3) == ({0, 1, 2, 3, 4}, {0, 2, 3, 4}, {4}, {4})
+    tab = lx.membership_table(U, epsilon=e)
+    assert list(tab["ε-significant"]) == [False, False, False, False, True]
+    assert list(tab["solution"]) == ["S₁", "S₂", "S₃", "S₄", "S₅"]
+
+
+def test_lx7_lemma19_as_printed_fails_corrected_holds():
+    e = 0.05
+    assert 0 in lx.tradeoff_set(U6, epsilon=e)
+    assert lx.interval_significant_member(U6, 0, alpha1=e, alpha2=e) is False
+    assert lx.interval_significant_member(U6, 4, alpha1=e, alpha2=e) is True
+    tab = lx.lemma19_check(U6, U6, epsilon=e, delta=0)
+    assert list(tab["index"]) == [4] and tab["(ε−2δ, ε+2δ)-significant (true)"].all()
+
+
+def test_paper_example5():
+    U = [[0, 1], [Fr(1, 100), Fr(1, 100)]]
+    assert lx.leximax_set(U) == {1}
+    assert lx.tradeoff_set(U, epsilon=Fr(1, 100)) == {0, 1}     # S1 plausibly leximax within 0.01
+    assert lx.significant_set(U, epsilon=Fr(5, 100)) == {0}      # the practitioner's choice at 0.05
+
+
+def test_paper_example8():
+    e = Fr(1, 100)
+    U = [[0, Fr(1, 2) + 6 * e], [e / 2, Fr(1, 2) + 4 * e], [e, Fr(1, 2) + 2 * e], [3 * e / 2, Fr(1, 2)]]
+    assert lx.tradeoff_set(U, epsilon=e, epsilon2=e) == frozenset()
+    assert lx.significant_set(U, epsilon=e) == {1}
+    assert lx.recursive_set(U, epsilon=e) == {1, 2, 3}
+
+
+def test_paper_example13():
+    e = Fr(1, 100)
+    U = [[e, Fr(1, 2)], [0, 1]]
+    assert lx.recursive_set(U, epsilon=e) == {0, 1}
+    assert lx.significant_set(U, epsilon=e) == {1}
+    assert lx.recursive_chain(U, alpha=[e / 2, 0])[-1] == {0}
+
+
+def test_paper_example17_noise():
+    e = Fr(1, 100)
+    clean = [[Fr(1, 10), Fr(2, 10)], [Fr(1, 10) + e / 100, Fr(8, 10)], [Fr(1, 10) + e, Fr(2, 10)]]
+    noisy = [clean[0], [Fr(1, 10) - e / 100, Fr(8, 10)], clean[2]]
+    assert 0 not in lx.tradeoff_set(clean, epsilon=e)
+    assert 0 in lx.tradeoff_set(noisy, epsilon=e)
+    assert 0 in lx.significant_set(noisy, epsilon=e) and 0 not in lx.significant_set(clean, epsilon=e)
+    tab = lx.lemma19_check(clean, noisy, epsilon=e, delta=e / 50)
+    assert tab["(ε−2δ, ε+2δ)-significant (true)"].all()
+    with pytest.raises(ValueError, match="δ"):
+        lx.lemma19_check(clean, noisy, epsilon=e, delta=e / 1000)
+
+
+int_matrix = st.integers(2, 6).flatmap(lambda s: st.integers(1, 3).flatmap(
+    lambda m: st.lists(st.lists(st.integers(0, 10), min_size=m, max_size=m), min_size=s, max_size=s)))
+
+
+def _lex_ge(p, q):
+    return tuple(p) >= tuple(q)
+
+
+@settings(max_examples=60, deadline=None)
+@given(U=int_matrix, eps=st.integers(0, 3))
+def test_fig1_relations_and_thm11(U, eps):
+    lexi = lx.leximax_set(U)
+    rec = lx.recursive_set(U, epsilon=eps)
+    trade = lx.tradeoff_set(U, epsilon=eps)
+    sig = lx.significant_set(U, epsilon=eps)
+    sigt = lx.tradeoff_set(U, epsilon=eps, epsilon2=eps)
+    assert trade == rec                                    # Thm 11
+    assert lexi <= rec and sig <= rec and sigt <= sig      # Fig. 1 inclusions
+    assert sig                                             # ε-significant is never empty
+    # Def 10 by brute force over integer slacks (integer utilities: only integer slacks matter)
+    m = len(U[0])
+    brute = set()
+    for a in itertools.product(range(eps + 1), repeat=m):
+        brute |= lx.recursive_chain(U, alpha=list(a))[-1]
+    assert rec == brute
+
+
+@settings(max_examples=60, deadline=None)
+@given(U=int_matrix, eps=st.integers(0, 3), data=st.data())
+def test_thm14_eps_slack_maxima_dominate(U, eps, data):
+    m = len(U[0])
+    prof = lx.sorted_profiles(U)
+
+    alpha = data.draw(st.lists(st.integers(0, eps), min_size=m, max_size=m))
+
+    def set_maxima(alpha):                                          # Thm 14: max over 𝒮_i^α of u_[i]
+        ch = lx.recursive_chain(U, alpha=alpha)
+        return [max(prof[t][i] for t in ch[i + 1]) for i in range(m)]
+    assert _lex_ge(set_maxima([eps] * m), set_maxima(alpha))
+
+
+@settings(max_examples=60, deadline=None)
+@given(U=int_matrix, eps=st.integers(2, 6), delta=st.integers(0, 1), data=st.data())
+def test_lemma18_and_corrected_lemma19(U, eps, delta, data):
+    s, m = len(U), len(U[0])
+    noise = data.draw(st.lists(st.lists(st.integers(-delta, delta), min_size=m, max_size=m), min_size=s,
+                               max_size=s))
+    N = [[u + z for u, z in zip(r, zr)] for r, zr in zip(U, noise)]
+    t18 = lx.lemma18_check(U, N, epsilon=eps, delta=delta)
+    assert t18["ε-tradeoff (true)"].all()
+    t19 = lx.lemma19_check(U, N, epsilon=eps, delta=delta)
+    assert t19["(ε−2δ, ε+2δ)-significant (true)"].all()
+
+
+def test_interval_member_reduces_to_significant():
+    for s in range(5):
+        assert lx.interval_significant_member(U6F, s, alpha1=Fr(1, 20), alpha2=Fr(1, 20)) == \
+            (s in lx.significant_set(U6F, epsilon=Fr(1, 20)))
+
+
+def test_parse_number():
+    assert lx.parse_number("1/100") == Fr(1, 100)
+    assert lx.parse_number("3") == Fr(3)
+    assert lx.parse_number("0.25") == 0.25
+    with pytest.raises(ValueError):
+        lx.parse_number("abc")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Pools: LX8
+# ---------------------------------------------------------------------------------------------------------
+
+LX8 = pd.DataFrame({"id": ["c1", "c2", "c3", "c4", "c5", "c6"], "gender": ["F", "F", "M", "M", "M", "F"],
+                    "age": ["young", "old", "young", "old", "old", "old"]})
+LX8_GROUPS = [lx.GroupDef("F", (("gender", "F"),)), lx.GroupDef("M", (("gender", "M"),)),
+              lx.GroupDef("young", (("age", "young"),)), lx.GroupDef("old", (("age", "old"),))]
+
+
+def test_lx8_membership_and_share():
+    p = lx.pool_from_attributes(LX8, LX8_GROUPS, id_col="id")
+    assert p.ids == ("c1", "c2", "c3", "c4", "c5", "c6")
+    r = lx.leximax_marginals(p.values, k=2)
+    np.testing.assert_allclose(r.y, [1, 1, 1, 1], atol=1e-6)
+    ps = lx.pool_from_attributes(LX8, LX8_GROUPS, id_col="id", rule="share", shares=[0.5, 0.5, 0.3, 0.7])
+    assert set(np.round(ps.values[ps.values > 0], 12)) == {0.6, 1.0, round(3 / 7, 12)}
+    rs = lx.leximax_marginals(ps.values, k=2)
+    np.testing.assert_allclose(rs.y, [0.6] * 4, atol=1e-6)
+    np.testing.assert_allclose(p.values.T @ rs.x, [1, 1, 0.6, 1.4], atol=1e-6)
+
+
+def test_groups_from_columns_and_partial():
+    gs = lx.groups_from_columns(LX8, ["gender"])
+    assert [g.name for g in gs] == ["gender=F", "gender=M"]
+    inter = [lx.GroupDef("F&young", (("gender", "F"), ("age", "young")))]
+    p = lx.pool_from_attributes(LX8, inter, rule="partial")
+    np.testing.assert_allclose(p.values[:, 0], [1, 0.5, 0.5, 0, 0, 0.5])
+
+
+def test_pool_from_values_validation():
+    df = pd.DataFrame({"name": ["a", "b"], "G1": [0.5, 2.0], "G2": [0.1, 0.0]})
+    with pytest.raises(ValueError, match="rescale by the maximum"):
+        lx.pool_from_values(df, id_col="name")
+    p = lx.pool_from_values(df, id_col="name", rescale=True)
+    assert p.values.max() == 1.0 and p.group_names == ("G1", "G2")
+    with pytest.raises(ValueError, match="duplicate"):
+        lx.pool_from_values(pd.DataFrame({"id": ["a", "a"], "G": [0.1, 0.2]}), id_col="id")
+    with pytest.raises(ValueError, match="not numeric"):
+        lx.pool_from_values(pd.DataFrame({"G": ["x", "y"], "H": [0.1, 0.2]}))
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: lx.leximax_marginals([1, 2], k=1), "2-D"),
+    (lambda: lx.leximax_marginals(np.zeros((0, 2)), k=1), "empty"),
+    (lambda: lx.leximax_marginals([[np.nan, 0]], k=1), "missing"),
+    (lambda: lx.leximax_marginals([[2, 0]], k=1), "rescale"),
+    (lambda: lx.leximax_marginals(V1, k=7), "between 1"),
+    (lambda: lx.leximax_marginals(V1, k=2.5), "integer"),
+    (lambda: lx.leximax_marginals(V1, k=2, alpha=-0.1), "≥ 0"),
+    (lambda: lx.leximax_marginals(V1, k=2, alpha=[0.1, 0.1]), "one entry per group"),
+    (lambda: lx.leximax_marginals(V1, k=2, method="simplex"), "Unknown method"),
+    (lambda: lx.sample_dependent([0.5, 1.5], n_draws=1, rng=0), r"\[0, 1\]"),
+    (lambda: lx.sample_dependent([0.5, 0.5], n_draws=0, rng=0), "n_draws"),
+    (lambda: lx.hoeffding_tail(n=10, delta=0), "delta"),
+    (lambda: lx.monte_carlo(V1, [0.5] * 6, n_draws=10, rng=0, delta=0.1, scheme="x"), "Unknown scheme"),
+    (lambda: lx.leximax_set([[1, 2], [1]]), "ragged"),
+    (lambda: lx.leximax_set([]), "empty"),
+    (lambda: lx.tradeoff_set(U6, epsilon=-0.1), "≥ 0"),
+    (lambda: lx.interval_significant_member(U6, 9, alpha1=0, alpha2=0), "index"),
+    (lambda: lx.pool_from_attributes(LX8, LX8_GROUPS, rule="votes"), "Unknown rule"),
+])
+def test_value_errors(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Quota-constrained leximin panels: LX9–LX11 and brute force
+# ---------------------------------------------------------------------------------------------------------
+
+def _feasible_subsets(pool, quotas, k):
+    vals = {q.feature: pool[q.feature].astype(str).to_numpy() for q in quotas}
+    out = []
+    for c in itertools.combinations(range(len(pool)), k):
+        if all(q.min <= int((vals[q.feature][list(c)] == q.value).sum()) <= q.max for q in quotas):
+            out.append(c)
+    return out
+
+
+def _bruteforce_leximin(pool, quotas, k):
+    """Person-level leximin over all feasible panels, by saturation with scipy linprog (independent of the
+    engine's type aggregation and column generation)."""
+    panels = _feasible_subsets(pool, quotas, k)
+    n, P = len(pool), len(panels)
+    M = np.zeros((n, P))
+    for p, c in enumerate(panels):
+        M[list(c), p] = 1.0
+    fixed = np.full(n, np.nan)
+    while np.isnan(fixed).any():
+        free = np.isnan(fixed)
+        # vars q (P), z ; maximise z s.t. M q ≥ z (free), M q ≥ f (fixed), Σq = 1
+        A_ub = np.hstack([-M, free[:, None].astype(float)])
+        b_ub = np.where(free, 0.0, -np.nan_to_num(fixed) + 1e-9)
+        c = np.zeros(P + 1)
+        c[-1] = -1
+        r = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=np.r_[np.ones(P), 0][None, :], b_eq=[1],
+                    bounds=[(0, None)] * P + [(None, None)], method="highs")
+        z = r.x[-1]
+        for i in np.flatnonzero(free):
+            c2 = np.zeros(P + 1)
+            c2[:P] = -M[i]
+            r2 = linprog(c2, A_ub=A_ub, b_ub=b_ub, A_eq=np.r_[np.ones(P), 0][None, :], b_eq=[1],
+                         bounds=[(0, None)] * P + [(z - 1e-9, z - 1e-9)], method="highs")
+            if -r2.fun <= z + 1e-7:
+                fixed[i] = z
+        if np.isnan(fixed).sum() == free.sum():
+            fixed[np.flatnonzero(free)[0]] = z
+    return fixed, panels
+
+
+def test_lx9_tiny_example():
+    pool, quotas = lx.tiny_pool(), lx.tiny_quotas()
+    d = lx.leximin_panels(pool, quotas, k=4, rng=0)
+    expect = np.array([0.75] + [5 / 12] * 3 + [0.25] * 8)
+    np.testing.assert_allclose(d.probabilities, expect, atol=1e-7)
+    assert [(round(z, 7), c) for z, c in d.levels] == [(0.25, 8), (round(5 / 12, 7), 3), (0.75, 1)]
+    lottery = {tuple(p): q for p, q in zip(d.panels.tolist(), d.panel_probabilities)}
+    # type order is sorted (gender, age): (F,old), (F,young), (M,old), (M,young)
+    assert lottery[(1, 1, 1, 1)] == pytest.approx(0.75, abs=1e-7)
+    assert lottery[(2, 0, 0, 2)] == pytest.approx(0.25, abs=1e-7)
+    m = lx.selection_metrics(d, k=4)
+    assert m.minimum == pytest.approx(0.25, abs=1e-7)
+    assert m.gini == pytest.approx(0.1875, abs=1e-7)
+    assert m.geometric_mean == pytest.approx(0.3112879437, abs=1e-7)
+    assert m.share_below_equal == pytest.approx(2 / 3, abs=1e-7)
+    assert m.n_panels == 2 and m.n_zero == 0 and d.complete and d.residual <= 1e-6
+    bf, _ = _bruteforce_leximin(pool, quotas, 4)
+    np.testing.assert_allclose(d.probabilities, bf, atol=1e-6)
+
+
+def test_lx9_draw_panel_meets_quotas_and_baseline():
+    pool, quotas = lx.tiny_pool(), lx.tiny_quotas()
+    d = lx.leximin_panels(pool, quotas, k=4, rng=0)
+    for seed in range(10):
+        members = lx.draw_panel(d, rng=seed)
+        assert len(members) == 4
+        assert lx.panel_quota_table(pool, quotas, members)["met"].all()
+    assert lx.draw_panel(d, rng=5) == lx.draw_panel(d, rng=5)
+    # uniform over the 75 feasible panels (45 of type (1,1,1,1), 30 of type (0,2,2,0)): P01 in 45 of them
+    assert len(_feasible_subsets(pool, quotas, 4)) == 75
+    T = 50_000
+    b = lx.uniform_panel_baseline(pool, quotas, k=4, n_draws=T * 8, rng=1)
+    assert b.sum() == pytest.approx(4, abs=1e-9)
+    assert b[0] == pytest.approx(45 / 75, abs=0.02)
+
+
+def test_lx10_relaxation():
+    pool = lx.tiny_pool()
+    q = [lx.Quota("gender", "F", 3, 3), lx.Quota("gender", "M", 1, 1), lx.Quota("age", "young", 3, 3),
+         lx.Quota("age", "old", 1, 1)]
+    rep = lx.check_quotas(pool, q, k=4)
+    assert not rep.feasible and rep.seats_changed == 2
+    assert not any("pool has only" in p or "add up" in p or "cannot fill" in p for p in rep.problems)
+    relaxed = lx.apply_relaxation(q, rep)
+    assert lx.check_quotas(pool, relaxed, k=4).feasible
+    assert len(_feasible_subsets(pool, q, 4)) == 0 and len(_feasible_subsets(pool, relaxed, 4)) > 0
+    assert lx.relaxation_sentences(rep)
+    with pytest.raises(ValueError, match="no panel meets all"):
+        lx.leximin_panels(pool, q, k=4)
+
+
+def test_lx11_precheck_message():
+    pool = lx.tiny_pool()
+    q = [lx.Quota("gender", "F", 3, 3), lx.Quota("gender", "M", 3, 3), lx.Quota("age", "young", 5, 5),
+         lx.Quota("age", "old", 1, 1)]
+    rep = lx.check_quotas(pool, q, k=6)
+    assert rep.feasible is False
+    assert "Quota needs at least 5 'young' (age) but the pool has only 4." in rep.problems
+
+
+def test_quota_validation_messages():
+    pool = lx.tiny_pool()
+    with pytest.raises(ValueError, match="'age' has pool value 'old' with no quota row; add min 0, max 4"):
+        lx.check_quotas(pool, lx.tiny_quotas()[:3], k=4)
+    with pytest.raises(ValueError, match="not a column"):
+        lx.check_quotas(pool, [lx.Quota("income", "high", 0, 1)], k=4)
+    with pytest.raises(ValueError, match="larger than the pool"):
+        lx.check_quotas(pool, lx.tiny_quotas(), k=13)
+    df = pd.DataFrame({"feature": ["gender"], "value": ["F"], "min": [3], "max": [2]})
+    with pytest.raises(ValueError, match="0 ≤ min ≤ max"):
+        lx.quotas_from_frame(df)
+    with pytest.raises(ValueError, match="integer"):
+        lx.quotas_from_frame(pd.DataFrame({"feature": ["g"], "value": ["F"], "min": [1.5], "max": [2]}))
+    with pytest.raises(ValueError, match="feature, value, min, max"):
+        lx.quotas_from_frame(pd.DataFrame({"a": [1], "b": [2]}))
+    rep = lx.quotas_from_frame(pd.DataFrame({"category": ["gender"], "feature": [" F "], "min": [1], "max": [2]}))
+    assert rep == [lx.Quota("gender", "F", 1, 2)]
+    w = lx.quota_case_warnings(pool.assign(gender=["f"] + list(pool.gender[1:])), lx.tiny_quotas())
+    assert w and "case" in w[0]
+
+
+pool_strategy = st.integers(6, 10).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.sampled_from("ab"), st.sampled_from("xyz")), min_size=n, max_size=n),
+    st.integers(2, 4), st.integers(0, 2), st.integers(0, 2)))
+
+
+@settings(max_examples=10, deadline=None)
+@given(args=pool_strategy)
+def test_quota_leximin_properties_and_bruteforce(args):
+    n, people, k, slack1, slack2 = args
+    pool = pd.DataFrame({"person_id": [f"P{i}" for i in range(n)], "f1": [p[0] for p in people],
+                         "f2": [p[1] for p in people]})
+    quotas = []
+    for feat, vals, sl in (("f1", "ab", slack1), ("f2", "xyz", slack2)):
+        for v in vals:
+            share = (pool[feat] == v).mean()
+            quotas.append(lx.Quota(feat, v, max(0, int(k * share) - sl), int(math.ceil(k * share)) + sl))
+    rep = lx.check_quotas(pool, quotas, k=k)
+    feas = _feasible_subsets(pool, quotas, k)
+    assert rep.feasible == bool(feas)
+    if not feas:
+        assert rep.seats_changed >= 1
+        return
+    d = lx.leximin_panels(pool, quotas, k=k, rng=0)
+    assert d.probabilities.sum() == pytest.approx(k, abs=1e-7)
+    members_of = {t: np.flatnonzero(d.type_index == t) for t in range(len(d.type_table))}
+    for c in d.panels:
+        assert c.sum() == k
+        fake = [d.person_ids[i] for t in range(len(c)) for i in members_of[t][: c[t]]]
+        assert lx.panel_quota_table(pool, quotas, fake)["met"].all()
+    # the minimum equals the maximin over all feasible panels (brute force), and the whole vector agrees
+    bf, _ = _bruteforce_leximin(pool, quotas, k)
+    assert d.probabilities.min() >= bf.min() - 1e-6
+    np.testing.assert_allclose(np.sort(d.probabilities), np.sort(bf), atol=1e-6)
+    # min π ≥ the maximin of any single-panel-set distribution found (each single panel)
+    for c in d.panels:
+        pi = (c / d.type_table["people"].to_numpy())[d.type_index]
+        assert d.probabilities.min() >= pi.min() - 1e-9
+
+
+def test_volunteer_presets():
+    pool = lx.volunteer_pool()
+    assert len(pool) == 500 and pool["person_id"].iloc[0] == "P0000"
+    assert list(pool.columns) == ["person_id", "gender", "age", "region", "education", "ethnicity", "area"]
+    q = {(x.feature, x.value): (x.min, x.max) for x in lx.volunteer_quotas(k=40, tolerance=0.1)}
+    assert q[("gender", "female")] == (18, 22)            # floor(40·.5·.9), ceil(40·.5·1.1)
+    assert q[("age", "16-29")] == (8, 11)
+    assert lx.check_quotas(pool, lx.volunteer_quotas(), k=40).feasible
+
+
+def test_gini_values():
+    assert lx.gini([1, 1, 1, 1]) == 0.0
+    assert lx.gini([0, 0, 0, 1]) == pytest.approx(0.75)
+
+
+def test_poisson_binomial_matches_lx4():
+    p = lx.poisson_binomial_pmf(f(LX1[3][2]))
+    np.testing.assert_allclose(p, [0, 0, 2 / 9, 5 / 9, 2 / 9, 0, 0], atol=1e-12)

@@ -1,0 +1,223 @@
+"""Tests for engine.mechanisms: spec §9 worked examples, scipy/dp-accounting cross-checks, properties."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from dp_accounting import gaussian_mechanism as dpa_gauss
+from dp_accounting.pld import privacy_loss_mechanism as plm
+from engine import mechanisms as M
+
+REL = 1e-6
+
+
+# --------------------------------------------------------------------------- worked examples (spec §9)
+def test_sensitivity_examples():
+    assert M.query_sensitivity("mean", lower=0, upper=200, n=500).l1 == pytest.approx(0.4, rel=REL)
+    s = M.query_sensitivity("histogram")
+    assert (s.l1, s.l2) == pytest.approx((2, math.sqrt(2)), rel=REL)
+    s = M.query_sensitivity("histogram", neighbour="add_remove")
+    assert (s.l1, s.l2) == (1, 1)
+    assert M.query_sensitivity("sum", lower=-5, upper=20, neighbour="add_remove").l1 == 20
+    assert M.query_sensitivity("sum", lower=-5, upper=20).l1 == 25
+
+
+def test_calibration_examples():
+    c = M.calibrate("laplace", sensitivity=0.4, epsilon=0.5, confidence=0.9)
+    assert (c.scale, c.half_width, c.std) == pytest.approx((0.8, 1.842068, 1.131371), rel=REL)
+    c = M.calibrate("gaussian", sensitivity=1, rho=0.5)
+    assert (c.scale, c.half_width) == pytest.approx((1.0, 1.959964), rel=REL)
+    assert M.gaussian_delta(1.0, sigma=1) == pytest.approx(0.1269367, rel=REL)
+    assert M.gaussian_epsilon(1e-5, sigma=2) == pytest.approx(1.993091, rel=REL)
+    assert M.gaussian_sigma(0.5, 1e-6) == pytest.approx(8.057618, rel=REL)
+    assert M.half_width("discrete_laplace", scale=2, confidence=0.9) == 5
+    c = M.calibrate("discrete_gaussian", sensitivity=1, scale=5, confidence=0.9)
+    assert c.half_width == 8
+    assert M.half_width("gaussian", scale=5, confidence=0.9) == pytest.approx(8.224, abs=1e-3)
+    assert M.discrete_gaussian_delta(0.5, sigma=3) == pytest.approx(0.01191565, rel=REL)
+
+
+def test_adaptive_width_examples():
+    assert M.adaptive_width("split_hoeffding", n=10000, k=10, beta=0.1).tau == pytest.approx(0.05146998, rel=REL)
+    assert M.adaptive_width("nonadaptive", n=10000, k=10, beta=0.1).tau == pytest.approx(0.01627624, rel=REL)
+
+
+# --------------------------------------------------------------------------- independent cross-checks
+@pytest.mark.parametrize("sigma", [0.3, 1.0, 4.0, 50.0])
+@pytest.mark.parametrize("eps", [0.0, 0.1, 1.0, 3.0])
+def test_gaussian_delta_matches_dp_accounting(sigma, eps):
+    ref = plm.GaussianPrivacyLoss(sigma, pessimistic_estimate=False).get_delta_for_epsilon(eps)
+    assert M.gaussian_delta(eps, sigma=sigma) == pytest.approx(ref, rel=1e-7, abs=1e-15)
+
+
+@pytest.mark.parametrize("sigma,delta", [(1.0, 1e-5), (3.0, 1e-10), (0.5, 1e-3), (20.0, 1e-8)])
+def test_gaussian_epsilon_and_sigma_match_dp_accounting(sigma, delta):
+    assert M.gaussian_epsilon(delta, sigma=sigma) == pytest.approx(dpa_gauss.get_epsilon_gaussian(sigma, delta), rel=1e-8)
+    eps = dpa_gauss.get_epsilon_gaussian(sigma, delta)
+    assert M.gaussian_sigma(eps, delta) == pytest.approx(sigma, rel=1e-8)
+
+
+@pytest.mark.parametrize("sigma,sens", [(3.0, 1), (1.5, 2), (10.0, 3), (0.7, 1)])
+@pytest.mark.parametrize("eps", [0.2, 0.5, 1.5])
+def test_discrete_gaussian_delta_matches_dp_accounting(sigma, sens, eps):
+    ref = plm.DiscreteGaussianPrivacyLoss(sigma, sensitivity=sens).get_delta_for_epsilon(eps)
+    assert M.discrete_gaussian_delta(eps, sigma=sigma, sensitivity=sens) == pytest.approx(ref, abs=1e-9)
+
+
+@pytest.mark.parametrize("conf", [0.5, 0.9, 0.95, 0.9999])
+def test_continuous_half_widths_match_scipy(conf):
+    b = 2.5
+    assert M.half_width("laplace", scale=b, confidence=conf) == pytest.approx(stats.laplace(scale=b).ppf(0.5 + conf / 2), rel=1e-9)
+    assert M.half_width("gaussian", scale=b, confidence=conf) == pytest.approx(stats.norm(scale=b).ppf(0.5 + conf / 2), rel=1e-9)
+
+
+@pytest.mark.parametrize("t", [0.4, 1.0, 2.0, 7.3])
+@pytest.mark.parametrize("conf", [0.5, 0.9, 0.99])
+def test_discrete_laplace_half_width_brute_force(t, conf):
+    dist = stats.dlaplace(1.0 / t)
+    m = int(M.half_width("discrete_laplace", scale=t, confidence=conf))
+    tail = lambda j: 2 * dist.sf(j)  # noqa: E731  P(|Y| > j)
+    assert tail(m) <= 1 - conf + 1e-12
+    assert m == 0 or tail(m - 1) > 1 - conf
+    assert M.noise_std("discrete_laplace", scale=t) == pytest.approx(dist.std(), rel=1e-9)
+
+
+@pytest.mark.parametrize("sigma", [0.6, 2.0, 5.0, 11.0])
+def test_discrete_gaussian_half_width_brute_force(sigma):
+    ys = np.arange(-400, 401)
+    w = np.exp(-ys**2 / (2 * sigma**2))
+    w /= w.sum()
+    m = int(M.half_width("discrete_gaussian", scale=sigma, confidence=0.95))
+    assert w[np.abs(ys) > m].sum() <= 0.05
+    assert w[np.abs(ys) > m - 1].sum() > 0.05
+    assert M.noise_std("discrete_gaussian", scale=sigma) == pytest.approx(math.sqrt(np.sum(w * ys**2)), rel=1e-9)
+
+
+# --------------------------------------------------------------------------- three-way calibration
+@pytest.mark.parametrize("mech", ["laplace", "gaussian", "discrete_laplace", "discrete_gaussian"])
+def test_three_way_consistency(mech):
+    kw = {"delta": 1e-6} if "gaussian" in mech else {}
+    by_eps = M.calibrate(mech, sensitivity=1, epsilon=0.7, **kw)
+    by_scale = M.calibrate(mech, sensitivity=1, scale=by_eps.scale, **kw)
+    assert by_scale.epsilon == pytest.approx(0.7, rel=1e-7)
+    by_hw = M.calibrate(mech, sensitivity=1, half_width=by_eps.half_width, **kw)
+    assert by_hw.half_width <= by_eps.half_width + 1e-9
+    if mech.startswith("discrete"):
+        # largest scale with the same integer width: never less noise than needed for that width
+        assert by_hw.scale >= by_eps.scale * (1 - 1e-9)
+    else:
+        assert by_hw.epsilon == pytest.approx(0.7, rel=1e-7)
+
+
+def test_gaussian_rules():
+    a = M.calibrate("gaussian", sensitivity=1, epsilon=0.5, delta=1e-5, gaussian_rule="analytic")
+    c = M.calibrate("gaussian", sensitivity=1, epsilon=0.5, delta=1e-5, gaussian_rule="classic")
+    z = M.calibrate("gaussian", sensitivity=1, epsilon=0.5, delta=1e-5, gaussian_rule="zcdp")
+    assert c.scale == pytest.approx(math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.5, rel=1e-12)
+    assert a.scale < c.scale  # the exact analytic calibration is never worse than the classic one
+    assert a.scale < z.scale
+    with pytest.raises(ValueError, match="epsilon < 1"):
+        M.gaussian_sigma(1.5, 1e-5, rule="classic")
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"query": "sum", "lower": 5, "upper": 1}, "upper"),
+    ({"query": "mean", "lower": 0, "upper": 1, "n": 10, "neighbour": "add_remove"}, "release sum and count"),
+    ({"query": "mean", "lower": 0, "upper": 1, "n": 0}, "n must"),
+])
+def test_sensitivity_errors(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        M.query_sensitivity(**kwargs)
+
+
+def test_calibrate_errors():
+    with pytest.raises(ValueError, match="exactly one"):
+        M.calibrate("laplace", sensitivity=1, epsilon=1, scale=1)
+    with pytest.raises(ValueError, match="integer"):
+        M.calibrate("discrete_laplace", sensitivity=0.5, epsilon=1)
+    with pytest.raises(ValueError, match="delta > 0"):
+        M.calibrate("gaussian", sensitivity=1, epsilon=1)
+    with pytest.raises(ValueError, match="sensitivity"):
+        M.calibrate("laplace", sensitivity=0, epsilon=1)
+    with pytest.raises(ValueError, match="confidence"):
+        M.calibrate("laplace", sensitivity=1, epsilon=1, confidence=1.0)
+    with pytest.raises(ValueError, match="finite"):
+        M.calibrate("laplace", sensitivity=float("nan"), epsilon=1)
+    with pytest.raises(ValueError, match="k ≤ n"):
+        M.adaptive_width("split_binomial", n=10, k=11, beta=0.1)
+    with pytest.raises(ValueError, match="Gaussian noise only"):
+        M.adaptive_width("rz_monitor", n=100, k=1, beta=0.1, noise="laplace")
+
+
+def test_extreme_ranges_no_warnings():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isfinite(M.gaussian_epsilon(1e-300, sigma=1.0))
+        assert math.isfinite(M.gaussian_sigma(1e-3, 1e-300))
+        assert M.gaussian_delta(1e4, sigma=1.0) == 0.0 or M.gaussian_delta(1e4, sigma=1.0) < 1e-300
+        c = M.calibrate("laplace", sensitivity=1, epsilon=1e4)
+        assert c.scale == pytest.approx(1e-4)
+
+
+# --------------------------------------------------------------------------- properties
+@settings(max_examples=40)
+@given(e1=st.floats(0.01, 10), e2=st.floats(0.01, 10), sigma=st.floats(0.2, 50))
+def test_gaussian_delta_decreasing_in_epsilon(e1, e2, sigma):
+    lo, hi = sorted((e1, e2))
+    assert M.gaussian_delta(hi, sigma=sigma) <= M.gaussian_delta(lo, sigma=sigma) + 1e-15
+
+
+@settings(max_examples=40)
+@given(s1=st.floats(0.2, 30), s2=st.floats(0.2, 30), ld=st.floats(-30, -2))
+def test_gaussian_epsilon_decreasing_in_sigma(s1, s2, ld):
+    lo, hi = sorted((s1, s2))
+    assert M.gaussian_epsilon(10**ld, sigma=hi) <= M.gaussian_epsilon(10**ld, sigma=lo) + 1e-12
+
+
+@settings(max_examples=30)
+@given(b=st.floats(0.3, 40), c1=st.floats(0.5, 0.999), c2=st.floats(0.5, 0.999),
+       mech=st.sampled_from(["laplace", "gaussian", "discrete_laplace", "discrete_gaussian"]))
+def test_half_width_monotone_in_confidence(b, c1, c2, mech):
+    lo, hi = sorted((c1, c2))
+    assert M.half_width(mech, scale=b, confidence=lo) <= M.half_width(mech, scale=b, confidence=hi) + 1e-12
+
+
+@settings(max_examples=20)
+@given(n=st.integers(100, 10**6), k=st.integers(1, 100), beta=st.floats(0.01, 0.3))
+def test_split_hoeffding_not_below_nonadaptive(n, k, beta):
+    if k > n:
+        return
+    a = M.adaptive_width("split_hoeffding", n=n, k=k, beta=beta).tau
+    b = M.adaptive_width("nonadaptive", n=n, k=k, beta=beta).tau
+    assert a >= b - 1e-15
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
+def test_dfhprr_optimum_tight(noise):
+    # the returned τ must be (a) feasible and (b) within 1e-4 of a brute-force grid optimum
+    n, k, beta = 1e6, 50, 0.05
+    w = M.adaptive_width("dfhprr", n=n, k=k, beta=beta, noise=noise)
+    L16 = math.log(16 * k / beta)
+
+    def tau_of(x):
+        c1 = 2 * math.sqrt(48 / n * math.log(8 * k / beta))
+        if noise == "laplace":
+            c2 = 2 * math.log(2 * k / beta) / (n * x)
+            ts = np.geomspace(1e-6, 10, 200001)
+            ok = ts >= 8 * (x * k * math.tanh(x / 2) + 4 * x * np.sqrt(k * L16 / ts))
+        else:
+            c2 = 2 / n * math.sqrt(math.log(4 * k / beta) / x)
+            ts = np.geomspace(1e-6, 10, 200001)
+            inner = np.maximum(0, 0.5 * math.log(math.pi * x * k) + 8 * L16 / ts)
+            ok = ts >= 8 * (x * k + 2 * np.sqrt(x * k * inner))
+        return max(c1, c2, ts[np.argmax(ok)])
+
+    xs = np.geomspace(w.parameter / 1.5, w.parameter * 1.5, 61)
+    best = min(tau_of(x) for x in xs)
+    assert w.tau <= best * (1 + 1e-4)
+    assert w.tau >= best * (1 - 2e-4)

@@ -1,0 +1,419 @@
+"""Tests for engine/stratify.py: numbers from the spec's worked examples (§9), scipy, and Monte Carlo."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import special, stats
+
+from engine import stratify as S
+
+P1_SIZES = [5000, 3000, 1500, 400, 100]
+P1_MU = [0.5, -0.5, 1.5, -1.0, 2.0]
+P2_SIZES = [6000, 2500, 1000, 400, 80, 15, 5]
+P2_MU = [0.2, -0.4, 0.9, -1.1, 0.6, 1.4, -0.3]
+
+
+# --- X1 clip half-widths -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("m,paper,rig", [
+    (100, 4.628261, 5.898949), (400, 4.879939, 6.239622), (1500, 5.100936, 6.540694),
+    (3000, 5.210756, 6.690863), (5000, 5.289343, 6.798526), (10000, 5.393070, 6.940865),
+])
+def test_x1_clip_halfwidth(m, paper, rig):
+    assert S.clip_halfwidth(m, R=2, gamma=0.1) == pytest.approx(paper, rel=1e-6)
+    assert S.clip_halfwidth(m, R=2, gamma=0.1, mode="rigorous") == pytest.approx(rig, rel=1e-6)
+
+
+def test_x1_laplace_scale():
+    assert S.laplace_scale(100, R=2, gamma=0.1, epsilon=0.5) == pytest.approx(0.18513, rel=1e-4)
+
+
+def test_laplace_mean_noise_matches_scipy_laplace():
+    # Without clipping effects, p̂ − mean(x) is Lap(b): compare with scipy's Laplace by KS.
+    x = np.linspace(-1, 1, 200)
+    b = S.laplace_scale(200, R=1, gamma=0.1, epsilon=1.0)
+    r = np.random.default_rng(3)
+    err = np.array([S.laplace_mean(x, R=1, gamma=0.1, epsilon=1.0, rng=r) for _ in range(3000)]) - x.mean()
+    assert stats.kstest(err, stats.laplace(scale=b).cdf).pvalue > 0.001
+
+
+# --- X2 analytic errors -------------------------------------------------------------------------------------
+
+def test_x2_analytic_population_terms():
+    a = S.analytic_mean_errors(P1_SIZES, R=2, gamma=0.1, epsilon=0.5, mu=P1_MU)
+    assert a.pop_naive_mean_abs == pytest.approx(0.0021572, rel=1e-4)
+    assert a.pop_naive_rmse == pytest.approx(0.0030508, rel=1e-4)
+    assert a.pop_strat_rmse == pytest.approx(0.0063595, rel=1e-4)
+    assert a.variance_ratio == pytest.approx(4.3452771, rel=1e-6)
+    assert a.pop_statistical_sd == pytest.approx(0.01, rel=1e-9)
+    np.testing.assert_allclose(a.table["bias"], [0.195, 0.805, 1.195, 1.305, 1.695], rtol=1e-9)
+    np.testing.assert_allclose(a.table["strat_priv_mean_abs"], [0.004232, 0.006948, 0.013603, 0.048799, 0.18513],
+                               rtol=2e-4)
+    np.testing.assert_allclose(a.table["strat_total_mean_abs"], [0.01222, 0.01645, 0.02535, 0.0651, 0.20598],
+                               atol=1e-4)
+    assert a.table["stratified_better"].all()
+    a2 = S.analytic_mean_errors(P1_SIZES, R=2, gamma=0.1, epsilon=2, mu=P1_MU)
+    assert a2.pop_strat_rmse == pytest.approx(0.0015899, rel=1e-4)
+    assert a2.variance_ratio == pytest.approx(4.3452771, rel=1e-6)
+    np.testing.assert_allclose(a2.table["strat_total_mean_abs"], [0.01135, 0.0147, 0.02095, 0.04215, 0.09446],
+                               atol=1e-4)
+
+
+def test_expected_abs_error_against_monte_carlo_and_closed_forms():
+    r = np.random.default_rng(0)
+    z = 0.3 + r.normal(0, 0.2, 400_000) + r.laplace(0, 0.15, 400_000)
+    assert S.expected_abs_error(0.3, 0.2, 0.15) == pytest.approx(np.abs(z).mean(), rel=5e-3)
+    for d, s_, b in [(0.3, 0.2, 0.15), (0.0, 0.1, 0.185), (1.2, 0.01, 2.0), (0.0, 3.0, 0.01), (5.0, 0.5, 0.5)]:
+        assert S.expected_abs_error(d, s_, b) == pytest.approx(S.expected_abs_error_quad(d, s_, b), rel=1e-7)
+    # Pure Laplace: E|d + Lap(b)| = d + b e^{-d/b}; pure normal: folded normal mean.
+    assert S.expected_abs_error(0.0, 0.0, 0.7) == pytest.approx(0.7)
+    assert S.expected_abs_error(0.0, 1.0, 0.0) == pytest.approx(math.sqrt(2 / math.pi))
+
+
+# --- X3 Monte Carlo ---------------------------------------------------------------------------------------
+
+def test_x3_monte_carlo_p1():
+    df = S.run_mean_experiment(sizes=P1_SIZES, mu=P1_MU, sigma=1.0, epsilons=[0.5], R=2, gamma=0.1, reps=5000,
+                               rng=11)
+    m = df.groupby(["method", "group"])["abs_err"].mean().unstack()
+    expect = {
+        "naive": [0.00835, 0.1953, 0.8047, 1.1953, 1.3047, 1.6953],
+        "stratified": [0.00948, 0.0122, 0.0162, 0.0254, 0.0645, 0.2042],
+        "split": [0.00922, 0.0145, 0.0211, 0.0357, 0.1058, 0.3912],
+    }
+    for method, vals in expect.items():
+        np.testing.assert_allclose(m.loc[method, [-1, 0, 1, 2, 3, 4]].to_numpy(), vals, rtol=0.10)
+
+
+def test_run_mean_experiment_columns_and_truths():
+    df = S.run_mean_experiment(sizes=[50, 30], mu=[1.0, -1.0], sigma=1.0, epsilons=[0.5, 1.0], R=2, gamma=0.1,
+                               reps=3, rng=0)
+    assert list(df.columns) == ["rep", "epsilon", "method", "level", "group", "n_i", "estimate", "truth",
+                                "empirical", "abs_err", "priv_err"]
+    assert len(df) == 3 * 2 * 3 * 3
+    pop = df[df.level == "population"]
+    assert np.allclose(pop["truth"], (50 * 1 - 30) / 80)
+    assert (pop["n_i"] == 80).all()
+    np.testing.assert_allclose(df["abs_err"], (df["estimate"] - df["truth"]).abs())
+
+
+# --- X4 crossover -----------------------------------------------------------------------------------------
+
+def test_x4_crossover_p2():
+    a = S.analytic_mean_errors(P2_SIZES, R=2.5, gamma=0.1, epsilon=1.0, mu=P2_MU)
+    assert S.clip_halfwidth(sum(P2_SIZES), R=2.5, gamma=0.1) == pytest.approx(5.893070, rel=1e-6)
+    assert np.sum(np.array(P2_SIZES) * P2_MU) / sum(P2_SIZES) == pytest.approx(0.07275)
+    np.testing.assert_allclose(a.table["crossover_privacy"], [79.93, 20.33, 11.30, 7.82, 18.13, 6.87, 26.07],
+                               rtol=0.01)
+    np.testing.assert_allclose(a.table["crossover_total"], [107.0, 22.35, 11.98, 8.17, 19.76, 7.13, 29.29],
+                               rtol=0.01)
+    assert a.pop_strat_rmse / a.pop_naive_rmse == pytest.approx(2.3639, rel=1e-3)
+    assert a.table["stratified_better"].tolist() == [True] * 6 + [False]
+    low = S.analytic_mean_errors(P2_SIZES, R=2.5, gamma=0.1, epsilon=0.2, mu=P2_MU)
+    assert low.table["stratified_better"].tolist() == [True] * 4 + [False] * 3
+    high = S.analytic_mean_errors(P2_SIZES, R=2.5, gamma=0.1, epsilon=5.0, mu=P2_MU)
+    assert high.table["stratified_better"].tolist() == [True] * 6 + [False]
+
+
+def test_x4_min_frac_marks_small_groups():
+    x = np.zeros(sum(P2_SIZES))
+    g = np.repeat(np.arange(7), P2_SIZES)
+    r1 = S.stratified_mean_release(x, g, R=2.5, gamma=0.1, epsilon=1, rng=0, min_frac=0.001)
+    assert r1.pooled.tolist() == [False] * 6 + [True]
+    r2 = S.stratified_mean_release(x, g, R=2.5, gamma=0.1, epsilon=1, rng=0, min_frac=0.005)
+    assert r2.pooled.tolist() == [False] * 5 + [True, True]
+    assert r2.groups[5] == r2.groups[6]  # the pooled stratum is estimated once
+    r3 = S.stratified_mean_release(x, g, R=2.5, gamma=0.1, epsilon=1, rng=0, min_frac=0.005, small_strata="drop")
+    assert np.isnan(r3.groups[5:]).all() and r3.weights[5:].sum() == 0
+    assert r3.weights.sum() == pytest.approx(1.0)
+
+
+def test_crossover_edge_cases():
+    assert S.crossover_size(0.0, R=2, gamma=0.1, epsilon=1) == math.inf
+    assert S.crossover_size(1e6, R=2, gamma=0.1, epsilon=1) == 1.0
+    m = S.crossover_size(0.05, R=2, gamma=0.1, epsilon=1)
+    assert S.laplace_scale(m, R=2, gamma=0.1, epsilon=1) == pytest.approx(0.05, rel=1e-8)
+
+
+def test_tiny_groups_lose_in_simulation():
+    # A 5-record group with a small bias is better served by the naive estimate (crossover appears).
+    sizes, mu = [3000, 2000, 5], [0.5, -0.5, 0.3]
+    cross = S.analytic_mean_errors(sizes, R=2, gamma=0.1, epsilon=1.0, mu=mu).table["crossover_total"]
+    assert cross[2] > 5 and cross[0] < 3000
+    df = S.run_mean_experiment(sizes=sizes, mu=mu, sigma=1.0, epsilons=[1.0], R=2, gamma=0.1, reps=400, rng=2)
+    m = df[df.level == "group"].groupby(["method", "group"])["abs_err"].mean()
+    assert m[("stratified", 2)] > m[("naive", 2)]
+    assert m[("stratified", 0)] < m[("naive", 0)]
+
+
+# --- X5 Theorem 10 ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("k,alpha,n,E,worst,best,gap", [
+    (5, 0.5, 1000, 21.205443, 26.491587, 10.902743, 0.339098),
+    (4, 2, 5000, 27.697344, 28.523595, 11.516393, 0.048582),
+    (6, 0.25, 20000, 33.837264, 48.670368, 14.903188, 0.439276),
+    (2, 1, 100, 7.210340, 7.824046, 5.584967, 0.274088),
+])
+def test_x5_theorem10(k, alpha, n, E, worst, best, gap):
+    assert S.theorem10_expectation(k, alpha, n) == pytest.approx(E, rel=1e-6)
+    b = S.logsum_bounds(k, n)
+    assert b.worst == pytest.approx(worst, rel=1e-6)
+    assert b.best == pytest.approx(best, rel=1e-6)
+    assert b.integer_floor == pytest.approx(math.log(n - k + 1))
+    assert S.gap_share(k, alpha, n) == pytest.approx(gap, rel=1e-5)
+
+
+def test_x5_by_alpha():
+    vals = [S.theorem10_expectation(6, a, 5000) for a in [0.05, 0.1, 0.2, 0.5, 1, 2, 10]]
+    np.testing.assert_allclose(vals, [-50.8688, -2.1957, 21.1032, 33.7854, 37.4032, 38.9839, 40.0977], atol=1e-4)
+
+
+def test_theorem10_by_monte_carlo_continuous_sizes():
+    r = np.random.default_rng(5)
+    g = r.dirichlet(np.full(5, 0.7), size=200_000)
+    mc = np.log(1000 * g).sum(axis=1)
+    assert S.theorem10_expectation(5, 0.7, 1000) == pytest.approx(mc.mean(), abs=4 * mc.std() / math.sqrt(mc.size))
+
+
+def test_integer_logsum_mc_between_floor_and_worst():
+    v = S.integer_logsum_mc(6, 0.05, 5000, draws=500, rng=0)
+    b = S.logsum_bounds(6, 5000)
+    assert b.integer_floor <= v <= b.worst
+    assert S.theorem10_expectation(6, 0.05, 5000) < 0 < v
+
+
+# --- X6 α MLE -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("v,alpha", [([0.6, 0.25, 0.1, 0.05], 1.073104), ([0.9, 0.05, 0.03, 0.02], 0.415610),
+                                     ([0.4, 0.35, 0.25], 17.896526)])
+def test_x6_alpha_mle(v, alpha):
+    a = S.fit_symmetric_dirichlet_alpha(v)
+    assert a == pytest.approx(alpha, abs=1e-6)  # the spec prints 6 decimals
+    assert special.digamma(a) - special.digamma(len(v) * a) == pytest.approx(np.mean(np.log(v)), abs=1e-9)
+
+
+def test_x6_alpha_equal_and_errors():
+    assert S.fit_symmetric_dirichlet_alpha([5, 5, 5]) == math.inf
+    with pytest.raises(ValueError):
+        S.fit_symmetric_dirichlet_alpha([0.5, 0.5, 0.0])
+    with pytest.raises(ValueError):
+        S.fit_symmetric_dirichlet_alpha([1.0])
+
+
+def test_x6_alpha_adult():
+    from engine.data import load_adult
+
+    df = load_adult().df
+    race = df.groupby("race").size().to_numpy()
+    sexrace = df.groupby(["sex", "race"]).size().to_numpy()
+    sex = df.groupby("sex").size().to_numpy()
+    assert S.fit_symmetric_dirichlet_alpha(race) == pytest.approx(0.370766, rel=1e-5)
+    assert S.fit_symmetric_dirichlet_alpha(sexrace) == pytest.approx(0.393186, rel=1e-5)
+    assert S.fit_symmetric_dirichlet_alpha(sex) == pytest.approx(4.0578, rel=1e-4)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(0.01, 1.0), min_size=2, max_size=8))
+def test_alpha_mle_solves_moment_equation(v):
+    v = np.array(v)
+    a = S.fit_symmetric_dirichlet_alpha(v)
+    if math.isfinite(a) and 1e-7 < a < 1e7:
+        w = v / v.sum()
+        assert special.digamma(a) - special.digamma(len(v) * a) == pytest.approx(np.mean(np.log(w)), abs=1e-8)
+
+
+# --- X7 sizes and Dirichlet -------------------------------------------------------------------------------
+
+def test_x7_proportions_to_sizes():
+    assert S.proportions_to_sizes([0.5, 0.3, 0.2], 7).tolist() == [3, 2, 2]
+    assert S.proportions_to_sizes([0.97, 0.02, 0.01], 100).tolist() == [95, 3, 2]
+    assert S.proportions_to_sizes([0.97, 0.02, 0.01], 100, min_size=0).tolist() == [97, 2, 1]
+    assert S.proportions_to_sizes([1 / 3] * 3, 10).tolist() == [4, 3, 3]
+    with pytest.raises(ValueError):
+        S.proportions_to_sizes([0.5, 0.5], 1)
+    with pytest.raises(ValueError):
+        S.proportions_to_sizes([0.0, 0.0], 10)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0.0, 10.0), min_size=2, max_size=12).filter(lambda w: sum(w) > 0),
+       st.integers(12, 10_000), st.integers(0, 1))
+def test_sizes_sum_and_minimum(w, n, min_size):
+    s = S.proportions_to_sizes(w, n, min_size=min_size)
+    assert s.sum() == n and (s >= min_size).all()
+    # Largest remainder is within one unit of the exact proportional share of the remainder.
+    w = np.array(w) / np.sum(w)
+    assert np.all(np.abs(s - min_size - w * (n - len(w) * min_size)) < 1 + 1e-9)
+
+
+def test_x7_realized_logsum():
+    assert S.realized_logsum([600, 300, 80, 20]) == pytest.approx(19.478471, rel=1e-6)
+    assert S.realized_logsum([600, 300, 80, 20]) <= S.logsum_bounds(4, 1000).worst
+    assert S.logsum_bounds(4, 1000).worst == pytest.approx(22.085844, rel=1e-6)
+
+
+def test_x7_dirichlet_shape():
+    s1 = S.dirichlet_shape_mc(2, 1.0, draws=100_000, rng=0)
+    assert s1.mean_max == pytest.approx(0.75, abs=0.003)
+    s2 = S.dirichlet_shape_mc(2, 0.5, draws=100_000, rng=1)
+    assert s2.mean_max == pytest.approx(0.5 + 1 / math.pi, abs=0.003)
+    assert S.dirichlet_share_variance(4, 0.5) == pytest.approx(0.0625)
+    s3 = S.dirichlet_shape_mc(4, 0.5, draws=100_000, rng=2)
+    assert s3.var_first == pytest.approx(0.0625, rel=0.03)
+
+
+def test_table3_preset():
+    t = S.table3_preset()
+    assert len(t) == 18 and t["count"].sum() == 196967
+    assert len(S.preset_sizes("race")) == 9 and S.preset_sizes("race").sum() == 196967
+    assert S.preset_sizes("sex").to_dict() == {"Female": 101805, "Male": 95162}
+
+
+def test_gaussian_mixture_draw_order():
+    a = S.make_gaussian_mixture([3, 2], rng=7, sigma_mode="uniform")
+    r = np.random.default_rng(7)
+    mu = r.normal(0, 1, 2)
+    sig = r.uniform(0.1, 2.0, 2)
+    x0 = r.normal(mu[0], sig[0], 3)
+    np.testing.assert_allclose(a.mu, mu)
+    np.testing.assert_allclose(a.sigma, sig)
+    np.testing.assert_allclose(a.x[:3], x0)
+
+
+# --- X8 Coinpress -----------------------------------------------------------------------------------------
+
+def test_x8_uvm_constants():
+    c = S.uvm_constants(2000, low=-4, high=4, sigma=1, rho=0.1, beta=0.01)
+    assert c.projection_high == pytest.approx(9.079216, rel=1e-6)
+    assert c.projection_low == pytest.approx(-9.079216, rel=1e-6)
+    assert c.delta == pytest.approx(0.0090792, rel=1e-4)
+    assert c.noise_sd == pytest.approx(0.0203017, rel=1e-5)
+    assert c.half_width == pytest.approx(0.0983150, rel=1e-5)
+    iv = S.coinpress_uvm(np.zeros(2000), low=-4, high=4, sigma=1, rho=0.1, beta=0.01, rng=0)
+    assert iv.high - iv.low == pytest.approx(2 * 0.0983150, rel=1e-5)
+
+
+def test_x8_coinpress_monte_carlo():
+    df = S.run_mean_experiment(sizes=P1_SIZES, mu=P1_MU, sigma=1.0, epsilons=[1.0], R=3, gamma=0.1, reps=3000,
+                               rng=4, estimator="coinpress", beta=0.01)
+    assert set(df.method) == {"coinpress", "strat_coinpress"}
+    m = df.groupby(["method", "group"])["abs_err"].mean().unstack()
+    np.testing.assert_allclose(m.loc["coinpress", [-1, 0, 1, 2, 3, 4]],
+                               [0.00822, 0.1951, 0.8049, 1.1951, 1.3049, 1.6951], rtol=0.2)
+    np.testing.assert_allclose(m.loc["strat_coinpress", [-1, 0, 1, 2, 3, 4]],
+                               [0.00840, 0.0114, 0.0152, 0.0219, 0.0464, 0.134], rtol=0.2)
+
+
+def test_coinpress_release_budget_and_unit():
+    r = S.make_gaussian_mixture(P1_SIZES, mu=P1_MU, rng=0)
+    c = S.coinpress_release(r.x, r.groups, low=-3, high=3, sigma=1.5, rhos=(0.125, 0.375), beta=0.01, rng=0)
+    s = S.strat_coinpress(r.x, r.groups, low=-3, high=3, sigmas=1.0, rhos=(0.125, 0.375), beta=0.01, rng=0)
+    assert c.budget == s.budget == pytest.approx(0.5)
+    assert c.privacy_unit == s.privacy_unit == "rho-zCDP"
+    assert s.population == pytest.approx(np.sum(np.array(P1_SIZES) / 10000 * s.groups))
+    with pytest.raises(ValueError):
+        S.coinpress_uvmrec(r.x, low=-3, high=3, sigma=1, rhos=[], beta=0.01, rng=0)
+
+
+# --- X11 budgets -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("k", [2, 5, 18, 50])
+def test_x11_budget_equals_epsilon_whatever_k(k):
+    sizes = S.proportions_to_sizes(S.draw_group_proportions(k, 0.5, rng=k), 5000)
+    d = S.make_gaussian_mixture(sizes, rng=0)
+    for eps in (0.1, 1.0, 3.0):
+        assert S.stratified_mean_release(d.x, d.groups, R=3, gamma=0.05, epsilon=eps, rng=0).budget == eps
+        assert S.split_budget_release(d.x, d.groups, R=3, gamma=0.05, epsilon=eps, rng=0).budget == eps
+        assert S.naive_mean_release(d.x, d.groups, R=3, gamma=0.05, epsilon=eps, rng=0).budget == eps
+
+
+def test_stratified_population_is_weighted_group_mean():
+    d = S.make_gaussian_mixture(P1_SIZES, mu=P1_MU, rng=1)
+    r = S.stratified_mean_release(d.x, d.groups, R=2, gamma=0.1, epsilon=1, rng=1)
+    assert r.population == pytest.approx(np.sum(np.array(P1_SIZES) / 10000 * r.groups))
+    assert r.kept.all() and not r.pooled.any()
+
+
+# --- X13 monotonicity -------------------------------------------------------------------------------------
+
+def test_x13_naive_does_not_shrink_stratified_does():
+    df = S.run_mean_experiment(sizes=P1_SIZES, mu=P1_MU, sigma=1.0, epsilons=[0.1, 1.0, 10.0], R=2, gamma=0.1,
+                               reps=2000, rng=8, methods=("naive", "stratified"))
+    g = df[df.level == "group"].groupby(["method", "group", "epsilon"])["abs_err"]
+    mean, se = g.mean(), g.std() / np.sqrt(g.count())
+    d = np.abs(np.sum(np.array(P1_SIZES) * P1_MU) / 10000 - np.array(P1_MU))
+    for i in range(5):
+        for e in (0.1, 1.0, 10.0):
+            assert abs(mean[("naive", i, e)] - d[i]) < 0.01
+        m = [mean[("stratified", i, e)] for e in (0.1, 1.0, 10.0)]
+        s = [se[("stratified", i, e)] for e in (0.1, 1.0, 10.0)]
+        assert m[1] <= m[0] + 3 * math.hypot(s[0], s[1])
+        assert m[2] <= m[1] + 3 * math.hypot(s[1], s[2])
+    # At ε = 0.1 the smallest group's stratified error is clearly above its ε = 10 error.
+    assert mean[("stratified", 4, 0.1)] > 2 * mean[("stratified", 4, 10.0)]
+
+
+# --- Parity (X9, Def. 11) -------------------------------------------------------------------------------
+
+def test_x9_parity_error():
+    assert S.parity_error([2, 4, 5], [2.2, 3, 5.5], 3.5, 3.4, omega=1 / 3) == pytest.approx(0.4595238, rel=1e-6)
+    assert S.parity_error([2, 4, 5], [2.2, 3, 5.5], 3.5, 3.4, omega=1 / 3, normalized=False) == pytest.approx(
+        1.7333333, rel=1e-6)
+    # Default ω = 1/k.
+    assert S.parity_error([2, 4, 5], [2.2, 3, 5.5], 3.5, 3.4) == pytest.approx(0.4595238, rel=1e-6)
+
+
+# --- Weights modes ---------------------------------------------------------------------------------------
+
+def test_holdout_and_noisy_weights_run():
+    h = S.run_mean_experiment(sizes=P1_SIZES, mu=P1_MU, sigma=1, epsilons=[1.0], R=2, gamma=0.1, reps=3, rng=0,
+                              weights_mode="holdout", holdout_frac=0.5)
+    assert (h[h.level == "population"]["n_i"] < 10000).all()
+    nz = S.run_mean_experiment(sizes=P1_SIZES, mu=P1_MU, sigma=1, epsilons=[1.0], R=2, gamma=0.1, reps=3, rng=0,
+                               weights_mode="noisy", epsilon_weights=0.5)
+    assert np.isfinite(nz["estimate"]).all()
+
+
+# --- Validation ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs", [
+    dict(epsilon=0), dict(epsilon=float("nan")), dict(gamma=1.0), dict(gamma=0.0), dict(R=-1.0),
+])
+def test_release_validation(kwargs):
+    base = dict(R=2.0, gamma=0.1, epsilon=1.0, rng=0)
+    base.update(kwargs)
+    with pytest.raises(ValueError):
+        S.stratified_mean_release([0.0, 1.0], [0, 1], **base)
+
+
+def test_more_validation():
+    with pytest.raises(ValueError):
+        S.laplace_mean([], R=1, gamma=0.1, epsilon=1, rng=0)
+    with pytest.raises(ValueError):
+        S.naive_mean_release([0.0, 1.0], [0], R=1, gamma=0.1, epsilon=1, rng=0)
+    with pytest.raises(ValueError):
+        S.stratified_mean_release([0.0, 1.0], [0, 1], R=1, gamma=0.1, epsilon=1, rng=0, min_frac=1.0)
+    with pytest.raises(ValueError):
+        S.stratified_mean_release([0.0, 1.0], [0, 1], R=1, gamma=0.1, epsilon=1, rng=0, min_frac=0.6,
+                                  small_strata="drop")
+    with pytest.raises(ValueError):
+        S.draw_group_proportions(1, 1.0, rng=0)
+    with pytest.raises(ValueError):
+        S.draw_group_proportions(3, 0.0, rng=0)
+    with pytest.raises(ValueError):
+        S.clip_halfwidth(0.5, R=1, gamma=0.1)
+    with pytest.raises(ValueError):
+        S.clip_halfwidth(10, R=1, gamma=0.1, mode="exact")
+    with pytest.raises(ValueError):
+        S.run_mean_experiment(sizes=[5, 5], mu=[0, 0], sigma=1, epsilons=[1], R=1, gamma=0.1, reps=1, rng=0,
+                              estimator="gauss")
+    with pytest.raises(ValueError):
+        S.parity_error([1, 2], [1, 2], 1, 1, omega=-1)
+    with pytest.raises(ValueError):
+        S.crossover_size(-1, R=1, gamma=0.1, epsilon=1)

@@ -39,6 +39,25 @@ def _time(fn, repeat: int = 1):
     return best, out
 
 
+def _load() -> float:
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+
+def _worker_cpu() -> float:
+    """CPU seconds (user + system) used so far by this process's children: joblib's loky workers (Linux)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    me = os.getpid()
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == me:
+                total += (int(fields[11]) + int(fields[12])) / tick
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=100)
@@ -52,8 +71,14 @@ def main() -> None:
     # Warm the loky pool once so the parallel timing measures the work, not process start-up.
     co.run_experiment(df, co.ExperimentConfig("DREM", 1, LENS, GROUPS, repetitions=2,
                                               learner=co.LearnerSpec(n_estimators=2)), n_jobs=2)
+    load_par = _load()
+    cpu0 = _worker_cpu()
     t_par, r_par = _time(lambda: co.run_experiment(df, cfg, n_jobs=2))
+    cores_par = (_worker_cpu() - cpu0) / t_par
+    load_seq = _load()
+    c0 = time.process_time()
     t_seq, r_seq = _time(lambda: co.run_experiment(df, cfg, n_jobs=1))
+    cores_seq = (time.process_time() - c0) / t_seq
     same = np.array_equal(r_par.w1, r_seq.w1, equal_nan=True)
 
     t_trial, _ = _time(lambda: co.run_trial(prepared, cfg, 0), repeat=3)
@@ -71,10 +96,10 @@ def main() -> None:
     t_amin, _ = _time(lambda: mi.alpha_min(0.05, 27254, 0.05, 2, 1521), repeat=5)
 
     mean = np.nanmean(r_par.w1, axis=0)
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"## Coherence explorer benchmark\n")
-    print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, load average "
-          f"{load:.2f} at start of the last step; Python {platform.python_version()}.\n")
+    print("## Coherence explorer benchmark\n")
+    print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; Python "
+          f"{platform.python_version()}. 1-minute load average before the parallel run {load_par:.1f}, before the "
+          f"sequential run {load_seq:.1f} (a shared machine inflates every timing).\n")
     print(f"Paper setting (seed §5): n = {prepared.n:,} labelled rows of census_population({args.n}, seed=0), "
           f"clear release, random forest 50 trees (hard), R = {args.reps}.\n")
     print("| measurement | value | target (spec §8) |")
@@ -82,6 +107,7 @@ def main() -> None:
     print(f"| run_experiment, n_jobs=1 (sequential) | {t_seq:.1f} s | — |")
     print(f"| run_experiment, n_jobs=2 (joblib/loky) | {t_par:.1f} s | ≤ 60 s |")
     print(f"| speed-up | {t_seq / t_par:.2f}× (parallel/sequential = {t_par / t_seq:.2f}) | ≥ 1.8× (≤ 0.65) |")
+    print(f"| cores obtained (CPU-s / wall-s): sequential / parallel | {cores_seq:.2f} / {cores_par:.2f} | 1 / ≈ 2 |")
     print(f"| identical W1 matrices (n_jobs=1 vs 2) | {'yes' if same else 'NO'} | yes |")
     print(f"| mean W1: Everyone / DREM = 1 | {mean[0]:.3f} / {mean[1]:.3f} | paper ≈ 0.1 / ≈ 1.9 |")
     print(f"| one repetition at n ≈ 27k (1 core) | {t_trial:.2f} s | — |")

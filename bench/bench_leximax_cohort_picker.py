@@ -49,7 +49,8 @@ def main():
 
     V = values(1000, 20)
     t_ours, ours = timed(lambda: lx.leximax_marginals(V, k=50), 2)
-    row("**leximax_marginals linprog 1,000 × 20 (k = 50)**", t_ours, 5.0, f"{ours.lp_solves} LPs, verified={ours.verified}")
+    row("**leximax_marginals linprog 1,000 × 20 (k = 50)**", t_ours, 5.0,
+        f"{ours.lp_solves} LPs, verified={ours.verified}")
     t_cv, cv = timed(lambda: lx.leximax_marginals(V, k=50, method="cvxpy"))
     row("leximax_marginals cvxpy-HiGHS 1,000 × 20", t_cv, 3 * t_ours,
         f"target ≤ 3× linprog; max abs Δy = {np.abs(cv.y - ours.y).max():.1e}")

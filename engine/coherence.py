@@ -756,7 +756,9 @@ def _group_stats(prepared: PreparedData, names, idx_a, idx_b, p_a, p_b):
     return w, sizes, neg
 
 
-def run_trial(prepared: PreparedData, config: ExperimentConfig, rep: int, keep_predictions: bool = False) -> TrialResult:
+def run_trial(
+    prepared: PreparedData, config: ExperimentConfig, rep: int, keep_predictions: bool = False
+) -> TrialResult:
     """One DemCoh repetition (Figure 1): split, release ``X_a``, learn, compare on both halves.
 
     The repetition's generator is ``SeedSequence(config.seed, spawn_key=(rep,))``, i.e.

@@ -177,12 +177,18 @@ def make_size_w1_figure(summary: pd.DataFrame, *, gamma: float, gamma_theorem7: 
     fig.add_trace(go.Scatter(x=s["size"], y=s["mean_w1"], mode="markers+text", text=s["group"],
                              textposition="top center", marker=dict(color=colors, size=12), name="groups",
                              error_y=dict(type="data", array=np.nan_to_num(s["sd_w1"].to_numpy()), visible=True)))
+    # On a log axis, annotations take log10 coordinates: place them explicitly.
     if gamma > 0:
-        fig.add_vline(x=gamma, line=dict(color=_color(3), dash="dash"), annotation_text=f"γ = {gamma:,.0f}")
-    if gamma_theorem7 is not None and math.isfinite(gamma_theorem7):
-        fig.add_vline(x=gamma_theorem7, line=dict(color=_color(2), dash="dot"),
-                      annotation_text=f"Theorem 7: γ = {gamma_theorem7:,.0f}", annotation_position="bottom right")
-    fig.update_xaxes(type="log", title="group size |C ∩ X| (log scale)")
+        fig.add_vline(x=gamma, line=dict(color=_color(3), dash="dash"))
+        fig.add_annotation(x=math.log10(gamma), y=1.04, yref="paper", text=f"γ = {gamma:,.0f}", showarrow=False)
+    if gamma_theorem7 is not None and math.isfinite(gamma_theorem7) and gamma_theorem7 > 0:
+        fig.add_vline(x=gamma_theorem7, line=dict(color=_color(2), dash="dot"))
+        fig.add_annotation(x=math.log10(gamma_theorem7), y=-0.02, yref="paper", yanchor="top",
+                           text=f"Theorem 7: γ = {gamma_theorem7:,.0f}", showarrow=False)
+    xs = [float(v) for v in s["size"]] + [g for g in (gamma, gamma_theorem7) if g and math.isfinite(g) and g > 0]
+    lo, hi = (min(xs), max(xs)) if xs else (1.0, 10.0)
+    fig.update_xaxes(type="log", title="group size |C ∩ X| (log scale)",
+                     range=[math.log10(max(lo, 1.0) / 2), math.log10(max(hi, 2.0) * 2)])
     fig.update_layout(title="Smaller groups show larger distances", yaxis_title="mean W1 (± s.d.)", showlegend=False)
     return _alt(fig, "Scatter of group size against mean W1")
 
@@ -230,11 +236,14 @@ def make_theory_figure(*, n: float, alpha: float, beta: float, n_groups: int, ep
     fig.add_trace(go.Scatter(x=eps, y=g7, mode="lines", name="Theorem 7 (ε-DP)", line=dict(color=_color(0))))
     fig.add_trace(go.Scatter(x=eps, y=g8, mode="lines", name="Theorem 8 ((ε, δ)-DP)",
                              line=dict(color=_color(1), dash="dash")))
-    fig.add_hline(y=n, line=dict(color="black"), annotation_text=f"n = {n:,.0f}")
-    for j, (nm, s) in enumerate(group_sizes.items()):
-        fig.add_hline(y=max(s, 1), line=dict(color=_color(j + 2), dash="dot", width=2),
-                      annotation_text=f"{nm} ({s:,})", annotation_position="bottom right")
-    fig.add_vline(x=epsilon, line=dict(color=_color(3), dash="dash"), annotation_text=f"ε = {epsilon:g}")
+    x_ends = [float(eps[0]), float(eps[-1])]
+    fig.add_trace(go.Scatter(x=x_ends, y=[n, n], mode="lines", line=dict(color="black", width=2),
+                             name=f"n = {n:,.0f} (above: vacuous)"))
+    for j, (nm, size) in enumerate(group_sizes.items()):
+        fig.add_trace(go.Scatter(x=x_ends, y=[max(size, 1)] * 2, mode="lines",
+                                 line=dict(color=_color(j + 2), dash="dot", width=2), name=f"{nm} ({size:,})"))
+    fig.add_vline(x=epsilon, line=dict(color=_color(3), dash="dash"))
+    fig.add_annotation(x=math.log10(epsilon), y=1.02, yref="paper", text=f"ε = {epsilon:g}", showarrow=False)
     fig.update_xaxes(type="log", title="ε")
     fig.update_yaxes(type="log", title="γ required (members)")
     fig.update_layout(title=f"Size constraint γ vs ε (α = {alpha:.2f}, β = {beta:.3g}, |𝒞| = {n_groups})")

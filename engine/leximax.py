@@ -208,7 +208,7 @@ def _lp_cvxpy(V: np.ndarray, k: int, l: int, C: np.ndarray) -> tuple[float, np.n
     theta = cp.sum(y) if l == m else cp.sum_smallest(y, l)
     cons.append(theta >= (C[l - 2] if l >= 2 else 0.0) + g)
     prob = cp.Problem(cp.Maximize(g), cons)
-    prob.solve(solver=cp.HIGHS)
+    prob.solve(solver=cp.HIGHS, ignore_dpp=True)   # not parametrised: skip the DPP compile
     if prob.status not in ("optimal", "optimal_inaccurate"):
         raise RuntimeError(f"LP_{l} failed: {prob.status}")
     return float(g.value), np.asarray(x.value, dtype=float)
@@ -257,6 +257,14 @@ def leximax_marginals(V, *, k: int, alpha: float | Sequence[float] | None = None
     x = np.clip(x, 0.0, 1.0)
     x[x < tol] = 0.0
     x[x > 1 - tol] = 1.0
+    # HiGHS meets Σx = k only to its feasibility tolerance (~1e-7); spread the residual over the fractional
+    # entries so that Σx = k to round-off and dependent rounding returns exactly k members in every draw.
+    frac = (x > 0) & (x < 1)
+    r = k - x.sum()
+    if frac.any() and r != 0:
+        room = (1 - x[frac]) if r > 0 else x[frac]
+        if room.sum() > abs(r):
+            x[frac] += r * room / room.sum()
     y = V.T @ x
     ok = separation_oracle(V, x, C, k=k).ok
     return LeximaxResult(x=x, y=y, gammas=gam, cumulative=C, alpha=a, k=k, method=method, verified=ok,
@@ -1078,6 +1086,8 @@ def _quota_structure(pool: pd.DataFrame, quotas: Sequence[Quota], k: int):
     if not quotas:
         raise ValueError("No quotas given.")
     features = list(dict.fromkeys(q.feature for q in quotas))
+    if len(features) > 12:
+        raise ValueError(f"At most 12 quota features are supported; got {len(features)}.")
     for q in quotas:
         if q.feature not in pool.columns:
             raise ValueError(f"Quota feature {q.feature!r} is not a column of the pool "
@@ -1331,7 +1341,12 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
     for c in panels:
         covered |= c > 0
     never = np.zeros(T, dtype=bool)
+    last_say = time.perf_counter()
     for t in range(T):
+        if time.perf_counter() - last_say > 0.5:
+            last_say = time.perf_counter()
+            say(0.0, f"finding initial panels: {int(covered.sum())} of {T} types covered · "
+                     f"{time.perf_counter() - t0:.0f} s")
         if covered[t]:
             continue
         c, _v = pricer.solve(w * (1.0 + 0.01 * g.random(T)), force=t)

@@ -131,6 +131,8 @@ def make_panel_prob_figure(probabilities: Sequence[float], colour: Sequence[str]
     col = np.asarray(colour, dtype=object)[order]
     fig = go.Figure()
     rank = np.arange(1, p.size + 1)
+    fig.add_trace(go.Scatter(x=rank, y=p[order], mode="lines", line=dict(shape="hv", color="#BBBBBB", width=2),
+                             name="sorted chances", hoverinfo="skip"))
     for i, v in enumerate(sorted(set(col.tolist()), key=str)):
         m = col == v
         fig.add_trace(go.Scattergl(x=rank[m], y=p[order][m], mode="markers", name=f"{feature}={v}" if feature else
@@ -139,6 +141,7 @@ def make_panel_prob_figure(probabilities: Sequence[float], colour: Sequence[str]
                   annotation_text=f"equal chance k/n = {k / p.size:.3g}")
     fig.update_layout(title="Selection probability per person (sorted)", xaxis_title="person (sorted by chance)",
                       yaxis_title="probability of selection", legend=dict(orientation="h", y=-0.3))
+    fig.update_yaxes(rangemode="tozero")
     return fig
 
 

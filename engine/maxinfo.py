@@ -9,7 +9,9 @@ Two groups of functions live here:
   (``seeds/002_802572da4c9a19ad.txt``: Theorems 1.4.4, 1.5.1, 1.5.2, Corollary 4.6.3,
   Theorem 4.6.4), specified in ``specs/epsilon_calculator.md`` §4.8 and §5.6.
 
-``ln`` is the natural log everywhere (also where the seeds write ``log``).  Every function
+``ln`` is the natural log everywhere (also where the seeds write ``log``). Erratum decisions
+(spec §3.6) are cited where they apply; E8 (Eq. (10) vs (11)) has no API impact, and the informal
+Theorem 2 (ε ≤ kα/ln(1/β), E13) is inconsistent with Theorem 7's scaling and is not implemented.  Every function
 is pure, fast (< 1 ms, except the optimisers and bisections, < 5 ms) and raises
 ``ValueError`` naming the parameter, its value and the allowed range.
 """

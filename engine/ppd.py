@@ -1588,8 +1588,10 @@ def release_month(panel: CountyPanel, t: int, *, method: str, epsilon: float, se
             prev = panel.cases[priv, t - 1]
         elif t >= 1:
             prev = panel.cases[priv, t - 1]
+        # naive chains start from last month's public counts (cases and deaths), zeros at t = 0 (spec §2.7)
+        init = (panel.cases[priv, t - 1], panel.deaths[priv, t - 1]) if (base == "naive" and t >= 1) else None
         rel = wem_gibbs(xc, xd, s, epsilon=eps, sensitivity=sens, base=base, alpha=alpha, prev=prev,
-                        kappa=kappa, sweeps=sweeps, zwin=zwin, public=public, rng=rng)
+                        kappa=kappa, sweeps=sweeps, zwin=zwin, init=init, public=public, rng=rng)
     out_c[priv] = rel.cases
     out_d[priv] = rel.deaths
     return CountRelease(cases=out_c.astype(np.int64), deaths=out_d.astype(np.int64))
@@ -1608,8 +1610,8 @@ def run_partially_private_release(panel: CountyPanel, t: int, *, epsilons: Array
 
     Columns: rep, epsilon, method, alpha (NaN unless prior), county, population, true_cases, true_deaths,
     cases, deaths, abs_err_cases, rel_err_cases (NaN when the truth is 0), total_l2 (ℓ₂ loss over all 2J
-    cells of that draw). Each chain has its own seed derived from (rng, rep, ε, method, α), so a chain's
-    result does not depend on which other methods are run. ``progress(fraction, message)`` is called per
+    cells of that draw). Each chain has its own seed derived from (rng, t, rep, ε, method, α), so a chain's
+    result does not depend on which other methods are run, and different months get independent noise. ``progress(fraction, message)`` is called per
     chain.
     """
     t = _check_month(panel, t)
@@ -1633,7 +1635,7 @@ def run_partially_private_release(panel: CountyPanel, t: int, *, epsilons: Array
     xc, xd = panel.cases[:, t], panel.deaths[:, t]
     frames = []
     for n_done, (rep, e, m, al) in enumerate(jobs):
-        seed = _chain_seed(root, rep, int(round(e * 1e6)), METHODS.index(m),
+        seed = _chain_seed(root, t, rep, int(round(e * 1e6)), METHODS.index(m),
                            0 if math.isnan(al) else int(round(al * 1e9)))
         rel = release_month(panel, t, method=m, epsilon=e, sensitivity=sensitivity,
                             alpha=1.0 if math.isnan(al) else al, kappa=kappa, public=public, sweeps=sweeps,

@@ -65,7 +65,8 @@ def posterior_bound(prior, *, epsilon) -> PosteriorBound:
     p = _prob("prior", prior)
     e = _eps(epsilon)
     lp = float(special.logit(p))
-    return PosteriorBound(p, float(special.expit(lp - e)), float(special.expit(lp + e)))
+    # min/max guard against last-bit rounding at ε = 0 (the bounds must bracket the prior)
+    return PosteriorBound(p, min(p, float(special.expit(lp - e))), max(p, float(special.expit(lp + e))))
 
 
 def max_epsilon_for_posterior(prior, *, posterior) -> float:

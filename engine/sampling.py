@@ -528,6 +528,17 @@ def calibrate_random_size(pmf: np.ndarray, *, epsilon_target: float) -> Calibrat
     idx = np.flatnonzero(p > 0)
     logp = np.log(p[idx])
     fi = idx.astype(float)
+    lo, hi = t, float(np.log1p(np.expm1(t) * n / mean))
+    # Drop sizes that are negligible for every ε in [lo, hi]: log-weights are linear in ε, so a size whose
+    # log-weight is 800 below that of a fixed reference size at both ends is below it everywhere between
+    # (e^{−800} underflows to 0 after normalisation anyway). References: the heaviest size at each end.
+    keep = np.ones(idx.size, dtype=bool)
+    for e in (lo, hi):
+        j = int(np.argmax(logp + e * fi))
+        gap_lo = (logp[j] + lo * fi[j]) - (logp + lo * fi)
+        gap_hi = (logp[j] + hi * fi[j]) - (logp + hi * fi)
+        keep &= (gap_lo < 800) | (gap_hi < 800)
+    logp, fi = logp[keep], fi[keep]
 
     def upper(e: float) -> float:
         logw = logp + e * fi
@@ -535,7 +546,6 @@ def calibrate_random_size(pmf: np.ndarray, *, epsilon_target: float) -> Calibrat
         et = float(np.dot(w, fi) / w.sum())
         return float(np.log1p(et / n * np.expm1(e)))
 
-    lo, hi = t, float(np.log1p(np.expm1(t) * n / mean))
     if upper(lo) >= t:
         lam = lo
     else:
@@ -543,34 +553,54 @@ def calibrate_random_size(pmf: np.ndarray, *, epsilon_target: float) -> Calibrat
     return Calibration(t, float(lam), t * n / mean if mean else math.inf, 1.0 / lam, src, "derived")
 
 
-def truncnorm_tilted_means(n: int, *, mean: float, sds: Sequence[float], epsilon: float) -> np.ndarray:
+def truncnorm_tilted_means(n: int, *, mean: float, sds: Sequence[float], epsilon: float,
+                           untilted: bool = True) -> np.ndarray:
     """E_t[m] and E_t̃[m] of the discretised Gaussian for many σ at once (for the bounds-vs-σ curve).
 
-    Only sizes within √120·σ of the (clipped) peak are summed: every size outside carries a weight below
-    e^{−60} of the peak, so the skipped mass is below 1e-20 of the total. Returns shape (len(sds), 2).
+    Only sizes within √80·σ of each (clipped) peak are summed: every size outside carries a weight below
+    e^{−40} of the peak, so the skipped mass is below 1e-18 of the total. Returns shape (len(sds), 2);
+    with ``untilted=False`` the first column (E_t[m]) is not computed (NaN), halving the work.
     """
     n = _check_n_pmf(n)
     eps = _check_epsilon(epsilon)
-    out = np.empty((len(sds), 2))
+    out = np.full((len(sds), 2), np.nan)
+    mean = float(mean)
+    c = min(max(math.floor(mean + 0.5), 0), n)
     for i, s in enumerate(np.asarray(sds, dtype=float)):
         if s <= 0:
-            c = min(max(math.floor(mean + 0.5), 0), n)
             out[i] = (c, c)
             continue
-        half = math.sqrt(120.0) * s + 2
-        for j, shift in enumerate((0.0, eps * s * s)):
-            centre = min(max(mean + shift, 0.0), float(n))
-            a = int(max(0, math.floor(centre - half)))
-            b = int(min(n, math.ceil(centre + half)))
+        half = math.sqrt(2 * 40.0) * s + 2
+        for j, tilt in enumerate((0.0, eps)):
+            if j == 0 and not untilted:
+                continue
+            # separate windows: with a large tilt the two peaks can be far apart
+            vertex = mean + tilt * s * s
+            centre = min(max(vertex, 0.0), float(n))
+            width = half
+            if vertex > n:
+                # log-weight is concave and still rising at n with slope g: below its tangent, sizes more than
+                # T/g below n weigh under e^{−T}, and their total under e^{−T}/g; T makes that < 1e-17
+                g = tilt - (n - mean) / (s * s)
+                T = 40.0 + max(0.0, math.log(1.0 / g))
+                width = min(half, T / g + 2)
+            a = int(max(0, math.floor(centre - width)))
+            b = int(min(n, math.ceil(centre + width)))
             m = np.arange(a, b + 1, dtype=float)
+            logw = m - mean
+            logw *= 1.0 / s
             with np.errstate(over="ignore"):
-                logw = -0.5 * ((m - mean) / s) ** 2 + (eps * m if j else 0.0)
+                np.square(logw, out=logw)
+            logw *= -0.5
+            if tilt:
+                logw += tilt * m
             top = logw.max()
             if not np.isfinite(top):   # σ too small to resolve: the point-mass limit
-                out[i, j] = min(max(math.floor(mean + 0.5), 0), n)
+                out[i, j] = c
                 continue
-            w = np.exp(logw - top)
-            out[i, j] = float(np.dot(w, m) / w.sum())
+            logw -= top
+            np.exp(logw, out=logw)
+            out[i, j] = float(np.dot(logw, m) / logw.sum())
     return out
 
 
@@ -755,7 +785,9 @@ def randomized_rounding_crossover(*, epsilon: float) -> float:
     ----------
     [derived] from 003_4b386133f61617e9.txt, paper 1, Theorem 6; Erratum E3.
     """
-    eps = _check_target(epsilon, "epsilon")
+    eps = _check_epsilon(epsilon)
+    if eps == 0:
+        return 1.0 / 6.0            # the limit as ε → 0
     return float(2 * np.expm1(eps) / (np.expm1(2 * eps) * (np.sqrt(1 + 8 * np.exp(eps)) + 3)))
 
 
@@ -1371,8 +1403,10 @@ def summarize_frame(df: pd.DataFrame, *, stratum_col: str | None = None, cluster
     notes = []
     if value_col is not None:
         raw = sub[value_col]
-        vals = pd.to_numeric(raw, errors="coerce")
-        bad = vals.isna() & raw.notna() & (raw.astype(str).str.strip() != "")
+        vals = raw if pd.api.types.is_numeric_dtype(raw) else pd.to_numeric(raw, errors="coerce")
+        bad = vals.isna() & raw.notna()
+        if bad.any():   # blank strings count as missing, anything else is an error
+            bad[bad] = raw[bad].astype(str).str.strip() != ""
         if bad.any():
             example = raw[bad].iloc[0]
             raise ValueError(f"value column {value_col!r} must be numeric; found {int(bad.sum())} non-numeric "
@@ -1388,14 +1422,20 @@ def summarize_frame(df: pd.DataFrame, *, stratum_col: str | None = None, cluster
     strata = None
     if stratum_col is not None:
         g = sub.groupby(stratum_col, sort=True)
-        strata = pd.DataFrame({"stratum": [str(k) for k in g.size().index], "N_h": g.size().to_numpy()})
         if value_col is not None:
-            v = g[value_col]
-            strata["mean_h"] = v.mean().to_numpy()
-            strata["sd_h"] = np.nan_to_num(v.std(ddof=ddof).to_numpy(), nan=0.0)
-            strata["min_h"] = v.min().to_numpy()
-            strata["max_h"] = v.max().to_numpy()
+            agg = g[value_col].agg(["size", "mean", "min", "max", "var"])
+            var = agg["var"].to_numpy(dtype=float)
+            cnt = agg["size"].to_numpy(dtype=float)
+            if ddof == 0:   # pandas' var is ddof 1
+                var = np.where(cnt > 1, var * (cnt - 1) / cnt, 0.0)
+            strata = pd.DataFrame({"stratum": [str(k) for k in agg.index], "N_h": agg["size"].to_numpy()})
+            strata["mean_h"] = agg["mean"].to_numpy()
+            strata["sd_h"] = np.sqrt(np.nan_to_num(var, nan=0.0))
+            strata["min_h"] = agg["min"].to_numpy()
+            strata["max_h"] = agg["max"].to_numpy()
         else:
+            sizes = g.size()
+            strata = pd.DataFrame({"stratum": [str(k) for k in sizes.index], "N_h": sizes.to_numpy()})
             for c in ("mean_h", "sd_h", "min_h", "max_h"):
                 strata[c] = np.nan
     elif value_col is not None:

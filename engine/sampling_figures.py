@@ -83,7 +83,7 @@ def make_rate_figure(df: pd.DataFrame, *, epsilon: float, schemes: Sequence[str]
                              marker=dict(color="black", size=12, symbol="diamond")))
     fig.update_layout(title="Population ε′ against sampling rate", xaxis_title="sampling rate q = m/n",
                       yaxis_title="population ε′", xaxis_type="log", yaxis_range=[0, ymax],
-                      legend=dict(orientation="h", y=-0.25))
+                      legend=dict(orientation="h", y=-0.35))
     return fig
 
 
@@ -94,9 +94,9 @@ def make_rate_figure(df: pd.DataFrame, *, epsilon: float, schemes: Sequence[str]
 def sigma_curve_table(*, n: int, mean: float, epsilon: float, points: int = 40) -> pd.DataFrame:
     """Theorem 3 bounds for the discretised Gaussian size law as σ runs over a log grid 1 … n/10."""
     sds = np.logspace(0, math.log10(max(n / 10, 1.0 + 1e-9)), points)
-    tm = sp.truncnorm_tilted_means(n, mean=mean, sds=sds, epsilon=epsilon)
+    tm = sp.truncnorm_tilted_means(n, mean=mean, sds=sds, epsilon=epsilon, untilted=False)
     frac = tm[:, 1] / n
-    return pd.DataFrame({"sd": sds, "mean_size": tm[:, 0], "tilted_mean": tm[:, 1],
+    return pd.DataFrame({"sd": sds, "tilted_mean": tm[:, 1],
                          "lower": -np.log1p(-frac * (-np.expm1(-epsilon))),
                          "upper": np.log1p(frac * np.expm1(epsilon)), "paper_shortcut": frac * epsilon})
 
@@ -117,7 +117,7 @@ def make_sigma_figure(df: pd.DataFrame, *, epsilon: float, current_sd: float | N
         fig.add_vline(x=current_sd, line=dict(color=OKABE_ITO[3], dash="dash"))
     fig.update_layout(title="Random sample size: bounds against its spread σ", xaxis_type="log",
                       xaxis_title="standard deviation σ of the sample size", yaxis_title="population ε′",
-                      legend=dict(orientation="h", y=-0.25))
+                      legend=dict(orientation="h", y=-0.35))
     return fig
 
 
@@ -153,7 +153,7 @@ def make_pmf_figure(df: pd.DataFrame, *, tilted_mean: float) -> go.Figure:
     fig.add_vline(x=tilted_mean, line=dict(color=OKABE_ITO[3], dash="dot"))
     fig.update_layout(title="Sample-size distribution and its tilt", xaxis_title="sample size m",
                       yaxis_title="probability per bin" if binned else "probability",
-                      legend=dict(orientation="h", y=-0.25))
+                      legend=dict(orientation="h", y=-0.35))
     return fig
 
 
@@ -185,7 +185,7 @@ def make_sawtooth_figure(df: pd.DataFrame, *, epsilon: float, theorem6: float, w
                                                                                           dash="dot", width=2)))
     fig.update_layout(title="What a released sample size reveals (size channel)",
                       xaxis_title="population size N (pair N, N+1)", yaxis_title="privacy loss from the size",
-                      legend=dict(orientation="h", y=-0.25))
+                      legend=dict(orientation="h", y=-0.35))
     return fig
 
 
@@ -247,7 +247,7 @@ def make_cluster_bars_figure(df: pd.DataFrame, *, epsilon: float, naive: float) 
             fig.add_vline(x=float(s), line=dict(color=OKABE_ITO[3], dash="dash"), annotation_text=lab)
         fig.update_layout(title=f"Cluster sizes ({len(df):,} clusters; bounds use the extremes)",
                           xaxis_title="records per cluster", yaxis_title="number of clusters")
-    fig.update_layout(legend=dict(orientation="h", y=-0.3))
+    fig.update_layout(legend=dict(orientation="h", y=-0.4))
     return fig
 
 
@@ -289,7 +289,7 @@ def make_allocation_figure(df: pd.DataFrame) -> go.Figure:
         fig.add_trace(go.Bar(x=g["stratum"], y=g["m_h"], name=METHOD_LABELS.get(meth, meth),
                              marker_color=OKABE_ITO[i % len(OKABE_ITO)]))
     fig.update_layout(barmode="group", title="Sample size per stratum", xaxis_title="stratum",
-                      yaxis_title="m_h", legend=dict(orientation="h", y=-0.25), xaxis_type="category")
+                      yaxis_title="m_h", legend=dict(orientation="h", y=-0.35), xaxis_type="category")
     return fig
 
 
@@ -302,7 +302,7 @@ def make_variance_figure(df: pd.DataFrame, *, log_y: bool = False) -> go.Figure:
     fig.add_trace(go.Bar(x=x, y=tot["noise_variance"], name="privacy-noise variance", marker_color=OKABE_ITO[1]))
     fig.update_layout(barmode="stack", title="Error of the private mean: sampling vs noise",
                       yaxis_title="variance", yaxis_type="log" if log_y else "linear",
-                      legend=dict(orientation="h", y=-0.25))
+                      legend=dict(orientation="h", y=-0.35))
     return fig
 
 
@@ -321,7 +321,7 @@ def make_shift_figure(df: pd.DataFrame) -> go.Figure:
                          marker_color=OKABE_ITO[3]))
     fig.update_layout(barmode="group", title="One added record moves the Neyman sample sizes",
                       xaxis_title="stratum", yaxis_title="change in m_h", xaxis_type="category",
-                      legend=dict(orientation="h", y=-0.25))
+                      legend=dict(orientation="h", y=-0.35))
     return fig
 
 

@@ -676,10 +676,9 @@ class StratifiedSynthesizer:
         todo = [k for k, kk in zip(keys, kept) if kk]
         children = r.spawn(len(todo) + (1 if pooled_rows is not None else 0))
         self.models = {}
-        grouped = df.groupby(list(self.group_cols), sort=True)
         total_jobs = len(children)
         for i, key in enumerate(todo):
-            sub = grouped.get_group(key if len(key) > 1 else key[0])
+            sub = _rows_of(df, self.group_cols, key)
             model = self.factory()
             sub_progress = None
             if progress is not None:
@@ -1103,3 +1102,52 @@ def run_synth_experiment(table: DiscreteTable, *, synthesizer: str, epsilons, gr
             frames.append(long)
     _report(progress, 1.0, "Done")
     return pd.concat(frames, ignore_index=True)
+
+
+@dataclass(frozen=True, eq=False)
+class SynthRun:
+    """One fitted variant: the synthetic sample (codes), its metrics, and the strata table (stratified only)."""
+
+    variant: str
+    synthetic: pd.DataFrame
+    metrics: SynthMetrics
+    strata: pd.DataFrame | None
+    epsilon: float
+    delta: float
+
+
+def fit_and_evaluate(train: pd.DataFrame, test: pd.DataFrame, *, domain: Mapping[str, int], synthesizer: str,
+                     epsilon: float, variant: str, group_cols: Sequence[str], label_col: str | None, seed: int = 0,
+                     min_frac: float = 0.001, small_strata: str = "drop", sample_mode: str = "largest_remainder",
+                     synth_options: dict | None = None, real_baseline: float | None = None,
+                     progress: ProgressFn | None = None) -> SynthRun:
+    """Fit a vanilla or stratified synthesizer on ``train``, sample |train| rows, and compute :func:`synth_metrics`.
+
+    Randomness: ``np.random.default_rng([seed, variant code])``, so the vanilla and stratified runs of one seed
+    are reproducible independently of each other.
+    """
+    if variant not in ("vanilla", "stratified"):
+        raise ValueError(f"variant must be 'vanilla' or 'stratified', got {variant!r}")
+    opts = dict(synth_options or {})
+    r = np.random.default_rng([int(seed), 0 if variant == "vanilla" else 1])
+    if variant == "vanilla":
+        model = make_synthesizer(synthesizer, epsilon=epsilon, **opts)
+    else:
+        model = StratifiedSynthesizer(lambda: make_synthesizer(synthesizer, epsilon=epsilon, **opts), group_cols,
+                                      min_frac=min_frac, small_strata=small_strata, sample_mode=sample_mode)
+    model.fit(train, domain, rng=r, progress=progress)
+    synth = model.sample(len(train), rng=r)
+    value_cols = [c for c in domain if c not in group_cols]
+    m = synth_metrics(train, test, synth, domain=domain, group_cols=group_cols, value_cols=value_cols,
+                      label_col=label_col, seed=seed, min_frac=min_frac, real_baseline=real_baseline)
+    return SynthRun(variant, synth, m, getattr(model, "strata", None), float(model.epsilon), float(model.delta))
+
+
+def decode_table(df: pd.DataFrame, labels: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    """Replace integer codes by their labels (columns without labels are kept as codes)."""
+    out = df.copy()
+    for c in out.columns:
+        if c in labels:
+            lab = np.asarray(labels[c], dtype=object)
+            out[c] = lab[out[c].to_numpy(np.int64)]
+    return out

@@ -84,9 +84,26 @@ def _preview(data_key: tuple, config: co.ExperimentConfig, _df: pd.DataFrame):
     return trial, None, time.perf_counter() - t0
 
 
-@st.cache_data(max_entries=8, show_spinner=False, scope="session")
-def _experiment(data_key: tuple, config: co.ExperimentConfig, _df: pd.DataFrame, _progress=None):
-    return co.run_experiment(_df, config, n_jobs=CORES, progress=_progress)
+def _session_cached(name: str, key: tuple, compute, max_entries: int = 8):
+    """Bounded per-session LRU cache for runs that report progress.
+
+    ``st.cache_data`` replays the Streamlit calls a cached function makes, and a progress bar created
+    outside the function cannot be replayed on a cache hit; these results are kept in session state instead.
+    """
+    store = st.session_state.setdefault(f"_coh_cache_{name}", {})
+    if key in store:
+        store[key] = store.pop(key)  # most recently used last
+        return store[key]
+    value = compute()
+    store[key] = value
+    while len(store) > max_entries:
+        store.pop(next(iter(store)))
+    return value
+
+
+def _experiment(data_key: tuple, config: co.ExperimentConfig, df: pd.DataFrame, progress=None):
+    return _session_cached("experiment", (data_key, config),
+                           lambda: co.run_experiment(df, config, n_jobs=CORES, progress=progress))
 
 
 @st.cache_data(max_entries=8, show_spinner=False, scope="session")
@@ -94,9 +111,10 @@ def _floor(data_key: tuple, config: co.ExperimentConfig, _df: pd.DataFrame):
     return co.noise_floor(_df, config, reps=200)
 
 
-@st.cache_data(max_entries=4, show_spinner=False, scope="session")
-def _sweep(data_key: tuple, config: co.ExperimentConfig, _df: pd.DataFrame, _progress=None):
-    return co.run_epsilon_sweep(_df, config, SWEEP_EPS, n_jobs=CORES, progress=_progress)
+def _sweep(data_key: tuple, config: co.ExperimentConfig, df: pd.DataFrame, progress=None):
+    return _session_cached("sweep", (data_key, config),
+                           lambda: co.run_epsilon_sweep(df, config, SWEEP_EPS, n_jobs=CORES, progress=progress),
+                           max_entries=4)
 
 
 @st.cache_data(max_entries=8, show_spinner=False, scope="session")
@@ -296,7 +314,7 @@ if not groups:
     st.stop()
 
 release = co.ReleaseSpec(
-    kind=release_kind, epsilon=epsilon, subsample_size=int(sub_k), binned=bool(coarsen) and release_choice in ("clear", "subsample"),
+    kind=release_kind, epsilon=epsilon, subsample_size=int(sub_k), binned=coarsen,
     features=tuple(features) if needs_features and features else None, bins=int(bins), delta=float(delta),
 )
 learner = co.LearnerSpec(kind=learner_kind, output=output, n_estimators=int(trees))
@@ -463,7 +481,7 @@ with tab_runs:
     if st.button("Run experiment", key="coh_run", type="primary", disabled=bool(perr) or not ok_long):
         bar = st.progress(0.0, text="Running repetitions…")
         try:
-            res = _experiment(data_key, config, df, _progress=lambda d, t: bar.progress(d / t, text=f"{d}/{t} runs"))
+            res = _experiment(data_key, config, df, progress=lambda d, t: bar.progress(d / t, text=f"{d}/{t} runs"))
             bar.progress(1.0, text="Computing the split-noise floor…")
             floor = _floor(data_key, config, df)
             st.session_state["coh_result"] = (_result_key(), res, floor)
@@ -548,7 +566,7 @@ with tab_sweep:
         if st.button("Run ε sweep", key="coh_sweep_run"):
             bar = st.progress(0.0, text="Sweeping ε…")
             sc = replace(config, repetitions=sweep_reps)
-            sw = _sweep(data_key, sc, df, _progress=lambda d, t: bar.progress(d / t, text=f"{d}/{t} runs"))
+            sw = _sweep(data_key, sc, df, progress=lambda d, t: bar.progress(d / t, text=f"{d}/{t} runs"))
             fl = _floor(data_key, sc, df)
             st.session_state["coh_sweep"] = ((data_key, sc), sw, fl)
             bar.empty()

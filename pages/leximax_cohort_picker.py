@@ -8,7 +8,6 @@ FORC 2022 (seed 003, second paper) and, for the quota tab, Flanigan et al., Natu
 from __future__ import annotations
 
 import hashlib
-import io
 import math
 import time
 from datetime import datetime, timezone
@@ -37,7 +36,7 @@ MAX_VALUES_ROWS, MAX_VALUES_COLS = 5_000, 50
 MAX_RESPONDENTS = 20_000
 DRAW_CHOICES = [1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000]
 
-st.title("🧑‍🤝‍🧑 Leximax cohort picker")
+st.title("Leximax cohort picker")
 st.markdown(
     "Pick a cohort (committee, panel, study sample) from a pool so that **every group is served as well as "
     "possible: first the worst-off group, then the next worst-off, and so on** (*leximax*). The tool computes "
@@ -286,13 +285,17 @@ def cohort_tab():
     label = {"Exact": "leximax (exact)", "ε-significant": f"ε-significant (LP, cumulative slack), ε = {eps:g}",
              "Custom α": "custom slack α (LP, cumulative)"}[mode]
     y_min = float(res.y.min())
+    if mode == "Exact":
+        claim = (f"no other random selection of {k} members gives the worst-off group more in expectation, and "
+                 "subject to that none does better for the second worst-off group, and so on")
+    else:
+        claim = ("at each level the guarantee may give up the allowed slack for a worse-off group when that buys "
+                 "a larger gain for the next groups ([b] §3.2, Def 12; the LP uses a cumulative slack, erratum L5)")
     st.markdown(
         f"**What this means.** With these selection chances ({label}), the worst-off group can expect a utility of "
-        f"**{y_min:.4g}** — no other way of choosing {k} members at random can guarantee more to the worst-off "
-        "group" + (", and subject to that, none does better for the second worst-off, and so on" if mode == "Exact"
-                   else " by more than the allowed slack") + ". Utility of a group = sum of its values for the "
-        "members ([b] §4.1, linear utility). Computed by the sequence of linear programs of [b] Algorithm 1, "
-        "in the compact form of Ogryczak & Tamir (2003), and checked by the separation oracle of [b] Algorithm 2."
+        f"**{y_min:.4g}**: {claim}. Utility of a group = sum of its values for the members ([b] §4.1, linear "
+        "utility). Computed by the sequence of linear programs of [b] Algorithm 1, in the compact form of "
+        "Ogryczak & Tamir (2003), and checked by the separation oracle of [b] Algorithm 2."
     )
     if integer is None:
         st.caption(f"Integer optimum skipped (NP-hard, [b] Lemma 20; C(n,k) = {math.comb(n, k):,} cohorts).")
@@ -514,8 +517,11 @@ def finite_tab():
                              key=f"lx_fs_N_{preset}", num_rows="fixed")
         try:
             N = _parse_matrix(ed2, "Noisy utilities")
-            d = Fraction(str(max((abs(a - b) for ra, rb in zip(U, N) for a, b in zip(ra, rb)), default=0)))
-            st.caption(f"δ = largest difference between the two matrices = {float(d):.6g}.")
+            dmax = max((abs(a - b) for ra, rb in zip(U, N) for a, b in zip(ra, rb)), default=Fraction(0))
+            dset = st.number_input("δ (noise bound; 0 = the largest difference between the matrices)", 0.0, 1.0,
+                                   0.0, step=0.0001, format="%.4f", key="lx_fs_delta", bind="query-params")
+            d = Fraction(str(dset)) if dset > 0 else dmax
+            st.caption(f"δ = {float(d):.6g} (largest difference between the two matrices: {float(dmax):.6g}).")
             t19 = lx.lemma19_check(U, N, epsilon=e, delta=d)
             st.dataframe(t19, hide_index=True)
             st.caption("Corrected Lemma 19 (erratum L1): every ε-significant solution on the noisy utilities is "
@@ -656,7 +662,7 @@ def quota_tab():
         st.warning("Time limit reached: the lowest levels are exact, the rest is an upper estimate (partial result).")
     st.caption(f"Geometric mean {met.geometric_mean:.4f}; {100 * met.share_below_equal:.1f}% of people below k/n; "
                f"{met.n_zero} with zero chance; {len(dist.levels)} levels; {dist.lp_solves} LPs, {dist.ilp_solves} "
-               f"ILPs, {dist.seconds:.1f} s; residual {dist.residual:.1e}.")
+               f"ILPs, {dist.seconds:.1f} s; residual {dist.residual:.1e}; seed {int(seed)} (initial panels).")
     if dist.never_selectable:
         st.warning(f"{len(dist.never_selectable)} people can never be selected under these quotas: "
                    + ", ".join(dist.never_selectable[:20]))
@@ -707,6 +713,23 @@ def quota_tab():
     download_json({"source": src, "k": k, "time_limit_s": tlim, "seed": seed,
                    "quotas": [q.__dict__ for q in quotas]}, filename="leximin_parameters.json", key="lx_dl_q_params")
 
+
+with st.expander("Notes for researchers: how the paper is read here (errata)"):
+    st.markdown(
+        "- **L1** [b] Lemma 19 as printed (\"any ε-*tradeoff* solution … (ε−2d, ε+2d)\") fails even without noise "
+        "(Five committees, S₁); the tool checks the corrected statement for ε-*significant recursive* solutions "
+        "with 2δ.\n"
+        "- **L2** the slack constraints of the approximate LP use ≥ (not >). **L3** Algorithm 1 indexes γ by the "
+        "level l. **L4** Algorithm 2's empty \"if S ≠ k\" branch returns the violated constraint Σx = k.\n"
+        "- **L5** the LP with slack ε is a *cumulative* surrogate of Def 10's per-level slack; it is labelled "
+        "\"ε-significant (LP, cumulative slack)\", and the finite-set tab implements Defs 10/12 literally.\n"
+        "- **L6** Thm 14 is tested for α ∈ [0, ε]^m. **L7** no ellipsoid method: the LPs use the compact form of "
+        "Ogryczak & Tamir (2003); Algorithm 2 verifies every result (✓ verified).\n"
+        "- **L8** the hardness factor in §1.2 reads (e−1)/e (Lemma 20). **L9** the \"1/3\" for arbitrary "
+        "lotteries (§4.1) is shown as a reverse-Markov bound, our reading.\n"
+        "- Integer leximax and even ε-approximate maxmin (ε < 0.5) are NP-hard ([b] Lemma 20): the best single "
+        "cohort is found by brute force only when C(n, k) ≤ 200,000."
+    )
 
 TABS = ["Cohort (paper)", "Finite-set explorer", "Citizens' assembly (quotas)"]
 tabs = st.tabs(TABS, key="lx_tab", bind="query-params")

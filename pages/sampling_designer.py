@@ -19,7 +19,7 @@ import streamlit as st
 from engine import sampling as sp
 from engine import sampling_figures as sf
 from ui import page_setup
-from ui.exports import download_csv, download_json, figure_html
+from ui.exports import csv_bytes, download_json, figure_html
 from ui.upload import uploaded_bytes
 from ui.widgets import log_slider, seed_input
 
@@ -67,9 +67,9 @@ def show(fig, *, key: str, filename: str, caption: str, table: pd.DataFrame | No
     c1, c2 = st.columns(2)
     c1.download_button("Download figure (HTML)", data=partial(figure_html, fig), file_name=f"{filename}.html",
                        mime="text/html", key=f"{key}_html", on_click="ignore")
-    if table is not None:
-        with c2:
-            download_csv(table, filename=f"{filename}.csv", key=f"{key}_csv")
+    if table is not None:   # lazy too: the CSV is only built when the button is clicked
+        c2.download_button("Download table (CSV)", data=partial(csv_bytes, table), file_name=f"{filename}.csv",
+                           mime="text/csv", key=f"{key}_csv", on_click="ignore")
 
 
 def calibration_box(cal: sp.Calibration, *, n: int, shortcut_gives: float | None, shortcut_label: str) -> None:
@@ -288,15 +288,13 @@ with tabs[4]:
 # ----------------------------------------------------------------------------------------------------------
 
 def current_cluster_band(eps: float):
-    """The Tab 4 design as last set (for the overlay on the rate plot)."""
-    k = int(qp_or_state("sd_k", 100))
-    ell = int(qp_or_state("sd_ell", 10))
-    c = int(qp_or_state("sd_c", 20))
-    src = str(qp_or_state("sd_size_src", "equal sizes"))
-    if src != "equal sizes" or not (2 <= k and 1 <= ell < k):
+    """The Cluster tab's design (stored by that tab, which runs first) as (ℓ/k, Thm 7 lower, Thm 8 upper)."""
+    design = st.session_state.get("sd__cluster_design")
+    if design is None:
         return None
-    lo = sp.cluster_bound(epsilon=eps, n_clusters=k, n_drawn=ell, n_pair=2 * c)
-    return (ell / k, lo, lo)
+    sizes, ell = design
+    b = sp.cluster_bounds(np.asarray(sizes, dtype=float), epsilon=eps, n_drawn=ell)
+    return (b.rate_clusters, b.worst_lower, b.worst_upper)
 
 
 @st.fragment
@@ -364,7 +362,8 @@ def tab_simple(eps: float, delta: float, n: int, target: float) -> None:
                  "the dotted line sampling helps; the shaded zone is worse than not sampling at all. The grey "
                  "dashed line is the paper's q·ε shortcut, which is far too optimistic at large ε (Erratum E1). "
                  "The orange curve is proportional sampling with randomised rounding (Theorem 6): it helps only "
-                 "at small rates; the red mark is the cluster design of the Cluster tab.")
+                 "at small rates; the red mark is the cluster design of the Cluster tab at its cluster rate ℓ/k "
+                 "(Theorems 7–8; it updates here on the next full redraw).")
     download_json({"epsilon": eps, "delta": delta, "n": n, "target": target, "m": m, "rate": q,
                    "schemes": schemes}, filename="sampling_simple_params.json", key="sd_json_simple")
 
@@ -590,6 +589,7 @@ def tab_cluster(eps: float, n: int, target: float, frame: sp.FrameSummary | None
             ell = k - 1
         rw = log_slider("Within-cluster sampling rate r_w (1 = single stage)", key="sd_rw", min_value=1e-3,
                         max_value=1.0, value=1.0)
+    st.session_state["sd__cluster_design"] = (sizes, ell)
     b, two, cal = c_cluster(sizes, eps, ell, rw, target)
     s = np.asarray(sizes, dtype=float)
     with c2:
@@ -839,13 +839,14 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
                   filename="stratified_params.json", key="sd_json_strata")
 
 
+# The Cluster tab is filled before the first tab so the rate plot can overlay the current cluster design.
+with tabs[3]:
+    tab_cluster(EPS, N_POP, TARGET, FRAME)
 with tabs[0]:
     tab_simple(EPS, DELTA, N_POP, TARGET)
 with tabs[1]:
     tab_random(EPS, N_POP, TARGET)
 with tabs[2]:
     tab_rounding(EPS, N_POP, TARGET)
-with tabs[3]:
-    tab_cluster(EPS, N_POP, TARGET, FRAME)
 with tabs[4]:
     tab_strata(EPS, N_POP, TARGET, FRAME, FRAME_ID)

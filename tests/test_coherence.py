@@ -425,13 +425,13 @@ def test_paper_qualitative_finding(pop20k):
     sub = mean_w1(_cfg(release=co.ReleaseSpec(kind="subsample", subsample_size=500)))
     assert sub[1] <= 0.3
     # DP histogram: W1 of the small group falls toward the split-noise floor as ε falls.
-    dp = _cfg(release=co.ReleaseSpec(kind="dp_histogram", features=SIX), repetitions=5)
+    dp = _cfg(release=co.ReleaseSpec(kind="dp_histogram", features=SIX), repetitions=3)
     sweep = co.run_epsilon_sweep(pop20k, dp, [0.1, 1.0, 10.0, math.inf], n_jobs=2)
     d = sweep[sweep.group == "DREM = 1"].set_index("epsilon")["mean_w1"]
     assert d[math.inf] >= 0.5
     assert d[0.1] <= 0.15 and d[1.0] <= 0.15
     assert d[1.0] < d[10.0] < d[math.inf]
-    floor = co.noise_floor(pop20k, dp, reps=100)["DREM = 1"]
+    floor = co.noise_floor(pop20k, dp, reps=50)["DREM = 1"]
     assert d[0.1] <= np.quantile(floor, 0.95) + 0.1
 
 
@@ -452,3 +452,43 @@ def test_acs_section5_single_split():
     assert p.n + p.n_dropped == len(df)
     tr = co.run_trial(p, cfg, 0)
     assert tr.w1[1] > 1.0 and tr.w1[0] < 0.2  # seed §5: the disability group is singled out
+
+
+# ----------------------------------------------------------------- figures (pure functions)
+def test_figures_build(pop_small):
+    from engine import coherence_figures as cf
+    from engine import maxinfo as mi
+
+    rng = np.random.default_rng(0)
+    a, b = rng.choice([-1.0, 1.0], 300), rng.uniform(-1, 1, 250)
+    f1 = cf.make_predictions_figure(a, b, group="G")
+    assert f"W1 = {stats.wasserstein_distance(a, b):.3f}" in f1.layout.title.text
+    assert len(f1.data) == 2 and len(f1.data[0].x) <= cf.MAX_POINTS + 1  # downsampled
+    f1e = cf.make_predictions_figure(a, b, group="G", mode="ecdf")
+    assert f1e.data[1].fill == "tonexty"
+    # the shaded area between the step ECDFs is W1
+    x, fa, fb = np.asarray(f1e.data[0].x), np.asarray(f1e.data[0].y), np.asarray(f1e.data[1].y)
+    assert np.sum(np.abs(fa - fb)[:-1] * np.diff(x)) == pytest.approx(co.w1(a, b), abs=1e-9)
+
+    cfg = _cfg(learner=co.LearnerSpec("decision_tree"), repetitions=3)
+    res = co.run_experiment(pop_small, cfg, n_jobs=1)
+    est = co.beta_hat(res, 0.2)
+    f2 = cf.make_group_w1_figure(res.group_names, res.group_sizes, res.w1[0], [True, False], alpha=0.2)
+    assert f2.data[0].marker.color[1] == cf.GREY
+    f3 = cf.make_sorted_w1_figure(res, gamma=0, alpha=0.2, estimate=est)
+    assert f"{est.failures}/{est.runs}" in f3.layout.title.text and len(f3.data) == 2
+    f4 = cf.make_failure_rate_figure(res, gamma=0, alpha=0.2, beta_theory=0.05)
+    assert len(f4.data) == 3
+    f5 = cf.make_size_w1_figure(co.summarize(res), gamma=100, gamma_theorem7=5000)
+    assert f5.layout.xaxis.type == "log"
+    sweep = pd.DataFrame({"epsilon": [0.1, math.inf], "group": ["g", "g"], "size": [10, 10],
+                          "mean_w1": [0.1, 0.5], "q05_w1": [0.0, 0.4], "q95_w1": [0.2, 0.6]})
+    f6 = cf.make_sweep_figure(sweep, clear_means={"g": 1.0}, floor={"g": np.array([0.05, 0.1])})
+    assert list(f6.layout.xaxis.ticktext)[-1] == "∞ (no noise)"
+    f7 = cf.make_theory_figure(n=1e4, alpha=0.5, beta=0.05, n_groups=2, epsilon=0.01, group_sizes={"g": 500})
+    assert np.nanmax(np.asarray(f7.data[1].x)[~np.isnan(np.asarray(f7.data[1].y, dtype=float))]) <= 0.5
+    sc = mi.gamma_pure(0.01, 1e4, 0.5, 0.05, 2)
+    f7b = cf.make_terms_figure(sc)
+    assert list(f7b.data[0].y) == list(sc.terms)
+    s7 = co.single_column_experiment(np.arange(100) % 2, {"all": np.ones(100, bool)}, reps=20)
+    assert len(cf.make_single_column_figure(s7).data) == 2

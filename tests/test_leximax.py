@@ -133,6 +133,7 @@ def test_lp_paths_agree_with_each_other_and_saturation(seed, n, m, data):
     b = lx.leximax_marginals(V, k=k, method="cvxpy")
     s = lx.leximax_saturation(V, k=k)
     assert a.verified and b.verified
+    assert abs(a.x.sum() - k) < 1e-9 and abs(b.x.sum() - k) < 1e-9          # residual spread (exact size k)
     np.testing.assert_allclose(a.y, b.y, atol=1e-6)
     np.testing.assert_allclose(a.y, s, atol=1e-6)
     np.testing.assert_allclose(a.gammas, b.gammas, atol=1e-6)
@@ -628,3 +629,45 @@ def test_gini_values():
 def test_poisson_binomial_matches_lx4():
     p = lx.poisson_binomial_pmf(f(LX1[3][2]))
     np.testing.assert_allclose(p, [0, 0, 2 / 9, 5 / 9, 2 / 9, 0, 0], atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Figures (pure functions)
+# ---------------------------------------------------------------------------------------------------------
+
+def test_figures_build_with_expected_traces():
+    from engine import leximax_figures as lf
+
+    r = lx.leximax_marginals(V1, k=3)
+    fig = lf.make_profile_figure({"leximax": r.y, "utilitarian": V1.T @ lx.utilitarian_marginals(V1, k=3)})
+    assert len(fig.data) == 2 and list(fig.data[0].y) == sorted(fig.data[0].y)
+    fig = lf.make_marginals_figure([f"c{i}" for i in range(1, 7)], r.x, 3, top=4)
+    assert len(fig.data[0].x) == 4 and "Σx = 3" in fig.layout.annotations[0].text
+    mc = lx.monte_carlo(V1, r.x, n_draws=500, rng=0, delta=0.1)
+    fig = lf.make_realised_figure(mc.utilities, mc.expected, ["G1", "G2", "G3", "G4"], delta=0.1)
+    assert len(fig.data) == 4 and all(len(t.x) <= 400 for t in fig.data)
+    fig = lf.make_finite_scatter(U6, {"leximax": lx.leximax_set(U6)})
+    assert list(fig.data[1].x) == [0.30]                      # S₁'s G1 value is ringed
+    d = lx.leximin_panels(lx.tiny_pool(), lx.tiny_quotas(), k=4, rng=0)
+    fig = lf.make_panel_prob_figure(d.probabilities, lx.tiny_pool()["gender"], k=4, feature="gender")
+    assert {t.name for t in fig.data} >= {"gender=F", "gender=M"}
+    fig = lf.make_panel_compare_figure({"leximin": d.probabilities, "baseline": None}, k=4)
+    assert len(fig.data) == 1
+    assert len(lf.make_gamma_figure(r.gammas, [0.05] * 4).data) == 2
+    assert len(lf.make_size_figure({"a": {3: 1.0}}).data) == 1
+    assert len(lf.make_group_bar_figure(["G1", "G2", "G3", "G4"], {"a": r.y}).data) == 1
+
+
+def test_never_selectable_people_and_time_limit():
+    pool = lx.tiny_pool()
+    q = [lx.Quota("gender", "F", 0, 0), lx.Quota("gender", "M", 4, 4), lx.Quota("age", "young", 0, 4),
+         lx.Quota("age", "old", 0, 4)]
+    d = lx.leximin_panels(pool, q, k=4, rng=0)
+    female = (pool["gender"] == "F").to_numpy()
+    assert set(d.never_selectable) == set(pool["person_id"][female])
+    np.testing.assert_allclose(d.probabilities[female], 0.0, atol=1e-12)
+    np.testing.assert_allclose(d.probabilities[~female], 4 / 6, atol=1e-7)   # 4 seats shared by the 6 men
+    assert lx.selection_metrics(d, k=4).n_zero == 6 and lx.selection_metrics(d, k=4).geometric_mean == 0.0
+    part = lx.leximin_panels(lx.tiny_pool(), lx.tiny_quotas(), k=4, rng=0, time_limit_s=0.0)
+    assert part.complete is False and part.levels == ()
+    assert part.probabilities.sum() == pytest.approx(4, abs=1e-7)

@@ -705,6 +705,11 @@ def test_release_seeds_independent_of_other_methods():
     b = ppd.run_partially_private_release(P, 3, epsilons=[1], methods=["wem_naive", "pp"], reps=2, sweeps=2,
                                           rng=7)
     np.testing.assert_array_equal(a["cases"].to_numpy(), b[b["method"] == "pp"]["cases"].to_numpy())
+    # different months draw independent noise (same seed must not repeat the same errors month after month)
+    c = ppd.run_partially_private_release(P, 4, epsilons=[1], methods=["pp"], reps=2, rng=7)
+    err3 = (a["cases"] - a["true_cases"]).to_numpy()
+    err4 = (c["cases"] - c["true_cases"]).to_numpy()
+    assert not np.array_equal(err3, err4)
 
 
 def test_pp_release_constraints_on_panel():

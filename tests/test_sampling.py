@@ -323,7 +323,7 @@ def test_deterministic_rounding_loses_full_epsilon():
 
 
 def test_truncnorm_curve_matches_full_pmf():
-    sds = [1.0, 7.5, 80.0, 400.0]
+    sds = [1.0, 7.5, 80.0, 400.0, 2000.0, 9000.0]
     out = sp.truncnorm_tilted_means(5000, mean=2500, sds=sds, epsilon=0.01)
     for i, s in enumerate(sds):
         pmf = sp.size_pmf_truncnorm(5000, mean=2500, sd=s)
@@ -632,3 +632,106 @@ def test_allocations_sum_to_m(N, data):
     assert prop.sum() == m and np.all(prop <= np.array(N))
     pa, _ = sp.privacy_aware_allocation(N, S, m=m, value_max=100, epsilon=1.0)
     assert pa.sum() == m and np.all(pa <= np.array(N)) and np.all(pa >= 1)
+
+
+# ------------------------------------------------------------------------------------------------------
+# Figures and their tables (engine/sampling_figures.py)
+# ------------------------------------------------------------------------------------------------------
+
+from engine import sampling_figures as sf  # noqa: E402
+
+
+def test_crossover_limit_at_zero():
+    assert sp.randomized_rounding_crossover(epsilon=0.0) == pytest.approx(1 / 6)
+    assert sp.randomized_rounding_crossover(epsilon=1e-6) == pytest.approx(1 / 6, rel=1e-5)
+
+
+def test_rate_table_and_figure():
+    df = sf.rate_curve_table(epsilon=2.0, n=1000)
+    q = df["rate"].to_numpy()
+    assert q.min() == pytest.approx(1e-4) and q.max() == pytest.approx(1.0)
+    np.testing.assert_allclose(df["srswor"], np.log(1 + q * (math.e ** 2 - 1)), rtol=1e-12)
+    np.testing.assert_allclose(df["srswr_external"], np.log(1 + (1 - (1 - 1 / 1000) ** (q * 1000)) * (math.e ** 2 - 1)),
+                               rtol=1e-9)
+    np.testing.assert_allclose(df["randomized_rounding_thm6"],
+                               np.log(1 + 2 * q * (math.e ** 4 - 1)) + np.log(1 + q * (math.e ** 4 - 1)), rtol=1e-12)
+    fig = sf.make_rate_figure(df, epsilon=2.0, schemes=["SRSWOR", "SRSWR"], current_rate=0.01,
+                              cluster_band=(0.1, 0.5, 1.0))
+    names = [t.name for t in fig.data]
+    assert any("SRS without" in n for n in names) and any("with replacement" in n for n in names)
+    assert not any(n.startswith("Poisson") for n in names)
+    assert any("cluster design" in n for n in names) and any("shortcut" in n for n in names)
+    assert fig.layout.xaxis.type == "log"
+
+
+def test_sigma_table_against_full_pmf():
+    df = sf.sigma_curve_table(n=3000, mean=1500, epsilon=0.02, points=6)
+    for s, lower, upper in zip(df["sd"], df["lower"], df["upper"]):
+        b = sp.amplify_random_size(sp.size_pmf_truncnorm(3000, mean=1500, sd=s), epsilon=0.02)
+        assert lower == pytest.approx(b.epsilon_lower, rel=1e-10)
+        assert upper == pytest.approx(b.epsilon_upper, rel=1e-10)
+    fig = sf.make_sigma_figure(df, epsilon=0.02, current_sd=30)
+    assert len(fig.data) == 4
+
+
+def test_pmf_table_bins_preserve_mass():
+    pmf = sp.size_pmf_uniform(100_000, low=0, high=100_000)
+    df = sf.size_pmf_table(pmf, epsilon=0.0001)
+    assert len(df) <= 2000
+    assert df["t"].sum() == pytest.approx(1.0) and df["t_tilted"].sum() == pytest.approx(1.0)
+    small = sf.size_pmf_table(sp.size_pmf_point(50, m=7), epsilon=1.0)
+    assert (small["size_from"] == small["size_to"]).all()
+    assert small.loc[small["size_from"] == 7, "t"].item() == 1.0
+
+
+def test_sawtooth_table():
+    df = sf.sawtooth_table(epsilon=0.5, rate=0.1, n_min=10, n_max=40)
+    assert len(df) == 31
+    # deterministic rounding: loss is ε exactly when floor(0.1N + 0.5) changes between N and N + 1
+    N = df["population_size"].to_numpy()
+    changes = np.floor(0.1 * N + 0.5 + 1e-12) != np.floor(0.1 * (N + 1) + 0.5 + 1e-12)
+    np.testing.assert_allclose(df["deterministic"], np.where(changes, 0.5, 0.0), atol=1e-12)
+    assert (df["randomized"] <= math.log1p(0.1 * math.expm1(0.5)) + 1e-12).all()
+
+
+def test_cluster_heatmap_table_limits():
+    df = sf.cluster_heatmap_table(n_clusters=20, n_drawn=2)
+    assert len(df) == 3600
+    at0 = df[df["cluster_size"] == 0]
+    np.testing.assert_allclose(at0["ratio"], np.log1p(0.1 * np.expm1(at0["epsilon"])) / at0["epsilon"], rtol=1e-12)
+    big = df[(df["cluster_size"] == df["cluster_size"].max()) & (df["epsilon"] >= 1)]
+    np.testing.assert_allclose(big["ratio"], 1.0, rtol=1e-9)
+    fig = sf.make_cluster_heatmap(df, current_size=20, current_epsilon=1.0)
+    assert fig.data[0].type == "heatmap"
+
+
+def test_cluster_bars_switch_to_histogram():
+    sizes = np.arange(1, 301, dtype=float)
+    b = sp.cluster_bounds(sizes, epsilon=0.1, n_drawn=3)
+    df = sf.cluster_bars_table(sizes, b)
+    assert sf.make_cluster_bars_figure(df, epsilon=0.1, naive=b.naive_srs).data[0].type == "histogram"
+    few = sf.cluster_bars_table(sizes[:5], sp.cluster_bounds(sizes[:5], epsilon=0.1, n_drawn=1))
+    fig = sf.make_cluster_bars_figure(few, epsilon=0.1, naive=0.01)
+    assert [t.type for t in fig.data] == ["bar", "bar"]
+
+
+def test_allocation_tables_and_figures():
+    df = sf.allocation_table([40, 25, 15], [2, 6, 15], m=24, value_max=30, epsilon=1.0, names=["a", "b", "c"])
+    assert set(df["method"]) == {"neyman", "proportional", "privacy_aware"}
+    assert df.groupby("method")["m_h"].sum().eq(24).all()
+    pa = df[df["method"] == "privacy_aware"]
+    assert pa["m_h"].tolist() == [9, 7, 8]   # SP19
+    assert pa["sampling_variance"].sum() + pa["noise_variance"].sum() == pytest.approx(3.5097822035, abs=1e-8)
+    assert len(sf.make_allocation_figure(df).data) == 3
+    fig = sf.make_variance_figure(df, log_y=True)
+    assert fig.layout.yaxis.type == "log" and fig.layout.barmode == "stack"
+
+
+def test_shift_and_cbp_tables():
+    s = sp.neyman_worst_shift([3000, 1000, 250], [4, 25, 400], [2, 12, 150], m=120,
+                              bounds=[(0, 10), (10, 100), (100, 2000)])
+    df = sf.shift_table(s, ["s", "m", "l"])
+    assert df["delta_rounded"].tolist() == [-2, -3, 5]
+    assert len(sf.make_shift_figure(df).data) == 2
+    c = sf.cbp_table(sp.cbp_example())
+    assert c["delta"].tolist()[-1] == 19 and c["allocation_P"].sum() == 10004

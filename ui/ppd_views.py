@@ -105,22 +105,20 @@ def _ledger_section() -> dict:
     return out
 
 
-@st.fragment
-def render_public_information_tab() -> None:
-    """Tab 9 "Public information (ε-DP relative to Z)" of the epsilon calculator (spec §5)."""
-    st.markdown(
-        "Official statistics are often published next to **public information**: totals that are fixed "
-        "(invariants), earlier releases, or known correlations. This tab shows how such information changes "
-        f"what ε means. Source: {PAPER} (S1), Lemmas 2–5, Examples 1–3, Lemma 7 and Theorem 2."
-    )
-    st.caption(MODEL_CAVEAT)
-    eps = log_slider("Nominal ε (privacy budget of the mechanism)", key="pi_epsilon", min_value=0.01,
-                     max_value=20.0, value=1.0, help="The ε the mechanism was calibrated for, ignoring public "
-                     "information. Used by every section below.")
-    params: dict = {"epsilon": eps}
-    summary: list[dict] = []
+def _section_downloads(name: str, params: dict, numbers: list[dict]) -> None:
+    """Per-section exports: the section's numbers (CSV) and its parameters (JSON)."""
+    d1, d2 = st.columns(2)
+    with d1:
+        download_csv(pd.DataFrame(numbers), filename=f"public_information_{name}.csv", key=f"pi_dl_{name}_csv",
+                     label="Download these numbers (CSV)")
+    with d2:
+        download_json(params, filename=f"public_information_{name}.json", key=f"pi_dl_{name}_json")
 
-    # ---------------------------------------------------------------- 1. invariant inflation
+
+# Each section is a nested fragment: moving one of its controls redraws that section only; moving the shared
+# ε slider reruns the whole tab (the outer fragment), never the host page's other tabs.
+@st.fragment
+def _pi_invariant(eps: float) -> None:
     st.subheader("1. Publishing an invariant (Lemma 5)")
     c1, c2 = st.columns(2)
     N = c1.select_slider("Invariant: the count is known to lie in 0…N, N =", options=N_GRID, value=100,
@@ -139,10 +137,42 @@ def render_public_information_tab() -> None:
     show_figure(_ratio_fig(N, eps), key="pi_fig_ratio", filename="invariant_inflation.html",
                 caption="Inflation ε*/ε for both noise kinds at this N. It is largest at moderate ε and "
                         "vanishes for N = 1.")
-    params.update(N=N, kind=kind)
-    summary.append({"quantity": "effective ε* (Lemma 5)", "value": eps_star})
+    _section_downloads("invariant", {"epsilon": eps, "N": N, "kind": kind},
+                       [{"quantity": "effective ε* (Lemma 5)", "value": eps_star},
+                        {"quantity": "ε*/ε", "value": eps_star / eps}])
 
-    # ---------------------------------------------------------------- 2. correlated public information
+
+def _gaussian_expander(eps: float) -> None:
+    with st.expander("Gaussian version (Example 2)"):
+        st.markdown("Exchangeable values with variance σ² and correlation r; a public Z with variance τ² and "
+                    "correlation ρ with each value. The mean is released.")
+        g1, g2, g3 = st.columns(3)
+        gn = g1.number_input("n", 2, 10_000, 10, key="pi_g_n", bind="query-params")
+        gr = g2.number_input("r = Corr(Xᵢ, Xⱼ)", -1.0, 1.0, 0.0, step=0.05, key="pi_g_r", bind="query-params")
+        grho = g3.number_input("ρ = Corr(Xᵢ, Z)", -0.99, 0.99, 0.3, step=0.05, key="pi_g_rho",
+                               bind="query-params")
+        g4, g5, g6 = st.columns(3)
+        gs = g4.number_input("σ", 0.01, 100.0, 1.0, key="pi_g_sigma", bind="query-params")
+        gt = g5.number_input("τ", 0.01, 100.0, 1.0, key="pi_g_tau", bind="query-params")
+        gd = g6.number_input("Δ (range of one value)", 0.01, 1000.0, 1.0, key="pi_g_delta", bind="query-params")
+        try:
+            g = ppd.gaussian_public_coefficients(int(gn), gr, grho, sigma=gs, tau=gt)
+            dzg = ppd.delta_z_gauss(int(gn), gr, grho, sensitivity=gd)
+        except ValueError as exc:
+            st.error(f"These values are not a valid model: {exc}")
+            return
+        k1, k2, k3, k4, k5 = st.columns(5)
+        k1.metric("β_v", f"{g.beta_v:.5f}")
+        k2.metric("β_z", f"{g.beta_z:.5f}")
+        k3.metric("Var(X̄ | X₁, Z)", f"{g.cond_var:.5f}")
+        k4.metric("Δ_z = Δ·β_v", f"{dzg:.5g}")
+        k5.metric("effective ε = ε·n·β_v", f"{eps * int(gn) * g.beta_v:.5g}")
+        st.caption("Z is the same for both secrets of a pair, so its term cancels and Δ_z = Δ·|β_v| "
+                   "(spec erratum E4 on L288). Under plain DP (r = ρ = 0), Δ_z = Δ/n.")
+
+
+@st.fragment
+def _pi_correlated(eps: float) -> None:
     st.subheader("2. Correlated public information (Example 3)")
     st.markdown("A count of n people is released. The public information says how the others' records depend "
                 "on the target's secret: if the target's bit is 1, each other bit is 1 with probability z₁; if "
@@ -163,36 +193,9 @@ def render_public_information_tab() -> None:
                 key="pi_fig_heat", filename="delta_z_heatmap.html",
                 caption="Δ_z over all (z₀, z₁) at this n. The diagonal (no dependence) stays at 1; strong "
                         "dependence makes one person's secret move the whole count.")
-    params.update(n=n, z0=z0, z1=z1)
-    summary += [{"quantity": "Δ_z (Example 3)", "value": dz}, {"quantity": "effective ε (Example 3)", "value": eff},
-                {"quantity": "Laplace scale to keep ε", "value": scale}]
-    with st.expander("Gaussian version (Example 2)"):
-        st.markdown("Exchangeable values with variance σ² and correlation r; a public Z with variance τ² and "
-                    "correlation ρ with each value. The mean is released.")
-        g1, g2, g3 = st.columns(3)
-        gn = g1.number_input("n", 2, 10_000, 10, key="pi_g_n", bind="query-params")
-        gr = g2.number_input("r = Corr(Xᵢ, Xⱼ)", -1.0, 1.0, 0.0, step=0.05, key="pi_g_r", bind="query-params")
-        grho = g3.number_input("ρ = Corr(Xᵢ, Z)", -0.99, 0.99, 0.3, step=0.05, key="pi_g_rho",
-                               bind="query-params")
-        g4, g5, g6 = st.columns(3)
-        gs = g4.number_input("σ", 0.01, 100.0, 1.0, key="pi_g_sigma", bind="query-params")
-        gt = g5.number_input("τ", 0.01, 100.0, 1.0, key="pi_g_tau", bind="query-params")
-        gd = g6.number_input("Δ (range of one value)", 0.01, 1000.0, 1.0, key="pi_g_delta", bind="query-params")
-        try:
-            g = ppd.gaussian_public_coefficients(int(gn), gr, grho, sigma=gs, tau=gt)
-            dzg = ppd.delta_z_gauss(int(gn), gr, grho, sensitivity=gd)
-            k1, k2, k3, k4, k5 = st.columns(5)
-            k1.metric("β_v", f"{g.beta_v:.5f}")
-            k2.metric("β_z", f"{g.beta_z:.5f}")
-            k3.metric("Var(X̄ | X₁, Z)", f"{g.cond_var:.5f}")
-            k4.metric("Δ_z = Δ·β_v", f"{dzg:.5g}")
-            k5.metric("effective ε = ε·n·β_v", f"{eps * int(gn) * g.beta_v:.5g}")
-            st.caption("Z is the same for both secrets of a pair, so its term cancels and Δ_z = Δ·|β_v| "
-                       "(spec erratum E4 on L288). Under plain DP (r = ρ = 0), Δ_z = Δ/n.")
-        except ValueError as exc:
-            st.error(f"These values are not a valid model: {exc}")
+    _gaussian_expander(eps)
 
-    # ---------------------------------------------------------------- 3. adversary
+    # Section 3 depends on this section's effective ε, so it lives in the same fragment.
     st.subheader("3. What an adversary can learn (Lemma 2)")
     p0 = st.slider("Adversary's prior belief in the secret", 0.01, 0.99, 0.1, step=0.01, key="pi_p0",
                    bind="query-params")
@@ -205,15 +208,24 @@ def render_public_information_tab() -> None:
                          f"[{b_nom.lower:.4g}, {b_nom.upper:.4g}] at the nominal ε, but to "
                          f"[{b_eff.lower:.4g}, {b_eff.upper:.4g}] once the correlated public information of "
                          "section 2 is taken into account."))
-    params["prior"] = p0
-    summary += [{"quantity": "posterior upper bound, nominal ε", "value": b_nom.upper},
-                {"quantity": "posterior upper bound, effective ε", "value": b_eff.upper}]
+    _section_downloads("correlated", {"epsilon": eps, "n": n, "z0": z0, "z1": z1, "prior": p0}, [
+        {"quantity": "Δ_z (Example 3)", "value": dz}, {"quantity": "effective ε (Example 3)", "value": eff},
+        {"quantity": "Laplace scale to keep ε", "value": scale},
+        {"quantity": "posterior lower bound, nominal ε", "value": b_nom.lower},
+        {"quantity": "posterior upper bound, nominal ε", "value": b_nom.upper},
+        {"quantity": "posterior lower bound, effective ε", "value": b_eff.lower},
+        {"quantity": "posterior upper bound, effective ε", "value": b_eff.upper}])
 
-    # ---------------------------------------------------------------- 4. ledger
-    ledger = _ledger_section()
-    params["ledger"] = ledger
 
-    # ---------------------------------------------------------------- 5. EM audit
+@st.fragment
+def _pi_ledger() -> None:
+    out = _ledger_section()
+    download_json(out, filename="public_information_ledger.json", key="pi_dl_ledger_json",
+                  label="Download the ledger result (JSON)")
+
+
+@st.fragment
+def _pi_em(eps: float) -> None:
     st.subheader("5. Exponential-mechanism audit (Theorem 1, Example 1)")
     c1, c2 = st.columns(2)
     en = c1.slider("n (records averaged)", 1, 1000, 20, key="pi_em_n", bind="query-params")
@@ -233,10 +245,13 @@ def render_public_information_tab() -> None:
     )
     show_figure(_em_fig(en, eps), key="pi_fig_em", filename="em_audit.html",
                 caption="Above the dashed line the mechanism leaks more than its nominal ε.")
-    params.update(em_n=en, kappa=kappa)
-    summary.append({"quantity": f"realised ε of the exponential mechanism (κ = {kappa})", "value": real})
+    _section_downloads("em_audit", {"epsilon": eps, "n": en, "kappa": kappa},
+                       [{"quantity": f"realised ε (κ = {kappa})", "value": real},
+                        {"quantity": "large-n limit", "value": lim}])
 
-    # ---------------------------------------------------------------- 6. information loss
+
+@st.fragment
+def _pi_info_loss(eps: float) -> None:
     with st.expander("Does enforcing public constraints lose information? (Lemma 7, Theorem 2)"):
         c1, c2, c3 = st.columns(3)
         ln = c1.slider("n (trials)", 2, 50, 10, key="pi_l7_n", bind="query-params")
@@ -246,9 +261,10 @@ def render_public_information_tab() -> None:
                         format_func=lambda k: "clamp to [0, n]" if k == "clamp" else "round ∘ clamp")
         l7, sp = _lemma7(ln, eps, noise, post)
         show_figure(figs.make_info_loss_figure(l7, sp), key="pi_fig_l7", filename="information_loss.html",
-                    caption=(f"Count toy: E Var(θ|Y) = {l7.evar_y:.6f}, E Var(θ|Y*) = {l7.evar_ystar:.6f} "
-                             f"(P(Y ≠ Y*) = {l7.p_differs:.3f}). Sum toy (two cells with public total n): "
-                             f"{sp.evar_y:.6f} vs {sp.evar_ystar:.6f}."))
+                    caption=(f"Count toy (θ ~ uniform, T ~ Binomial(n, θ)): E Var(θ|Y) = {l7.evar_y:.6f}, "
+                             f"E Var(θ|Y*) = {l7.evar_ystar:.6f} (P(Y ≠ Y*) = {l7.p_differs:.3f}). Sum toy "
+                             f"(two cells with public total n, discrete Laplace): {sp.evar_y:.6f} vs "
+                             f"{sp.evar_ystar:.6f}."))
         st.markdown("Clamping discrete-Laplace counts loses nothing; rounding or mixing coordinates does. "
                     "(Theorem 2's claim of a strict loss whenever Y ≠ Y* is false for clamping; erratum E5.)")
         theta0 = st.slider("θ₀ (null hypothesis)", 0.05, 0.9, 0.5, step=0.05, key="pi_theta0",
@@ -256,15 +272,33 @@ def render_public_information_tab() -> None:
         show_figure(_power_fig(ln, eps, theta0), key="pi_fig_power", filename="power.html",
                     caption="Power of level-5% tests of θ = θ₀ against larger θ, on the continuous-Laplace "
                             "release Y and on its rounded, clamped version Y*.")
-        params.update(l7_n=ln, noise=noise, post=post, theta0=theta0)
-        summary += [{"quantity": "E Var(θ|Y)", "value": l7.evar_y}, {"quantity": "E Var(θ|Y*)", "value": l7.evar_ystar}]
+        _section_downloads("information_loss",
+                           {"epsilon": eps, "n": ln, "noise": noise, "post": post, "theta0": theta0},
+                           [{"quantity": "E Var(θ|T)", "value": l7.evar_t},
+                            {"quantity": "E Var(θ|Y)", "value": l7.evar_y},
+                            {"quantity": "E Var(θ|Y*)", "value": l7.evar_ystar},
+                            {"quantity": "P(Y ≠ Y*)", "value": l7.p_differs},
+                            {"quantity": "sum toy E Var(θ|Y)", "value": sp.evar_y},
+                            {"quantity": "sum toy E Var(θ|Y*)", "value": sp.evar_ystar}])
 
-    st.markdown("**Downloads**")
-    d1, d2 = st.columns(2)
-    with d1:
-        download_csv(pd.DataFrame(summary), filename="public_information_summary.csv", key="pi_dl_csv")
-    with d2:
-        download_json(params, filename="public_information_parameters.json", key="pi_dl_json")
+
+@st.fragment
+def render_public_information_tab() -> None:
+    """Tab 9 "Public information (ε-DP relative to Z)" of the epsilon calculator (spec §5)."""
+    st.markdown(
+        "Official statistics are often published next to **public information**: totals that are fixed "
+        "(invariants), earlier releases, or known correlations. This tab shows how such information changes "
+        f"what ε means. Source: {PAPER} (S1), Lemmas 2–5, Examples 1–3, Lemma 7 and Theorem 2."
+    )
+    st.caption(MODEL_CAVEAT)
+    eps = log_slider("Nominal ε (privacy budget of the mechanism)", key="pi_epsilon", min_value=0.01,
+                     max_value=20.0, value=1.0, help="The ε the mechanism was calibrated for, ignoring public "
+                     "information. Used by every section below.")
+    _pi_invariant(eps)
+    _pi_correlated(eps)
+    _pi_ledger()
+    _pi_em(eps)
+    _pi_info_loss(eps)
 
 
 # =====================================================================================================

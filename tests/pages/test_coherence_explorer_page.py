@@ -110,6 +110,8 @@ def test_run_experiment_and_exports():
     at.button(key="coh_run").click().run()
     _ok(at)
     assert len(_charts(at)) >= 7
+    at.button(key="coh_run").click().run()  # a second click is served from the session cache
+    _ok(at)
     labels = [m.label for m in at.metric]
     assert "β̂(α): share of runs failing" in labels
     dls = {d.proto.label for d in at.get("download_button")}
@@ -134,6 +136,8 @@ def test_epsilon_sweep_button():
     at.button(key="coh_sweep_run").click().run()
     _ok(at)
     assert len(_charts(at)) == n0 + 1
+    at.button(key="coh_sweep_run").click().run()
+    _ok(at)
 
 
 def test_bad_upload_shows_message():
@@ -186,3 +190,23 @@ def test_deep_link_restores_state():
     assert at.number_input(key="coh_k").value == 300
     assert at.number_input(key="coh_seed").value == 7
     assert at.select_slider(key="coh_beta").value == "1e-3"
+
+
+def test_group_builder_adds_an_and_group():
+    at = _app(coh_n="2000", coh_learner="Decision tree").run()
+    _ok(at)
+    at.text_input(key="coh_b_name").set_value("Older women").run()
+    at.selectbox(key="coh_b_col").set_value("SEX").run()
+    at.multiselect(key="coh_b_vals").set_value(["2"]).run()
+    at.button(key="coh_b_and").click().run()
+    at.selectbox(key="coh_b_col").set_value("AGEP").run()
+    at.radio(key="coh_b_mode").set_value("in range [low, high)").run()
+    at.text_input(key="coh_b_low").set_value("65").run()
+    at.button(key="coh_b_add").click().run()
+    _ok(at)
+    table = at.dataframe[0].value
+    assert "Older women" in list(table["group"])
+    df = census_population(2000, seed=0)
+    df = df[df["DREM"].notna()]
+    expected = int(((df["SEX"] == 2) & (df["AGEP"] >= 65)).sum())
+    assert int(table.set_index("group").loc["Older women", "members"]) == expected

@@ -236,3 +236,11 @@ def test_quota_tab_volunteer_compute_with_time_limit():
     assert not at.exception
     assert any(m.label == "Smallest chance" for m in at.metric)
     assert metric(at, "Equal share k/n") == "0.0800"
+
+
+def test_finite_set_noise_delta_too_small():
+    at = app(lx_tab=TAB_B, lx_fs_preset="Example 17 (noise)")
+    at.checkbox(key="lx_fs_noisy").check().run()
+    at.number_input(key="lx_fs_delta").set_value(0.0001).run()
+    assert not at.exception
+    assert any("differ from the true ones" in e.value for e in at.error)

@@ -166,3 +166,19 @@ def test_release_algorithm1_expander():
     assert t["acceptance rate"].iloc[0] == pytest.approx(0.076902, abs=1e-6)
     at.text_input(key="pp_alg_y").set_value("6, 1").run()
     assert any("exactly 3 cells" in e.value for e in at.error)
+
+
+def test_release_query_params_restore():
+    at = AppTest.from_string(TAB_B, default_timeout=120)
+    at.query_params["pp_epsilon"] = "2.0"
+    at.query_params["pp_month"] = "Month 10"  # bound selectboxes use the displayed label
+    at.query_params["pp_calibrate"] = "true"
+    at.query_params["pp_methods"] = ["PP (post-processing)", "WEM-naive"]
+    at.run()
+    assert not at.exception
+    assert at.select_slider(key="pp_epsilon").value == 2.0
+    assert at.selectbox(key="pp_month").value == 9
+    assert at.checkbox(key="pp_calibrate").value is True
+    # ε = 2, Δ = 2, κ = 2, calibrated: PP 4·2/4 = 2, WEM-naive 2·2/4 = 1 (spec §2.7)
+    assert at.dataframe[0].value["guaranteed epsilon"].tolist() == pytest.approx([2.0, 1.0])
+    assert any("Month 10" in h.value for h in at.subheader)

@@ -180,8 +180,12 @@ def test_good_frame_upload_fills_strata_and_clusters():
     assert not at.exception
     assert any("Design values computed from this file" in w.value for w in at.warning)
     assert any("300 units" in s.value for s in at.success)
+    before = snapshot(at)
+    at.toggle(key="sd_ddof1").set_value(True).run()      # S_h with n − 1 changes the Neyman design
+    assert not at.exception and snapshot(at) != before
     at.radio(key="sd_size_src").set_value("uploaded frame").run()
     assert not at.exception and not at_errors_unexpected(at)
+    assert any("7 clusters" in s.value for s in at.success)
 
 
 @pytest.mark.parametrize("data, columns, message", [

@@ -1,0 +1,210 @@
+"""Plotly figures of the stratified synthesis viewer (pure functions; never imports streamlit).
+
+Every ``make_*_figure`` takes plain arrays/frames from ``engine.stratify`` / ``engine.synth`` and returns a
+``plotly.graph_objects.Figure``. Source: seed ``004_c5ca305e20a1adba.txt`` (Figure 1 replica; Defs. 11, 14).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from engine import stratify as S
+
+#: Okabe–Ito colours (same order as ``ui.charts.PALETTE``), so the engine needs no UI import.
+COLORS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+METHOD_COLORS = {"naive": COLORS[3], "stratified": COLORS[0], "split": COLORS[1], "coinpress": COLORS[3],
+                 "strat_coinpress": COLORS[0], "vanilla": COLORS[3]}
+METHOD_LABELS = {"naive": "Naive (one global release)", "stratified": "Stratified (full ε per group)",
+                 "split": "Split budget (ε/2 + ε/2)", "coinpress": "Coinpress (naive)",
+                 "strat_coinpress": "StratCoinpress", "vanilla": "Vanilla", }
+STATUS_COLORS = {"kept": COLORS[0], "pooled": COLORS[1], "dropped": "#999999"}
+
+
+def group_status(kept: Sequence[bool], pooled: Sequence[bool]) -> list[str]:
+    return ["kept" if k else ("pooled" if p else "dropped") for k, p in zip(kept, pooled)]
+
+
+def make_group_sizes_figure(sizes, labels: Sequence[str], status: Sequence[str], *, title: str = "Group sizes"
+                            ) -> go.Figure:
+    """Bar chart of the sorted group sizes on a log axis, coloured kept / pooled / dropped."""
+    s = np.asarray(sizes, dtype=float)
+    order = np.argsort(-s, kind="stable")
+    fig = go.Figure()
+    for st_name, col in STATUS_COLORS.items():
+        idx = [i for i in order if status[i] == st_name]
+        if not idx:
+            continue
+        fig.add_bar(x=[str(labels[i]) for i in idx], y=s[idx], name=st_name.capitalize(), marker_color=col,
+                    hovertemplate="%{x}: %{y:,} records<extra>" + st_name + "</extra>")
+    fig.update_layout(title=title, barmode="overlay", xaxis=dict(categoryorder="array",
+                      categoryarray=[str(labels[i]) for i in order], title="Group (largest first)"),
+                      yaxis=dict(type="log", title="Records (log scale)"), legend_title_text="Stratum")
+    return fig
+
+
+def make_group_error_figure(df: pd.DataFrame, analytic: pd.DataFrame | None, *, epsilon: float, R: float,
+                            gamma: float, mode: str = "paper", sigma: float = 1.0, min_frac: float = 0.0,
+                            n: int | None = None, max_points: int = 4000, seed: int = 0) -> go.Figure:
+    """|error| against group size (log–log) per method, with the analytic stratified curve, the naive bias d_i
+    and crossover markers; sizes below min_frac·n are shaded."""
+    d = df[(df["level"] == "group") & np.isclose(df["epsilon"], epsilon)].dropna(subset=["estimate"])
+    fig = go.Figure()
+    rng = np.random.default_rng(seed)
+    floor = 1e-5
+    for method, sub in d.groupby("method", sort=False):
+        if len(sub) > max_points:
+            sub = sub.iloc[rng.choice(len(sub), max_points, replace=False)]
+        jitter = np.exp(rng.normal(0, 0.04, len(sub)))
+        fig.add_trace(go.Scattergl(
+            x=sub["n_i"].to_numpy() * jitter, y=np.maximum(sub["abs_err"].to_numpy(), floor), mode="markers",
+            name=METHOD_LABELS.get(method, method), marker=dict(color=METHOD_COLORS.get(method), size=5, opacity=0.45),
+            hovertemplate="group size %{x:.0f}<br>|error| %{y:.3g}<extra>" + method + "</extra>"))
+    sizes = d["n_i"].to_numpy(float)
+    if sizes.size:
+        grid = np.logspace(0, math.log10(max(sizes.max() * 2, 10)), 80)
+        curve = S.stratified_error_curve(grid, R=R, gamma=gamma, epsilon=epsilon, sigma=sigma, mode=mode)
+        fig.add_trace(go.Scatter(x=grid, y=curve, mode="lines", name="Stratified, expected |error|",
+                                 line=dict(color=COLORS[0], width=3)))
+    if analytic is not None and "bias" in analytic:
+        fig.add_trace(go.Scatter(x=analytic["size"], y=np.maximum(analytic["bias"], floor), mode="markers",
+                                 name="Naive bias d_i (does not shrink with ε)",
+                                 marker=dict(symbol="line-ew-open", size=22, color=COLORS[3], line=dict(width=3))))
+        ok = np.isfinite(analytic["crossover_total"]) & (analytic["bias"] > 0)
+        fig.add_trace(go.Scatter(x=analytic.loc[ok, "crossover_total"], y=analytic.loc[ok, "bias"], mode="markers",
+                                 name="Crossover size (below it, naive wins)",
+                                 marker=dict(symbol="x", size=11, color="#000000")))
+    if n and min_frac > 0:
+        fig.add_vrect(x0=1, x1=max(min_frac * n, 1.0001), fillcolor="#999999", opacity=0.2, line_width=0,
+                      annotation_text="below min. fraction", annotation_position="top left")
+    fig.update_layout(title=f"Per-group error at ε = {epsilon:g}", xaxis=dict(type="log", title="Group size"),
+                      yaxis=dict(type="log", title="|estimate − true group mean|"), legend=dict(orientation="h",
+                      y=-0.25))
+    return fig
+
+
+def make_population_error_figure(df: pd.DataFrame, *, epsilon: float, analytic: S.AnalyticMeanErrors | None = None
+                                 ) -> go.Figure:
+    """Box plot of |p̂ − μ_pop| per method with the analytic privacy RMSE lines and the statistical sd."""
+    d = df[(df["level"] == "population") & np.isclose(df["epsilon"], epsilon)]
+    fig = go.Figure()
+    for method, sub in d.groupby("method", sort=False):
+        fig.add_box(y=sub["abs_err"], name=METHOD_LABELS.get(method, method),
+                    marker_color=METHOD_COLORS.get(method), boxmean=True)
+    if analytic is not None:
+        for val, text, dash in ((analytic.pop_naive_rmse, "naive privacy RMSE", "dash"),
+                                (analytic.pop_strat_rmse, "stratified privacy RMSE", "dot"),
+                                (analytic.pop_statistical_sd, "sampling sd", "dashdot")):
+            fig.add_hline(y=val, line_dash=dash, line_color="#444444", annotation_text=text,
+                          annotation_position="top right")
+    fig.update_layout(title=f"Population error at ε = {epsilon:g}", yaxis=dict(title="|estimate − population mean|"),
+                      showlegend=False)
+    return fig
+
+
+def make_epsilon_sweep_figure(df: pd.DataFrame) -> go.Figure:
+    """Population error and worst-group error (mean over reps) against ε, per method (log–log)."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Population", "Worst group"))
+    pop = df[df["level"] == "population"].groupby(["method", "epsilon"], sort=False)["abs_err"].mean().reset_index()
+    grp = (df[df["level"] == "group"].groupby(["method", "epsilon", "group"], sort=False)["abs_err"].mean()
+           .groupby(["method", "epsilon"]).max().reset_index())
+    for col, data in ((1, pop), (2, grp)):
+        for method, sub in data.groupby("method", sort=False):
+            fig.add_trace(go.Scatter(x=sub["epsilon"], y=sub["abs_err"], mode="lines+markers",
+                                     name=METHOD_LABELS.get(method, method), legendgroup=method, showlegend=col == 1,
+                                     line=dict(color=METHOD_COLORS.get(method))), row=1, col=col)
+    fig.update_xaxes(type="log", title="ε")
+    fig.update_yaxes(type="log", title="mean |error|", col=1)
+    fig.update_yaxes(type="log", col=2)
+    fig.update_layout(title="Error against the privacy budget")
+    return fig
+
+
+def make_theorem10_figure(k: int, n: int, alpha: float, alpha_hat: float | None, *,
+                          mc: pd.DataFrame | None = None, realized: float | None = None) -> go.Figure:
+    """S4 Figure 1 replica: E Σ log|G_i| against α (Theorem 10) with the worst/best bounds, markers at the
+    current α and the fitted α̂, and integer-size Monte Carlo means as dots."""
+    grid = np.logspace(math.log10(0.05), 1, 80)
+    E = [S.theorem10_expectation(k, a, n) for a in grid]
+    b = S.logsum_bounds(k, n)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=grid, y=E, mode="lines", name="Theorem 10: E Σ log|G_i| (continuous sizes)",
+                             line=dict(color=COLORS[0])))
+    fig.add_hline(y=b.worst, line_dash="dash", line_color=COLORS[3], annotation_text="worst: equal sizes k log(n/k)")
+    fig.add_hline(y=b.best, line_dash="dot", line_color=COLORS[2],
+                  annotation_text="best: one majority group (k−1)+log(n−k)", annotation_position="bottom right")
+    if mc is not None and len(mc):
+        fig.add_trace(go.Scatter(x=mc["alpha"], y=mc["mean"], mode="markers", name="Monte Carlo, integer sizes ≥ 1",
+                                 marker=dict(color=COLORS[1], size=8)))
+    fig.add_trace(go.Scatter(x=[alpha], y=[S.theorem10_expectation(k, alpha, n)], mode="markers",
+                             name=f"current α = {alpha:g}", marker=dict(symbol="diamond", size=14, color="#000000")))
+    if alpha_hat is not None and math.isfinite(alpha_hat) and 1e-6 < alpha_hat < 1e6:
+        fig.add_trace(go.Scatter(x=[alpha_hat], y=[S.theorem10_expectation(k, alpha_hat, n)], mode="markers",
+                                 name=f"fitted α̂ = {alpha_hat:.3g}", marker=dict(symbol="star", size=16,
+                                                                                  color=COLORS[4])))
+    if realized is not None:
+        fig.add_hline(y=realized, line_color=COLORS[4], line_width=1, annotation_text="these sizes",
+                      annotation_position="top left")
+    fig.update_layout(title=f"Theorem 10 at k = {k}, n = {n:,}", xaxis=dict(type="log", title="Dirichlet α"),
+                      yaxis=dict(title="Σ log(group size)"), legend=dict(orientation="h", y=-0.3))
+    return fig
+
+
+def make_dirichlet_ternary_figure(draws: Mapping[float, np.ndarray]) -> go.Figure:
+    """Ternary scatter of Dir(α·1_3) draws, one colour per α (small α ⇒ points near the corners)."""
+    fig = go.Figure()
+    for (a, W), col in zip(draws.items(), COLORS):
+        fig.add_trace(go.Scatterternary(a=W[:, 0], b=W[:, 1], c=W[:, 2], mode="markers", name=f"α = {a:g}",
+                                        marker=dict(size=9, color=col)))
+    fig.update_layout(title="Twenty draws of 3 group shares", ternary=dict(sum=1, aaxis_title="group 1",
+                      baxis_title="group 2", caxis_title="group 3"))
+    return fig
+
+
+def make_synth_group_error_figure(vanilla: pd.DataFrame, stratified: pd.DataFrame, *, title: str) -> go.Figure:
+    """Per-group workload error bars, vanilla vs stratified (frames from ``group_workload_errors``)."""
+    fig = go.Figure()
+    for name, d in (("vanilla", vanilla), ("stratified", stratified)):
+        if d is None or not len(d):
+            continue
+        fig.add_bar(x=d["group"], y=d["error"], name=METHOD_LABELS.get(name, name).split(" (")[0],
+                    marker_color=METHOD_COLORS[name], customdata=d["size"],
+                    hovertemplate="%{x}<br>workload error %{y:.3f}<br>real size %{customdata:,}<extra></extra>")
+    fig.update_layout(title=title, barmode="group", xaxis_title="Group (sorted by code)",
+                      yaxis_title="Workload error (L1 over marginals)")
+    return fig
+
+
+def make_parity_heatmap(vanilla: pd.DataFrame, stratified: pd.DataFrame) -> go.Figure:
+    """Group × column |relative mean error| heatmaps (Def. 11 terms) for vanilla and stratified."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Vanilla", "Stratified"), shared_yaxes=True)
+    zmax = float(np.nanmax([np.nanmax(vanilla.to_numpy(float)), np.nanmax(stratified.to_numpy(float)), 1e-9]))
+    for col, d in ((1, vanilla), (2, stratified)):
+        fig.add_trace(go.Heatmap(z=d.to_numpy(float), x=list(d.columns), y=list(d.index), zmin=0, zmax=zmax,
+                                 colorscale="Cividis", showscale=col == 2,
+                                 hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>"), row=1, col=col)
+    fig.update_layout(title="Mean-parity terms |f_g − f̂_g| / f_g per group and column")
+    return fig
+
+
+def make_synth_sweep_figure(long: pd.DataFrame, metrics: Sequence[str] = ("workload_global", "parity_total",
+                                                                         "accuracy")) -> go.Figure:
+    """Metric against ε, vanilla vs stratified (long frame from ``run_synth_experiment``)."""
+    fig = make_subplots(rows=1, cols=len(metrics), subplot_titles=[m.replace("_", " ") for m in metrics])
+    for j, m in enumerate(metrics, start=1):
+        d = long[(long["metric"] == m) & (long["group"] == "all")].groupby(["variant", "epsilon"])["value"].mean()
+        for variant in ("vanilla", "stratified"):
+            if variant not in d.index.get_level_values(0):
+                continue
+            s = d.loc[variant]
+            fig.add_trace(go.Scatter(x=s.index, y=s.values, mode="lines+markers", name=variant.capitalize(),
+                                     legendgroup=variant, showlegend=j == 1,
+                                     line=dict(color=METHOD_COLORS[variant])), row=1, col=j)
+    fig.update_xaxes(type="log", title="ε")
+    fig.update_layout(title="Synthetic data quality against ε")
+    return fig

@@ -1,0 +1,748 @@
+"""Stratified synthesis viewer: one DP release per group (full ε each) against one global release.
+
+Thin page: widgets → cached engine calls (``engine.stratify``, ``engine.synth``) → figures
+(``engine.stratify_figures``). Source: seed 004_c5ca305e20a1adba.txt (Rosenblatt, Stoyanovich & Musco,
+arXiv 2312.11712); spec shared/specs/stratified_synthesis_viewer.md. The "Partially private release" mode is
+rendered by ``ui.ppd_views`` (another developer's module).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import math
+from functools import partial
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+from joblib import Parallel, delayed
+
+from engine import accounting
+from engine import stratify as S
+from engine import stratify_figures as F
+from engine import synth as Y
+from engine.data import (DataValidationError, discrete_table_from_csv, load_adult, load_adult_numeric,
+                         read_uploaded_csv)
+from ui import page_setup
+from ui.exports import csv_bytes, download_csv, download_json, figure_html
+from ui.upload import uploaded_bytes
+from ui.widgets import seed_input
+
+page_setup("Stratified synthesis viewer", icon="🧩")
+
+PAPER = "Rosenblatt, Stoyanovich & Musco (2023), seed 004"
+MODES = ("Mean estimation", "Synthetic data", "Partially private release")
+SOURCES = ("Mixture", "ACS preset", "Categorical", "Adult", "Upload")
+SOURCE_HELP = ("Mixture: simulated Gaussian groups with Dirichlet(α) sizes. ACS preset: the paper's Table 3 group "
+               "sizes (values simulated). Categorical: a simulated categorical table. Adult: the UCI Adult census "
+               "extract (real data), groups sex × race. Upload: your own CSV.")
+EPS_GRID = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+ALPHA_GRID = (0.05, 0.1, 0.13, 0.2, 0.3, 0.5, 0.7, 1.0, 2.0, 3.0, 5.0, 10.0)
+N_GRID = (500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000, 200_000)
+SYNTH_KEYS = {"Independent": "independent", "Full histogram": "full_histogram", "MWEM": "mwem", "MST (Run)": "mst",
+              "AIM (Run)": "aim"}
+UPLOAD_MAX_BYTES = 10_000_000
+METHODS_TEXT = {"naive": "Naive", "stratified": "Stratified", "split": "Split budget", "coinpress": "Coinpress",
+                "strat_coinpress": "StratCoinpress"}
+
+PUBLIC_SIZES = ("**Assumption:** the number of records n and every group's size are public (as in the paper, "
+                "which takes group sizes from census tables). Only the values inside the groups are protected.")
+CROSSOVER_CAPTION = ("Each group's estimate uses the full ε; groups smaller than their crossover size are better "
+                     "served by the pooled estimate.")
+SMALL_ALPHA = "Small α ⇒ one or two dominant groups; α = 1 spreads sizes uniformly; large α ⇒ near-equal groups."
+ALPHA_NOTE = ("The paper reports α ≈ 0.13 from an unspecified Monte Carlo fit; the maximum-likelihood value for "
+              "these proportions is shown.")
+COINPRESS_LABEL = "ρ-zCDP, not pure ε-DP"
+ADULT_ATTRIBUTION = ("UCI Adult: Becker, B. & Kohavi, R. (1996), *Adult*, UCI Machine Learning Repository, "
+                     "doi:10.24432/C5XW20, licensed CC BY 4.0.")
+
+
+def fmt(v) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, (int, np.integer)):
+        return f"{int(v):,}"
+    v = float(v)
+    if math.isnan(v):
+        return "—"
+    if not math.isfinite(v):
+        return "∞" if v > 0 else "−∞"
+    return f"{v:.4g}"
+
+
+def num_label(v) -> str:
+    return f"{v:g}"
+
+
+def show(fig, *, key: str, filename: str, caption: str | None = None, table: pd.DataFrame | None = None) -> None:
+    """Chart + plain-language reading + exports (figure HTML built only on click; table CSV)."""
+    st.plotly_chart(fig, width="stretch", key=key)
+    if caption:
+        st.caption(caption)
+    c1, c2 = st.columns(2)
+    c1.download_button("Download figure (HTML)", data=partial(figure_html, fig), file_name=f"{filename}.html",
+                       mime="text/html", key=f"{key}_html", on_click="ignore")
+    if table is not None:
+        with c2:
+            download_csv(table, filename=f"{filename}.csv", key=f"{key}_csv")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Cached engine calls (the engine never imports streamlit)
+# ----------------------------------------------------------------------------------------------------------
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def c_adult():
+    return load_adult()
+
+
+@st.cache_data(max_entries=2, show_spinner=False)
+def c_adult_numeric() -> pd.DataFrame:
+    return load_adult_numeric()
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def c_mixture_sizes(k: int, alpha: float, n: int, seed: int) -> np.ndarray:
+    return S.proportions_to_sizes(S.draw_group_proportions(k, alpha, rng=np.random.default_rng([seed, 0])), n)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def c_categorical(n: int, k: int, alpha: float, seed: int):
+    return Y.make_categorical_population(n, k, alpha, rng=np.random.default_rng([seed, 2]))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def c_mean_experiment(sizes: tuple, mu: tuple, sigma: tuple, epsilons: tuple, R: float, gamma: float, reps: int,
+                      seed: int, estimator: str, min_frac: float, small: str, weights_mode: str, holdout: float,
+                      eps_w: float | None, mode: str) -> pd.DataFrame:
+    methods = ("naive", "stratified") if estimator == "coinpress" else ("naive", "stratified", "split")
+    return S.run_mean_experiment(sizes=np.array(sizes), mu=np.array(mu), sigma=np.array(sigma), epsilons=epsilons,
+                                 R=R, gamma=gamma, reps=reps, rng=np.random.default_rng([seed, 3]),
+                                 estimator=estimator, methods=methods, min_frac=min_frac, small_strata=small,
+                                 weights_mode=weights_mode, holdout_frac=holdout, epsilon_weights=eps_w, mode=mode)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def c_mean_on_data(data_key: str, _x: np.ndarray, _g: np.ndarray, k: int, epsilons: tuple, R: float, gamma: float,
+                   reps: int, seed: int, estimator: str, min_frac: float, small: str, mode: str) -> pd.DataFrame:
+    methods = ("naive", "stratified") if estimator == "coinpress" else ("naive", "stratified", "split")
+    return S.run_mean_experiment_on_data(_x, _g, epsilons=epsilons, R=R, gamma=gamma, reps=reps,
+                                         rng=np.random.default_rng([seed, 3]), estimator=estimator, methods=methods,
+                                         min_frac=min_frac, small_strata=small, mode=mode, k=k)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def c_analytic(sizes: tuple, R: float, gamma: float, eps: float, mu: tuple, sigma: tuple, mode: str):
+    return S.analytic_mean_errors(np.array(sizes), R=R, gamma=gamma, epsilon=eps, mu=np.array(mu),
+                                  sigma=np.array(sigma), mode=mode)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def c_theorem10_mc(k: int, n: int, seed: int) -> pd.DataFrame:
+    alphas = [0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 5.0, 10.0]
+    vals = [S.integer_logsum_mc(k, a, n, draws=500, rng=np.random.default_rng([seed, 4, i]))
+            for i, a in enumerate(alphas)]
+    return pd.DataFrame({"alpha": alphas, "mean": vals})
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def c_ternary(seed: int) -> dict:
+    r = np.random.default_rng([seed, 5])
+    return {a: r.dirichlet(np.full(3, a), size=20) for a in (0.1, 1.0, 10.0)}
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def c_synth_run(table_key: str, _table, synth: str, eps: float, variant: str, seed: int, min_frac: float,
+                small: str) -> Y.SynthRun:
+    train, test = Y.train_test_split_table(_table, seed=seed)
+    return Y.fit_and_evaluate(train, test, domain=_table.domain, synthesizer=synth, epsilon=eps, variant=variant,
+                              group_cols=list(_table.group_cols), label_col=_table.label_col, seed=seed,
+                              min_frac=min_frac, small_strata=small,
+                              real_baseline=c_real_baseline(table_key, _table, seed))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def c_real_baseline(table_key: str, _table, seed: int) -> float | None:
+    if _table.label_col is None:
+        return None
+    train, test = Y.train_test_split_table(_table, seed=seed)
+    feats = [c for c in _table.domain if c != _table.label_col]
+    return Y.downstream_accuracy(train, test, feature_cols=feats, label_col=_table.label_col, domain=_table.domain,
+                                 seed=seed)
+
+
+@st.cache_data(max_entries=8, show_spinner=False, scope="session")
+def c_upload(digest: str, _data: bytes):
+    try:
+        ds = read_uploaded_csv(_data, max_bytes=UPLOAD_MAX_BYTES, max_rows=200_000, max_cols=30)
+    except DataValidationError as exc:
+        return None, str(exc)
+    return ds.frame, None
+
+
+@st.cache_data(max_entries=8, show_spinner=False, scope="session")
+def c_upload_table(digest: str, _frame: pd.DataFrame, groups: tuple, label: str | None):
+    try:
+        t = discrete_table_from_csv(_frame, group_cols=groups, label_col=label)
+    except (DataValidationError, ValueError) as exc:
+        return None, str(exc)
+    n_strata = t.df.groupby(list(groups)).ngroups
+    if n_strata > 100:
+        return None, f"the group columns define {n_strata} strata; at most 100 are allowed. Pick coarser groups."
+    return t, None
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Header and controls
+# ----------------------------------------------------------------------------------------------------------
+
+st.title("Stratified synthesis viewer")
+st.markdown(
+    "A differentially private (DP) statistic can be released once for everybody, or **once per group** and then "
+    "combined. Because the groups do not overlap, each group can use the **full** privacy budget ε and the whole "
+    "release still costs only ε (parallel composition). This page shows when that helps: group errors drop a lot, "
+    "the population estimate pays a little, and very small groups can lose. Source: "
+    f"{PAPER}, *Stratified Private Mean Estimation* and *Stratified Data Synthesis*."
+)
+st.info(PUBLIC_SIZES)
+
+with st.sidebar:
+    st.header("Stratification")
+    source = st.selectbox("Data source", SOURCES, key="sv_source", help=SOURCE_HELP, bind="query-params")
+    acs_level = "sex_race"
+    if source == "ACS preset":
+        acs_level = {"Sex × race": "sex_race", "Race": "race"}[
+            st.radio("ACS groups", ("Sex × race", "Race"), key="sv_acs_level", horizontal=True, bind="query-params")]
+    eps = float(st.select_slider("Privacy budget ε", options=EPS_GRID, value=1.0, key="sv_eps",
+                                 format_func=num_label, bind="query-params",
+                                 help="Smaller ε = stronger privacy = more noise."))
+    paper_grid = st.toggle("Paper grid (sweep ε over 0.01 … 5)", key="sv_paper_grid", bind="query-params")
+    alpha = float(st.select_slider("Dirichlet α (group-size imbalance)", options=ALPHA_GRID, value=0.3,
+                                   key="sv_alpha", format_func=num_label, bind="query-params", help=SMALL_ALPHA))
+    k = int(st.slider("Number of groups k", 2, 50, 9, key="sv_k", bind="query-params"))
+    n = int(st.select_slider("Records n", options=N_GRID, value=10_000, key="sv_n", format_func=lambda v: f"{v:,}",
+                             bind="query-params"))
+    reps = int(st.slider("Repetitions", 1, 200, 30, key="sv_reps", bind="query-params",
+                         help="How many times the noise (and the simulated data) are redrawn."))
+    if reps > 50:
+        st.warning("More than 50 repetitions can make the page slow to redraw.")
+    seed = seed_input(key="sv_seed")
+    min_frac = float(st.slider("Minimum stratum fraction", 0.0, 0.05, 0.001, step=0.0005, format="%.4f",
+                               key="sv_min_frac", bind="query-params",
+                               help="Groups with at most this share of the records are pooled or dropped."))
+    small = st.radio("Groups below the threshold", ("Pool", "Drop"), key="sv_small", horizontal=True,
+                     bind="query-params", help="Pool: estimate them together once (mean estimation default). "
+                     "Drop: release nothing for them (the paper's synthesis code).").lower()
+    synth_label = st.selectbox("Synthesizer", list(SYNTH_KEYS), key="sv_synth", bind="query-params",
+                               help="Independent, Full histogram and MWEM redraw live; MST and AIM (the paper's "
+                               "synthesizers) run on a button.")
+    with st.expander("Mean estimation options"):
+        estimator = st.radio("Estimator", ("Laplace", "Coinpress"), key="sv_estimator", horizontal=True,
+                             bind="query-params").lower()
+        R = float(st.number_input("Public bound R on |group means|", 0.1, 100.0, 3.0, step=0.5, key="sv_R",
+                                  bind="query-params"))
+        gamma = float(st.select_slider("Failure probability γ", options=(0.001, 0.01, 0.05, 0.1, 0.2), value=0.05,
+                                       key="sv_gamma", format_func=num_label, bind="query-params"))
+        clip_mode = st.radio("Clipping width", ("paper", "rigorous"), key="sv_clip", horizontal=True,
+                             bind="query-params", help="paper: R + √log(m/γ); rigorous: R + √(2 log(2m/γ)).")
+        tau = float(st.select_slider("Spread of group means τ", options=(0.0, 0.25, 0.5, 1.0, 2.0), value=1.0,
+                                     key="sv_tau", format_func=num_label, bind="query-params"))
+        sigma_mode = st.radio("Within-group spread σ_i", ("equal", "uniform"), key="sv_sigma_mode", horizontal=True,
+                              bind="query-params", help="equal: σ_i = 1; uniform: σ_i ~ U(0.1, 2) (paper App. B).")
+        weights_label = st.radio("Group weights", ("exact", "holdout share", "noisy"), key="sv_weights",
+                                 horizontal=True, bind="query-params",
+                                 help="exact: public sizes; holdout: from a public share of rows (removed from the "
+                                 "private data); noisy: counts + Laplace noise at an extra ε_w.")
+        holdout = float(st.slider("Holdout share", 0.1, 0.9, 0.5, step=0.1, key="sv_holdout", bind="query-params"))
+        eps_w = float(st.select_slider("ε_w for noisy weights", options=(0.01, 0.1, 0.5, 1.0, 5.0), value=0.1,
+                                       key="sv_eps_w", format_func=num_label, bind="query-params"))
+        parity_norm = st.toggle("Normalised parity error (divide by true means)", key="sv_parity_norm",
+                                bind="query-params")
+
+synth = SYNTH_KEYS[synth_label]
+weights_mode = {"exact": "exact", "holdout share": "holdout", "noisy": "noisy"}[weights_label]
+mode = st.radio("View", MODES, key="sv_mode", horizontal=True, bind="query-params", label_visibility="collapsed")
+
+# ----------------------------------------------------------------------------------------------------------
+# Upload (validated in memory, never written to disk)
+# ----------------------------------------------------------------------------------------------------------
+
+upload_table = None
+upload_frame = None
+upload_digest = ""
+if source == "Upload":
+    with st.container(border=True):
+        st.markdown("**Your CSV** (≤ 10 MB, ≤ 200,000 rows, ≤ 30 columns). Columns with ≤ 50 distinct values are "
+                    "categories; other numeric columns are cut into 5 equal-width bins — bin edges computed from "
+                    "your data are not protected. Rows with missing values are dropped.")
+        data = uploaded_bytes("Upload a CSV", key="sv_upload", max_bytes=UPLOAD_MAX_BYTES)
+        if data is not None:
+            upload_digest = hashlib.sha256(data).hexdigest()
+            upload_frame, err = c_upload(upload_digest, data)
+            if err:
+                st.error(f"This file cannot be used: {err}")
+            else:
+                cols = list(upload_frame.columns)
+                groups = st.multiselect("Group columns (1–2)", cols, default=cols[:1], max_selections=2,
+                                        key="sv_up_groups")
+                binary = [c for c in cols if upload_frame[c].dropna().nunique() == 2]
+                label = st.selectbox("Binary label (optional)", ["(none)"] + binary, key="sv_up_label")
+                if not groups:
+                    st.error("Pick at least one group column: the strata are the combinations of its values.")
+                else:
+                    upload_table, err = c_upload_table(upload_digest, upload_frame, tuple(groups),
+                                                       None if label == "(none)" else label)
+                    if err:
+                        st.error(f"This file cannot be used: {err}")
+                    else:
+                        st.caption(upload_table.source)
+        else:
+            st.info("Upload a CSV to use your own data; until then the other views show the default data.")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Mean estimation
+# ----------------------------------------------------------------------------------------------------------
+
+def mean_inputs():
+    """Sizes, labels and either simulation parameters (μ, σ) or fixed data (x, groups) for the chosen source."""
+    rng = np.random.default_rng([seed, 1])
+    if source in ("Mixture", "ACS preset"):
+        if source == "Mixture":
+            sizes = c_mixture_sizes(k, alpha, n, seed)
+            labels = [f"G{i + 1}" for i in range(k)]
+            note = f"Simulated: k = {k} groups, sizes from Dirichlet(α = {alpha:g}), n = {n:,}, seed {seed}."
+        else:
+            pre = S.preset_sizes(acs_level)
+            sizes = S.proportions_to_sizes(pre.to_numpy(float), n)
+            labels = list(pre.index)
+            note = (f"Group sizes from the paper's Table 3 ({len(labels)} groups), scaled to n = {n:,}; values "
+                    f"simulated (seed {seed}). The k and α sliders do not apply.")
+        kk = len(sizes)
+        mu = rng.normal(0.0, tau, kk) if tau > 0 else np.zeros(kk)
+        sigma = np.ones(kk) if sigma_mode == "equal" else rng.uniform(0.1, 2.0, kk)
+        return dict(kind="sim", sizes=np.asarray(sizes), labels=labels, mu=mu, sigma=sigma, note=note)
+    if source == "Adult" or (source == "Upload" and upload_table is None) or source == "Categorical":
+        if source == "Categorical":
+            t = c_categorical(n, k, alpha, seed)
+            x = t.df["y"].to_numpy(float)
+            g = t.df["group"].to_numpy()
+            labels = [f"G{i + 1}" for i in range(k)]
+            note = (f"Simulated categorical table (n = {n:,}, k = {k}, α = {alpha:g}, seed {seed}): the estimated "
+                    "mean is the share of y = 1 in each group.")
+            key = f"cat-{n}-{k}-{alpha}-{seed}"
+        else:
+            a = c_adult_numeric()
+            col = st.selectbox("Adult column", ("age", "hours_per_week", "education_num"), key="sv_adult_col",
+                               bind="query-params")
+            x = a[f"{col}_std"].to_numpy(float)
+            sex = pd.Categorical(a["sex"])
+            race = pd.Categorical(a["race"])
+            g = sex.codes.astype(int) * len(race.categories) + race.codes.astype(int)
+            labels = [f"{s} × {r}" for s in sex.categories for r in race.categories]
+            note = (f"UCI Adult, {len(x):,} people, groups sex × race; {col} standardised with public design "
+                    "constants (not learned from the data). The data are the population: repetitions redraw only "
+                    "the noise. " + ADULT_ATTRIBUTION)
+            key = f"adult-{col}"
+            if source == "Upload":
+                note = "No valid upload yet, so Adult is shown. " + note
+        return dict(kind="data", x=x, g=g, labels=labels, note=note, key=key, k=len(labels))
+    # Upload with a table: a numeric column plus a public centre and scale.
+    frame = upload_frame.dropna()
+    num_cols = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+    if not num_cols:
+        st.error("Mean estimation needs a numeric column; this file has none.")
+        st.stop()
+    col = st.selectbox("Numeric column", num_cols, key="sv_up_value")
+    c1, c2 = st.columns(2)
+    center = c1.number_input("Public centre (not computed from the data)", value=0.0, key="sv_up_center")
+    scale = c2.number_input("Public scale", value=1.0, min_value=1e-9, key="sv_up_scale")
+    groups = list(upload_table.group_cols)
+    key_frame = frame[groups].astype(str).agg(" × ".join, axis=1)
+    cat = pd.Categorical(key_frame)
+    x = (frame[col].to_numpy(float) - center) / scale
+    return dict(kind="data", x=x, g=cat.codes.astype(int), labels=list(cat.categories),
+                note=f"Your upload: {len(x):,} rows, {len(cat.categories)} groups.",
+                key=f"up-{upload_digest}-{col}-{center}-{scale}-{groups}", k=len(cat.categories))
+
+
+def render_mean() -> None:
+    inp = mean_inputs()
+    st.caption(inp["note"])
+    eps_list = tuple(sorted(set((eps,) + (S.PAPER_EPSILONS if paper_grid else ()))))
+    if inp["kind"] == "sim":
+        sizes, mu, sigma = inp["sizes"], inp["mu"], inp["sigma"]
+        df = c_mean_experiment(tuple(int(v) for v in sizes), tuple(mu), tuple(sigma), eps_list, R, gamma, reps, seed,
+                               estimator, min_frac, small, weights_mode, holdout,
+                               eps_w if weights_mode == "noisy" else None, clip_mode)
+    else:
+        df = c_mean_on_data(inp["key"], inp["x"], inp["g"], inp["k"], eps_list, R, gamma, reps, seed, estimator,
+                            min_frac, small, clip_mode)
+        kk = inp["k"]
+        sizes = np.bincount(inp["g"], minlength=kk)
+        x, g = inp["x"], inp["g"]
+        mu = np.divide(np.bincount(g, weights=x, minlength=kk), sizes, out=np.zeros(kk), where=sizes > 0)
+        var = np.divide(np.bincount(g, weights=x * x, minlength=kk), sizes, out=np.zeros(kk), where=sizes > 0) - mu**2
+        sigma = np.sqrt(np.maximum(var, 1e-6))
+    labels = inp["labels"]
+    nz = sizes > 0
+    ntot = int(sizes.sum())
+    lay_kept = sizes > min_frac * ntot
+    lay_pooled = (~lay_kept) & nz & (small == "pool")
+    status = F.group_status(lay_kept & nz, lay_pooled)
+
+    # 1. Group sizes and Theorem 10 cards.
+    st.subheader("1. Group sizes")
+    shares = sizes[nz] / ntot
+    alpha_hat = S.fit_symmetric_dirichlet_alpha(shares) if nz.sum() >= 2 else float("nan")
+    kk = int(nz.sum())
+    cards = st.columns(7)
+    if kk >= 2 and ntot > kk:
+        b = S.logsum_bounds(kk, ntot)
+        a_used = alpha if inp["kind"] == "sim" and source == "Mixture" else alpha_hat
+        E = S.theorem10_expectation(kk, a_used, ntot) if math.isfinite(a_used) else float("nan")
+        gap = S.gap_share(kk, a_used, ntot) if math.isfinite(a_used) else float("nan")
+        vals = [("α (slider)" if source == "Mixture" else "α (not used)", alpha if source == "Mixture" else None),
+                ("α̂ (MLE)", alpha_hat), ("Σ log n_i", S.realized_logsum(sizes[nz])), ("Theorem 10 E", E),
+                ("Worst (equal)", b.worst), ("Best (one big group)", b.best), ("Gap share", gap)]
+        for c, (lab, v) in zip(cards, vals):
+            c.metric(lab, fmt(v), help=f"Full value: {v!r}")
+        st.caption(ALPHA_NOTE + " Gap share = how far the expected Σ log n_i sits from the equal-sizes worst case "
+                   "towards the one-big-group best case (0 = worst, 1 = best).")
+    fig = F.make_group_sizes_figure(sizes, labels, status)
+    size_table = pd.DataFrame({"group": labels, "size": sizes, "status": status})
+    show(fig, key="sv_fig_sizes", filename="group_sizes", table=size_table,
+         caption=f"{SMALL_ALPHA} Grey bars are dropped groups, orange bars are pooled together (threshold "
+                 f"{min_frac:g}·n = {min_frac * ntot:,.0f} records).")
+
+    # 2. Per-group error.
+    st.subheader("2. Per-group error: naive vs stratified")
+    analytic = None
+    if nz.sum() >= 1:
+        analytic = c_analytic(tuple(int(v) for v in sizes[nz]), R, gamma, eps, tuple(mu[nz]), tuple(sigma[nz]),
+                              clip_mode)
+    fig = F.make_group_error_figure(df, analytic.table if analytic is not None else None, epsilon=eps, R=R,
+                                    gamma=gamma, mode=clip_mode, sigma=float(np.median(sigma[nz])),
+                                    min_frac=min_frac, n=ntot, seed=seed)
+    summ = S.summarize_mean_experiment(df)
+    summ["group_label"] = [("population" if gi < 0 else labels[gi]) for gi in summ["group"]]
+    show(fig, key="sv_fig_group_error", filename="group_error", table=summ,
+         caption=CROSSOVER_CAPTION + " Dots: one repetition each; line: the expected stratified error for a group "
+         "of that size; dashes: the naive estimate's bias for each group (it does not shrink as ε grows); "
+         f"crosses: crossover sizes. Seed {seed}.")
+    if analytic is not None and "stratified_better" in analytic.table:
+        losers = [labels[i] for i, ok in zip(np.flatnonzero(nz), analytic.table["stratified_better"]) if not ok]
+        if losers:
+            st.warning(f"At ε = {eps:g}, these groups are below their crossover size and would be better served "
+                       f"by the naive/pooled estimate: {', '.join(map(str, losers[:12]))}"
+                       f"{' …' if len(losers) > 12 else ''}.")
+
+    # 3. Population error.
+    st.subheader("3. Population error")
+    fig = F.make_population_error_figure(df, epsilon=eps, analytic=analytic)
+    show(fig, key="sv_fig_pop", filename="population_error",
+         caption="Box: the error of the population estimate over repetitions. Stratifying adds noise from every "
+                 "group, so the population estimate is a little worse; with large groups the extra cost is small "
+                 "compared with the sampling error.")
+    if analytic is not None:
+        c = st.columns(4)
+        c[0].metric("Privacy RMSE ratio (stratified / naive)", fmt(analytic.pop_strat_rmse / analytic.pop_naive_rmse))
+        c[1].metric("Σ C_i² / C(n)²", fmt(analytic.variance_ratio))
+        if estimator == "coinpress":
+            rho = accounting.pure_to_zcdp(eps)
+            c[2].metric("Budget (each method)", f"ρ = {fmt(rho)}", help=COINPRESS_LABEL)
+            c[3].metric("As (ε, δ = 1e-6)-DP", fmt(accounting.zcdp_to_dp(rho, 1e-6, method="standard")))
+            st.caption(f"Coinpress is {COINPRESS_LABEL}: ρ = ε²/2 = {fmt(rho)}, schedule (ρ/4, 3ρ/4), β = 0.01.")
+        else:
+            extra = f" + ε_w = {eps_w:g}" if weights_mode == "noisy" else ""
+            c[2].metric("Budget, stratified", f"ε = {eps:g}{extra}",
+                        help="Each group gets the full ε; disjoint groups compose in parallel.")
+            c[3].metric("Budget, split", f"ε/2 + ε/2 = {eps:g}")
+        st.caption("Rule of thumb: stratifying costs little at population level when 8·Σ C_i² ≪ n·ε²·σ².")
+
+    # 4. ε sweep.
+    st.subheader("4. Error against ε")
+    if paper_grid:
+        fig = F.make_epsilon_sweep_figure(df)
+        show(fig, key="sv_fig_sweep", filename="epsilon_sweep",
+             caption="Naive group error stays at the bias whatever ε; stratified group error falls as ε grows.")
+    else:
+        st.caption("Turn on **Paper grid** in the sidebar to sweep ε over the paper's values (0.01 … 5).")
+
+    # 5. Theorem 10.
+    st.subheader("5. Why stratifying costs little: Theorem 10")
+    if kk >= 2 and ntot > kk:
+        mc = c_theorem10_mc(kk, ntot, seed)
+        fig = F.make_theorem10_figure(kk, ntot, alpha, alpha_hat, mc=mc, realized=S.realized_logsum(sizes[nz]))
+        show(fig, key="sv_fig_thm10", filename="theorem10", table=mc,
+             caption="The stratified error grows with Σ log(group size). Unequal groups (small α) keep this sum "
+                     "well below the equal-size worst case. For very small α the formula goes negative because it "
+                     "allows groups smaller than one record; the dots use whole groups of at least one record.")
+
+    # 6. Parity.
+    st.subheader("6. Parity error (Definition 11)")
+    g_rows = df[(df.level == "group") & np.isclose(df.epsilon, eps)]
+    p_rows = df[(df.level == "population") & np.isclose(df.epsilon, eps)]
+    cols = st.columns(len(df.method.unique()))
+    for c, m in zip(cols, df.method.unique()):
+        vals = []
+        for rep in range(int(df.rep.max()) + 1):
+            gr = g_rows[(g_rows.method == m) & (g_rows.rep == rep)]
+            pr = p_rows[(p_rows.method == m) & (p_rows.rep == rep)]
+            if len(gr) and len(pr):
+                vals.append(S.parity_error(gr.truth.to_numpy()[nz], gr.estimate.to_numpy()[nz], pr.truth.iloc[0],
+                                           pr.estimate.iloc[0], normalized=parity_norm))
+        c.metric(f"φ, {METHODS_TEXT.get(m, m)}", fmt(np.mean(vals) if vals else float("nan")))
+    st.caption(f"φ = ω·|population error| + Σ over groups of |group error| (ω = 1/k), "
+               f"{'each divided by the true mean (normalised form)' if parity_norm else 'absolute form (no division)'}"
+               f"; averaged over {reps} repetitions. The paper calls it an average but writes a sum; the sum is used.")
+
+    # 7. Dirichlet explainer.
+    with st.expander("What does α do? Twenty random splits into 3 groups"):
+        show(F.make_dirichlet_ternary_figure(c_ternary(seed)), key="sv_fig_ternary", filename="dirichlet_draws",
+             caption=SMALL_ALPHA + " Points near a corner mean one group has almost everybody.")
+
+    params = dict(mode="mean", source=source, epsilon=eps, epsilons=list(eps_list), alpha=alpha, k=k, n=n, reps=reps,
+                  seed=seed, min_frac=min_frac, small_strata=small, estimator=estimator, R=R, gamma=gamma,
+                  clip_mode=clip_mode, tau=tau, sigma_mode=sigma_mode, weights=weights_mode, holdout=holdout,
+                  epsilon_weights=eps_w, parity_normalized=parity_norm, paper=PAPER)
+    c1, c2 = st.columns(2)
+    with c1:
+        download_csv(df, filename="mean_runs.csv", key="sv_dl_runs", label="Download all repetitions (CSV)")
+    with c2:
+        download_json(params, filename="stratified_viewer_params.json", key="sv_dl_params_mean")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Synthetic data
+# ----------------------------------------------------------------------------------------------------------
+
+def synth_table():
+    if source == "Categorical":
+        return f"cat-{n}-{k}-{alpha}-{seed}", c_categorical(n, k, alpha, seed), \
+            f"Simulated categorical table (n = {n:,}, k = {k}, α = {alpha:g}, seed {seed}); not real people."
+    if source == "Upload" and upload_table is not None:
+        return f"up-{upload_digest}-{upload_table.group_cols}-{upload_table.label_col}", upload_table, \
+            "Your upload (seeded 70/30 train/test split)."
+    note = "UCI Adult, 7 columns (sex, race, age, education, marital status, hours, income); strata sex × race."
+    if source in ("Mixture", "ACS preset"):
+        note = "Synthetic data needs a table: the simulated mixture has none, so UCI Adult is used. " + note
+    elif source == "Upload":
+        note = "No valid upload yet, so UCI Adult is used. " + note
+    return "adult", c_adult(), note + " " + ADULT_ATTRIBUTION
+
+
+def privacy_line(run: Y.SynthRun, n_strata: int) -> None:
+    if synth in ("mst", "aim"):
+        st.markdown(f"**Privacy:** (ε = {eps:g}, δ = 1e-9)-DP; the paper reports ε only.")
+    else:
+        st.markdown(f"**Privacy:** Pure ε-DP with ε = {eps:g}.")
+    st.caption(f"Stratified: each of {n_strata} strata receives the full ε; total ε by parallel composition; "
+               "dropped strata are not synthesized.")
+
+
+def run_pair(table_key, table, eps_value, small_s):
+    """Vanilla and stratified runs for the current settings (live for built-ins, on a button for MST/AIM)."""
+    store = st.session_state.setdefault("_sv_runs", {})
+    key = (table_key, synth, eps_value, seed, min_frac, small_s)
+    if synth in ("mst", "aim"):
+        if key in store:
+            return store[key]
+        if importlib.util.find_spec("mbi") is None:
+            st.error("MST and AIM need the mbi package: pip install 'mbi==2.0.0' 'jax[cpu]==0.10.2'.")
+            return None
+        st.info(f"{synth_label.split(' ')[0]} takes tens of seconds (the first run compiles code); press Run.")
+        if not st.button(f"Run {synth_label.split(' ')[0]}", key="sv_run_mbi", type="primary"):
+            return None
+        with st.status(f"Running {synth_label.split(' ')[0]} (vanilla, then stratified)…", expanded=True) as status:
+            bar = st.progress(0.0, text="Starting")
+            train, test = Y.train_test_split_table(table, seed=seed)
+            base = c_real_baseline(table_key, table, seed)
+            out = {}
+            try:
+                for i, variant in enumerate(("vanilla", "stratified")):
+                    def prog(f, msg, i=i):
+                        bar.progress(min((i + f) / 2, 1.0), text=msg[:120])
+                    out[variant] = Y.fit_and_evaluate(
+                        train, test, domain=table.domain, synthesizer=synth, epsilon=eps_value, variant=variant,
+                        group_cols=list(table.group_cols), label_col=table.label_col, seed=seed, min_frac=min_frac,
+                        small_strata=small_s, real_baseline=base, progress=prog)
+            except Y.SynthesizerUnavailable as exc:
+                status.update(label="Unavailable", state="error")
+                st.error(str(exc))
+                return None
+            except ValueError as exc:
+                status.update(label="Could not run", state="error")
+                st.error(str(exc))
+                return None
+            status.update(label="Done", state="complete", expanded=False)
+        if len(store) >= 8:
+            store.pop(next(iter(store)))
+        store[key] = out
+        return out
+    try:
+        with st.spinner("Fitting the synthesizers…"):
+            return {v: c_synth_run(table_key, table, synth, eps_value, v, seed, min_frac, small_s)
+                    for v in ("vanilla", "stratified")}
+    except ValueError as exc:
+        st.error(f"{synth_label} cannot run on this table: {exc}")
+        return None
+
+
+def _sweep_job(table_key, table, synth_name, e, variant, seed_, min_frac_, small_s):
+    train, test = Y.train_test_split_table(table, seed=seed_)
+    r = Y.fit_and_evaluate(train, test, domain=table.domain, synthesizer=synth_name, epsilon=e, variant=variant,
+                           group_cols=list(table.group_cols), label_col=table.label_col, seed=seed_,
+                           min_frac=min_frac_, small_strata=small_s)
+    long = Y.metrics_long(r.metrics)
+    long.insert(0, "variant", variant)
+    long.insert(0, "epsilon", e)
+    long.insert(0, "rep", 0)
+    return long
+
+
+def render_synth() -> None:
+    table_key, table, note = synth_table()
+    st.caption(note)
+    small_s = st.radio("Small strata in synthesis", ("drop", "pool"), key="sv_syn_small", horizontal=True,
+                       bind="query-params", help="drop: the paper's code (smallest_strata = 0.001); pool: one "
+                       "model for all small strata together.")
+    st.markdown("The **vanilla** synthesizer learns one model of the whole table at ε. The **stratified** version "
+                "learns one model per group, each at the same ε, and mixes their samples by the public group "
+                "sizes. Both are trained on the training split; the classifier is tested on real held-out rows.")
+    runs = run_pair(table_key, table, eps, small_s)
+    if runs:
+        van, stra = runs["vanilla"], runs["stratified"]
+        strata = stra.strata
+        n_strata = int(strata["kept"].sum()) if strata is not None else 0
+        privacy_line(stra, n_strata)
+        mv, ms = van.metrics, stra.metrics
+        summary = pd.DataFrame([
+            ("Workload error (2-way marginals)", mv.workload_global, ms.workload_global, "lower"),
+            ("Parity error φ (Def. 11)", mv.parity.total, ms.parity.total, "lower"),
+            ("Max disparity of a group mean", mv.parity.max_disparity, ms.parity.max_disparity, "lower"),
+            ("Classifier accuracy on real test rows", mv.accuracy, ms.accuracy, "higher"),
+            ("Demographic-parity ratio", mv.dpr, ms.dpr, "closer to 1"),
+            ("FNR difference between groups", mv.fnr_difference, ms.fnr_difference, "lower"),
+        ], columns=["metric", "vanilla", "stratified", "better"])
+        st.dataframe(summary, hide_index=True, column_config={
+            "vanilla": st.column_config.NumberColumn(format="%.4g"),
+            "stratified": st.column_config.NumberColumn(format="%.4g")})
+        c = st.columns(3)
+        c[0].metric("Majority-class baseline accuracy", fmt(mv.majority_baseline),
+                    help="Always predicting the most common label.")
+        c[1].metric("Accuracy when trained on real data", fmt(mv.real_baseline))
+        c[2].metric("Strata modelled", f"{n_strata}", help="Each receives the full ε (parallel composition).")
+        download_csv(summary, filename="synth_metrics.csv", key="sv_dl_synth_metrics", label="Download metrics (CSV)")
+        st.caption("Workload error: average L1 distance between real and synthetic 2-way tables (0 = identical). "
+                   "Parity error: Definition 11 on column means, ω = 1/k, summed over groups. Demographic-parity "
+                   "ratio: lowest over highest positive-prediction rate across groups. FNR difference: largest minus "
+                   "smallest false-negative rate across groups.")
+        wv = mv.workload_per_group.assign(group=lambda d: [_decode_group(g, table) for g in d["group"]])
+        ws = ms.workload_per_group.assign(group=lambda d: [_decode_group(g, table) for g in d["group"]])
+        fig = F.make_synth_group_error_figure(wv, ws,
+                                              title=f"Per-group workload error, {synth_label.split(' (')[0]}, ε = {eps:g}")
+        gtab = mv.workload_per_group[["group", "size", "error", "fallback"]].merge(
+            ms.workload_per_group[["group", "error", "fallback"]], on="group", suffixes=("_vanilla", "_stratified"))
+        gtab["parity_vanilla"] = gtab["group"].map(mv.parity.per_group)
+        gtab["parity_stratified"] = gtab["group"].map(ms.parity.per_group)
+        labels = table.labels
+        gtab["group"] = [_decode_group(gg, table) for gg in gtab["group"]]
+        show(fig, key="sv_fig_synth_groups", filename="synth_group_error", table=gtab,
+             caption="Lower is better. A stratified model gives each group its own model at the full ε: it helps "
+                     "groups that a single model neglects, and hurts groups too small for their own noisy model "
+                     f"(the same crossover as in mean estimation). Seed {seed}.")
+        pv = mv.parity.per_cell.rename(index=lambda gg: _decode_group(gg, table))
+        ps = ms.parity.per_cell.rename(index=lambda gg: _decode_group(gg, table))
+        show(F.make_parity_heatmap(pv, ps), key="sv_fig_parity", filename="parity_heatmap",
+             caption="Each cell: how far the synthetic group's column mean is from the real one, relative to it.")
+        if mv.parity.fallback_groups or ms.parity.fallback_groups:
+            st.caption("Groups missing from a synthetic table were compared with the whole synthetic table: "
+                       f"{', '.join(map(str, set(mv.parity.fallback_groups) | set(ms.parity.fallback_groups)))}.")
+        if strata is not None:
+            st.markdown("**Strata**")
+            stab = strata.copy()
+            for gc in table.group_cols:
+                stab[gc] = [labels.get(gc, ())[v] if gc in labels and v < len(labels[gc]) else v for v in stab[gc]]
+            st.dataframe(stab, hide_index=True)
+            download_csv(stab, filename="strata.csv", key="sv_dl_strata", label="Download strata table (CSV)")
+        # Synthetic sample download (decoded labels), header lines record how it was made.
+        which = st.radio("Synthetic sample to download", ("stratified", "vanilla"), key="sv_dl_which", horizontal=True)
+        run = runs[which]
+        header = (f"# synthetic data; synthesizer={synth}; variant={which}; epsilon={eps:g}; "
+                  f"delta={run.delta:g}; seed={seed}\n").encode()
+        st.download_button("Download synthetic data (CSV)", data=partial(_synth_csv, header, run.synthetic,
+                                                                          table.labels),
+                           file_name=f"synthetic_{synth}_{which}_eps{eps:g}_seed{seed}.csv", mime="text/csv",
+                           key="sv_dl_synth", on_click="ignore")
+    # Paper grid sweep (behind a button).
+    if paper_grid:
+        st.subheader("Quality against ε (paper grid)")
+        skey = ("sweep", table_key, synth, seed, min_frac, small_s)
+        store = st.session_state.setdefault("_sv_runs", {})
+        if skey not in store:
+            if synth in ("mst", "aim"):
+                st.caption("A sweep of MST/AIM over six ε values takes several minutes.")
+            if st.button("Run ε sweep", key="sv_run_sweep"):
+                jobs = [(e, v) for e in S.PAPER_EPSILONS for v in ("vanilla", "stratified")]
+                with st.status("Running the ε sweep…", expanded=True) as status:
+                    bar = st.progress(0.0)
+                    out = []
+                    try:
+                        gen = Parallel(n_jobs=2, prefer="threads", return_as="generator_unordered")(
+                            delayed(_sweep_job)(table_key, table, synth, e, v, seed, min_frac, small_s)
+                            for e, v in jobs)
+                        for i, res in enumerate(gen):
+                            out.append(res)
+                            bar.progress((i + 1) / len(jobs), text=f"{i + 1} of {len(jobs)} fits done")
+                    except (ValueError, Y.SynthesizerUnavailable) as exc:
+                        status.update(label="Could not run", state="error")
+                        st.error(str(exc))
+                        return
+                    status.update(label="Done", state="complete", expanded=False)
+                store[skey] = pd.concat(out, ignore_index=True)
+        if skey in store:
+            long = store[skey]
+            show(F.make_synth_sweep_figure(long), key="sv_fig_synth_sweep", filename="synth_sweep", table=long,
+                 caption="Vanilla vs stratified at each ε of the paper's grid (one seeded run per point).")
+    params = dict(mode="synthesis", source=source, table=table_key, synthesizer=synth, epsilon=eps,
+                  delta=1e-9 if synth in ("mst", "aim") else 0.0, seed=seed, min_frac=min_frac, small_strata=small_s,
+                  group_cols=list(table.group_cols), label=table.label_col, paper=PAPER)
+    download_json(params, filename="stratified_viewer_params.json", key="sv_dl_params_synth")
+
+
+def _decode_group(label: str, table) -> str:
+    parts = str(label).split(" × ")
+    out = []
+    for gc, p in zip(table.group_cols, parts):
+        labs = table.labels.get(gc)
+        try:
+            out.append(str(labs[int(p)]) if labs is not None else p)
+        except (ValueError, IndexError):
+            out.append(p)
+    return " × ".join(out)
+
+
+def _synth_csv(header: bytes, df: pd.DataFrame, labels) -> bytes:
+    return header + csv_bytes(Y.decode_table(df, labels))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Dispatch
+# ----------------------------------------------------------------------------------------------------------
+
+if mode == "Mean estimation":
+    render_mean()
+elif mode == "Synthetic data":
+    render_synth()
+else:
+    if importlib.util.find_spec("ui.ppd_views") is None:
+        st.info("The partially private release view is coming soon.")
+    else:
+        importlib.import_module("ui.ppd_views").render_partially_private_release()
+
+st.divider()
+st.caption(f"Source: {PAPER}, arXiv 2312.11712. {ADULT_ATTRIBUTION} Every random result is reproducible from the "
+           "seed in the sidebar.")

@@ -31,3 +31,15 @@ def test_dataset_choice_is_in_url_and_restored(page, browser, app_url):
         assert "UCI Adult" in fresh.get_by_test_id("stSidebar").inner_text()
     finally:
         fresh.context.close()
+
+
+def test_dataset_choice_survives_page_switch(page, app_url):
+    open_page(page, app_url)
+    _pick_dataset(page, "ACS 2012")
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name=re.compile("sampling designer", re.I)).click()
+    wait_idle(page)
+    page.wait_for_function("() => location.search.includes('dataset=ACS')")
+    assert "2,000 real respondents" in page.get_by_test_id("stSidebar").inner_text()
+    page.get_by_test_id("stSidebarNav").get_by_role("link").first.click()  # back home
+    wait_idle(page)
+    assert page.get_by_text("2,000").first.is_visible()

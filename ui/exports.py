@@ -48,7 +48,9 @@ def download_csv(df: pd.DataFrame, *, filename: str, key: str, label: str = "Dow
 
 def download_figure_html(fig: go.Figure, *, filename: str, key: str,
                          label: str = "Download figure (HTML)") -> None:
-    st.download_button(label, figure_html(fig), file_name=filename, mime="text/html", key=key, on_click="ignore")
+    # Deferred: the ~4 MB standalone HTML is built only when the user clicks, so redraws stay fast.
+    st.download_button(label, lambda: figure_html(fig), file_name=filename, mime="text/html", key=key,
+                       on_click="ignore")
 
 
 def download_json(params: dict, *, filename: str, key: str, label: str = "Download parameters (JSON)") -> None:

@@ -13,7 +13,6 @@ Private Data* (``shared/seeds/001_cddb039cfb564267.txt``); spec ``shared/specs/p
 from __future__ import annotations
 
 import hashlib
-import math
 
 import numpy as np
 import pandas as pd

@@ -12,13 +12,18 @@ import streamlit as st
 
 
 def log_grid(min_value: float, max_value: float, steps_per_decade: int = 20) -> list[float]:
-    """Log-spaced values from min to max, each rounded to 3 significant figures (readable in URLs)."""
+    """Log-spaced values from min to max, rounded to 2 significant figures (0.5, 1, 2, 5 are on the grid).
+
+    Steps are aligned to decades (10^(k/steps)), so the grid is the same whatever ``min_value``; the ends are
+    included exactly. Short numbers read well on the slider and in URLs.
+    """
     if not (0 < min_value < max_value):
         raise ValueError("need 0 < min_value < max_value")
     lo, hi = math.log10(min_value), math.log10(max_value)
-    k = int(round((hi - lo) * steps_per_decade))
-    vals = [float(f"{v:.3g}") for v in np.logspace(lo, hi, k + 1)]
-    return sorted(set(vals))
+    ks = np.arange(math.ceil(lo * steps_per_decade - 1e-9), math.floor(hi * steps_per_decade + 1e-9) + 1)
+    vals = {float(f"{10 ** (k / steps_per_decade):.2g}") for k in ks}
+    vals |= {float(min_value), float(max_value)}
+    return sorted(v for v in vals if min_value <= v <= max_value)
 
 
 def _nearest(grid: list[float], value: float) -> float:
@@ -33,7 +38,7 @@ def log_slider(label: str, *, key: str, min_value: float = 1e-3, max_value: floa
                steps_per_decade: int = 20, help: str | None = None, container=None) -> float:
     """A log-scale slider (e.g. for ε), URL-bound; the value is snapped to a 3-significant-figure grid."""
     grid = log_grid(min_value, max_value, steps_per_decade)
-    default = _nearest(grid, value)
+    default = float(value) if min_value <= value <= max_value else _nearest(grid, value)
     if default not in grid:
         grid = sorted(set(grid) | {default})
     target = container if container is not None else st

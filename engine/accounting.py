@@ -345,7 +345,10 @@ def kov_optimal_composition(epsilons, deltas=None, *, delta) -> CompositionResul
     lo, hi = 0.0, terms[2]
     if _kov_log_delta(*terms, 0.0) <= lt:
         return CompositionResult("kov_optimal", 0.0, delta, int(e.size), True, "", "external")
-    while hi - lo > 1e-10:
+    # absolute 1e-10, relaxed to the float spacing for large ε_g (an absolute test alone never ends there)
+    for _ in range(400):
+        if hi - lo <= 1e-10 * max(1.0, hi):
+            break
         mid = 0.5 * (lo + hi)
         if _kov_log_delta(*terms, mid) <= lt:
             hi = mid

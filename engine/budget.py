@@ -244,7 +244,8 @@ def minimal_privacy(stat: StatisticSpec, *, rule: PlanRule, delta_i=0.0, beta=No
     if stat.mechanism in ("gaussian", "discrete_gaussian") and rule != "zcdp" and not delta_i > 0:
         raise ValueError(f"{stat.name}: a Gaussian statistic under an (ε, δ) rule needs delta_i > 0")
     scale = _scale_for_target(stat, target, conf)
-    return _privacy_of_scale(stat, scale, rule=rule, delta_i=delta_i)
+    # a very loose target can need ε = 0 (δᵢ alone covers it): keep a tiny positive ε so the inverse exists
+    return max(_privacy_of_scale(stat, scale, rule=rule, delta_i=delta_i), 1e-12)
 
 
 def half_width_at(stat: StatisticSpec, privacy, *, rule: PlanRule, delta_i=0.0) -> float:

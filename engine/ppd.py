@@ -29,8 +29,8 @@ from __future__ import annotations
 import io
 import itertools
 import math
-from dataclasses import dataclass, field
-from typing import Callable, Literal, Sequence
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd

@@ -237,7 +237,7 @@ def cohort_tab():
                                 "on its own coin, size k on average.")
 
     if heavy:
-        st.info(f"Large pool ({n} × {m}): press **Solve** after changing k or the mode.")
+        st.info(f"Large pool ({n} × {m}): press **Solve** after changing k (other controls apply at once).")
         if st.button("Solve", key="lx_solve_btn", type="primary"):
             st.session_state["lx_solved_for"] = (hashlib.sha256(V.tobytes()).hexdigest(), k)
         if st.session_state.get("lx_solved_for") != (hashlib.sha256(V.tobytes()).hexdigest(), k):

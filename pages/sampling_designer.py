@@ -215,19 +215,6 @@ tabs = st.tabs(["Simple random samples", "Random sample size", "Rounding & data-
                 "Cluster sampling", "Stratified sampling & allocation"])
 
 
-def qp_or_state(key: str, default):
-    """A control's current value before its widget is drawn (session state, else the URL, else default)."""
-    if key in st.session_state:
-        return st.session_state[key]
-    raw = st.query_params.get(key)
-    if raw is None:
-        return default
-    try:
-        return type(default)(raw)
-    except (TypeError, ValueError):
-        return default
-
-
 # ----------------------------------------------------------------------------------------------------------
 # Tab 5, part 1: frame upload (drawn first so Tab 4 can use the uploaded cluster sizes in the same run)
 # ----------------------------------------------------------------------------------------------------------
@@ -692,8 +679,7 @@ def validate_strata(df: pd.DataFrame, eps: float) -> tuple[dict | None, str | No
     return out, None
 
 
-def draw_state_key() -> str:
-    return "sd_draw_result"
+DRAW_STATE = "sd__draw_result"   # not a widget key: the last randomised draw (seed, m, N_h, sizes)
 
 
 @st.fragment
@@ -758,9 +744,9 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
             (st.error if "No amplification" in w else st.warning)(w)
         seed = seed_input(key="sd_draw_seed", value=0, label="Seed for a random draw")
         if st.button("Draw one randomised allocation", key="sd_draw"):
-            st.session_state[draw_state_key()] = (seed, m, tuple(N), tuple(int(x) for x in
+            st.session_state[DRAW_STATE] = (seed, m, tuple(N), tuple(int(x) for x in
                                                   sp.proportional_allocation(N, rate=r, epsilon=eps, rng=seed).draw))
-        got = st.session_state.get(draw_state_key())
+        got = st.session_state.get(DRAW_STATE)
         if got and got[1] == m and got[2] == tuple(N):
             st.markdown(f"Draw (seed {got[0]}): **{', '.join(map(str, got[3]))}** (total {sum(got[3]):,})")
     with cc[1]:

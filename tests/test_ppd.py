@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from scipy import integrate, special, stats
+from scipy import integrate, stats
 
 from engine import ppd
 from engine.ppd import PublicInfo
@@ -794,3 +794,16 @@ def test_release_figures():
     df2 = pd.concat([df.assign(method="wem_prior", alpha=a) for a in (0.1, 1.0)] + [df.assign(method="wem_naive")])
     fig = F.make_alpha_sweep_figure(df2)
     assert any(tr.name == ppd.METHOD_LABELS["wem_naive"] for tr in fig.data)
+
+
+@settings(max_examples=10)
+@given(seed=st.integers(0, 10**6), J=st.integers(3, 12), T=st.integers(2, 8))
+def test_csv_roundtrip_property(seed, J, T):
+    P = ppd.synth_pa_like(seed=seed, J=J, T=T)
+    df = _panel_frame(P).sample(frac=1, random_state=seed % 1000)
+    Q = ppd.validate_county_csv(df)
+    # ties in population are broken by name, so compare through the county labels
+    order = [P.counties.index(c) for c in Q.counties]
+    np.testing.assert_array_equal(Q.cases, P.cases[order])
+    np.testing.assert_array_equal(Q.deaths, P.deaths[order])
+    assert np.all(np.diff(Q.population) >= 0)

@@ -417,3 +417,37 @@ def test_more_validation():
         S.parity_error([1, 2], [1, 2], 1, 1, omega=-1)
     with pytest.raises(ValueError):
         S.crossover_size(-1, R=1, gamma=0.1, epsilon=1)
+
+
+# --- Fast path and figures -------------------------------------------------------------------------------
+
+def test_sorted_fast_path_equals_general_clipping():
+    d = S.make_gaussian_mixture([300, 5, 0, 80], mu=[3.0, -4.0, 0.0, 9.0], rng=3)
+    lay = S._layout(np.bincount(d.groups, minlength=4), 0.02, "pool")
+    fast = S._laplace_precompute(d.x, d.groups, lay, 1.0, 0.1, "paper", ("stratified",))
+    perm = np.random.default_rng(0).permutation(d.x.size)
+    slow = S._laplace_precompute(d.x[perm], d.groups[perm], lay, 1.0, 0.1, "paper", ("stratified",))
+    np.testing.assert_allclose(fast["means"], slow["means"], rtol=1e-12)
+    # Independent check of one stratum: the kept group 0 clipped at C(300).
+    c0 = S.clip_halfwidth(300, R=1.0, gamma=0.1)
+    assert fast["means"][0] == pytest.approx(np.clip(d.x[d.groups == 0], -c0, c0).mean())
+
+
+def test_figures_build():
+    from engine import stratify_figures as F
+
+    sizes = np.array([5000, 300, 4])
+    fig = F.make_group_sizes_figure(sizes, ["a", "b", "c"], F.group_status([True, True, False], [False, False, True]))
+    assert {t.name for t in fig.data} == {"Kept", "Pooled"}
+    df = S.run_mean_experiment(sizes=sizes, mu=[0.0, 1.0, -1.0], sigma=1, epsilons=[1.0, 0.1], R=2, gamma=0.1,
+                               reps=3, rng=0)
+    a = S.analytic_mean_errors(sizes, R=2, gamma=0.1, epsilon=1.0, mu=[0.0, 1.0, -1.0])
+    g = F.make_group_error_figure(df, a.table, epsilon=1.0, R=2, gamma=0.1, min_frac=0.001, n=5304)
+    names = [t.name for t in g.data]
+    assert any("Crossover" in n for n in names) and any("bias" in n for n in names)
+    assert len(F.make_epsilon_sweep_figure(df).data) == 6
+    t = F.make_theorem10_figure(6, 5000, 0.3, 0.5, mc=pd.DataFrame({"alpha": [0.1, 1], "mean": [10.0, 30.0]}))
+    curve = t.data[0]
+    assert curve.y[0] == pytest.approx(S.theorem10_expectation(6, curve.x[0], 5000))
+    tern = F.make_dirichlet_ternary_figure({0.1: np.full((2, 3), 1 / 3)})
+    assert tern.data[0].type == "scatterternary"

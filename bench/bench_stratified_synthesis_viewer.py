@@ -1,0 +1,103 @@
+"""Benchmark of the stratified synthesis viewer's engine work (spec §8 targets).
+
+Run: .venv/bin/python bench/bench_stratified_synthesis_viewer.py [--full]
+Prints a markdown table (median of repeated runs for the fast items; single timed runs for MST/AIM).
+``--full`` adds stratified MST (sex × race) and AIM on Adult (several minutes).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+
+from engine import stratify as S  # noqa: E402
+from engine import stratify_figures as F  # noqa: E402
+from engine import synth as Y  # noqa: E402
+from engine.data import load_adult  # noqa: E402
+
+
+def timed(fn, reps: int = 3) -> float:
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def mean_interaction(n: int, reps: int, epsilons=(1.0,), estimator: str = "laplace") -> None:
+    """What one slider move recomputes in mean mode: sizes, experiment, analytic laws, figures."""
+    k, alpha, seed = 9, 0.3, 0
+    sizes = S.proportions_to_sizes(S.draw_group_proportions(k, alpha, rng=seed), n)
+    r = np.random.default_rng([seed, 1])
+    mu, sigma = r.normal(0, 1, k), np.ones(k)
+    methods = ("naive", "stratified") if estimator == "coinpress" else ("naive", "stratified", "split")
+    df = S.run_mean_experiment(sizes=sizes, mu=mu, sigma=sigma, epsilons=epsilons, R=3, gamma=0.05, reps=reps,
+                               rng=seed, estimator=estimator, methods=methods, min_frac=0.001)
+    a = S.analytic_mean_errors(sizes, R=3, gamma=0.05, epsilon=epsilons[0], mu=mu, sigma=sigma)
+    F.make_group_error_figure(df, a.table, epsilon=epsilons[0], R=3, gamma=0.05, min_frac=0.001, n=n)
+    F.make_population_error_figure(df, epsilon=epsilons[0], analytic=a)
+    if len(epsilons) > 1:
+        F.make_epsilon_sweep_figure(df)
+
+
+def size_panels(n: int = 200_000, k: int = 9) -> None:
+    sizes = S.proportions_to_sizes(S.draw_group_proportions(k, 0.3, rng=0), n)
+    S.fit_symmetric_dirichlet_alpha(sizes)
+    F.make_group_sizes_figure(sizes, [f"G{i}" for i in range(k)], ["kept"] * k)
+    F.make_theorem10_figure(k, n, 0.3, 0.5)
+
+
+def synth_pair(name: str, variant: str, tab, train, test, base) -> None:
+    Y.fit_and_evaluate(train, test, domain=tab.domain, synthesizer=name, epsilon=1.0, variant=variant,
+                       group_cols=list(tab.group_cols), label_col=tab.label_col, seed=0, real_baseline=base)
+
+
+def main() -> None:
+    full = "--full" in sys.argv
+    rows = []
+    rows.append(("Mean mode, Laplace, n = 200,000, 50 reps (one interaction)",
+                 timed(lambda: mean_interaction(200_000, 50)), "< 1 s"))
+    rows.append(("Mean mode, Laplace, 6-point ε sweep, n = 200,000, 50 reps",
+                 timed(lambda: mean_interaction(200_000, 50, epsilons=S.PAPER_EPSILONS)), "< 2 s"))
+    rows.append(("Mean mode, Coinpress, n = 200,000, 50 reps",
+                 timed(lambda: mean_interaction(200_000, 50, estimator="coinpress")), "< 3 s"))
+    rows.append(("Group-size and Theorem 10 panels", timed(size_panels, 5), "< 0.2 s"))
+    rows.append(("Theorem 10 integer Monte Carlo (9 α × 500 draws)",
+                 timed(lambda: [S.integer_logsum_mc(9, a, 10_000, draws=500, rng=0)
+                                for a in (0.05, 0.1, 0.2, 0.3, 0.5, 1, 2, 5, 10)]), ""))
+    tab = load_adult()
+    train, test = Y.train_test_split_table(tab)
+    feats = [c for c in tab.domain if c != "income"]
+    base = Y.downstream_accuracy(train, test, feature_cols=feats, label_col="income", domain=tab.domain)
+    for name in ("independent", "full_histogram", "mwem"):
+        for variant in ("vanilla", "stratified"):
+            rows.append((f"{Y.SYNTH_LABELS[name]} on Adult, {variant}, ε = 1, incl. metrics",
+                         timed(lambda: synth_pair(name, variant, tab, train, test, base), 1), "< 5 s"))
+    t = time.perf_counter()
+    synth_pair("mst", "vanilla", tab, train, test, base)
+    rows.append(("MST on Adult, vanilla, ε = 1, cold (JAX compile)", time.perf_counter() - t, "< 60 s"))
+    t = time.perf_counter()
+    synth_pair("mst", "vanilla", tab, train, test, base)
+    rows.append(("MST on Adult, vanilla, ε = 1, warm", time.perf_counter() - t, "< 10 s"))
+    if full:
+        t = time.perf_counter()
+        synth_pair("mst", "stratified", tab, train, test, base)
+        rows.append(("MST on Adult, stratified sex × race, ε = 1", time.perf_counter() - t, "< 3 min"))
+        t = time.perf_counter()
+        synth_pair("aim", "vanilla", tab, train, test, base)
+        rows.append(("AIM on Adult, vanilla, ε = 1", time.perf_counter() - t, "< 3 min"))
+    print("| operation | time | target |\n|---|---|---|")
+    for name, sec, target in rows:
+        shown = f"{sec * 1000:.0f} ms" if sec < 1 else f"{sec:.1f} s"
+        print(f"| {name} | {shown} | {target} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1120,7 +1120,7 @@ def fit_and_evaluate(train: pd.DataFrame, test: pd.DataFrame, *, domain: Mapping
                      epsilon: float, variant: str, group_cols: Sequence[str], label_col: str | None, seed: int = 0,
                      min_frac: float = 0.001, small_strata: str = "drop", sample_mode: str = "largest_remainder",
                      synth_options: dict | None = None, real_baseline: float | None = None,
-                     progress: ProgressFn | None = None) -> SynthRun:
+                     classifier: str = "logreg", progress: ProgressFn | None = None) -> SynthRun:
     """Fit a vanilla or stratified synthesizer on ``train``, sample |train| rows, and compute :func:`synth_metrics`.
 
     Randomness: ``np.random.default_rng([seed, variant code])``, so the vanilla and stratified runs of one seed
@@ -1139,7 +1139,8 @@ def fit_and_evaluate(train: pd.DataFrame, test: pd.DataFrame, *, domain: Mapping
     synth = model.sample(len(train), rng=r)
     value_cols = [c for c in domain if c not in group_cols]
     m = synth_metrics(train, test, synth, domain=domain, group_cols=group_cols, value_cols=value_cols,
-                      label_col=label_col, seed=seed, min_frac=min_frac, real_baseline=real_baseline)
+                      label_col=label_col, seed=seed, min_frac=min_frac, real_baseline=real_baseline,
+                      classifier=classifier)
     return SynthRun(variant, synth, m, getattr(model, "strata", None), float(model.epsilon), float(model.delta))
 
 

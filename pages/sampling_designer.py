@@ -455,6 +455,11 @@ def parse_numbers(text: str, *, integer: bool = False) -> list[float]:
     return out
 
 
+def paper_43_setting() -> None:
+    st.session_state["sd_r"] = 0.1
+    st.session_state["sd_pair_n"] = 14
+
+
 @st.fragment
 def tab_rounding(eps: float, n: int, target: float) -> None:
     st.subheader("Sample sizes that depend on the data: rounding (§4, Theorem 6)")
@@ -464,6 +469,8 @@ def tab_rounding(eps: float, n: int, target: float) -> None:
                 "amplification (Theorem 6), valid for populations of at least 1/r records.")
     c1, c2 = st.columns([1, 2])
     with c1:
+        # the callback sets r and N before the widgets below are drawn, so no extra rerun is needed
+        st.button("Paper §4.3 example (N = 14, r = 1/10)", key="sd_paper43", on_click=paper_43_setting)
         r = log_slider("Sampling rate r", key="sd_r", min_value=1e-3, max_value=0.5, value=0.05)
         pair_n = int(st.number_input("Population size N of the pair (N, N + 1)", min_value=0, max_value=10**9,
                                      value=14, step=1, key="sd_pair_n", bind="query-params",
@@ -741,7 +748,14 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
         metric("population ε′", a.epsilon_population, help=f"Source: {a.source}.")
         st.markdown(f":gray[shortcut 6rε = {fmt(a.epsilon_paper_approx)}] {BADGE['shortcut']}")
         for w in a.warnings:
-            (st.error if "No amplification" in w else st.warning)(w)
+            if not w.startswith("Theorem 11 does not cover"):   # restated below with the stratum names
+                (st.error if "No amplification" in w else st.warning)(w)
+        uncovered = [strata["names"][h] for h in range(len(N)) if r * N[h] < 1 - 1e-9]
+        if uncovered:
+            st.warning("Theorem 11 does not cover stratum " + ", ".join(f"'{x}'" for x in uncovered)
+                       + f" (r·N_h < 1 at r = {fmt(r)}).")
+        if np.any(strata["eps_h"] != eps):
+            st.caption("This card uses the global ε; per-stratum ε_h only enter the allocation comparison below.")
         seed = seed_input(key="sd_draw_seed", value=0, label="Seed for a random draw")
         if st.button("Draw one randomised allocation", key="sd_draw"):
             st.session_state[DRAW_STATE] = (seed, m, tuple(N), tuple(int(x) for x in

@@ -155,22 +155,22 @@ def c_ternary(seed: int) -> dict:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def c_synth_run(table_key: str, _table, synth: str, eps: float, variant: str, seed: int, min_frac: float,
-                small: str) -> Y.SynthRun:
+                small: str, classifier: str) -> Y.SynthRun:
     train, test = Y.train_test_split_table(_table, seed=seed)
     return Y.fit_and_evaluate(train, test, domain=_table.domain, synthesizer=synth, epsilon=eps, variant=variant,
                               group_cols=list(_table.group_cols), label_col=_table.label_col, seed=seed,
-                              min_frac=min_frac, small_strata=small,
-                              real_baseline=c_real_baseline(table_key, _table, seed))
+                              min_frac=min_frac, small_strata=small, classifier=classifier,
+                              real_baseline=c_real_baseline(table_key, _table, seed, classifier))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def c_real_baseline(table_key: str, _table, seed: int) -> float | None:
+def c_real_baseline(table_key: str, _table, seed: int, classifier: str = "logreg") -> float | None:
     if _table.label_col is None:
         return None
     train, test = Y.train_test_split_table(_table, seed=seed)
     feats = [c for c in _table.domain if c != _table.label_col]
     return Y.downstream_accuracy(train, test, feature_cols=feats, label_col=_table.label_col, domain=_table.domain,
-                                 seed=seed)
+                                 seed=seed, classifier=classifier)
 
 
 @st.cache_data(max_entries=8, show_spinner=False, scope="session")
@@ -543,10 +543,10 @@ def privacy_line(run: Y.SynthRun, n_strata: int) -> None:
                "dropped strata are not synthesized.")
 
 
-def run_pair(table_key, table, eps_value, small_s):
+def run_pair(table_key, table, eps_value, small_s, clf):
     """Vanilla and stratified runs for the current settings (live for built-ins, on a button for MST/AIM)."""
     store = st.session_state.setdefault("_sv_runs", {})
-    key = (table_key, synth, eps_value, seed, min_frac, small_s)
+    key = (table_key, synth, eps_value, seed, min_frac, small_s, clf)
     if synth in ("mst", "aim"):
         if key in store:
             return store[key]
@@ -559,7 +559,7 @@ def run_pair(table_key, table, eps_value, small_s):
         with st.status(f"Running {synth_label.split(' ')[0]} (vanilla, then stratified)…", expanded=True) as status:
             bar = st.progress(0.0, text="Starting")
             train, test = Y.train_test_split_table(table, seed=seed)
-            base = c_real_baseline(table_key, table, seed)
+            base = c_real_baseline(table_key, table, seed, clf)
             out = {}
             try:
                 for i, variant in enumerate(("vanilla", "stratified")):
@@ -568,7 +568,7 @@ def run_pair(table_key, table, eps_value, small_s):
                     out[variant] = Y.fit_and_evaluate(
                         train, test, domain=table.domain, synthesizer=synth, epsilon=eps_value, variant=variant,
                         group_cols=list(table.group_cols), label_col=table.label_col, seed=seed, min_frac=min_frac,
-                        small_strata=small_s, real_baseline=base, progress=prog)
+                        small_strata=small_s, real_baseline=base, classifier=clf, progress=prog)
             except Y.SynthesizerUnavailable as exc:
                 status.update(label="Unavailable", state="error")
                 st.error(str(exc))
@@ -584,18 +584,18 @@ def run_pair(table_key, table, eps_value, small_s):
         return out
     try:
         with st.spinner("Fitting the synthesizers…"):
-            return {v: c_synth_run(table_key, table, synth, eps_value, v, seed, min_frac, small_s)
+            return {v: c_synth_run(table_key, table, synth, eps_value, v, seed, min_frac, small_s, clf)
                     for v in ("vanilla", "stratified")}
     except ValueError as exc:
         st.error(f"{synth_label} cannot run on this table: {exc}")
         return None
 
 
-def _sweep_job(table_key, table, synth_name, e, variant, seed_, min_frac_, small_s):
+def _sweep_job(table_key, table, synth_name, e, variant, seed_, min_frac_, small_s, clf):
     train, test = Y.train_test_split_table(table, seed=seed_)
     r = Y.fit_and_evaluate(train, test, domain=table.domain, synthesizer=synth_name, epsilon=e, variant=variant,
                            group_cols=list(table.group_cols), label_col=table.label_col, seed=seed_,
-                           min_frac=min_frac_, small_strata=small_s)
+                           min_frac=min_frac_, small_strata=small_s, classifier=clf)
     long = Y.metrics_long(r.metrics)
     long.insert(0, "variant", variant)
     long.insert(0, "epsilon", e)
@@ -612,7 +612,11 @@ def render_synth() -> None:
     st.markdown("The **vanilla** synthesizer learns one model of the whole table at ε. The **stratified** version "
                 "learns one model per group, each at the same ε, and mixes their samples by the public group "
                 "sizes. Both are trained on the training split; the classifier is tested on real held-out rows.")
-    runs = run_pair(table_key, table, eps, small_s)
+    clf = {"Logistic regression": "logreg", "Random forest": "forest"}[
+        st.radio("Classifier for the accuracy metrics", ("Logistic regression", "Random forest"), key="sv_classifier",
+                 horizontal=True, bind="query-params",
+                 help="Trained on the synthetic data, tested on real held-out rows.")]
+    runs = run_pair(table_key, table, eps, small_s, clf)
     if runs:
         van, stra = runs["vanilla"], runs["stratified"]
         strata = stra.strata
@@ -680,7 +684,7 @@ def render_synth() -> None:
     # Paper grid sweep (behind a button).
     if paper_grid:
         st.subheader("Quality against ε (paper grid)")
-        skey = ("sweep", table_key, synth, seed, min_frac, small_s)
+        skey = ("sweep", table_key, synth, seed, min_frac, small_s, clf)
         store = st.session_state.setdefault("_sv_runs", {})
         if skey not in store:
             if synth in ("mst", "aim"):
@@ -692,7 +696,7 @@ def render_synth() -> None:
                     out = []
                     try:
                         gen = Parallel(n_jobs=2, prefer="threads", return_as="generator_unordered")(
-                            delayed(_sweep_job)(table_key, table, synth, e, v, seed, min_frac, small_s)
+                            delayed(_sweep_job)(table_key, table, synth, e, v, seed, min_frac, small_s, clf)
                             for e, v in jobs)
                         for i, res in enumerate(gen):
                             out.append(res)
@@ -709,6 +713,7 @@ def render_synth() -> None:
                  caption="Vanilla vs stratified at each ε of the paper's grid (one seeded run per point).")
     params = dict(mode="synthesis", source=source, table=table_key, synthesizer=synth, epsilon=eps,
                   delta=1e-9 if synth in ("mst", "aim") else 0.0, seed=seed, min_frac=min_frac, small_strata=small_s,
+                  classifier=clf,
                   group_cols=list(table.group_cols), label=table.label_col, paper=PAPER)
     download_json(params, filename="stratified_viewer_params.json", key="sv_dl_params_synth")
 

@@ -293,3 +293,21 @@ def test_mst_sampling_restores_global_numpy_state(toy):
     assert np.array_equal(np.random.get_state()[1], before)
     b = m.sample(300, rng=7)
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_fit_and_evaluate_and_decode(toy):
+    tr, te = Y.train_test_split_table(toy, seed=0)
+    run = Y.fit_and_evaluate(tr, te, domain=toy.domain, synthesizer="independent", epsilon=1.0, variant="stratified",
+                             group_cols=["group"], label_col="y", seed=0)
+    assert len(run.synthetic) == len(tr) and run.strata is not None and run.epsilon == 1.0
+    again = Y.fit_and_evaluate(tr, te, domain=toy.domain, synthesizer="independent", epsilon=1.0,
+                               variant="stratified", group_cols=["group"], label_col="y", seed=0)
+    pd.testing.assert_frame_equal(run.synthetic, again.synthetic)
+    dec = Y.decode_table(run.synthetic.head(), toy.labels)
+    assert set(dec["group"]) <= set(toy.labels["group"])
+    from engine import stratify_figures as F
+
+    m = run.metrics
+    fig = F.make_synth_group_error_figure(m.workload_per_group, m.workload_per_group, title="t")
+    assert len(fig.data) == 2
+    assert len(F.make_parity_heatmap(m.parity.per_cell, m.parity.per_cell).data) == 2

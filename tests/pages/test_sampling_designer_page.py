@@ -202,3 +202,24 @@ def test_bad_frame_upload_shows_clear_error(data, columns, message):
             at.selectbox(key=key).set_value(col).run()
     assert not at.exception
     assert any(message in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_paper_43_button_shows_deterministic_jump():
+    at = fresh().run()
+    at.button(key="sd_paper43").click().run()
+    assert not at.exception
+    assert at.number_input(key="sd_pair_n").value == 14
+    # [a] §4.3: 14 → 1 case, 15 → 2 cases, so deterministic rounding loses the full ε = 1 on the size
+    assert metric_value(at, "deterministic rounding: loss from the size") == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("n", [2, 10**9])
+def test_extreme_population_sizes(n):
+    at = fresh()
+    at.query_params["sd_n"] = str(n)
+    at.run()
+    assert not at.exception
+    if n > 10**6:
+        assert any("up to 1,000,000" in e.value for e in at.error)
+    else:
+        assert any("exceeds the population size" in w.value for w in at.warning)

@@ -52,8 +52,10 @@ def test_defaults_render(base):
 
 SLIDERS = [("sv_eps", 0.1), ("sv_alpha", 2.0), ("sv_k", 5), ("sv_n", 2000), ("sv_reps", 10), ("sv_min_frac", 0.02),
            ("sv_R", 5.0), ("sv_gamma", 0.2), ("sv_tau", 2.0)]
-RADIOS = [("sv_small", "Drop"), ("sv_estimator", "Coinpress"), ("sv_clip", "rigorous"), ("sv_sigma_mode", "uniform"),
-          ("sv_weights", "holdout share"), ("sv_weights", "noisy")]
+RADIOS = [("radio", "sv_small", "Drop"), ("radio", "sv_estimator", "Coinpress"), ("radio", "sv_clip", "rigorous"),
+          ("radio", "sv_sigma_mode", "uniform"), ("radio", "sv_estimator", "Laplace"),
+          ("radio", "sv_weights", "holdout share"), ("slider", "sv_holdout", 0.3),
+          ("radio", "sv_weights", "noisy"), ("select_slider", "sv_eps_w", 1.0)]
 
 
 def test_each_slider_changes_output():
@@ -69,9 +71,9 @@ def test_each_slider_changes_output():
 
 def test_each_radio_changes_output():
     at = _app(sv_min_frac="0.02")
-    for key, value in RADIOS:
+    for kind, key, value in RADIOS:
         before = _snapshot(at)
-        at.radio(key=key).set_value(value).run()
+        getattr(at, kind)(key=key).set_value(value).run()
         assert not at.exception, key
         assert _snapshot(at) != before, key
 
@@ -96,6 +98,13 @@ def test_sources_render():
         at.selectbox(key="sv_source").set_value(source).run()
         assert not at.exception, source
         assert _snapshot(at) != before, source
+        if source == "ACS preset":
+            before = _snapshot(at)
+            at.radio(key="sv_acs_level").set_value("Race").run()
+            assert not at.exception and _snapshot(at) != before
+    before = _snapshot(at)
+    at.selectbox(key="sv_adult_col").set_value("hours_per_week").run()
+    assert not at.exception and _snapshot(at) != before
 
 
 def test_deep_link_restores_state():
@@ -121,8 +130,13 @@ def test_synthetic_mode_builtins_and_synth_change():
     at.select_slider(key="sv_eps").set_value(5.0).run()
     assert not at.exception and at.dataframe[0].value.to_dict() != before
     before = at.dataframe[0].value.to_dict()
+    at.radio(key="sv_classifier").set_value("Random forest").run()
+    assert not at.exception and at.dataframe[0].value.to_dict() != before
+    at.slider(key="sv_min_frac").set_value(0.01).run()
+    assert at.radio(key="sv_syn_small").value == "drop"
+    before = at.dataframe[0].value.to_dict()
     at.radio(key="sv_syn_small").set_value("pool").run()
-    assert not at.exception
+    assert not at.exception and at.dataframe[0].value.to_dict() != before
     dl = [b for b in at.get("download_button") if b.proto.label == "Download synthetic data (CSV)"]
     assert dl
 
@@ -160,3 +174,19 @@ def test_upload_too_many_strata_and_good_upload():
     at.multiselect(key="sv_up_groups").set_value(["g"]).run()
     assert not at.exception and not at.error
     assert len(_charts(at)) >= 3
+
+
+@pytest.mark.slow
+def test_mst_runs_on_button_and_states_delta():
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    for k, v in dict(sv_mode="Synthetic data", sv_synth="MST (Run)", sv_source="Categorical", sv_n="1000",
+                     sv_k="3").items():
+        at.query_params[k] = v
+    at.run()
+    at.button(key="sv_run_mbi").click().run()
+    assert not at.exception and not at.error
+    assert len(_charts(at)) >= 2
+    assert any("δ = 1e-9" in m.value and "the paper reports ε only" in m.value for m in at.markdown)
+    # Cached by parameters and seed: a rerun shows the result without pressing Run again.
+    at.run()
+    assert len(_charts(at)) >= 2

@@ -13,6 +13,7 @@ applied afterwards, so changing them never re-runs anything.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import time
@@ -461,11 +462,11 @@ def _codes_raw(col: pd.Series) -> np.ndarray:
     if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
         x = col.to_numpy(dtype=float, na_value=np.nan, copy=True)
     else:
-        s = col.astype(object)
-        present = s.notna()
-        levels = sorted({str(v) for v in s[present]})
-        lookup = {v: i for i, v in enumerate(levels)}
-        x = np.array([lookup[str(v)] if p else np.nan for v, p in zip(s, present)], dtype=float)
+        present = col.notna().to_numpy()
+        strs = col[present].astype(str).to_numpy(dtype=object)
+        levels = np.array(sorted(set(strs)), dtype=object)
+        x = np.full(len(col), np.nan)
+        x[present] = np.searchsorted(levels, strs)
     miss = np.isnan(x)
     if miss.any():
         x[miss] = np.nanmin(x) - 1.0
@@ -493,15 +494,14 @@ def _binned_column(col: pd.Series, name: str, bins: int) -> tuple[np.ndarray, tu
                 f"[{edges[i]:g}, {edges[i + 1]:g}{']' if i == bins - 1 else ')'}" for i in range(bins)
             )
     else:
-        s = col.astype(object)
-        distinct = sorted({str(v) for v in s[present]})
+        strs = col[present].astype(str).to_numpy(dtype=object)
+        distinct = sorted(set(strs))
         if len(distinct) > MAX_LEVELS:
             raise ValueError(
                 f"released feature {name!r} is not numeric and has {len(distinct)} distinct values; "
                 f"at most {MAX_LEVELS} are allowed for a binned/DP release"
             )
-        lookup = {v: i for i, v in enumerate(distinct)}
-        codes[present] = [lookup[str(v)] for v in s[present]]
+        codes[present] = np.searchsorted(np.array(distinct, dtype=object), strs)
         labels = tuple(distinct)
     if not present.all():
         codes[~present] = len(labels)
@@ -683,6 +683,7 @@ def fit_predictor(spec: LearnerSpec, X: np.ndarray, y: np.ndarray, seed: int) ->
 
 
 # =============================================================================== releases
+@functools.lru_cache(maxsize=64)
 def gaussian_histogram_sigma(*, epsilon: float, delta: float) -> float:
     """Noise s.d. of the (ε, δ)-DP Gaussian histogram: L2 sensitivity √2 (one record replaced).
 

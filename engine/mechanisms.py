@@ -352,7 +352,9 @@ def discrete_gaussian_epsilon(delta: float, *, sigma: float, sensitivity: int = 
 def _dgauss_sigma(epsilon: float, delta: float, sensitivity: int) -> float:
     ld = math.log(delta)
     f = lambda ls: _log_dgauss_delta(epsilon, math.exp(ls), sensitivity) - ld  # noqa: E731
-    lo, hi = math.log(sensitivity) - 1.0, math.log(sensitivity) + 1.0
+    # the continuous Gaussian's σ is an excellent starting bracket (the two agree closely for σ ≫ 1)
+    s0 = math.log(gaussian_sigma(epsilon, delta, sensitivity=sensitivity))
+    lo, hi = s0 - 0.05, s0 + 0.05
     while f(lo) <= 0 and lo > -20:
         lo -= 1.0
     while f(hi) > 0:

@@ -250,9 +250,26 @@ def _snap(x: np.ndarray | float) -> np.ndarray:
     return np.where(np.abs(x - r) <= _INT_SNAP * np.maximum(1.0, np.abs(x)), r, x)
 
 
+def _log1p_expm1_over_q(t: float, q: float) -> float:
+    """log(1 + expm1(t)/q), the inverse of the amplification map, without overflow for large t."""
+    if t <= 30.0:
+        return float(np.log1p(np.expm1(t) / q))
+    return float(t + np.log(-np.expm1(-t) / q + np.exp(-t)))
+
+
 def _log1p_qexpm1(q, epsilon):
-    """log(1 + q(e^ε − 1)) without cancellation (the amplification map shared by Theorems 2, 6, 8)."""
-    return np.log1p(np.asarray(q, dtype=float) * np.expm1(np.asarray(epsilon, dtype=float)))
+    """log(1 + q(e^ε − 1)) without cancellation or overflow (the amplification map of Theorems 2, 6, 8).
+
+    For large ε it uses the identical form ε + log(q + (1 − q)e^{−ε}), which cannot overflow.
+    """
+    q = np.asarray(q, dtype=float)
+    e = np.asarray(epsilon, dtype=float)
+    small = e <= 30.0
+    with np.errstate(over="ignore", divide="ignore"):
+        a = np.log1p(q * np.expm1(np.where(small, e, 0.0)))
+        b = e + np.log(q + (1.0 - q) * np.exp(-e))
+    out = np.where(small, a, b)
+    return out if out.ndim else float(out)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -306,7 +323,7 @@ def calibrate_srswor(*, epsilon_target: float, rate: float) -> Calibration:
     """
     t = _check_target(epsilon_target)
     q = _check_rate(rate)
-    lam = float(np.log1p(np.expm1(t) / q))
+    lam = _log1p_expm1_over_q(t, q)
     return Calibration(t, lam, t / q, 1.0 / lam, f"{SEED_FILE}, Theorem 2 (exact inverse)", "paper")
 
 
@@ -528,7 +545,7 @@ def calibrate_random_size(pmf: np.ndarray, *, epsilon_target: float) -> Calibrat
     idx = np.flatnonzero(p > 0)
     logp = np.log(p[idx])
     fi = idx.astype(float)
-    lo, hi = t, float(np.log1p(np.expm1(t) * n / mean))
+    lo, hi = t, _log1p_expm1_over_q(t, mean / n)
     # Drop sizes that are negligible for every ε in [lo, hi]: log-weights are linear in ε, so a size whose
     # log-weight is 800 below that of a fixed reference size at both ends is below it everywhere between
     # (e^{−800} underflows to 0 after normalisation anyway). References: the heaviest size at each end.
@@ -748,8 +765,8 @@ def amplify_randomized_rounding(*, epsilon: float, rate: float) -> Amplification
     """
     eps = _check_epsilon(epsilon)
     r = _check_rate(rate)
-    z = np.expm1(2 * eps)
-    val = float(np.log1p(2 * r * z) + np.log1p(r * z))
+    # log1p(2r·z) + log1p(r·z) with z = expm1(2ε), via the overflow-safe map
+    val = float(_log1p_qexpm1(2 * r, 2 * eps) + _log1p_qexpm1(r, 2 * eps))
     notes = [f"Theorem 6 applies only to populations of at least 1/r = {1 / r:.4g} records."]
     if eps > 0 and val > eps:
         notes.append("No amplification guaranteed: at this rate the Theorem 6 bound exceeds ε "
@@ -786,9 +803,11 @@ def randomized_rounding_crossover(*, epsilon: float) -> float:
     [derived] from 003_4b386133f61617e9.txt, paper 1, Theorem 6; Erratum E3.
     """
     eps = _check_epsilon(epsilon)
-    if eps == 0:
-        return 1.0 / 6.0            # the limit as ε → 0
-    return float(2 * np.expm1(eps) / (np.expm1(2 * eps) * (np.sqrt(1 + 8 * np.exp(eps)) + 3)))
+    # expm1(ε)/expm1(2ε) = 1/(e^ε + 1) exactly, so r* = 2/((e^ε + 1)(√(1 + 8e^ε) + 3)): no 0/0 at ε = 0
+    # (r* = 1/6) and no overflow warning for huge ε (r* → 0)
+    with np.errstate(over="ignore"):
+        ee = np.exp(eps)
+        return float(2.0 / ((ee + 1.0) * (np.sqrt(1.0 + 8.0 * ee) + 3.0)))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -806,7 +825,7 @@ def _cluster_B(epsilon, q, n_pair):
     eps = np.asarray(epsilon, dtype=float)
     npair = np.asarray(n_pair, dtype=float)
     frac = q / (q + (1 - q) * np.exp(-npair * eps))
-    return np.log1p(frac * np.expm1(eps))
+    return _log1p_qexpm1(frac, eps)
 
 
 def cluster_bound(*, epsilon: float, n_clusters: int, n_drawn: int, n_pair: float) -> float:
@@ -931,7 +950,7 @@ def calibrate_cluster(sizes: Sequence[int], *, epsilon_target: float, n_drawn: i
     def f(e: float) -> float:
         return two_stage_cluster_upper(s, epsilon=e, n_drawn=ell, within_rate=rw) - t
 
-    lo, hi = t, float(np.log1p(np.expm1(t) / (q * rw)))
+    lo, hi = t, _log1p_expm1_over_q(t, q * rw)
     lam = lo if f(lo) >= 0 else brentq(f, lo, hi * (1 + 1e-12), xtol=1e-15, rtol=1e-15, maxiter=200)
     return Calibration(t, float(lam), None, 1.0 / lam, f"{SEED_FILE}, Theorem 8 (inverted by bisection)",
                        "derived")
@@ -1374,6 +1393,53 @@ def proportional_allocation(N_h: Sequence[int], *, rate: float, epsilon: float,
         else:
             draw = np.floor(_snap(expected) + 0.5).astype(int)
     return ProportionalAllocation(expected, support, draw, applies, amp)
+
+
+def strata_from_table(df: pd.DataFrame, *, epsilon: float, max_strata: int = 200) -> dict:
+    """Validate an edited strata table (stratum, N_h, S_h, mean_h, lo_h, hi_h, ε_h) into float arrays.
+
+    Blank rows are ignored; blank ε_h means the global ``epsilon``; duplicate or blank stratum names are made
+    unique. Raises ValueError with a message naming the column and row.
+
+    References
+    ----------
+    Spec §7 Tab 5 (strata editor, 1–200 rows).
+    """
+    eps = _check_epsilon(epsilon)
+    need = ["stratum", "N_h", "S_h", "mean_h", "lo_h", "hi_h", "eps_h"]
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        raise ValueError(f"the table lacks the column(s) {', '.join(missing)}.")
+    df = df.dropna(how="all", subset=need[1:])
+    if not 1 <= len(df) <= max_strata:
+        raise ValueError(f"the table needs 1 to {max_strata} strata; it has {len(df)}.")
+    out: dict = {}
+    for col in need[1:-1]:
+        v = pd.to_numeric(df[col], errors="coerce")
+        if v.isna().any() or not np.all(np.isfinite(v.to_numpy(dtype=float))):
+            row = int(np.flatnonzero(~np.isfinite(v.to_numpy(dtype=float)))[0]) + 1
+            raise ValueError(f"column {col} has an empty or non-numeric cell (row {row}).")
+        out[col] = v.to_numpy(dtype=float)
+    if np.any(out["N_h"] < 1) or np.any(out["N_h"] != np.floor(out["N_h"])):
+        raise ValueError("N_h must be a whole number ≥ 1 in every row.")
+    if np.any(out["S_h"] < 0):
+        raise ValueError("S_h must be ≥ 0 in every row.")
+    if np.any(out["lo_h"] > out["hi_h"]):
+        raise ValueError("lo_h must not exceed hi_h.")
+    e = pd.to_numeric(df["eps_h"], errors="coerce")
+    bad = e.isna() & df["eps_h"].notna() & (df["eps_h"].astype(str).str.strip() != "")
+    if bad.any() or (e.dropna() < 0).any() or not np.all(np.isfinite(e.dropna().to_numpy(dtype=float))):
+        raise ValueError("ε_h must be blank (use the global ε) or a number ≥ 0.")
+    out["eps_h"] = e.fillna(eps).to_numpy(dtype=float)
+    names = [str(x).strip() if str(x).strip() not in ("", "nan", "None", "<NA>") else f"stratum {i + 1}"
+             for i, x in enumerate(df["stratum"])]
+    seen: dict[str, int] = {}
+    for i, nm in enumerate(names):   # duplicate names would merge strata in the tables
+        seen[nm] = seen.get(nm, 0) + 1
+        if seen[nm] > 1:
+            names[i] = f"{nm} ({seen[nm]})"
+    out["names"] = tuple(names)
+    return out
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -680,7 +680,12 @@ def analytic_mean_errors(sizes, *, R: float, gamma: float, epsilon: float, mu=No
     Population privacy part: naive E|·| = 2C(n)/(nε), RMSE √8·C(n)/(nε); stratified RMSE √(8ΣC_i²)/(nε);
     variance ratio ΣC_i²/C(n)². Statistical sd √(Σ n_i σ_i²)/n. With ``mu``: bias d_i = |μ_pop − μ_i|,
     E|stratified group error| = E|N(0, σ_i²/n_i) + Lap(b_i)|, E|naive group error| =
-    E|d_i + N(0, Σ n_j σ_j²/n²) + Lap(2C(n)/(nε))| (quadrature), and both crossover sizes.
+    E|d_i + N(0, Σ n_j σ_j²/n²) + Lap(2C(n)/(nε))| (closed form, checked against quadrature), and both
+    crossover sizes.
+
+    References: S4 Prop. 9 and its proof (L142–148, L319–362). Erratum E6: the recombined noise keeps the 1/n
+    of the weights |G_i|/n that Eq. 11 drops (each group contributes 2C_i/(nε)). Erratum E4: Prop. 9 holds with
+    probability 1 − O(γk) (L333), not 1 − O(γ) (L142).
     """
     s = np.asarray(sizes, dtype=float).ravel()
     if s.size == 0 or np.any(s < 1):
@@ -857,7 +862,11 @@ def mixture_sigma(sizes, mu, sigma) -> float:
 
 
 def coinpress_defaults(epsilon: float, R: float) -> dict:
-    """Page defaults for Coinpress (spec §2.8): ρ = ε²/2, schedule (ρ/4, 3ρ/4), β = 0.01, [−R, R]."""
+    """Page defaults for Coinpress (spec §2.8): ρ = ε²/2, schedule (ρ/4, 3ρ/4), β = 0.01, [−R, R].
+
+    Erratum E10: an (ε′, δ) statement of ρ-zCDP uses ε′ = ρ + 2√(ρ log(1/δ)) (L75 gives a different form);
+    the page calls ``engine.accounting.zcdp_to_dp(rho, delta, method="standard")``.
+    """
     rho = _check_eps(epsilon) ** 2 / 2
     return {"rhos": (rho / 4, 3 * rho / 4), "beta": 0.01, "low": -float(R), "high": float(R), "rho": rho}
 
@@ -1086,7 +1095,8 @@ def run_mean_experiment_on_data(x, groups, *, epsilons, R: float, gamma: float, 
     xs, gs = x[order], g[order]
     return _experiment_loop(lambda: (xs, gs), k=k, truth=truth, sig=sig, sigma_mix=float(x.std()) or 1.0,
                             eps_arr=eps_arr, R=R, gamma=gamma, reps=int(reps), gen=_rng(rng), estimator=estimator,
-                            methods=methods, min_frac=_check_min_frac(min_frac), small_strata=_check_small(small_strata),
+                            methods=methods, min_frac=_check_min_frac(min_frac),
+                            small_strata=_check_small(small_strata),
                             weights_mode="exact", holdout_frac=0.5, epsilon_weights=None, mode=mode,
                             beta=_check_beta(beta))
 

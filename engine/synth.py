@@ -10,6 +10,10 @@ App. C Defs. 13–14 (L501–523); normative restatement ``shared/specs/stratifi
 §3–4. MST: McKenna, Miklau & Sheldon (2021); AIM: McKenna et al. (2022); both written here on top of mbi 2.0's
 estimation (``mbi.estimation.MirrorDescent``), following the reference algorithms. MWEM: Hardt, Ligett &
 McSherry (2012). Budget conversion ``cdp_rho``: Canonne, Kamath & Steinke (2020), as in the reference code.
+
+Errata (spec §2.11): E12 — the paper's "low privacy (ε < 0.1)" (L226) is read as the small-ε (strong privacy)
+regime; E13 — "all synthesizers reduce parity error" (L230) is not asserted: the page shows both variants'
+numbers; E14 — MST and AIM are (ε, δ = 1e-9)-DP, the paper reports ε only.
 """
 
 from __future__ import annotations
@@ -934,7 +938,7 @@ def predict_label(train: pd.DataFrame, test: pd.DataFrame, *, feature_cols: Sequ
     elif classifier == "forest":
         from sklearn.ensemble import RandomForestClassifier
 
-        clf = RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=1)
+        clf = RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=2)
     else:
         raise ValueError(f"classifier must be 'logreg' or 'forest', got {classifier!r}")
     clf.fit(Xtr, y)

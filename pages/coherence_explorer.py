@@ -604,10 +604,19 @@ def _theory_panel() -> None:
     )
     sc = mi.gamma_pure(eps_t, n, a_t, beta, n_groups)
     meets = sum(prepared.group_sizes[g] >= sc.gamma for g in coll_names)
-    t1, t2, t3 = st.columns(3)
+    t1, t2, t3, t4 = st.columns(4)
     t1.metric("Theorem 7: γ required", f"{sc.gamma:,.0f}", help=f"Binding term: {mi.TERM_LABELS[sc.binding_term]}")
     t2.metric("Groups that meet it", f"{meets} of {len(coll_names)}")
-    t3.metric("Theorem 9: γ (one yes/no column)", f"{mi.gamma_single_column(n, a_t, beta, n_groups):,.0f}")
+    if eps_t <= mi.APPROX_EPSILON_MAX:
+        t3.metric("Theorem 8: γ for (ε, δ)-DP", f"{mi.gamma_approx(eps_t, n, a_t, beta, n_groups).gamma:,.0f}",
+                  help=f"Needs δ ≤ {mi.delta_max_approx(eps_t, n, beta, n_groups):.3g}")
+    else:
+        t3.metric("Theorem 8: γ for (ε, δ)-DP", "—", help="Theorem 8 needs ε ≤ 0.5.")
+    t4.metric("Theorem 9: γ (one yes/no column)", f"{mi.gamma_single_column(n, a_t, beta, n_groups):,.0f}")
+    st.caption(f"ε = {eps_t:g}, n = {n:,}, |𝒞*| = {n_groups}, α = {a_t:.2f}, β = {beta:.3g}. Theorem 7's γ is "
+               f"set by the term {mi.TERM_LABELS[sc.binding_term]}"
+               + (" (the max-information part ζ dominates)." if sc.binding_term in (0, 2) else
+                  " (it does not depend on ε: even ε → 0 needs this many members)."))
     if sc.vacuous:
         st.warning(f"Vacuous: γ = {sc.gamma:,.0f} exceeds n = {n:,}; the theorem protects no group here.")
     smallest_c = min(coll_names, key=lambda g: prepared.group_sizes[g], default=None)

@@ -19,7 +19,7 @@ import streamlit as st
 from engine import sampling as sp
 from engine import sampling_figures as sf
 from ui import page_setup
-from ui.exports import csv_bytes, download_json, figure_html
+from ui.exports import csv_bytes, download_figure_html, download_json
 from ui.upload import uploaded_bytes
 from ui.widgets import log_slider, seed_input
 
@@ -61,12 +61,12 @@ def metric(label: str, value: float | None, *, help: str = "", container=None) -
 
 
 def show(fig, *, key: str, filename: str, caption: str, table: pd.DataFrame | None = None) -> None:
-    """Chart + plain-language reading + exports (figure HTML built only when clicked; table CSV)."""
+    """Chart + plain-language reading + exports (figure HTML and table CSV are built only when clicked)."""
     st.plotly_chart(fig, width="stretch", key=key)
     st.caption(caption)
     c1, c2 = st.columns(2)
-    c1.download_button("Download figure (HTML)", data=partial(figure_html, fig), file_name=f"{filename}.html",
-                       mime="text/html", key=f"{key}_html", on_click="ignore")
+    with c1:
+        download_figure_html(fig, filename=f"{filename}.html", key=f"{key}_html")
     if table is not None:   # lazy too: the CSV is only built when the button is clicked
         c2.download_button("Download table (CSV)", data=partial(csv_bytes, table), file_name=f"{filename}.csv",
                            mime="text/csv", key=f"{key}_csv", on_click="ignore")
@@ -207,8 +207,7 @@ with g3:
     N_POP = int(st.number_input("Population size n", min_value=2, max_value=10**9, value=10_000, step=1,
                                 key="sd_n", bind="query-params"))
 with g4:
-    # the range runs to 10 (spec: 5) so that the log grid contains the default 1.0 exactly
-    TARGET = log_slider("Target population ε′ (calibration)", key="sd_target", min_value=1e-3, max_value=10.0,
+    TARGET = log_slider("Target population ε′ (calibration)", key="sd_target", min_value=1e-3, max_value=5.0,
                         value=1.0, help="Used by the calibration boxes: what ε may I spend on the sample?")
 
 tabs = st.tabs(["Simple random samples", "Random sample size", "Rounding & data-dependent size",
@@ -656,36 +655,6 @@ def frame_to_editor(frame: sp.FrameSummary) -> pd.DataFrame:
                          "hi_h": t["max_h"] if has_v else 1.0, "eps_h": [None] * len(t)})
 
 
-def validate_strata(df: pd.DataFrame, eps: float) -> tuple[dict | None, str | None]:
-    df = df.dropna(how="all")
-    if not 1 <= len(df) <= MAX_STRATA:
-        return None, f"the table needs 1 to {MAX_STRATA} strata; it has {len(df)}."
-    out = {}
-    for col in ("N_h", "S_h", "mean_h", "lo_h", "hi_h"):
-        v = pd.to_numeric(df[col], errors="coerce")
-        if v.isna().any():
-            return None, f"column {col} has an empty or non-numeric cell (row {int(np.flatnonzero(v.isna())[0]) + 1})."
-        out[col] = v.to_numpy(dtype=float)
-    if np.any(out["N_h"] < 1) or np.any(out["N_h"] != np.floor(out["N_h"])):
-        return None, "N_h must be a whole number ≥ 1 in every row."
-    if np.any(out["S_h"] < 0):
-        return None, "S_h must be ≥ 0 in every row."
-    if np.any(out["lo_h"] > out["hi_h"]):
-        return None, "lo_h must not exceed hi_h."
-    e = pd.to_numeric(df["eps_h"], errors="coerce")
-    if (e.dropna() < 0).any():
-        return None, "ε_h must be blank (use the global ε) or ≥ 0."
-    out["eps_h"] = e.fillna(eps).to_numpy(dtype=float)
-    names = [str(s) if str(s) not in ("", "nan", "None") else f"stratum {i + 1}" for i, s in enumerate(df["stratum"])]
-    seen: dict[str, int] = {}
-    for i, nm in enumerate(names):   # duplicate names would merge strata in the tables
-        seen[nm] = seen.get(nm, 0) + 1
-        if seen[nm] > 1:
-            names[i] = f"{nm} ({seen[nm]})"
-    out["names"] = tuple(names)
-    return out, None
-
-
 DRAW_STATE = "sd__draw_result"   # not a widget key: the last randomised draw (seed, m, N_h, sizes)
 
 
@@ -712,9 +681,10 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
             "hi_h": st.column_config.NumberColumn("hi_h", help="Largest possible value in the stratum."),
             "eps_h": st.column_config.NumberColumn("ε_h", min_value=0.0, help="Blank = the global ε."),
         })
-    strata, err = validate_strata(pd.DataFrame(edited), eps)
-    if err:
-        st.error(f"The strata table cannot be used: {err}")
+    try:
+        strata = sp.strata_from_table(pd.DataFrame(edited), epsilon=eps, max_strata=MAX_STRATA)
+    except ValueError as exc:
+        st.error(f"The strata table cannot be used: {exc}")
         return
     N, S = strata["N_h"], strata["S_h"]
     total_N = int(N.sum())
@@ -748,9 +718,11 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
         metric("population ε′", a.epsilon_population, help=f"Source: {a.source}.")
         st.markdown(f":gray[shortcut 6rε = {fmt(a.epsilon_paper_approx)}] {BADGE['shortcut']}")
         for w in a.warnings:
-            if not w.startswith("Theorem 11 does not cover"):   # restated below with the stratum names
+            # restated below: the stratum names, and Theorem 11's per-stratum size condition
+            if not w.startswith(("Theorem 11 does not cover", "Theorem 6 applies only")):
                 (st.error if "No amplification" in w else st.warning)(w)
         uncovered = [strata["names"][h] for h in range(len(N)) if r * N[h] < 1 - 1e-9]
+        st.caption(f"Theorem 11 needs r·N_h ≥ 1 in every stratum, i.e. N_h ≥ {fmt(1 / r)}.")
         if uncovered:
             st.warning("Theorem 11 does not cover stratum " + ", ".join(f"'{x}'" for x in uncovered)
                        + f" (r·N_h < 1 at r = {fmt(r)}).")

@@ -372,14 +372,20 @@ def render_mean() -> None:
     inp = mean_inputs()
     st.caption(inp["note"])
     eps_list = tuple(sorted(set((eps,) + (S.PAPER_EPSILONS if paper_grid else ()))))
-    if inp["kind"] == "sim":
-        sizes, mu, sigma = inp["sizes"], inp["mu"], inp["sigma"]
-        df = c_mean_experiment(tuple(int(v) for v in sizes), tuple(mu), tuple(sigma), eps_list, R, gamma, reps, seed,
-                               estimator, min_frac, small, weights_mode, holdout,
-                               eps_w if weights_mode == "noisy" else None, clip_mode)
-    else:
-        df = c_mean_on_data(inp["key"], inp["x"], inp["g"], inp["k"], eps_list, R, gamma, reps, seed, estimator,
-                            min_frac, small, clip_mode)
+    try:
+        if inp["kind"] == "sim":
+            sizes, mu, sigma = inp["sizes"], inp["mu"], inp["sigma"]
+            df = c_mean_experiment(tuple(int(v) for v in sizes), tuple(mu), tuple(sigma), eps_list, R, gamma, reps,
+                                   seed, estimator, min_frac, small, weights_mode, holdout,
+                                   eps_w if weights_mode == "noisy" else None, clip_mode)
+        else:
+            df = c_mean_on_data(inp["key"], inp["x"], inp["g"], inp["k"], eps_list, R, gamma, reps, seed,
+                                estimator, min_frac, small, clip_mode)
+    except ValueError as exc:
+        st.error(f"These settings leave nothing to estimate: {exc}. Lower the minimum stratum fraction or choose "
+                 "“Pool” for groups below the threshold.")
+        return
+    if inp["kind"] == "data":
         kk = inp["k"]
         sizes = np.bincount(inp["g"], minlength=kk)
         x, g = inp["x"], inp["g"]
@@ -587,7 +593,8 @@ def run_pair(table_key, table, eps_value, small_s, clf):
             return {v: c_synth_run(table_key, table, synth, eps_value, v, seed, min_frac, small_s, clf)
                     for v in ("vanilla", "stratified")}
     except ValueError as exc:
-        st.error(f"{synth_label} cannot run on this table: {exc}")
+        st.error(f"{synth_label} cannot run with these settings: {exc}. If every group is below the minimum "
+                 "stratum fraction, lower it; if the table is too large for this synthesizer, pick another one.")
         return None
 
 
@@ -615,7 +622,8 @@ def render_synth() -> None:
     clf = {"Logistic regression": "logreg", "Random forest": "forest"}[
         st.radio("Classifier for the accuracy metrics", ("Logistic regression", "Random forest"), key="sv_classifier",
                  horizontal=True, bind="query-params",
-                 help="Trained on the synthetic data, tested on real held-out rows.")]
+                 help="Trained on the synthetic data, tested on real held-out rows. The random forest "
+                 "(100 trees) takes tens of seconds on Adult.")]
     runs = run_pair(table_key, table, eps, small_s, clf)
     if runs:
         van, stra = runs["vanilla"], runs["stratified"]
@@ -646,8 +654,9 @@ def render_synth() -> None:
                    "smallest false-negative rate across groups.")
         wv = mv.workload_per_group.assign(group=lambda d: [_decode_group(g, table) for g in d["group"]])
         ws = ms.workload_per_group.assign(group=lambda d: [_decode_group(g, table) for g in d["group"]])
+        short_name = synth_label.split(" (")[0]
         fig = F.make_synth_group_error_figure(wv, ws,
-                                              title=f"Per-group workload error, {synth_label.split(' (')[0]}, ε = {eps:g}")
+                                              title=f"Per-group workload error, {short_name}, ε = {eps:g}")
         gtab = mv.workload_per_group[["group", "size", "error", "fallback"]].merge(
             ms.workload_per_group[["group", "error", "fallback"]], on="group", suffixes=("_vanilla", "_stratified"))
         gtab["parity_vanilla"] = gtab["group"].map(mv.parity.per_group)

@@ -420,6 +420,12 @@ def test_paper_qualitative_finding(pop20k):
     for kind in ("decision_tree", "nearest_neighbor"):
         m = mean_w1(_cfg(learner=co.LearnerSpec(kind)))
         assert m[1] >= 1.4 and m[0] <= 0.05 and m[1] >= 10 * m[0]
+    soft = np.nanmean(co.run_experiment(pop20k, _cfg(learner=co.LearnerSpec(output="soft"), repetitions=3),
+                                        n_jobs=2).w1, axis=0)
+    assert 0.8 <= soft[1] <= 1.5
+    binned = np.nanmean(co.run_experiment(pop20k, _cfg(release=co.ReleaseSpec(binned=True, features=SIX),
+                                                       repetitions=3), n_jobs=2).w1, axis=0)
+    assert binned[1] >= 0.8
     logit = mean_w1(_cfg(learner=co.LearnerSpec("logistic", "soft")))
     assert np.all(logit <= 0.05)
     sub = mean_w1(_cfg(release=co.ReleaseSpec(kind="subsample", subsample_size=500)))

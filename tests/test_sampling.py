@@ -735,3 +735,51 @@ def test_shift_and_cbp_tables():
     assert len(sf.make_shift_figure(df).data) == 2
     c = sf.cbp_table(sp.cbp_example())
     assert c["delta"].tolist()[-1] == 19 and c["allocation_P"].sum() == 10004
+
+
+def test_large_epsilon_stays_finite():
+    # 1 + q(e^ε − 1) = e^ε(q + (1 − q)e^{−ε}): for huge ε the result is ε + log q (no overflow to ∞)
+    assert sp.amplify_poisson(epsilon=1e4, rate=0.5).epsilon_population == pytest.approx(1e4 + math.log(0.5))
+    lam = sp.calibrate_srswor(epsilon_target=800, rate=0.01).epsilon_sample
+    assert lam == pytest.approx(800 - math.log(0.01))
+    assert sp.amplify_randomized_rounding(epsilon=400, rate=0.01).epsilon_population == pytest.approx(
+        800 + math.log(0.02) + 800 + math.log(0.01))
+    assert sp.cluster_bound(epsilon=1000, n_clusters=10, n_drawn=1, n_pair=5) == pytest.approx(1000.0)
+    assert sp.randomized_rounding_crossover(epsilon=800) == 0.0
+
+
+def _table(**over):
+    base = {"stratum": ["a", "a", None], "N_h": [10, 20, 30], "S_h": [1.0, 2.0, 3.0], "mean_h": [0.0, 1.0, 2.0],
+            "lo_h": [0.0, 0.0, 0.0], "hi_h": [5.0, 5.0, 5.0], "eps_h": [None, 0.3, None]}
+    base.update(over)
+    return pd.DataFrame(base)
+
+
+def test_strata_from_table():
+    out = sp.strata_from_table(_table(), epsilon=1.0)
+    np.testing.assert_array_equal(out["N_h"], [10, 20, 30])
+    np.testing.assert_array_equal(out["eps_h"], [1.0, 0.3, 1.0])
+    assert out["names"] == ("a", "a (2)", "stratum 3")
+
+
+@pytest.mark.parametrize("over, match", [
+    (dict(N_h=[0, 20, 30]), "N_h"),
+    (dict(N_h=[1.5, 20, 30]), "N_h"),
+    (dict(S_h=[-1.0, 2.0, 3.0]), "S_h"),
+    (dict(lo_h=[6.0, 0.0, 0.0]), "lo_h"),
+    (dict(mean_h=[None, 1.0, "x"]), "mean_h"),
+    (dict(eps_h=[-1.0, None, None]), "ε_h"),
+    (dict(eps_h=["abc", None, None]), "ε_h"),
+])
+def test_strata_from_table_errors(over, match):
+    with pytest.raises(ValueError, match=match):
+        sp.strata_from_table(_table(**over), epsilon=1.0)
+
+
+def test_strata_from_table_row_limits():
+    with pytest.raises(ValueError, match="1 to 2 strata"):
+        sp.strata_from_table(_table(), epsilon=1.0, max_strata=2)
+    empty = _table(N_h=[None] * 3, S_h=[None] * 3, mean_h=[None] * 3, lo_h=[None] * 3, hi_h=[None] * 3,
+                   eps_h=[None] * 3)
+    with pytest.raises(ValueError, match="1 to 200"):
+        sp.strata_from_table(empty, epsilon=1.0)

@@ -210,7 +210,8 @@ def test_categorical_population_shape_and_order():
     w = r.dirichlet(np.full(4, 0.5))
     from engine.stratify import proportions_to_sizes
 
-    assert t.df.groupby("group").size().reindex(range(4), fill_value=0).tolist() == proportions_to_sizes(w, 500).tolist()
+    got = t.df.groupby("group").size().reindex(range(4), fill_value=0).tolist()
+    assert got == proportions_to_sizes(w, 500).tolist()
 
 
 # --- X12 Adult -------------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ def _charts_svg(panel) -> list[str]:
 
 
 def test_cluster_slider_redraws_and_updates_url(page, app_url):
-    open_page(page, f"{app_url}/sampling_designer?sd_eps=0.0501&sd_c=2")
+    open_page(page, f"{app_url}/sampling_designer?sd_eps=0.05&sd_c=2")
     panel = _cluster_tab(page)
     slider = _cluster_slider(panel)
     assert slider.input_value() == "2"
@@ -48,11 +48,11 @@ def test_cluster_slider_redraws_and_updates_url(page, app_url):
 
 
 def test_deep_link_restores_cluster_design(page, app_url):
-    open_page(page, f"{app_url}/sampling_designer?sd_eps=0.0501&sd_c=7&sd_k=40&sd_ell=4")
+    open_page(page, f"{app_url}/sampling_designer?sd_eps=0.05&sd_c=7&sd_k=40&sd_ell=4")
     panel = _cluster_tab(page)
     assert _cluster_slider(panel).input_value() == "7"
-    # Theorem 8 with equal sizes c = 7 (N = 14), q = 4/40, ε = 0.0501 — formula from the paper, not the engine
-    q, eps = 0.1, 0.0501
+    # Theorem 8 with equal sizes c = 7 (N = 14), q = 4/40, ε = 0.05 — formula from the paper, not the engine
+    q, eps = 0.1, 0.05
     expected = math.log1p(q / (q + (1 - q) * math.exp(-14 * eps)) * math.expm1(eps))
     metric = panel.get_by_test_id("stMetric").filter(has_text="upper ε′ (Thm 8)")
     assert f"{expected:.4g}" in metric.inner_text()

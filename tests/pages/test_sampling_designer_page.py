@@ -151,13 +151,13 @@ def test_figure2_button_and_draw_button():
 
 def test_deep_link_restores_state():
     at = fresh()
-    at.query_params["sd_eps"] = "0.501"
+    at.query_params["sd_eps"] = "0.5"
     at.query_params["sd_m"] = "2000"
     at.query_params["sd_n"] = "10000"
     at.run()
     assert not at.exception
-    assert at.select_slider(key="sd_eps").value == pytest.approx(0.501)
-    assert metric_value(at, "population ε′") == pytest.approx(math.log1p(0.2 * math.expm1(0.501)), rel=1e-3)
+    assert at.select_slider(key="sd_eps").value == pytest.approx(0.5)
+    assert metric_value(at, "population ε′") == pytest.approx(math.log1p(0.2 * math.expm1(0.5)), rel=1e-3)
 
 
 def test_rounding_banner_above_crossover():
@@ -223,3 +223,13 @@ def test_extreme_population_sizes(n):
         assert any("up to 1,000,000" in e.value for e in at.error)
     else:
         assert any("exceeds the population size" in w.value for w in at.warning)
+
+
+def test_small_strata_not_covered_by_theorem11():
+    at = fresh()
+    at.query_params["sd_preset"] = "Allocation example"
+    at.query_params["sd_alloc_m"] = "20"
+    at.run()
+    assert not at.exception
+    # r = 20/6000: stratum D (N_h = 100) has r·N_h = 1/3 < 1
+    assert any("does not cover stratum 'D'" in w.value for w in at.warning)

@@ -129,9 +129,6 @@ def test_synthetic_mode_builtins_and_synth_change():
     before = at.dataframe[0].value.to_dict()
     at.select_slider(key="sv_eps").set_value(5.0).run()
     assert not at.exception and at.dataframe[0].value.to_dict() != before
-    before = at.dataframe[0].value.to_dict()
-    at.radio(key="sv_classifier").set_value("Random forest").run()
-    assert not at.exception and at.dataframe[0].value.to_dict() != before
     at.slider(key="sv_min_frac").set_value(0.01).run()
     assert at.radio(key="sv_syn_small").value == "drop"
     before = at.dataframe[0].value.to_dict()
@@ -139,6 +136,14 @@ def test_synthetic_mode_builtins_and_synth_change():
     assert not at.exception and at.dataframe[0].value.to_dict() != before
     dl = [b for b in at.get("download_button") if b.proto.label == "Download synthetic data (CSV)"]
     assert dl
+
+
+def test_synthetic_mode_categorical_and_classifier():
+    at = _app(sv_mode="Synthetic data", sv_source="Categorical", sv_n="2000", sv_k="4")
+    assert not at.exception
+    before = at.dataframe[0].value.to_dict()
+    at.radio(key="sv_classifier").set_value("Random forest").run()
+    assert not at.exception and at.dataframe[0].value.to_dict() != before
 
 
 def test_synthetic_mode_mst_waits_for_run_button():
@@ -174,6 +179,13 @@ def test_upload_too_many_strata_and_good_upload():
     at.multiselect(key="sv_up_groups").set_value(["g"]).run()
     assert not at.exception and not at.error
     assert len(_charts(at)) >= 3
+    before = _snapshot(at)
+    at.selectbox(key="sv_up_value").set_value("v").run()
+    assert not at.exception and _snapshot(at) != before
+    at.radio(key="sv_mode").set_value("Synthetic data").run()
+    assert not at.exception and not at.error
+    assert "Your upload" in " ".join(c.value for c in at.caption)
+    assert at.dataframe[0].value["metric"].tolist()[0].startswith("Workload error")
 
 
 @pytest.mark.slow
@@ -190,3 +202,18 @@ def test_mst_runs_on_button_and_states_delta():
     # Cached by parameters and seed: a rerun shows the result without pressing Run again.
     at.run()
     assert len(_charts(at)) >= 2
+
+
+def test_synthetic_paper_grid_sweep_runs_on_button():
+    at = _app(sv_mode="Synthetic data", sv_source="Categorical", sv_n="2000", sv_k="3", sv_paper_grid="true")
+    assert not at.exception
+    n_before = len(_charts(at))
+    at.button(key="sv_run_sweep").click().run()
+    assert not at.exception and not at.error
+    assert len(_charts(at)) == n_before + 1
+
+
+def test_all_groups_dropped_gives_clear_error():
+    at = _app(sv_k="50", sv_alpha="10", sv_min_frac="0.05", sv_small="Drop")
+    assert not at.exception
+    assert any("leave nothing to estimate" in e.value for e in at.error)

@@ -1,0 +1,240 @@
+"""Plotly figures for the Epsilon calculator page (pure functions, no streamlit; unit-testable).
+
+Each ``make_*_figure`` takes engine results and returns a ``go.Figure``. Hover shows 4 significant figures.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+from scipy import stats
+
+from engine import accounting as acc
+from engine import mechanisms as mech
+
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+MECH_LABELS = {"laplace": "Laplace", "gaussian": "Gaussian", "discrete_laplace": "Discrete Laplace",
+               "discrete_gaussian": "Discrete Gaussian"}
+H4 = "%{y:.4g}"
+
+
+def _colour(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def make_halfwidth_figure(curves: pd.DataFrame, *, current_epsilon: float, current_half_width: float,
+                          current_mechanism: str, confidence: float, unit: str = "") -> go.Figure:
+    """Half-width vs ε (log x) for each mechanism; ``curves`` has columns mechanism, epsilon, half_width."""
+    fig = go.Figure()
+    for i, (m, g) in enumerate(curves.groupby("mechanism", sort=False)):
+        fig.add_trace(go.Scatter(x=g["epsilon"], y=g["half_width"], mode="lines", name=MECH_LABELS.get(m, m),
+                                 line=dict(color=_colour(i), shape="hv" if m.startswith("discrete") else "linear"),
+                                 hovertemplate="ε=%{x:.4g}<br>±" + H4 + "<extra>" + MECH_LABELS.get(m, m) + "</extra>"))
+    if math.isfinite(current_epsilon) and current_epsilon > 0:
+        fig.add_trace(go.Scatter(x=[current_epsilon], y=[current_half_width], mode="markers", name="current",
+                                 marker=dict(size=14, color="black", symbol="diamond"),
+                                 hovertemplate="current: ε=%{x:.4g}, ±%{y:.4g}<extra></extra>"))
+    fig.update_layout(title=f"Half-width at {confidence:.4g}% confidence vs ε",
+                      xaxis=dict(type="log", title="ε (privacy loss)"),
+                      yaxis=dict(type="log", title=f"± half-width{(' (' + unit + ')') if unit else ''}"),
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def make_noise_figure(mechanism: str, *, scale: float, half_width: float) -> go.Figure:
+    """Noise density (continuous) or pmf (discrete) with the ±half-width interval shaded."""
+    fig = go.Figure()
+    span = max(half_width * 1.6, 4 * mech.noise_std(mechanism, scale=scale))
+    if mechanism in ("laplace", "gaussian"):
+        x = np.linspace(-span, span, 801)
+        y = stats.laplace.pdf(x, scale=scale) if mechanism == "laplace" else stats.norm.pdf(x, scale=scale)
+        inside = np.abs(x) <= half_width
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name="density", line=dict(color=PALETTE[0]),
+                                 hovertemplate="noise %{x:.4g}<br>density %{y:.4g}<extra></extra>"))
+        fig.add_trace(go.Scatter(x=x[inside], y=y[inside], fill="tozeroy", mode="none", name="interval",
+                                 fillcolor="rgba(0,114,178,0.25)", hoverinfo="skip"))
+    else:
+        m = int(min(math.ceil(span), 2000))
+        ys = np.arange(-m, m + 1)
+        if mechanism == "discrete_laplace":
+            p = math.exp(-1.0 / scale)
+            pmf = (1 - p) / (1 + p) * p ** np.abs(ys)
+        else:
+            w = np.exp(-ys.astype(float) ** 2 / (2 * scale**2))
+            pmf = w / w.sum()
+        colours = np.where(np.abs(ys) <= half_width, PALETTE[0], "#BBBBBB")
+        fig.add_trace(go.Bar(x=ys, y=pmf, marker_color=colours, name="pmf",
+                             hovertemplate="noise %{x}<br>probability %{y:.4g}<extra></extra>"))
+    fig.add_vline(x=half_width, line=dict(dash="dash", color="grey"))
+    fig.add_vline(x=-half_width, line=dict(dash="dash", color="grey"))
+    fig.update_layout(title=f"{MECH_LABELS.get(mechanism, mechanism)} noise: shaded = within ±{half_width:.4g}",
+                      xaxis_title="added noise", yaxis_title="density" if mechanism in ("laplace", "gaussian")
+                      else "probability", showlegend=False)
+    return fig
+
+
+def best_valid_envelope(curve: pd.DataFrame) -> pd.DataFrame:
+    """Pointwise minimum over valid rules at each k (k, epsilon)."""
+    v = curve[curve["valid"] & np.isfinite(curve["epsilon"])]
+    return v.groupby("k", as_index=False)["epsilon"].min()
+
+
+def make_composition_figure(curve: pd.DataFrame, *, log_axes: bool = True, delta: float = 1e-6) -> go.Figure:
+    """ε vs k, one curve per rule, plus the dotted "best valid" envelope; invalid points omitted."""
+    fig = go.Figure()
+    for i, rule in enumerate(acc.ALL_RULES):
+        g = curve[(curve["rule"] == rule) & curve["valid"]]
+        if g.empty:
+            continue
+        fig.add_trace(go.Scatter(x=g["k"], y=g["epsilon"], mode="lines+markers" if rule == "pld" else "lines",
+                                 name=acc.RULE_LABELS[rule], line=dict(color=_colour(i)),
+                                 hovertemplate="k=%{x}<br>ε=" + H4 + "<extra>" + acc.RULE_LABELS[rule] + "</extra>"))
+    env = best_valid_envelope(curve)
+    if not env.empty:
+        fig.add_trace(go.Scatter(x=env["k"], y=env["epsilon"], mode="lines", name="best valid",
+                                 line=dict(color="black", dash="dot", width=2),
+                                 hovertemplate="k=%{x}<br>best ε=" + H4 + "<extra></extra>"))
+    fig.update_layout(title=f"Total ε after k releases (δ = {delta:.0e})", xaxis_title="k (number of releases)",
+                      yaxis_title="total ε", legend=dict(orientation="h", y=-0.25))
+    if log_axes:
+        fig.update_xaxes(type="log")
+        fig.update_yaxes(type="log")
+    return fig
+
+
+def make_budget_figure(names: Sequence[str], shares: Sequence[float], *, reserve: float, currency: str) -> go.Figure:
+    """Stacked horizontal share bar: each statistic's share of the budget, the reserve in grey."""
+    fig = go.Figure()
+    for i, (nm, s) in enumerate(zip(names, shares)):
+        fig.add_trace(go.Bar(y=["budget"], x=[s], name=str(nm), orientation="h", marker_color=_colour(i),
+                             hovertemplate=f"{nm}: " + "%{x:.4g}<extra></extra>"))
+    if reserve > 0:
+        fig.add_trace(go.Bar(y=["budget"], x=[reserve], name="reserve", orientation="h", marker_color="#BBBBBB",
+                             hovertemplate="reserve: %{x:.4g}<extra></extra>"))
+    fig.update_layout(barmode="stack", title=f"Share of the budget ({currency})", xaxis_title=currency,
+                      height=260, legend=dict(orientation="h", y=-0.6))
+    return fig
+
+
+def make_adaptive_figure(trace: pd.DataFrame, *, epsilon_g: float, halts: Mapping[str, int | None]) -> go.Figure:
+    """Running bound vs round per rule, the stop line at ε_g and a vertical line at each HALT."""
+    fig = go.Figure()
+    for i, (rule, label) in enumerate(acc.ADAPTIVE_LABELS.items()):
+        g = trace[trace["rule"] == rule]
+        if g.empty:
+            continue
+        y = g["bound"].replace([np.inf], np.nan)
+        heur = rule == "heuristic"
+        fig.add_trace(go.Scatter(
+            x=g["round"], y=y, mode="lines", name=label,
+            line=dict(color="#D55E00" if heur else _colour(i if i < 3 else i + 1), dash="dash" if heur else "solid"),
+            hovertemplate=("round %{x}<br>" + H4 + "<extra>not a valid bound (Thm 5.6.1)</extra>") if heur
+            else ("round %{x}<br>bound " + H4 + "<extra>" + label + "</extra>")))
+    fig.add_hline(y=epsilon_g, line=dict(color="black", width=2), annotation_text=f"stop line ε_g = {epsilon_g:.4g}")
+    for i, (name, r) in enumerate(halts.items()):
+        if r is not None:
+            fig.add_vline(x=r, line=dict(dash="dot", color=_colour(i)), annotation_text=f"{name} HALT @ {r}",
+                          annotation_position="top left" if i % 2 else "top right")
+    fig.update_layout(title="Privacy loss bound as requests arrive", xaxis_title="round (request number)",
+                      yaxis_title="ε bound", legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def make_tradeoff_figure(fpr: np.ndarray, curves: Mapping[str, np.ndarray]) -> go.Figure:
+    """Attack trade-off: least FNR at each FPR; the infeasible area below the first curve is shaded."""
+    fig = go.Figure()
+    first = True
+    for i, (name, y) in enumerate(curves.items()):
+        fig.add_trace(go.Scatter(x=fpr, y=y, mode="lines", name=name, line=dict(color=_colour(i)),
+                                 fill="tozeroy" if first else None, fillcolor="rgba(213,94,0,0.15)" if first else None,
+                                 hovertemplate="FPR %{x:.4g}<br>least FNR %{y:.4g}<extra>" + name + "</extra>"))
+        first = False
+    fig.add_trace(go.Scatter(x=[0, 1], y=[1, 0], mode="lines", name="no information (y = 1 − x)",
+                             line=dict(color="grey", dash="dash"), hoverinfo="skip"))
+    fig.update_layout(title="What an attacker can achieve: shaded = impossible under this guarantee",
+                      xaxis=dict(title="false-positive rate (α)", range=[0, 1]),
+                      yaxis=dict(title="false-negative rate", range=[0, 1]), legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def make_advantage_figure(eps: np.ndarray, curves: Mapping[str, np.ndarray], *, current: float | None = None) -> go.Figure:
+    """Membership advantage (max TPR − FPR) vs ε."""
+    fig = go.Figure()
+    for i, (name, y) in enumerate(curves.items()):
+        fig.add_trace(go.Scatter(x=eps, y=y, mode="lines", name=name, line=dict(color=_colour(i)),
+                                 hovertemplate="ε %{x:.4g}<br>advantage %{y:.4g}<extra>" + name + "</extra>"))
+    if current is not None:
+        fig.add_vline(x=current, line=dict(dash="dot", color="black"))
+    fig.update_layout(title="Membership advantage bound vs ε", xaxis=dict(type="log", title="ε"),
+                      yaxis=dict(title="max TPR − FPR", range=[0, 1]), legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+WIDTH_LABELS = {"nonadaptive": "Non-adaptive (Hoeffding)", "split_binomial": "Split (binomial)",
+                "split_hoeffding": "Split (Hoeffding)", "dfhprr": "DP: DFHPRR (Thm 3.2.2)",
+                "bnsssu": "DP: BNSSSU (Thm 3.3.1)", "rz_monitor": "DP: RZ + monitor (Thm 3.4.1)"}
+
+
+def make_width_figure(widths: pd.DataFrame, *, annotate_k: int | None = None) -> go.Figure:
+    """τ vs k (capped at ½, capped points marked ×) and the noise std at each optimum."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("simultaneous width τ", "noise std at the optimum"))
+    for i, (m, g) in enumerate(widths.groupby("method", sort=False)):
+        col = _colour(i)
+        lab = WIDTH_LABELS.get(m, m)
+        fig.add_trace(go.Scatter(x=g["k"], y=g["tau"], mode="lines+markers", name=lab, line=dict(color=col),
+                                 marker=dict(symbol=np.where(g["capped"], "x", "circle"), size=np.where(g["capped"], 10, 5)),
+                                 hovertemplate="k=%{x}<br>τ=" + H4 + "<extra>" + lab + "</extra>"), row=1, col=1)
+        if g["noise_std"].notna().any():
+            fig.add_trace(go.Scatter(x=g["k"], y=g["noise_std"], mode="lines", name=lab, line=dict(color=col),
+                                     showlegend=False, hovertemplate="k=%{x}<br>std=" + H4 + "<extra>" + lab + "</extra>"),
+                          row=1, col=2)
+    if annotate_k is not None:
+        fig.add_vline(x=annotate_k, line=dict(dash="dot", color="black"), row=1, col=1,
+                      annotation_text=f"RZ + monitor beats splitting from k = {annotate_k}")
+    fig.update_xaxes(type="log", title="k (adaptive queries)")
+    fig.update_yaxes(type="log", row=1, col=2)
+    fig.update_yaxes(title="τ (capped at 0.5)", range=[0, 0.52], row=1, col=1)
+    fig.update_layout(legend=dict(orientation="h", y=-0.3), title="DP vs data splitting")
+    return fig
+
+
+def make_size_figure(ns: np.ndarray, sizes: np.ndarray, *, alpha: float) -> go.Figure:
+    """Asymptotic Type I error of the classical test on noisy counts vs n, with a line at α."""
+    fig = go.Figure(go.Scatter(x=ns, y=sizes, mode="lines", name="classical test on noisy counts",
+                               line=dict(color=PALETTE[3]), hovertemplate="n=%{x:.4g}<br>size %{y:.4g}<extra></extra>"))
+    fig.add_hline(y=alpha, line=dict(color="black", dash="dash"), annotation_text=f"α = {alpha:g}")
+    fig.update_layout(title="Why the classical test fails on noisy counts: its false-alarm rate",
+                      xaxis=dict(type="log", title="n (records)"), yaxis=dict(title="Type I error", range=[0, 1.02]))
+    return fig
+
+
+def make_power_figure(x: np.ndarray, powers: Mapping[str, np.ndarray], *, xlabel: str, alpha: float,
+                      log_x: bool = True) -> go.Figure:
+    """Asymptotic power curves."""
+    fig = go.Figure()
+    for i, (name, y) in enumerate(powers.items()):
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=name, line=dict(color=_colour(i)),
+                                 hovertemplate="%{x:.4g}<br>power %{y:.4g}<extra>" + name + "</extra>"))
+    fig.add_hline(y=alpha, line=dict(color="grey", dash="dot"))
+    fig.update_layout(title=f"Asymptotic power vs {xlabel}", xaxis=dict(type="log" if log_x else "linear", title=xlabel),
+                      yaxis=dict(title="power", range=[0, 1.02]), legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def make_gamma_figure(t: np.ndarray, gamma_mi: np.ndarray, gamma_rz: np.ndarray, *, crossover: float | None) -> go.Figure:
+    """Corrected significance level γ vs mutual information t (bits): [T] Cor. 4.6.3 vs Thm 4.6.4."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=t, y=gamma_mi, mode="lines", name="γ_MI (Cor. 4.6.3)", line=dict(color=PALETTE[0]),
+                             hovertemplate="t=%{x:.4g} bits<br>γ=%{y:.4g}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=t, y=gamma_rz, mode="lines", name="γ_RZ (Thm 4.6.4)", line=dict(color=PALETTE[1]),
+                             hovertemplate="t=%{x:.4g} bits<br>γ=%{y:.4g}<extra></extra>"))
+    if crossover is not None:
+        fig.add_vline(x=crossover, line=dict(dash="dot", color="black"), annotation_text=f"crossover t ≈ {crossover:.3g}")
+    fig.update_layout(title="Corrected p-value threshold vs information leaked", xaxis=dict(type="log", title="t (bits)"),
+                      yaxis=dict(type="log", title="γ (use p ≤ γ)"), legend=dict(orientation="h", y=-0.25))
+    return fig

@@ -1,0 +1,960 @@
+"""Epsilon calculator: noise ↔ ε ↔ accuracy, composition, budgets, adaptive analysis, ε as risk, tests.
+
+Thin page: widgets → cached engine calls (``engine.mechanisms``, ``accounting``, ``budget``, ``risk``,
+``private_tests``, ``maxinfo``) → figures (``engine.epsilon_figures``). Source: Rogers 2017, *Leveraging
+Privacy in Data Analysis* (seed 002_802572da4c9a19ad.txt); spec shared/specs/epsilon_calculator.md.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+from scipy import stats
+
+from engine import accounting as acc
+from engine import budget as bud
+from engine import epsilon_figures as ef
+from engine import mechanisms as mech
+from engine import private_tests as pt
+from engine import risk
+from ui import load_active_dataset, page_setup
+from ui.charts import show_figure
+from ui.exports import download_csv, download_json
+from ui.widgets import delta_exponent, log_slider, seed_input
+
+page_setup("Epsilon calculator", icon="🧮")
+
+SEED = "Rogers 2017, *Leveraging Privacy in Data Analysis* (seed 002_802572da4c9a19ad.txt)"
+CACHE = dict(max_entries=256, show_spinner=False)
+TAB_NAMES = ["Noise & accuracy", "Composition", "Budget planner", "Adaptive analysis", "ε as risk",
+             "DP vs data splitting", "Private tests", "Max-information & coherence", "Public information"]
+MECH_FMT = {"laplace": "Laplace", "gaussian": "Gaussian", "discrete_laplace": "Discrete Laplace",
+            "discrete_gaussian": "Discrete Gaussian"}
+QUERY_FMT = {"count": "Count", "sum": "Sum", "mean": "Mean", "histogram": "Histogram"}
+NEIGH_FMT = {"replace": "Replace one record", "add_remove": "Add/remove one record"}
+PLD_BUTTON_LIMIT = 1000
+
+
+def fmt(v) -> str:
+    """4 significant figures, ∞ and n/a spelled out."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "n/a"
+    if isinstance(v, float) and math.isinf(v):
+        return "∞"
+    return f"{v:.4g}"
+
+
+def bind(**kw) -> dict:
+    return dict(bind="query-params", **kw)
+
+
+#: Default value of every URL-bound control (bound widgets cannot be cleared from the URL, only reset).
+DEFAULTS: dict[str, object] = {
+    "eps_epsilon": 1.0, "eps_n1_query": "count", "eps_n1_neigh": "replace", "eps_n1_usecol": False,
+    "eps_n1_lower": 0.0, "eps_n1_upper": 100.0, "eps_n1_n": 1000, "eps_n1_mech": "laplace", "eps_n1_rule": "analytic",
+    "eps_n1_fix": "privacy", "eps_n1_delta": -6, "eps_n1_rho": 0.1, "eps_n1_conf": 95.0, "eps_n1_scale": 1.0,
+    "eps_n1_hw": 3.0,
+    "eps_comp_mode": "one", "eps_comp_kind": "laplace", "eps_comp_eps": 0.1, "eps_comp_mult": 10.0,
+    "eps_comp_kmax": 1000, "eps_comp_delta": -6, "eps_comp_log": True,
+    **{f"eps_comp_r_{r}": r != "advanced_drv" for r in acc.ALL_RULES},
+    "eps_b_mode": "accuracy_first", "eps_b_rule": "basic", "eps_b_delta": -6, "eps_b_reserve": 0, "eps_b_joint": False,
+    "eps_b_eps": 1.0, "eps_b_obj": "equal_ratio",
+    "eps_a_seq": "constant", "eps_a_const": 0.01, "eps_a_g0": 0.1, "eps_a_ratio": 0.99, "eps_a_lo": 0.001,
+    "eps_a_hi": 0.02, "eps_a_seed": 0, "eps_a_r": 50, "eps_a_s": 10.0, "eps_a_paste": "0.1, 0.1, 0.05, 0.2",
+    "eps_a_count": 2000, "eps_a_epsg": 1.0, "eps_a_delta": -6, "eps_a_n": 10_000, "eps_a_rule": "basic",
+    "eps_r_eps": 1.0, "eps_r_hasdelta": False, "eps_r_delta": -6, "eps_r_prior": 10, "eps_r_shape": "generic",
+    "eps_r_mu": 1.0, "eps_r_pld": False, "eps_r_post": 20.0,
+    "eps_w_n": 6400, "eps_w_beta": 0.05, "eps_w_noise": "gaussian",
+    "eps_t_test": "gof", "eps_t_d": 4, "eps_t_p0mode": "uniform", "eps_t_p0": "0.5, 1/6, 1/6, 1/6", "eps_t_shift": "",
+    "eps_t_n": 10_000.0, "eps_t_priv": "rho", "eps_t_rho": 0.00125, "eps_t_eps": 1.0, "eps_t_alpha": 0.05,
+    "eps_t_trials": 1000, "eps_t_seed": 0,
+    "eps_m_alpha": 0.05, "eps_m_eps": 0.01, "eps_m_n": 10_000, "eps_m_opt": True, "eps_m_beta": 0.01,
+    "eps_m_gamma": 0.01, "eps_m_range": float(2**20), "eps_m_cn": 27254.0, "eps_m_ca": 1.0, "eps_m_cb": 0.05,
+    "eps_m_cg": 2, "eps_m_cgam": 1521.0, "eps_m_ck": "pure",
+}
+
+
+def reset_defaults() -> None:
+    """Put every eps_ control back to its default (bound widgets then drop out of the URL) and forget tables."""
+    for k in [k for k in st.session_state.keys() if str(k).startswith("eps_") and k not in DEFAULTS and k != "eps_tab"]:
+        del st.session_state[k]
+    for k, v in DEFAULTS.items():
+        st.session_state[k] = v
+    for k in ("eps_comp_rows", "eps_b_rows"):  # the only unbound (table) parameters
+        if k in st.query_params:
+            del st.query_params[k]
+
+
+# =========================================================================== cached engine calls
+@st.cache_data(**CACHE)
+def cached_calibrate(mechanism, sensitivity, fix, epsilon, rho, scale, hw, delta, conf, rule):
+    kw = dict(sensitivity=sensitivity, confidence=conf, gaussian_rule=rule)
+    gaussian = mechanism in ("gaussian", "discrete_gaussian")
+    if gaussian:
+        kw["delta"] = delta
+    if fix == "privacy":
+        if gaussian and rule == "zcdp":
+            kw["rho"] = rho
+        else:
+            kw["epsilon"] = epsilon
+    elif fix == "scale":
+        kw["scale"] = scale
+    else:
+        kw["half_width"] = hw
+    return mech.calibrate(mechanism, **kw)
+
+
+@st.cache_data(**CACHE)
+def cached_halfwidth_curves(mechs: tuple, l1: float, l2: float, delta: float, conf: float, rule: str) -> pd.DataFrame:
+    rows = []
+    grid = np.geomspace(1e-3, 20, 36)
+    for m in mechs:
+        sens = l2 if "gaussian" in m else l1
+        for e in grid:
+            try:
+                r = "analytic" if rule == "classic" and e >= 1 else rule
+                c = mech.calibrate(m, sensitivity=sens, epsilon=float(e), confidence=conf, gaussian_rule=r,
+                                   **({"delta": delta} if "gaussian" in m else {}))
+                rows.append((m, float(e), c.half_width))
+            except ValueError:
+                continue
+    return pd.DataFrame(rows, columns=["mechanism", "epsilon", "half_width"])
+
+
+def mechanisms_from_frame(df: pd.DataFrame) -> list[acc.Mechanism]:
+    out = []
+    for i, r in df.iterrows():
+        kind = str(r.get("kind", "")).strip()
+        cnt = int(r["count"]) if pd.notna(r.get("count")) else 1
+        try:
+            if kind == "laplace":
+                out.append(acc.laplace(float(r["epsilon"]), count=cnt))
+            elif kind == "pure_dp":
+                out.append(acc.pure_dp(float(r["epsilon"]), count=cnt))
+            elif kind == "approx_dp":
+                out.append(acc.approx_dp(float(r["epsilon"]), float(r["delta"]), count=cnt))
+            elif kind == "gaussian":
+                out.append(acc.gaussian(float(r["multiplier"]), count=cnt))
+            elif kind == "discrete_laplace":
+                out.append(acc.discrete_laplace(float(r["scale"]), int(r["sensitivity"]), count=cnt))
+            elif kind == "discrete_gaussian":
+                out.append(acc.discrete_gaussian(float(r["sigma"]), int(r["sensitivity"]), count=cnt))
+            elif kind == "zcdp":
+                out.append(acc.zcdp(float(r["rho"]), count=cnt))
+            else:
+                raise ValueError(f"unknown kind {kind!r}")
+        except (ValueError, TypeError, KeyError) as e:
+            raise ValueError(f"row {i + 1} ({kind or 'no kind'}): {e}") from None
+    if not out:
+        raise ValueError("the list is empty: add at least one row")
+    return out
+
+
+@st.cache_data(**CACHE)
+def cached_curve(mechs: tuple, delta: float, ks: tuple, rules: tuple, with_pld: bool) -> pd.DataFrame:
+    rs = tuple(r for r in rules if r != "pld" or with_pld)
+    return acc.composition_curve(list(mechs), delta=delta, ks=list(ks), rules=rs, pld_points=12)
+
+
+@st.cache_data(**CACHE)
+def cached_table(mechs: tuple, delta: float, rules: tuple) -> pd.DataFrame:
+    return acc.composition_table(list(mechs), delta=delta, rules=rules)
+
+
+@st.cache_data(**CACHE)
+def cached_plan(stats_: tuple, mode: str, rule: str, delta: float, reserve: float, joint, budget: float, objective: str):
+    if mode == "accuracy_first":
+        return bud.plan_accuracy_first(list(stats_), rule=rule, delta=delta, reserve_fraction=reserve,
+                                       joint_confidence=joint)
+    return bud.plan_budget_first(list(stats_), epsilon=budget, delta=delta, rule=rule, reserve_fraction=reserve,
+                                 objective=objective)
+
+
+@st.cache_data(**CACHE)
+def cached_adaptive(seq: tuple, eg: float, dg: float, n: int):
+    trace = acc.adaptive_trace(list(seq), epsilon_g=eg, delta_g=dg, n=n)
+    halts = {r: acc.filter_trace(list(seq), epsilon_g=eg, delta_g=dg, rule=r) for r in ("basic", "advanced", "zcdp")}
+    return trace, halts
+
+
+@st.cache_data(**CACHE)
+def cached_widths(n: int, beta: float, noise: str) -> pd.DataFrame:
+    ks = np.unique(np.round(np.geomspace(1, min(n, 10_000), 25)).astype(int))
+    rows = []
+    for m in mech.ADAPTIVE_METHODS:
+        if m == "rz_monitor" and noise == "laplace":
+            continue
+        for k in ks:
+            if m.startswith("split") and k > n:
+                continue
+            w = mech.adaptive_width(m, n=n, k=int(k), beta=beta, noise=noise)
+            rows.append((m, int(k), w.tau, w.parameter, w.noise_std, w.capped))
+    return pd.DataFrame(rows, columns=["method", "k", "tau", "parameter", "noise_std", "capped"])
+
+
+@st.cache_data(**CACHE)
+def cached_pld_profile(mechs: tuple) -> pd.DataFrame:
+    deltas = np.geomspace(1e-10, 0.5, 40)
+    eps = [acc.compose(list(mechs), delta=float(d), rule="pld", pld_resolution=1e-3).epsilon for d in deltas]
+    return pd.DataFrame({"delta": deltas, "epsilon": eps}).dropna()
+
+
+@st.cache_data(**CACHE)
+def cached_gof_live(p0: tuple, shift: tuple, n: float, rho: float, alpha: float):
+    p = np.array(p0)
+    cv = pt.gof_critical_values(p, n=n, rho=rho, alpha=alpha)
+    ns = np.geomspace(1e2, 1e7, 26)
+    sizes = np.array([pt.naive_type_one_error(p, n=float(x), rho=rho, alpha=alpha) for x in ns])
+    tests = ("projected", "nonprojected", "classical_nonprivate")
+    pw_n = {t: np.array([pt.asymptotic_power(p, np.array(shift), n=float(x), rho=rho, alpha=alpha, test=t)
+                         for x in ns]) for t in tests}
+    rhos = np.geomspace(1e-5, 10, 26)
+    pw_r = {t: np.array([pt.asymptotic_power(p, np.array(shift), n=n, rho=float(r), alpha=alpha, test=t)
+                         for r in rhos]) for t in tests}
+    return cv, ns, sizes, pw_n, rhos, pw_r
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def cached_simulation(kind, p0, shift, ns, alpha, noise, rho, eps, trials, seed, _bar=None):
+    rows = []
+    rng = np.random.default_rng(seed)
+    bar = _bar
+    jobs = [(n, which) for n in ns for which in ("size", "power")]
+    for j, (n, which) in enumerate(jobs):
+        def prog(f, j=j, n=n, which=which):
+            if bar is not None:
+                bar.progress(min(1.0, (j + f) / len(jobs)), text=f"Simulating n = {n:,} ({which})…")
+        if kind == "gof":
+            p = np.array(p0)
+            p1 = p if which == "size" else p + np.array(shift)
+            r = pt.simulate_gof(p, p1, n=n, alpha=alpha, noise=noise, rho=rho, epsilon=eps, trials=trials, m=59,
+                                rng=rng, progress=prog)
+        else:
+            tp = np.outer([2 / 3, 1 / 3], [0.5, 0.5])
+            if which == "power":
+                tp = tp + np.array(shift).reshape(2, 2)
+            r = pt.simulate_independence(tp, n=n, alpha=alpha, noise=noise, rho=rho, epsilon=eps,
+                                         trials=trials, rng=rng, progress=prog)
+        for t, v in r.rates.items():
+            rows.append({"n": n, "quantity": which, "test": t, "rate": v, "std_error": r.std_errors[t],
+                         "trials": r.trials})
+    return pd.DataFrame(rows)
+
+
+# =========================================================================== URL-encoded tables
+def table_state(key: str, default: pd.DataFrame) -> pd.DataFrame:
+    """Base frame for a data editor: from the URL (``key`` query parameter, JSON) or the default."""
+    base_key = f"{key}_base"
+    if base_key not in st.session_state:
+        df = default
+        raw = st.query_params.get(key)
+        if raw:
+            try:
+                rec = json.loads(raw)
+                cand = pd.DataFrame(rec["rows"], columns=rec["cols"])
+                if set(cand.columns) == set(default.columns) and 0 < len(cand) <= 50:
+                    df = cand[list(default.columns)]
+            except (ValueError, KeyError, TypeError):
+                st.warning(f"The link's table ({key}) could not be read; showing the default table.")
+        st.session_state[base_key] = df.reset_index(drop=True)
+    return st.session_state[base_key]
+
+
+def encode_table(key: str, df: pd.DataFrame) -> None:
+    rows = json.loads(df.to_json(orient="values"))
+    payload = json.dumps({"cols": list(df.columns), "rows": rows}, separators=(",", ":"))
+    if st.query_params.get(key) != payload:
+        st.query_params[key] = payload
+
+
+def exports(prefix: str, *, table: pd.DataFrame | None, params: dict, name: str) -> None:
+    c1, c2 = st.columns(2)
+    with c1:
+        if table is not None:
+            download_csv(table, filename=f"{name}.csv", key=f"{prefix}_csv")
+    with c2:
+        download_json(params, filename=f"{name}_parameters.json", key=f"{prefix}_json")
+
+
+# =========================================================================== header
+st.title("Epsilon calculator")
+st.markdown(
+    "Turn the privacy parameters **ε** (epsilon), **δ** (delta) and **ρ** (rho) into things you can judge: how big "
+    "the added noise is, how privacy loss adds up over many releases, how to split a budget so every statistic is "
+    f"accurate enough, what ε means for one person, and what it costs in adaptive analysis and in tests. Source: {SEED}, "
+    "plus the standard results named next to each number."
+)
+st.button("Reset to defaults", key="eps_reset", on_click=reset_defaults,
+          help="Restore every control on this page to its default (and clear them from the link).")
+tabs = st.tabs(TAB_NAMES, key="eps_tab", bind="query-params")
+
+
+# =========================================================================== Tab 1
+@st.fragment
+def tab_noise() -> None:
+    st.subheader("Noise and accuracy")
+    st.markdown("Smaller ε: more noise, more privacy. The interval covers noise only, not sampling error. "
+                f"Laplace: Thm 2.1.2; Gaussian: Thm 2.2.2 and the exact analytic calibration (Balle–Wang 2018); "
+                "discrete mechanisms: Canonne–Kamath–Steinke 2020.")
+    c1, c2, c3 = st.columns(3)
+    query = c1.selectbox("Query", list(QUERY_FMT), format_func=QUERY_FMT.get, key="eps_n1_query", **bind())
+    neighbour = c1.radio("Neighbouring datasets differ by", list(NEIGH_FMT), format_func=NEIGH_FMT.get,
+                         key="eps_n1_neigh", **bind())
+    use_col = c1.checkbox("Use a column of the shared dataset for L and U", key="eps_n1_usecol", **bind())
+    lower, upper = 0.0, 100.0
+    if use_col:
+        ds = load_active_dataset()
+        num = [c for c in ds.frame.columns if pd.api.types.is_numeric_dtype(ds.frame[c])]
+        if not num:
+            c1.info("The shared dataset has no numeric column; enter L and U instead.")
+        else:
+            col = c1.selectbox("Column", num, key="eps_n1_col", **bind())
+            lower, upper = float(ds.frame[col].min()), float(ds.frame[col].max())
+            c1.caption(f"L = {lower:g}, U = {upper:g} (the column's range: in a real release, choose public bounds)")
+    else:
+        lower = c1.number_input("Lower clip L", value=0.0, key="eps_n1_lower", **bind())
+        upper = c1.number_input("Upper clip U", value=100.0, key="eps_n1_upper", **bind())
+    n = c1.number_input("Records n (public)", min_value=1, max_value=10**9, value=1000, step=1, key="eps_n1_n", **bind())
+    try:
+        sens = mech.query_sensitivity(query, lower=lower, upper=upper, n=n, neighbour=neighbour)
+    except ValueError as e:
+        st.error(str(e))
+        return
+    is_int = lambda x: abs(x - round(x)) < 1e-12  # noqa: E731
+    mechs = tuple(m for m in mech.MECHANISMS if m == "laplace" or m == "gaussian"
+                  or (m == "discrete_laplace" and is_int(sens.l1)) or (m == "discrete_gaussian" and is_int(sens.l2)))
+    integer = len(mechs) == 4
+    mechanism = c2.selectbox("Mechanism", mechs, format_func=MECH_FMT.get, key="eps_n1_mech", **bind(),
+                             help=None if integer else "Discrete mechanisms need an integer sensitivity.")
+    rule = c2.selectbox("Gaussian rule", list(mech.GAUSSIAN_RULES), key="eps_n1_rule", **bind(),
+                        help="analytic: exact δ(ε) (Balle–Wang); classic: σ = Δ√(2ln(1.25/δ))/ε, ε < 1 only; "
+                             "zcdp: ρ = Δ²/(2σ²) (Thm 2.2.2), ε from Thm 2.2.4.")
+    fix = c2.radio("Fix", ["privacy", "scale", "accuracy"], key="eps_n1_fix", horizontal=True, **bind(),
+                   help="Exactly one of privacy, noise scale and half-width drives the other two.")
+    eps = log_slider("ε (privacy loss)", key="eps_epsilon", value=1.0, container=c3)
+    delta = delta_exponent(key="eps_n1_delta", container=c3)
+    rho = log_slider("ρ (zCDP)", key="eps_n1_rho", min_value=1e-6, max_value=10.0, value=0.1, container=c3)
+    conf = c3.slider("Confidence (%)", min_value=50.0, max_value=99.99, value=95.0, step=0.01, key="eps_n1_conf", **bind())
+    scale_in = c2.number_input("Noise scale (if fixed)", min_value=1e-9, value=1.0, format="%.6g", key="eps_n1_scale", **bind())
+    hw_in = c2.number_input("Half-width ± (if fixed)", min_value=1e-9, value=3.0, format="%.6g", key="eps_n1_hw", **bind())
+    gauss = "gaussian" in mechanism
+    sensitivity = sens.l2 if gauss else sens.l1
+    try:
+        cal = cached_calibrate(mechanism, sensitivity, fix, eps, rho, scale_in, hw_in, delta, conf / 100, rule)
+    except ValueError as e:
+        st.error(f"{e}. Change the mechanism, rule or the fixed value.")
+        return
+    m = st.columns(5)
+    m[0].metric("Noise scale", fmt(cal.scale), help="b for Laplace, σ for Gaussian, t for discrete Laplace")
+    m[1].metric("Noise std", fmt(cal.std))
+    m[2].metric("± half-width", fmt(cal.half_width), help="in query units")
+    m[3].metric("ε" + (f" (δ = {delta:.0e})" if gauss else ""), fmt(cal.epsilon))
+    m[4].metric("ρ (zCDP)", fmt(cal.rho))
+    per_cell = " in each cell" if query == "histogram" else ""
+    st.success(f"We are {conf:.4g}% confident the added noise is at most ±{cal.half_width:.4g}{per_cell} "
+               f"(sensitivity Δ₁ = {fmt(sens.l1)}, Δ₂ = {fmt(sens.l2)}).")
+    curves = cached_halfwidth_curves(tuple(mechs), sens.l1, sens.l2, delta, conf / 100, rule)
+    f1 = ef.make_halfwidth_figure(curves, current_epsilon=cal.epsilon, current_half_width=cal.half_width,
+                                  current_mechanism=mechanism, confidence=conf)
+    show_figure(f1, key="eps_n1_fig_hw", filename="halfwidth_vs_epsilon.html",
+                caption="Each curve: the ± half-width each mechanism needs at that ε. Lower is more accurate.")
+    f2 = ef.make_noise_figure(mechanism, scale=cal.scale, half_width=cal.half_width)
+    show_figure(f2, key="eps_n1_fig_noise", filename="noise_distribution.html",
+                caption=f"The noise distribution; {conf:.4g}% of draws fall in the shaded interval.")
+    table = pd.DataFrame([{k: getattr(cal, k) for k in cal.__dataclass_fields__}])
+    exports("eps_n1", table=table, params=dict(query=query, neighbour=neighbour, lower=lower, upper=upper, n=n,
+                                               mechanism=mechanism, rule=rule, fix=fix, epsilon=eps, delta=delta,
+                                               rho=rho, confidence=conf, scale=scale_in, half_width=hw_in),
+            name="noise_accuracy")
+
+
+# =========================================================================== Tab 2
+COMP_DEFAULT = pd.DataFrame({
+    "kind": ["laplace", "gaussian"], "epsilon": [0.2, None], "delta": [0.0, 0.0], "multiplier": [None, 10.0],
+    "sigma": [None, None], "scale": [None, None], "sensitivity": [1, 1], "rho": [None, None], "count": [30, 20]})
+
+
+def comp_mechanisms() -> tuple[list[acc.Mechanism], str]:
+    mode = st.session_state.get("eps_comp_mode", "one")
+    if mode == "one":
+        kind = st.session_state.get("eps_comp_kind", "laplace")
+        kmax = int(st.session_state.get("eps_comp_kmax", 1000))
+        if kind == "gaussian":
+            return [acc.gaussian(float(st.session_state.get("eps_comp_mult", 10.0)), count=kmax)], mode
+        return [acc.laplace(float(st.session_state.get("eps_comp_eps", 0.1)), count=kmax)], mode
+    return mechanisms_from_frame(st.session_state.get("eps_comp_rows_current", COMP_DEFAULT)), mode
+
+
+@st.fragment
+def tab_composition() -> None:
+    st.subheader("Composition: total privacy loss after many releases")
+    st.markdown("All curves are valid upper bounds unless marked. PLD is the tightest numerical bound. Optimal "
+                "composition is the best possible given only each mechanism's (ε, δ). Basic: Thm 2.1.4; advanced: "
+                "Thm 2.1.5; optimal: Kairouz–Oh–Viswanath 2015 / Murtagh–Vadhan 2016; zCDP: Thms 2.2.3–2.2.5; RDP: "
+                "Mironov 2017; PLD: Google's dp-accounting.")
+    c1, c2 = st.columns([1, 2])
+    mode = c1.radio("Mode", ["one", "list"], format_func={"one": "One mechanism, repeated", "list": "A list"}.get,
+                    key="eps_comp_mode", horizontal=True, **bind())
+    if mode == "one":
+        kind = c1.selectbox("Mechanism", ["laplace", "gaussian"], format_func=MECH_FMT.get, key="eps_comp_kind", **bind())
+        if kind == "laplace":
+            log_slider("ε per release", key="eps_comp_eps", value=0.1, container=c1)
+        else:
+            c1.number_input("Noise multiplier σ/Δ₂", min_value=0.05, max_value=1e4, value=10.0, key="eps_comp_mult", **bind())
+        c1.number_input("k_max (releases)", min_value=1, max_value=10_000, value=1000, step=1, key="eps_comp_kmax", **bind())
+    else:
+        base = table_state("eps_comp_rows", COMP_DEFAULT)
+        edited = c2.data_editor(
+            base, key="eps_comp_editor", num_rows="dynamic", width="stretch",
+            column_config={"kind": st.column_config.SelectboxColumn("kind", options=list(acc.KINDS), required=True),
+                           "count": st.column_config.NumberColumn("count", min_value=1, step=1)})
+        encode_table("eps_comp_rows", edited)
+        st.session_state["eps_comp_rows_current"] = edited
+    delta = delta_exponent(key="eps_comp_delta", container=c1)
+    rule_cols = c1.columns(2)
+    rules = tuple(r for i, r in enumerate(acc.ALL_RULES)
+                  if rule_cols[i % 2].checkbox(acc.RULE_LABELS[r], value=r != "advanced_drv", key=f"eps_comp_r_{r}", **bind()))
+    log_axes = c1.checkbox("Log axes", value=True, key="eps_comp_log", **bind())
+    try:
+        ms, _ = comp_mechanisms()
+    except ValueError as e:
+        c2.error(f"{e}. Each row needs the parameters of its kind: laplace/pure_dp → epsilon; approx_dp → epsilon "
+                 "and delta; gaussian → multiplier; discrete_laplace → scale and integer sensitivity; "
+                 "discrete_gaussian → sigma and integer sensitivity; zcdp → rho.")
+        return
+    total = sum(m.count for m in ms)
+    ks = tuple(acc.default_ks(total, 50).tolist())
+    with_pld = "pld" in rules and total <= PLD_BUTTON_LIMIT
+    if "pld" in rules and total > PLD_BUTTON_LIMIT:
+        if c2.button("Compute PLD curve (more than 1,000 mechanisms)", key="eps_comp_pldbtn"):
+            st.session_state["eps_comp_pld_ok"] = True
+        with_pld = bool(st.session_state.get("eps_comp_pld_ok"))
+    with c2:
+        with st.spinner("Composing…"):
+            curve = cached_curve(tuple(ms), delta, ks, rules, with_pld)
+    fig = ef.make_composition_figure(curve, log_axes=log_axes, delta=delta)
+    with c2:
+        show_figure(fig, key="eps_comp_fig", filename="composition.html",
+                    caption="Each line: total ε at δ after k releases under one rule. Dotted: the best valid bound.")
+    trules = tuple(r for r in rules if r != "pld" or with_pld)
+    table = cached_table(tuple(ms), delta, trules)
+    st.dataframe(table.style.format({"epsilon": "{:.4g}", "delta": "{:.1e}", "ratio_to_basic": "{:.4g}"}),
+                 width="stretch", hide_index=True)
+    notes = sorted({f"{r}: {n}" for r, n in zip(table["rule"], table["note"]) if n})
+    if notes:
+        st.caption("Not shown (invalid here): " + "; ".join(notes))
+    exports("eps_comp", table=table, params=dict(mode=mode, delta=delta, rules=list(rules), mechanisms=[
+        {k: v for k, v in m.__dict__.items() if v is not None} for m in ms]), name="composition")
+
+
+# =========================================================================== Tab 3
+BUDGET_COLS = ["name", "query", "mechanism", "L", "U", "n", "cells", "target ±", "confidence", "hold ±", "hold share", "weight"]
+BUDGET_DEFAULT = pd.DataFrame([
+    ["count", "count", "laplace", 0.0, 1.0, None, 1, 50.0, 0.95, None, None, 1.0],
+    ["mean income", "mean", "laplace", 0.0, 200_000.0, 10_000, 1, 500.0, 0.95, None, None, 1.0],
+    ["histogram", "histogram", "laplace", 0.0, 1.0, None, 10, 100.0, 0.95, None, None, 1.0],
+], columns=BUDGET_COLS)
+
+
+def _num(v, default=None):
+    return default if v is None or (isinstance(v, float) and math.isnan(v)) or pd.isna(v) else v
+
+
+def stats_from_frame(df: pd.DataFrame) -> list[bud.StatisticSpec]:
+    out = []
+    for i, r in df.reset_index(drop=True).iterrows():
+        try:
+            n = _num(r["n"])
+            out.append(bud.StatisticSpec(
+                name=str(r["name"]), query=str(r["query"]), target_half_width=float(r["target ±"]),
+                confidence=float(_num(r["confidence"], 0.95)), mechanism=str(r["mechanism"]),
+                lower=float(_num(r["L"], 0.0)), upper=float(_num(r["U"], 1.0)), n=None if n is None else int(n),
+                cells=int(_num(r["cells"], 1)), hold_half_width=_num(r["hold ±"]), hold_share=_num(r["hold share"]),
+                weight=float(_num(r["weight"], 1.0))))
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"row {i + 1}: {e}") from None
+    return out
+
+
+def _hold_from_alloc() -> None:
+    """PSI's "edit the error, re-split ε": an edited achieved ± becomes that statistic's hold ± (hold_at_half_width)."""
+    edits = st.session_state.get("eps_b_alloc", {}).get("edited_rows", {})
+    base = st.session_state["eps_b_rows_base"].copy()
+    current = st.session_state.get("eps_b_rows_current", base)
+    try:
+        specs = stats_from_frame(current)
+    except ValueError:
+        return
+    for row, change in edits.items():
+        if "achieved ±" in change and change["achieved ±"]:
+            held = bud.hold_at_half_width(specs[int(row)], float(change["achieved ±"]))
+            current = current.copy()
+            current.loc[int(row), "hold ±"] = held.hold_half_width
+            current.loc[int(row), "hold share"] = None
+    st.session_state["eps_b_rows_base"] = current.reset_index(drop=True)
+    for k in ("eps_b_editor", "eps_b_alloc"):
+        st.session_state.pop(k, None)
+
+
+@st.fragment
+def tab_budget() -> None:
+    st.subheader("Budget planner")
+    st.markdown("Accuracy-first: the least privacy loss meeting every target. Budget-first: the accuracy this budget "
+                "buys. Held statistics keep their ± while the rest is re-split (as in the Harvard PSI budgeter); a "
+                "reserve keeps part of the budget for later.")
+    c1, c2 = st.columns([1, 3])
+    mode = c1.radio("Mode", ["accuracy_first", "budget_first"], key="eps_b_mode", **bind(),
+                    format_func={"accuracy_first": "Accuracy first", "budget_first": "Budget first"}.get)
+    rule = c1.selectbox("Composition rule", list(bud.PLAN_RULES), key="eps_b_rule", **bind(),
+                        format_func=lambda r: acc.RULE_LABELS.get(r, r))
+    delta = delta_exponent(key="eps_b_delta", container=c1)
+    reserve = c1.slider("Reserve (%)", 0, 90, 0, key="eps_b_reserve", **bind()) / 100
+    joint = c1.checkbox("Joint confidence (all statistics at once)", key="eps_b_joint", **bind())
+    budget = log_slider("Total ε (budget first)", key="eps_b_eps", value=1.0, container=c1)
+    objective = c1.selectbox("Objective (budget first)", ["equal_ratio", "weighted_mse"], key="eps_b_obj", **bind())
+    base = table_state("eps_b_rows", BUDGET_DEFAULT)
+    with c2:
+        edited = st.data_editor(
+            base, key="eps_b_editor", num_rows="dynamic", width="stretch",
+            column_config={
+                "query": st.column_config.SelectboxColumn("query", options=list(QUERY_FMT), required=True),
+                "mechanism": st.column_config.SelectboxColumn("mechanism", options=list(mech.MECHANISMS), required=True),
+                "confidence": st.column_config.NumberColumn("confidence", min_value=0.5, max_value=0.9999, format="%.4f"),
+                "hold share": st.column_config.NumberColumn("hold share", min_value=0.0, max_value=0.99)})
+    encode_table("eps_b_rows", edited)
+    st.session_state["eps_b_rows_current"] = edited
+    try:
+        specs = tuple(stats_from_frame(edited))
+        jc = 0.95 if joint else None
+        if joint and len(specs):
+            jc = float(min(s.confidence for s in specs))
+        plan = cached_plan(specs, mode, rule, delta, reserve, jc, budget, objective)
+    except ValueError as e:
+        c2.error(f"{e}. Expected per row: a unique name, query count/sum/mean/histogram, L < U, n for a mean, target ± > 0,"
+                 " and at most one of hold ± / hold share (hold share needs the basic or zCDP rule).")
+        return
+    if plan.feasible:
+        c2.success(plan.message)
+    else:
+        c2.error(plan.message)
+    alloc = pd.DataFrame([{"name": a.name, "ε": a.epsilon, "ρ": a.rho, "δ": a.delta, "scale": a.scale,
+                           "achieved ±": a.half_width, "target ±": a.target_half_width, "ratio": a.ratio, "held": a.held}
+                          for a in plan.allocations])
+    with c2:
+        st.caption("Edit **achieved ±** to hold a statistic at that error and re-split the rest.")
+        st.data_editor(alloc, key="eps_b_alloc", width="stretch", hide_index=True, on_change=_hold_from_alloc,
+                       disabled=[c for c in alloc.columns if c != "achieved ±"],
+                       column_config={c: st.column_config.NumberColumn(c, format="%.4g") for c in
+                                      ("ε", "ρ", "δ", "scale", "achieved ±", "target ±", "ratio")})
+        totals = f"Total ε = {fmt(plan.epsilon)} at δ = {plan.delta:.0e}" + (f"; ρ = {fmt(plan.rho)}" if plan.rho else "")
+        st.markdown(f"**{totals}**; budget = {fmt(plan.budget)} {plan.currency}, reserve = {fmt(plan.reserved)}.")
+        shares = [a.rho if plan.currency == "rho" else a.epsilon for a in plan.allocations]
+        show_figure(ef.make_budget_figure([a.name for a in plan.allocations], shares, reserve=plan.reserved,
+                                          currency=plan.currency), key="eps_b_fig", filename="budget_shares.html",
+                    caption="Each statistic's share of the budget (additive rules add up exactly; others are "
+                            "composed by the chosen rule). Grey: reserve.")
+    exports("eps_b", table=alloc, params=dict(mode=mode, rule=rule, delta=delta, reserve=reserve, joint=joint,
+                                              budget=budget, objective=objective,
+                                              statistics=json.loads(edited.to_json(orient="records"))), name="budget_plan")
+
+
+# =========================================================================== Tab 4
+def build_sequence(kind: str) -> list[float]:
+    ss = st.session_state
+    if kind == "constant":
+        return [float(ss.get("eps_a_const", 0.01))] * int(ss.get("eps_a_count", 2000))
+    if kind == "geometric":
+        e0, r, k = float(ss.get("eps_a_g0", 0.1)), float(ss.get("eps_a_ratio", 0.99)), int(ss.get("eps_a_count", 2000))
+        return [e0 * r**i for i in range(k)]
+    if kind == "uniform":
+        rng = np.random.default_rng(int(ss.get("eps_a_seed", 0)))
+        a, b = float(ss.get("eps_a_lo", 0.001)), float(ss.get("eps_a_hi", 0.02))
+        return list(rng.uniform(min(a, b), max(a, b), int(ss.get("eps_a_count", 2000))))
+    if kind == "spikes":
+        base, r, s = float(ss.get("eps_a_const", 0.01)), int(ss.get("eps_a_r", 50)), float(ss.get("eps_a_s", 10.0))
+        return [base * s if (i + 1) % r == 0 else base for i in range(int(ss.get("eps_a_count", 2000)))]
+    text = str(ss.get("eps_a_paste", ""))
+    vals = [v for v in text.replace(";", ",").replace("\n", ",").split(",") if v.strip()]
+    try:
+        out = [float(v) for v in vals]
+    except ValueError:
+        raise ValueError("the pasted list must contain numbers separated by commas or new lines") from None
+    if not out or any(not (math.isfinite(v) and v > 0) for v in out) or len(out) > 100_000:
+        raise ValueError("the pasted list needs 1 to 100,000 values, each > 0")
+    return out
+
+
+@st.fragment
+def tab_adaptive() -> None:
+    st.subheader("Adaptive analysis: filters and odometers")
+    st.markdown("A filter decides before each request whether it may run. An odometer reports the loss so far and "
+                "pays a little for not knowing the plan. Basic: Thm 5.3.7; advanced filter: Thm 5.5.1 (eq. 5.12); "
+                "odometers: Lemma 5.6.4, Thm 5.6.5, Thms 5.7.5–5.7.6. The red dashed line is advanced composition "
+                "applied after the fact: not a valid bound (Thm 5.6.1).")
+    c1, c2 = st.columns([1, 3])
+    kind = c1.selectbox("Sequence of εᵢ", ["constant", "geometric", "uniform", "spikes", "pasted"], key="eps_a_seq", **bind())
+    if kind in ("constant", "spikes"):
+        c1.number_input("εᵢ", min_value=1e-6, max_value=10.0, value=0.01, format="%.4g", key="eps_a_const", **bind())
+    if kind == "geometric":
+        c1.number_input("ε₁", min_value=1e-6, max_value=10.0, value=0.1, format="%.4g", key="eps_a_g0", **bind())
+        c1.number_input("ratio", min_value=0.5, max_value=1.0, value=0.99, format="%.4g", key="eps_a_ratio", **bind())
+    if kind == "uniform":
+        c1.number_input("a", min_value=1e-6, value=0.001, format="%.4g", key="eps_a_lo", **bind())
+        c1.number_input("b", min_value=1e-6, value=0.02, format="%.4g", key="eps_a_hi", **bind())
+        seed = seed_input(key="eps_a_seed", container=c1)
+        c1.caption(f"Seed {seed}: the same seed reproduces the sequence.")
+    if kind == "spikes":
+        c1.number_input("every r-th request", min_value=2, max_value=10_000, value=50, step=1, key="eps_a_r", **bind())
+        c1.number_input("is multiplied by s", min_value=1.0, max_value=1e4, value=10.0, key="eps_a_s", **bind())
+    if kind == "pasted":
+        c1.text_area("εᵢ list (comma or newline separated)", value="0.1, 0.1, 0.05, 0.2", key="eps_a_paste", **bind())
+    else:
+        c1.number_input("requests", min_value=1, max_value=100_000, value=2000, step=1, key="eps_a_count", **bind())
+    eg = log_slider("ε_g (global budget)", key="eps_a_epsg", value=1.0, container=c1)
+    dg = delta_exponent(key="eps_a_delta", container=c1, label="δ_g = 10^x (must be < 1/e), x =")
+    n = c1.number_input("n (records; granularity 1/n²)", min_value=6, max_value=10**9, value=10_000, step=1,
+                        key="eps_a_n", **bind())
+    rule = c1.selectbox("Filter rule (table)", ["basic", "advanced", "zcdp"], key="eps_a_rule", **bind())
+    try:
+        seq = build_sequence(kind)
+        trace, halts = cached_adaptive(tuple(seq), eg, dg, int(n))
+    except ValueError as e:
+        c2.error(str(e))
+        return
+    fig = ef.make_adaptive_figure(trace, epsilon_g=eg, halts={r: h.halt_round for r, h in halts.items()})
+    with c2:
+        show_figure(fig, key="eps_a_fig", filename="adaptive.html",
+                    caption="Running bound after each request. A filter stops at its vertical line; odometers keep "
+                            "counting. The black line is the budget.")
+    final = trace.groupby("rule")["bound"].last()
+    table = pd.DataFrame({
+        "quantity": [f"rounds allowed by the {r} filter" for r in ("basic", "advanced", "zcdp")] +
+                    [acc.ADAPTIVE_LABELS[r] + " after all requests" for r in acc.ADAPTIVE_LABELS],
+        "value": [float(sum(halts[r].decisions)) for r in ("basic", "advanced", "zcdp")] + [float(final[r]) for r in acc.ADAPTIVE_LABELS]})
+    h = halts[rule]
+    st.markdown(f"The **{rule}** filter answers **{sum(h.decisions)}** of {len(seq)} requests"
+                + (f" and halts at request {h.halt_round}." if h.halt_round else " without halting."))
+    st.dataframe(table.style.format({"value": "{:.4g}"}), hide_index=True, width="stretch")
+    exports("eps_a", table=table, params=dict(sequence=kind, epsilon_g=eg, delta_g=dg, n=n, rule=rule, length=len(seq)),
+            name="adaptive")
+
+
+# =========================================================================== Tab 5
+@st.fragment
+def tab_risk() -> None:
+    st.subheader("ε as risk: what can an attacker learn about one person?")
+    c1, c2 = st.columns([1, 3])
+    eps = log_slider("ε", key="eps_r_eps", value=1.0, container=c1)
+    has_delta = c1.checkbox("δ > 0", key="eps_r_hasdelta", **bind())
+    delta = delta_exponent(key="eps_r_delta", container=c1) if has_delta else 0.0
+    prior = c1.slider("Attacker's prior belief (%)", 1, 99, 10, key="eps_r_prior", **bind()) / 100
+    shape = c1.radio("Mechanism shape", ["generic", "gaussian", "laplace"], key="eps_r_shape", **bind(),
+                     format_func={"generic": "Any (ε, δ) mechanism", "gaussian": "Gaussian (μ = Δ/σ)",
+                                  "laplace": "Laplace (μ = ε)"}.get)
+    mu = c1.number_input("μ = Δ/σ", min_value=0.01, max_value=20.0, value=1.0, key="eps_r_mu", **bind()) if shape == "gaussian" else None
+    use_pld = c1.checkbox("Use the Composition tab's PLD profile", key="eps_r_pld", **bind())
+    b = risk.posterior_bound(prior, epsilon=eps)
+    with c2:
+        st.metric("Worst-case posterior belief", f"{b.lower:.1%} – {b.upper:.1%}", help="from the prior above")
+        st.markdown(f"Someone who believed with **{prior:.0%}** that a person is in the data (or has a trait) can, "
+                    f"after seeing an ε = {eps:.4g} release, believe at most **{b.upper:.1%}** and at least "
+                    f"**{b.lower:.1%}**.")
+        if has_delta:
+            st.warning(f"With δ = {delta:.0e} > 0 there is no uniform posterior bound: with probability up to δ "
+                       "the release can reveal more. The range above holds outside that event.")
+        tgt = st.number_input("Inverse helper: largest posterior I accept (%)", min_value=1.0, max_value=99.0,
+                              value=min(99.0, max(prior * 100 + 10, 1.0)), key="eps_r_post", **bind()) / 100
+        if tgt > prior:
+            st.info(f"To keep the posterior ≤ {tgt:.0%} from a {prior:.0%} prior, use ε ≤ "
+                    f"{risk.max_epsilon_for_posterior(prior, posterior=tgt):.4g}.")
+        else:
+            st.info("Choose a posterior above the prior.")
+    table = risk.posterior_table(epsilon=eps)
+    st.dataframe(table.style.format("{:.2%}"), hide_index=True, width="stretch")
+    fpr = np.linspace(0, 1, 401)
+    curves = {f"(ε, δ) = ({eps:.3g}, {delta:.0e})": risk.tradeoff_fnr(fpr, epsilon=eps, delta=delta)}
+    if shape == "gaussian":
+        curves[f"Gaussian μ = {mu:.3g}"] = risk.tradeoff_gaussian(fpr, mu=mu)
+    if shape == "laplace":
+        curves[f"Laplace ε = {eps:.3g}"] = risk.tradeoff_laplace(fpr, epsilon=eps)
+    if use_pld:
+        try:
+            ms, _ = comp_mechanisms()
+            prof = cached_pld_profile(tuple(ms))
+            if len(prof):
+                curves = {"Composition tab (PLD profile)": risk.tradeoff_from_profile(
+                    fpr, epsilons=prof["epsilon"].to_numpy(), deltas=prof["delta"].to_numpy()), **curves}
+        except ValueError as e:
+            st.warning(f"The Composition tab's list cannot be used: {e}")
+    show_figure(ef.make_tradeoff_figure(fpr, curves), key="eps_r_fig_trade", filename="tradeoff.html",
+                caption="Any membership test's (false-positive, false-negative) pair must lie above the curve. "
+                        "The dashed diagonal is guessing (Kairouz–Oh–Viswanath 2015; Dong–Roth–Su 2022).")
+    eg = np.geomspace(1e-3, 20, 200)
+    adv = {"any (ε, δ) mechanism": np.array([risk.advantage_bound(epsilon=float(e), delta=delta) for e in eg]),
+           "Laplace": np.array([risk.laplace_advantage(epsilon=float(e)) for e in eg])}
+    show_figure(ef.make_advantage_figure(eg, adv, current=eps), key="eps_r_fig_adv", filename="advantage.html",
+                caption=f"Largest TPR − FPR of any membership attack; at ε = {eps:.3g}: "
+                        f"{risk.advantage_bound(epsilon=eps, delta=delta):.3g}.")
+    exports("eps_r", table=table, params=dict(epsilon=eps, delta=delta, prior=prior, shape=shape, mu=mu), name="risk")
+
+
+# =========================================================================== Tab 6
+@st.fragment
+def tab_widths() -> None:
+    st.subheader("DP vs data splitting for k adaptive queries")
+    st.markdown("Splitting answers each query on a fresh chunk. DP answers every query on all the data, with noise, "
+                "and stays valid when queries depend on earlier answers (Ch. 3: Thms 3.2.2, 3.3.1 with the App. A.2 "
+                "constants, 3.4.1; §3.5). τ is the error that holds for all k answers at once with probability 1 − β.")
+    c1, c2, c3 = st.columns(3)
+    n = c1.number_input("n (records)", min_value=100, max_value=10**7, value=6400, step=100, key="eps_w_n", **bind())
+    beta = c2.number_input("β (failure probability)", min_value=1e-6, max_value=0.5, value=0.05, format="%.4g",
+                           key="eps_w_beta", **bind())
+    noise = c3.radio("DP noise", ["gaussian", "laplace"], key="eps_w_noise", horizontal=True, **bind())
+    widths = cached_widths(int(n), float(beta), noise)
+    ann = None
+    if noise == "gaussian":
+        rz = widths[widths.method == "rz_monitor"].set_index("k")["tau"]
+        sb = widths[widths.method == "split_binomial"].set_index("k")["tau"]
+        both = rz.index.intersection(sb.index)
+        better = [k for k in both if rz[k] < sb[k]]
+        ann = int(min(better)) if better else None
+    show_figure(ef.make_width_figure(widths, annotate_k=ann), key="eps_w_fig", filename="dp_vs_splitting.html",
+                caption="Lower is better. × marks widths capped at 0.5 (no useful answer).")
+    if noise == "gaussian":
+        st.markdown(f"RZ + monitor beats binomial splitting from **k = {ann}**." if ann else
+                    "At this n, RZ + monitor never beats binomial splitting for k ≤ 10,000: DP needs more data.")
+    st.dataframe(widths.style.format({"tau": "{:.4g}", "parameter": "{:.4g}", "noise_std": "{:.4g}"}),
+                 hide_index=True, width="stretch")
+    exports("eps_w", table=widths, params=dict(n=n, beta=beta, noise=noise), name="dp_vs_splitting")
+
+
+# =========================================================================== Tab 7
+def _preset_table3() -> None:
+    st.session_state.update(eps_t_test="gof", eps_t_d=100, eps_t_p0mode="uniform", eps_t_priv="rho",
+                            eps_t_rho=0.00125, eps_t_n=1000.0)
+
+
+def _preset_power() -> None:
+    st.session_state.update(eps_t_test="gof", eps_t_d=4, eps_t_p0mode="entered", eps_t_p0="0.5, 1/6, 1/6, 1/6",
+                            eps_t_shift="0.01, -0.01/3, -0.01/3, -0.01/3", eps_t_priv="rho", eps_t_rho=0.00125)
+
+
+def _parse_vec(text: str, d: int, name: str) -> np.ndarray:
+    """Comma-separated numbers; a/b fractions allowed (no eval)."""
+    parts = [p.strip() for p in str(text).replace(";", ",").split(",") if p.strip()]
+    vals = []
+    for p in parts:
+        try:
+            num, _, den = p.partition("/")
+            vals.append(float(num) / float(den) if den else float(num))
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"{name}: cannot read {p!r}; write numbers (fractions like 1/6 are fine) separated "
+                             "by commas") from None
+    arr = np.array(vals)
+    if len(arr) != d or not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name}: expected {d} numbers separated by commas, got {len(parts)}")
+    return arr
+
+
+@st.fragment
+def tab_tests() -> None:
+    st.subheader("Private chi-square tests")
+    st.markdown("Adding noise to counts breaks the classical χ² test: it rejects true hypotheses far too often. "
+                "The private tests account for the noise (Ch. 6–7: AsymptGOF Thm 6.1.7, projected statistic Thm 7.2.6, "
+                "Monte Carlo Alg. 8; independence Lemma 6.2.3 and Alg. 15).")
+    b1, b2 = st.columns(2)
+    b1.button("Thesis Table 3 setting (d = 100, uniform, ρ = 0.00125)", key="eps_t_pre3", on_click=_preset_table3)
+    b2.button("Thesis power setting (d = 4)", key="eps_t_prep", on_click=_preset_power)
+    c1, c2 = st.columns([1, 3])
+    test = c1.radio("Test", ["gof", "independence"], key="eps_t_test", horizontal=True, **bind(),
+                    format_func={"gof": "Goodness of fit", "independence": "Independence (2 × 2)"}.get)
+    d = c1.slider("Categories d", 2, 200, 4, key="eps_t_d", **bind()) if test == "gof" else 4
+    p0mode = c1.radio("Null p⁰", ["uniform", "entered"], key="eps_t_p0mode", horizontal=True, **bind()) if test == "gof" else "uniform"
+    p0_text = c1.text_input("p⁰ (comma separated)", value="0.5, 1/6, 1/6, 1/6", key="eps_t_p0", **bind()) if p0mode == "entered" else ""
+    shift_text = c1.text_input("Shift Δ (sums to 0; blank = 0.01·(1, −1/(d−1), …))", value="", key="eps_t_shift", **bind())
+    n = log_slider("n (records)", key="eps_t_n", min_value=100.0, max_value=1e7, value=10_000.0, steps_per_decade=10, container=c1)
+    priv = c1.radio("Privacy", ["rho", "eps"], key="eps_t_priv", horizontal=True, **bind(),
+                    format_func={"rho": "ρ (Gaussian noise)", "eps": "ε (Laplace noise, Lap(2/ε))"}.get)
+    if priv == "rho":
+        rho = log_slider("ρ", key="eps_t_rho", min_value=1e-6, max_value=10.0, value=0.00125, container=c1)
+        c1.caption(f"≈ ε = {acc.zcdp_to_dp(rho, 1e-6):.4g} at δ = 1e-6")
+        eps = None
+        rho_eff = rho
+    else:
+        eps = log_slider("ε", key="eps_t_eps", value=1.0, container=c1)
+        rho = None
+        rho_eff = eps * eps / 8  # Lap(2/ε) has variance 8/ε² = 1/ρ
+    alpha = c1.number_input("α (significance)", min_value=0.001, max_value=0.5, value=0.05, format="%.3g",
+                            key="eps_t_alpha", **bind())
+    try:
+        if test == "gof":
+            p0 = np.full(d, 1 / d) if p0mode == "uniform" else _parse_vec(p0_text, d, "p⁰")
+            shift = (0.01 * np.array([1.0] + [-1.0 / (d - 1)] * (d - 1)) if not shift_text.strip()
+                     else _parse_vec(shift_text, d, "shift Δ"))
+            cv, ns, sizes, pw_n, rhos, pw_r = cached_gof_live(tuple(p0), tuple(shift), float(n), float(rho_eff), float(alpha))
+        else:
+            p0 = np.outer([2 / 3, 1 / 3], [0.5, 0.5]).ravel()
+            shift = 0.01 * np.array([1.0, 0.0, -1.0, 0.0]) if not shift_text.strip() else _parse_vec(shift_text, 4, "shift Δ")
+            cv = None
+    except ValueError as e:
+        c1.error(str(e))
+        return
+    with c2:
+        if test == "gof":
+            st.markdown("**Critical values** (reject when the statistic exceeds them)")
+            cvt = pd.DataFrame({"test": ["classical χ²_{d−1} (invalid on noisy counts)", "AsymptGOF (weighted χ², Thm 6.1.7)",
+                                         "projected 𝒬 (χ²_{d−1}, Thm 7.2.6)", "nonprojected Q (χ²_d, Thm 7.2.3)"],
+                                "critical value": [cv.classical, cv.asympt_gof, cv.projected, cv.nonprojected]})
+            st.dataframe(cvt.style.format({"critical value": "{:.4g}"}), hide_index=True, width="stretch")
+            if priv == "eps":
+                st.caption("With Laplace noise the projected test uses a Monte Carlo critical value (Alg. 16); the "
+                           "values above use ρ = ε²/8 (equal variance) as a guide.")
+            show_figure(ef.make_size_figure(ns, sizes, alpha=alpha), key="eps_t_fig_size", filename="naive_size.html",
+                        caption="If this curve is above the dashed line, the classical test on noisy counts "
+                                "rejects true hypotheses more often than the α you asked for.")
+            show_figure(ef.make_power_figure(ns, {"projected": pw_n["projected"], "nonprojected": pw_n["nonprojected"],
+                                                  "non-private": pw_n["classical_nonprivate"]}, xlabel="n", alpha=alpha),
+                        key="eps_t_fig_pn", filename="power_vs_n.html", caption="Chance of detecting the shift Δ.")
+            show_figure(ef.make_power_figure(rhos, {"projected": pw_r["projected"], "nonprojected": pw_r["nonprojected"],
+                                                    "non-private": pw_r["classical_nonprivate"]}, xlabel="ρ", alpha=alpha),
+                        key="eps_t_fig_pr", filename="power_vs_rho.html",
+                        caption="More privacy (smaller ρ) costs power; the non-private line is the ceiling.")
+            table = cvt
+        else:
+            from scipy import stats as _st
+            w = pt.indep_null_weights([2 / 3, 1 / 3], [0.5, 0.5], n=n, rho=rho_eff)
+            table = pd.DataFrame({"test": ["classical / projected χ²₁", "AsymptIndep (weighted χ²)"],
+                                  "critical value": [float(_st.chi2.isf(alpha, 1)), pt.weighted_chisq_quantile(w, alpha=alpha)]})
+            st.markdown("2 × 2 table with π⁽¹⁾ = (2/3, 1/3), π⁽²⁾ = (1/2, 1/2), the thesis's independence setting.")
+            st.dataframe(table.style.format({"critical value": "{:.4g}"}), hide_index=True, width="stretch")
+    st.markdown("**Simulation** (Monte Carlo, behind a button): empirical size (data drawn from p⁰) and power "
+                "(from p⁰ + Δ) at n/10, n and 10n.")
+    s1, s2, s3 = st.columns(3)
+    trials = s1.number_input("Trials", min_value=50, max_value=100_000, value=1000 if test == "gof" else 200, step=50,
+                             key="eps_t_trials", **bind())
+    seed = seed_input(key="eps_t_seed", container=s2)
+    run = s3.button("Simulate", key="eps_t_sim", type="primary")
+    sim_key = (test, tuple(p0), tuple(shift), int(n), alpha, "gaussian" if priv == "rho" else "laplace", rho, eps,
+               int(trials), seed)
+    if run:
+        st.session_state["eps_t_last_sim"] = sim_key
+    if st.session_state.get("eps_t_last_sim") == sim_key:
+        ns_grid = tuple(sorted({max(100, int(n) // 10), int(n), min(10**7, int(n) * 10)}))
+        with st.status("Running the simulation…", expanded=False) as status:
+            bar = st.progress(0.0, text="Simulating…")
+            res = cached_simulation(test, tuple(p0), tuple(shift), ns_grid, alpha,
+                                    "gaussian" if priv == "rho" else "laplace", rho, eps, int(trials), seed, _bar=bar)
+            bar.empty()
+            status.update(label="Simulation done", state="complete")
+        st.caption(f"Seed {seed}; {int(trials)} trials per cell; m = 59 Monte Carlo draws (rank "
+                   f"{pt.mc_rank(59, alpha) if 59 > 1 / alpha else 'n/a'}). ± is one standard error.")
+        st.dataframe(res.style.format({"rate": "{:.3f}", "std_error": "{:.3f}"}), hide_index=True, width="stretch")
+        download_csv(res, filename="private_tests_simulation.csv", key="eps_t_sim_csv")
+    exports("eps_t", table=table, params=dict(test=test, d=d, p0=list(map(float, p0)), shift=list(map(float, shift)),
+                                              n=n, privacy=priv, rho=rho, epsilon=eps, alpha=alpha), name="private_tests")
+
+
+# =========================================================================== Tab 8
+@st.fragment
+def tab_maxinfo() -> None:
+    st.subheader("Max-information: honest p-values after data-dependent choices")
+    if importlib.util.find_spec("engine.maxinfo") is None:
+        st.info("The max-information engine (engine/maxinfo.py) is not installed yet.")
+        return
+    from engine import maxinfo as mi
+    st.markdown("If an analysis chooses which hypothesis to test by looking at the data, its p-values are too "
+                "optimistic. A DP (or short-description) selection step leaks little information, so a corrected "
+                "threshold γ < α keeps the error rate at α (Thms 1.4.4, 1.5.1, 1.5.2; Cor. 4.6.3; Thm 4.6.4).")
+    c1, c2 = st.columns([1, 3])
+    alpha = c1.number_input("α", min_value=0.001, max_value=0.5, value=0.05, format="%.3g", key="eps_m_alpha", **bind())
+    eps = log_slider("ε of the selection step", key="eps_m_eps", value=0.01, min_value=1e-4, max_value=5.0, container=c1)
+    n = c1.number_input("n (records)", min_value=1, max_value=10**9, value=10_000, step=1, key="eps_m_n", **bind())
+    optimise = c1.checkbox("Optimise β", value=True, key="eps_m_opt", **bind())
+    beta = None if optimise else c1.number_input("β", min_value=1e-12, max_value=0.5, value=0.01, format="%.3g",
+                                                 key="eps_m_beta", **bind())
+    try:
+        if optimise:
+            corr = mi.pvalue_correction_pure_dp(alpha, epsilon=eps, n=n)
+            gamma, beta_star, bits = corr.gamma, corr.beta_star, corr.m_bits
+        else:
+            bits = mi.maxinfo_pure_dp(epsilon=eps, n=n, beta=beta).product_bits
+            gamma, beta_star = mi.pvalue_correction(alpha, beta=beta, m_bits=bits), beta
+        bound = mi.maxinfo_pure_dp(epsilon=eps, n=n, beta=beta_star if beta_star else alpha / 2)
+    except ValueError as e:
+        c2.error(str(e))
+        return
+    with c2:
+        m = st.columns(4)
+        m[0].metric("Max-information (general)", f"{fmt(bound.general_bits)} bits")
+        m[1].metric("Max-information (product data)", f"{fmt(bound.product_bits)} bits")
+        m[2].metric("Corrected threshold γ(α)", fmt(gamma))
+        m[3].metric("β*", fmt(beta_star))
+        st.markdown(f"Reject only when **p ≤ {fmt(gamma)}** (instead of p ≤ {alpha:g}) to keep the error rate at α.")
+        st.warning("Thm 4.4.1: for approximate DP these bounds need product (i.i.d.) data, and the DP selection must "
+                   "come first; Thm 4.2.1 is asymptotic and its constants are not usable for numbers.")
+        t = np.geomspace(1e-3, 10, 300)
+        g_mi = np.array([mi.pvalue_correction_mutual_info(alpha, t_bits=float(x)) for x in t])
+        g_rz = np.array([mi.pvalue_correction_russo_zou(alpha, t_bits=float(x)) for x in t])
+        diff = np.sign(g_mi - g_rz)
+        idx = np.nonzero(np.diff(diff) != 0)[0]
+        cross = float(t[idx[0]]) if len(idx) else None
+        show_figure(ef.make_gamma_figure(t, g_mi, g_rz, crossover=cross), key="eps_m_fig", filename="gamma_vs_t.html",
+                    caption="Two corrections for a selection that leaks t bits of mutual information: use the higher.")
+        gt = st.number_input("Target γ (inverse: largest ε)", min_value=1e-9, max_value=float(alpha), value=float(alpha) / 5,
+                             format="%.3g", key="eps_m_gamma", **bind())
+        try:
+            st.info(f"Largest ε whose corrected threshold is ≥ {gt:.3g}: **{fmt(mi.max_epsilon_for_correction(alpha, gamma=gt, n=n))}**")
+        except ValueError as e:
+            st.error(str(e))
+        rs = st.number_input("Description length: number of possible outcomes |Y|", min_value=2.0, value=float(2**20),
+                             format="%.6g", key="eps_m_range", **bind())
+        st.caption(f"log₂(|Y|/β) = **{fmt(mi.maxinfo_description_length(rs, beta=0.05))} bits** at β = 0.05 (Thm 1.5.1).")
+    st.markdown("#### Demographic coherence: largest ε certified")
+    d1, d2, d3 = st.columns(3)
+    cn = d1.number_input("n", min_value=2.0, value=27254.0, key="eps_m_cn", **bind())
+    ca = d1.number_input("α (coherence)", min_value=0.01, max_value=2.0, value=1.0, key="eps_m_ca", **bind())
+    cb = d2.number_input("β", min_value=1e-12, max_value=1.0, value=0.05, format="%.3g", key="eps_m_cb", **bind())
+    cg = d2.number_input("groups |𝒞|", min_value=1, value=2, step=1, key="eps_m_cg", **bind())
+    cgam = d3.number_input("size constraint γ", min_value=1.0, value=1521.0, key="eps_m_cgam", **bind())
+    ck = d3.radio("kind", ["pure", "approx"], key="eps_m_ck", horizontal=True, **bind())
+    try:
+        em = mi.eps_max(cn, ca, cb, int(cg), cgam, kind=ck)
+        st.metric("ε_max", fmt(em), help="NaN = no ε > 0 certifies this γ")
+    except ValueError as e:
+        st.error(str(e))
+        em = math.nan
+    st.markdown("The full analysis is on the [Coherence explorer](coherence_explorer) page.")
+    exports("eps_m", table=pd.DataFrame({"t_bits": t, "gamma_MI": g_mi, "gamma_RZ": g_rz}),
+            params=dict(alpha=alpha, epsilon=eps, n=n, optimise=optimise, beta=beta, gamma=gamma, eps_max=em),
+            name="maxinfo")
+
+
+# =========================================================================== layout
+with tabs[0]:
+    tab_noise()
+with tabs[1]:
+    tab_composition()
+with tabs[2]:
+    tab_budget()
+with tabs[3]:
+    tab_adaptive()
+with tabs[4]:
+    tab_risk()
+with tabs[5]:
+    tab_widths()
+with tabs[6]:
+    tab_tests()
+with tabs[7]:
+    tab_maxinfo()
+with tabs[8]:
+    st.subheader("Public information (ε-DP relative to Z)")
+    if importlib.util.find_spec("ui.ppd_views") is None:
+        st.info("coming soon")
+    else:
+        from ui.ppd_views import render_public_information_tab
+        render_public_information_tab()

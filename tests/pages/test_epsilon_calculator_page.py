@@ -1,0 +1,169 @@
+"""AppTest for pages/epsilon_calculator.py: every tab renders, each control group changes its output."""
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "epsilon_calculator.py")
+
+
+def fresh(**params) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def metric(at, label_start: str) -> str:
+    for m in at.metric:
+        if m.label.startswith(label_start):
+            return m.value
+    raise AssertionError(f"no metric {label_start!r}: {[m.label for m in at.metric]}")
+
+
+def frames(at):
+    return [d.value for d in at.dataframe]
+
+
+def table_with(at, column: str):
+    found = [f for f in frames(at) if column in f.columns]
+    assert found, f"no table with column {column!r}"
+    return found[0]
+
+
+@pytest.fixture(scope="module")
+def at():
+    return fresh()
+
+
+def test_defaults_render(at):
+    assert len(at.tabs) == 9
+    assert metric(at, "± half-width") == "2.996"  # Laplace, ε = 1, 95%: ln(20)
+    assert len(at.get("plotly_chart")) >= 12
+    assert not at.error
+    labels = [b.label for b in at.get("download_button")]
+    assert any("CSV" in x for x in labels) and any("JSON" in x for x in labels) and any("HTML" in x for x in labels)
+
+
+def test_tab1_controls_change_output(at):
+    at.select_slider(key="eps_epsilon").set_value(0.5).run()
+    assert not at.exception
+    assert metric(at, "± half-width") == "5.991"
+    at.selectbox(key="eps_n1_mech").set_value("gaussian").run()
+    assert metric(at, "Noise std") != "2"
+    at.radio(key="eps_n1_fix").set_value("accuracy").run()
+    at.number_input(key="eps_n1_hw").set_value(10.0).run()
+    assert metric(at, "± half-width") == "10"
+    at.selectbox(key="eps_n1_query").set_value("mean").run()
+    at.radio(key="eps_n1_neigh").set_value("add_remove").run()
+    assert "release sum and count" in at.error[0].value
+
+
+def test_tab2_composition_changes():
+    at = fresh()
+    t0 = table_with(at, "rule").copy()
+    at.select_slider(key="eps_comp_eps").set_value(0.2).run()
+    t1 = table_with(at, "rule")
+    assert not at.exception
+    assert t1["epsilon"].iloc[0] == pytest.approx(2 * t0["epsilon"].iloc[0])  # basic: k·ε₀
+    at.radio(key="eps_comp_mode").set_value("list").run()
+    assert not at.exception
+    t2 = table_with(at, "rule").set_index("rule")
+    assert t2.loc["basic", "epsilon"] == pytest.approx(15.50196, rel=1e-6)
+
+
+def test_tab2_bad_list_from_link():
+    bad = json.dumps({"cols": ["kind", "epsilon", "delta", "multiplier", "sigma", "scale", "sensitivity", "rho", "count"],
+                      "rows": [["gaussian", None, 0, None, None, None, 1, None, 3]]})
+    at = fresh(eps_comp_mode="A list", eps_comp_rows=bad)
+    assert any("row 1" in e.value and "multiplier" in e.value for e in at.error)
+
+
+def test_tab3_budget_and_deep_link():
+    rows = {"cols": ["name", "query", "mechanism", "L", "U", "n", "cells", "target ±", "confidence", "hold ±",
+                     "hold share", "weight"],
+            "rows": [["visits", "count", "laplace", 0, 1, None, 1, 20.0, 0.95, None, None, 1.0]]}
+    at = fresh(eps_b_rows=json.dumps(rows))
+    md = " ".join(m.value for m in at.markdown)
+    assert "Total ε = 0.1498" in md  # ln(20)/20
+    at.radio(key="eps_b_mode").set_value("budget_first").run()
+    assert not at.exception
+    md2 = " ".join(m.value for m in at.markdown)
+    assert "Total ε = 1" in md2 or "Total ε = 0.9999" in md2
+    at.selectbox(key="eps_b_rule").set_value("zcdp").run()
+    assert not at.exception
+    assert "ρ =" in " ".join(m.value for m in at.markdown)
+
+
+def test_tab3_infeasible_hold_message():
+    rows = {"cols": ["name", "query", "mechanism", "L", "U", "n", "cells", "target ±", "confidence", "hold ±",
+                     "hold share", "weight"],
+            "rows": [["a", "count", "laplace", 0, 1, None, 1, 50.0, 0.95, 0.5, None, 1.0],
+                     ["b", "count", "laplace", 0, 1, None, 1, 50.0, 0.95, None, None, 1.0]]}
+    at = fresh(eps_b_rows=json.dumps(rows), eps_b_mode="Budget first")
+    assert any("held statistics use" in e.value for e in at.error)
+
+
+def test_tab4_adaptive_changes():
+    at = fresh()
+    md = " ".join(m.value for m in at.markdown)
+    assert "filter answers **100**" in md  # 0.01 × 100 = ε_g = 1
+    at.select_slider(key="eps_a_epsg").set_value(2.0).run()
+    assert "filter answers **200**" in " ".join(m.value for m in at.markdown)
+    at.selectbox(key="eps_a_seq").set_value("pasted").run()
+    at.text_area(key="eps_a_paste").set_value("0.1, oops").run()
+    assert any("pasted list" in e.value for e in at.error)
+
+
+def test_tab5_risk_changes():
+    at = fresh()
+    before = metric(at, "Worst-case posterior")
+    at.slider(key="eps_r_prior").set_value(50).run()
+    assert metric(at, "Worst-case posterior") != before
+    at.checkbox(key="eps_r_hasdelta").check().run()
+    assert any("no uniform posterior bound" in w.value for w in at.warning)
+    at.radio(key="eps_r_shape").set_value("laplace").run()
+    assert not at.exception
+
+
+def test_tab6_and_tab7_and_tab8_change():
+    at = fresh()
+    n_frames = len(at.dataframe)
+    w0 = table_with(at, "tau").copy()
+    at.number_input(key="eps_w_n").set_value(100_000).run()
+    w1 = table_with(at, "tau")
+    assert not w0.equals(w1)
+    cv0 = table_with(at, "critical value").copy()
+    at.slider(key="eps_t_d").set_value(10).run()
+    cv1 = table_with(at, "critical value")
+    assert not cv0.equals(cv1)
+    g0 = metric(at, "Corrected threshold")
+    at.select_slider(key="eps_m_eps").set_value(0.001).run()
+    assert metric(at, "Corrected threshold") != g0
+    assert len(at.dataframe) >= n_frames - 1
+
+
+def test_tab7_simulate_renders_table():
+    at = fresh(eps_t_trials="50")
+    at.button(key="eps_t_sim").click().run()
+    assert not at.exception
+    sims = [f for f in frames(at) if "std_error" in f.columns]
+    assert sims and set(sims[0]["quantity"]) == {"size", "power"}
+    assert any("Seed 0" in c.value for c in at.caption)
+
+
+def test_tab7_bad_vector_message():
+    at = fresh(eps_t_p0mode="entered", eps_t_p0="0.5, abc, 0.25, 0.25")
+    assert any("cannot read" in e.value for e in at.error)
+
+
+def test_reset_to_defaults():
+    at = fresh(eps_epsilon="0.5")
+    assert metric(at, "± half-width") == "5.991"
+    at.button(key="eps_reset").click().run()
+    assert metric(at, "± half-width") == "2.996"

@@ -43,7 +43,8 @@ def params_json(params: dict) -> bytes:
 
 
 def download_csv(df: pd.DataFrame, *, filename: str, key: str, label: str = "Download table (CSV)") -> None:
-    st.download_button(label, csv_bytes(df), file_name=filename, mime="text/csv", key=key, on_click="ignore")
+    st.download_button(label, lambda: csv_bytes(df), file_name=filename, mime="text/csv", key=key,
+                       on_click="ignore")
 
 
 def download_figure_html(fig: go.Figure, *, filename: str, key: str,
@@ -54,5 +55,5 @@ def download_figure_html(fig: go.Figure, *, filename: str, key: str,
 
 
 def download_json(params: dict, *, filename: str, key: str, label: str = "Download parameters (JSON)") -> None:
-    st.download_button(label, params_json(params), file_name=filename, mime="application/json", key=key,
+    st.download_button(label, lambda: params_json(params), file_name=filename, mime="application/json", key=key,
                        on_click="ignore")

@@ -94,10 +94,13 @@ def _sf_imhof(x: float, w: np.ndarray, err: float = 1e-7) -> float:
     # the tail probability is scale-free: normalising by the largest weight keeps the oscillation tame
     scale = float(w.max())
     w, x = w / scale, x / scale
-    k = 0.5 * w.size
-    # Imhof's bound: truncation error ≤ 1/(π k U^k Π λⱼ^{1/2})
-    logU = -(math.log(err * math.pi * k) + 0.5 * np.sum(np.log(w))) / k
-    U = math.exp(logU)
+    # Imhof's bound: truncation error ≤ 1/(π k U^k Π λⱼ^{1/2}). Since every factor (1 + λ²u²)^{1/4} ≥ 1, the
+    # bound also holds with only the m largest weights (k = m/2); the best m keeps U small when some λ are tiny.
+    ws = np.sort(w)[::-1]
+    m = np.arange(1, ws.size + 1)
+    km = 0.5 * m
+    logUs = -(np.log(err * math.pi * km) + 0.5 * np.cumsum(np.log(ws))) / km
+    U = float(math.exp(np.min(logUs)))
 
     def integrand(u):
         if u == 0.0:
@@ -106,11 +109,16 @@ def _sf_imhof(x: float, w: np.ndarray, err: float = 1e-7) -> float:
         logrho = 0.25 * np.sum(np.log1p((w * u) ** 2))
         return math.sin(theta) / (u * math.exp(logrho))
 
-    # geometric sub-intervals (ratio 1.5) keep quad accurate on the oscillating tail
-    u0 = min(U, 0.5)
+    omega = 0.5 * x
+    # Far out θ(u) = g(u) − ωu with g = ½Σ arctan(λu) slowly varying, so sin θ = sin g·cos ωu − cos g·sin ωu:
+    # beyond A the two pieces go to QUADPACK's Fourier integrator (QAWF) instead of chasing the oscillation.
+    fourier = omega * U > 60.0
+    A = min(U, max(1.0, 12.0 * math.pi / omega)) if fourier else U
+    # geometric sub-intervals (ratio 1.5) keep quad accurate on [0, A]
+    u0 = min(A, 0.5)
     edges = [0.0, u0]
-    while edges[-1] < U:
-        edges.append(min(U, edges[-1] * 1.5))
+    while edges[-1] < A:
+        edges.append(min(A, edges[-1] * 1.5))
     # P(Q > x) ≤ P(λ_max χ²_r > x): far in the tail the oscillating integral cannot resolve the tiny value
     upper = float(stats.chi2.sf(x, w.size))
     total = 0.0
@@ -119,6 +127,13 @@ def _sf_imhof(x: float, w: np.ndarray, err: float = 1e-7) -> float:
         for lo, hi in zip(edges[:-1], edges[1:]):
             v, _ = integrate.quad(integrand, lo, hi, epsabs=1e-12, epsrel=1e-10, limit=200)
             total += v
+        if fourier:
+            def amp(u, trig):
+                g = 0.5 * np.sum(np.arctan(w * u))
+                return trig(g) / (u * math.exp(0.25 * np.sum(np.log1p((w * u) ** 2))))
+            c, _ = integrate.quad(amp, A, np.inf, args=(math.sin,), weight="cos", wvar=omega, epsabs=1e-12, limlst=100)
+            s_, _ = integrate.quad(amp, A, np.inf, args=(math.cos,), weight="sin", wvar=omega, epsabs=1e-12, limlst=100)
+            total += c - s_
     return float(min(upper, max(0.0, 0.5 + total / math.pi)))
 
 

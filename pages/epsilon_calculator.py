@@ -204,18 +204,40 @@ def cached_pld_profile(mechs: tuple) -> pd.DataFrame:
     return pd.DataFrame({"delta": deltas, "epsilon": eps}).dropna()
 
 
+POWER_TESTS = ("projected", "nonprojected", "classical_nonprivate")
+
+
 @st.cache_data(**CACHE)
-def cached_gof_live(p0: tuple, shift: tuple, n: float, rho: float, alpha: float):
-    p = np.array(p0)
-    cv = pt.gof_critical_values(p, n=n, rho=rho, alpha=alpha)
+def cached_gof_cv(p0: tuple, n: float, rho: float, alpha: float):
+    return pt.gof_critical_values(np.array(p0), n=n, rho=rho, alpha=alpha)
+
+
+@st.cache_data(**CACHE)
+def cached_naive_size(p0: tuple, rho: float, alpha: float):
+    # split from the other curves so moving n (or the shift) does not recompute these weighted-χ² tails
     ns = np.geomspace(1e2, 1e7, 26)
-    sizes = np.array([pt.naive_type_one_error(p, n=float(x), rho=rho, alpha=alpha) for x in ns])
-    tests = ("projected", "nonprojected", "classical_nonprivate")
-    pw_n = {t: np.array([pt.asymptotic_power(p, np.array(shift), n=float(x), rho=rho, alpha=alpha, test=t)
-                         for x in ns]) for t in tests}
+    return ns, np.array([pt.naive_type_one_error(np.array(p0), n=float(x), rho=rho, alpha=alpha) for x in ns])
+
+
+@st.cache_data(**CACHE)
+def cached_power_n(p0: tuple, shift: tuple, rho: float, alpha: float):
+    ns = np.geomspace(1e2, 1e7, 26)
+    return ns, {t: np.array([pt.asymptotic_power(np.array(p0), np.array(shift), n=float(x), rho=rho, alpha=alpha, test=t)
+                             for x in ns]) for t in POWER_TESTS}
+
+
+@st.cache_data(**CACHE)
+def cached_power_rho(p0: tuple, shift: tuple, n: float, alpha: float):
     rhos = np.geomspace(1e-5, 10, 26)
-    pw_r = {t: np.array([pt.asymptotic_power(p, np.array(shift), n=n, rho=float(r), alpha=alpha, test=t)
-                         for r in rhos]) for t in tests}
+    return rhos, {t: np.array([pt.asymptotic_power(np.array(p0), np.array(shift), n=n, rho=float(r), alpha=alpha, test=t)
+                               for r in rhos]) for t in POWER_TESTS}
+
+
+def cached_gof_live(p0: tuple, shift: tuple, n: float, rho: float, alpha: float):
+    cv = cached_gof_cv(p0, n, rho, alpha)
+    ns, sizes = cached_naive_size(p0, rho, alpha)
+    _, pw_n = cached_power_n(p0, shift, rho, alpha)
+    rhos, pw_r = cached_power_rho(p0, shift, n, alpha)
     return cv, ns, sizes, pw_n, rhos, pw_r
 
 

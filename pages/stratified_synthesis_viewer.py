@@ -286,9 +286,9 @@ if source == "Upload":
             else:
                 cols = list(upload_frame.columns)
                 groups = st.multiselect("Group columns (1–2)", cols, default=cols[:1], max_selections=2,
-                                        key="sv_up_groups")
+                                        key="sv_up_groups", bind="query-params")
                 binary = [c for c in cols if upload_frame[c].dropna().nunique() == 2]
-                label = st.selectbox("Binary label (optional)", ["(none)"] + binary, key="sv_up_label")
+                label = st.selectbox("Binary label (optional)", ["(none)"] + binary, key="sv_up_label", bind="query-params")
                 if not groups:
                     st.error("Pick at least one group column: the strata are the combinations of its values.")
                 else:
@@ -355,10 +355,10 @@ def mean_inputs():
     if not num_cols:
         st.error("Mean estimation needs a numeric column; this file has none.")
         st.stop()
-    col = st.selectbox("Numeric column", num_cols, key="sv_up_value")
+    col = st.selectbox("Numeric column", num_cols, key="sv_up_value", bind="query-params")
     c1, c2 = st.columns(2)
-    center = c1.number_input("Public centre (not computed from the data)", value=0.0, key="sv_up_center")
-    scale = c2.number_input("Public scale", value=1.0, min_value=1e-9, key="sv_up_scale")
+    center = c1.number_input("Public centre (not computed from the data)", value=0.0, key="sv_up_center", bind="query-params")
+    scale = c2.number_input("Public scale", value=1.0, min_value=1e-9, key="sv_up_scale", bind="query-params")
     groups = list(upload_table.group_cols)
     key_frame = frame[groups].astype(str).agg(" × ".join, axis=1)
     cat = pd.Categorical(key_frame)
@@ -451,7 +451,7 @@ def render_mean() -> None:
     show(fig, key="sv_fig_pop", filename="population_error",
          caption="Box: the error of the population estimate over repetitions. Stratifying adds noise from every "
                  "group, so the population estimate is a little worse; with large groups the extra cost is small "
-                 "compared with the sampling error.")
+                 f"compared with the sampling error. Seed {seed}.")
     if analytic is not None:
         c = st.columns(4)
         c[0].metric("Privacy RMSE ratio (stratified / naive)", fmt(analytic.pop_strat_rmse / analytic.pop_naive_rmse))
@@ -473,7 +473,8 @@ def render_mean() -> None:
     if paper_grid:
         fig = F.make_epsilon_sweep_figure(df)
         show(fig, key="sv_fig_sweep", filename="epsilon_sweep",
-             caption="Naive group error stays at the bias whatever ε; stratified group error falls as ε grows.")
+             caption="Naive group error stays at the bias whatever ε; stratified group error falls as ε grows. "
+                     f"Seed {seed}.")
     else:
         st.caption("Turn on **Paper grid** in the sidebar to sweep ε over the paper's values (0.01 … 5).")
 
@@ -670,7 +671,8 @@ def render_synth() -> None:
         pv = mv.parity.per_cell.rename(index=lambda gg: _decode_group(gg, table))
         ps = ms.parity.per_cell.rename(index=lambda gg: _decode_group(gg, table))
         show(F.make_parity_heatmap(pv, ps), key="sv_fig_parity", filename="parity_heatmap",
-             caption="Each cell: how far the synthetic group's column mean is from the real one, relative to it.")
+             caption="Each cell: how far the synthetic group's column mean is from the real one, relative to it. "
+                     f"Seed {seed}.")
         if mv.parity.fallback_groups or ms.parity.fallback_groups:
             st.caption("Groups missing from a synthetic table were compared with the whole synthetic table: "
                        f"{', '.join(map(str, set(mv.parity.fallback_groups) | set(ms.parity.fallback_groups)))}.")
@@ -682,7 +684,8 @@ def render_synth() -> None:
             st.dataframe(stab, hide_index=True)
             download_csv(stab, filename="strata.csv", key="sv_dl_strata", label="Download strata table (CSV)")
         # Synthetic sample download (decoded labels), header lines record how it was made.
-        which = st.radio("Synthetic sample to download", ("stratified", "vanilla"), key="sv_dl_which", horizontal=True)
+        which = st.radio("Synthetic sample to download", ("stratified", "vanilla"), key="sv_dl_which", horizontal=True,
+                         bind="query-params")
         run = runs[which]
         header = (f"# synthetic data; synthesizer={synth}; variant={which}; epsilon={eps:g}; "
                   f"delta={run.delta:g}; seed={seed}\n").encode()
@@ -719,7 +722,7 @@ def render_synth() -> None:
         if skey in store:
             long = store[skey]
             show(F.make_synth_sweep_figure(long), key="sv_fig_synth_sweep", filename="synth_sweep", table=long,
-                 caption="Vanilla vs stratified at each ε of the paper's grid (one seeded run per point).")
+                 caption=f"Vanilla vs stratified at each ε of the paper's grid (one run per point, seed {seed}).")
     params = dict(mode="synthesis", source=source, table=table_key, synthesizer=synth, epsilon=eps,
                   delta=1e-9 if synth in ("mst", "aim") else 0.0, seed=seed, min_frac=min_frac, small_strata=small_s,
                   classifier=clf,

@@ -292,3 +292,15 @@ def test_per_mechanism_and_max_mechanisms():
     assert A.max_mechanisms("basic", epsilon_each=0.1, epsilon=1.0, delta=1e-6) in (9, 10)
     e0 = A.per_mechanism_epsilon("kov_optimal", epsilon=2.0, delta=1e-6, k=200)
     assert A.compose([A.laplace(e0, count=200)], delta=1e-6, rule="kov_optimal").epsilon <= 2.0 + 1e-9
+
+
+def test_composition_figure_envelope():
+    from engine import epsilon_figures as ef
+    curve = A.composition_curve([A.laplace(0.2, count=5)], delta=1e-6, ks=[1, 2, 5], rules=("basic", "advanced"))
+    env = ef.best_valid_envelope(curve).set_index("k")["epsilon"]
+    # at k = 1 advanced exceeds basic (the reason for the envelope): the envelope takes basic there
+    assert env[1] == pytest.approx(0.2)
+    assert env[5] == pytest.approx(min(1.0, A.compose([A.laplace(0.2, count=5)], delta=1e-6, rule="advanced").epsilon))
+    fig = ef.make_composition_figure(curve, log_axes=True)
+    assert [t.name for t in fig.data][-1] == "best valid"
+    assert fig.layout.xaxis.type == "log"

@@ -242,7 +242,6 @@ def test_x12_real_and_independent_accuracy(adult, adult_split):
         assert abs(a - maj) <= 0.005
 
 
-@pytest.mark.slow
 def test_x12_real_accuracy_all_columns():
     t = load_adult(columns="all")
     tr, te = Y.train_test_split_table(t)

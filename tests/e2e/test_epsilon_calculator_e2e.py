@@ -20,7 +20,8 @@ def test_move_epsilon_redraws_and_updates_url(page, app_url):
     open_page(page, f"{app_url}/epsilon_calculator")
     assert _metric(page, "± half-width") == "2.996"
     chart_before = _chart_state(page)
-    thumb = page.locator("[data-testid='stSlider'] [role='slider']").first
+    # Streamlit 1.67 sliders are react-aria: the focusable thumb is a visually hidden range input
+    thumb = page.locator("[data-testid='stSlider'] input[type='range']").first
     thumb.focus()
     thumb.press("ArrowRight")
     page.wait_for_function("() => location.search.includes('eps_epsilon=')")

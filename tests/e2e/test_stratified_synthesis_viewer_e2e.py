@@ -39,8 +39,11 @@ def test_alpha_slider_redraws_sizes_and_deep_link_restores(page, browser, app_ur
         assert shown("Number of groups k")[1] == "4"
         assert shown("Dirichlet α")[1] == "0.5"
         assert shown("Privacy budget ε")[1] == "0.2"
-        assert fresh.get_by_text("Per-group error at ε = 0.2").first.is_visible()
+        # Plotly draws after the script finishes: wait for the chart title rather than polling once.
+        fresh.get_by_text("Per-group error at ε = 0.2").first.wait_for(state="visible", timeout=20_000)
         # k = 4 groups → four bars in the group-size chart.
-        assert fresh.get_by_test_id("stPlotlyChart").first.locator("g.barlayer path").count() == 4
+        fresh.wait_for_function(
+            "() => document.querySelectorAll(\"[data-testid='stPlotlyChart'] g.barlayer\")[0]"
+            "?.querySelectorAll('path').length === 4", timeout=20_000)
     finally:
         fresh.context.close()

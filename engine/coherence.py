@@ -1054,6 +1054,7 @@ def single_column_experiment(
     h0: float = -1.0,
     h1: float = 1.0,
     beta: float = 0.05,
+    curator: Literal["column", "count"] = "column",
 ) -> SingleColumnResult:
     """Section 7 curator: one binary column released in the clear; exact W1 over random splits.
 
@@ -1062,9 +1063,15 @@ def single_column_experiment(
     half). ``bound`` is Theorem 9's ``4·sqrt(n·ln(|𝒞|/β))/|C ∩ X|`` as printed; ``exceed_fraction`` is
     the share of splits where W1 exceeds it (Theorem 9: at most β for all groups together).
 
+    ``curator="count"`` is Theorem 11's curator, which publishes only the number of ones in ``X_a``
+    (lens = every column). The demonstrated learner reacts to the report by swapping its two scores when
+    ``X_a`` holds more than half of the ones; ``|h1 − h0|`` is unchanged, so the W1 values equal the
+    column curator's, while the bound is Theorem 11's much weaker ``112·sqrt(n·ln(10n|𝒞|/β′))/|C ∩ X|``
+    (asymptotic: "sufficiently large n", spec E11).
+
     References
     ----------
-    seeds/000_f379639b976c7ffb.txt, §7 Theorem 9. Erratum: the proof's
+    seeds/000_f379639b976c7ffb.txt, §7 Theorems 9 and 11. Erratum: the proof's
     ``|h(1)−h(0)|·|N_a−N_b|/|C∩X|`` ignores the random half-group sizes; the exact formula is used
     and the final bound is shown as printed (spec E10).
     """
@@ -1081,6 +1088,8 @@ def single_column_experiment(
             raise ValueError(f"{name} must be in [-1, 1], got {v!r}")
     if not _is_number(beta) or not 0 < float(beta) <= 1:
         raise ValueError(f"beta must be in (0, 1], got {beta!r}")
+    if curator not in ("column", "count"):
+        raise ValueError(f"curator must be 'column' or 'count', got {curator!r}")
     names = tuple(groups)
     if not names:
         raise ValueError("groups is empty")
@@ -1110,9 +1119,14 @@ def single_column_experiment(
         ok = (sa > 0) & (sb > 0)
         with np.errstate(invalid="ignore", divide="ignore"):
             w[r, ok] = scale * np.abs(na[ok] / sa[ok] - nb[ok] / sb[ok])
-    bound = np.array(
-        [maxinfo.w1_bound_single_column(n, float(beta), G, s) if s > 0 else np.inf for s in sizes]
-    )
+    if curator == "column":
+        bound = np.array(
+            [maxinfo.w1_bound_single_column(n, float(beta), G, s) if s > 0 else np.inf for s in sizes]
+        )
+    else:
+        # Theorem 11: γ·α = 112·sqrt(n·ln(10n|𝒞|/β′)) members, i.e. W1 ≤ that / |C ∩ X|.
+        scale11 = maxinfo.gamma_count(n, 1.0, float(beta), G)
+        bound = np.array([scale11 / s if s > 0 else np.inf for s in sizes])
     exceed = np.array([np.mean(w[~np.isnan(w[:, j]), j] > bound[j]) if np.any(~np.isnan(w[:, j])) else np.nan
                        for j in range(G)])
     return SingleColumnResult(names, tuple(int(s) for s in sizes), w, bound, exceed)

@@ -262,7 +262,7 @@ def make_terms_figure(sc: mi.SizeConstraint) -> go.Figure:
 
 
 # ----------------------------------------------------------------------------- 8. Section 7
-def make_single_column_figure(res: co.SingleColumnResult) -> go.Figure:
+def make_single_column_figure(res: co.SingleColumnResult, *, title: str | None = None) -> go.Figure:
     """Plot 8: per-group W1 over random splits for the one-bit predictor, with Theorem 9's bound."""
     fig = go.Figure()
     for j, nm in enumerate(res.group_names):
@@ -274,6 +274,6 @@ def make_single_column_figure(res: co.SingleColumnResult) -> go.Figure:
             fig.add_trace(go.Scatter(x=[f"{nm} ({res.group_sizes[j]:,})"], y=[min(b, 2.0)], mode="markers",
                                      marker=dict(symbol="line-ew-open", size=40, color="black"),
                                      name="paper's bound" if j == 0 else None, showlegend=j == 0))
-    fig.update_layout(title="One yes/no column in the clear: W1 over random splits (bar = Theorem 9 bound)",
-                      yaxis_title="W1")
+    fig.update_layout(title=title or "One yes/no column in the clear: W1 over random splits (bar = Theorem 9 bound)",
+                      yaxis_title="W1 (bars above 2 are drawn at 2)")
     return _alt(fig, "Box plots of W1 per group with the Theorem 9 bound")

@@ -135,13 +135,15 @@ def make_adaptive_figure(trace: pd.DataFrame, *, epsilon_g: float, halts: Mappin
             line=dict(color="#D55E00" if heur else _colour(i if i < 3 else i + 1), dash="dash" if heur else "solid"),
             hovertemplate=("round %{x}<br>" + H4 + "<extra>not a valid bound (Thm 5.6.1)</extra>") if heur
             else ("round %{x}<br>bound " + H4 + "<extra>" + label + "</extra>")))
+    top = 3.0 * epsilon_g  # the interesting region is around the budget; basic Σεᵢ may run far above it
     fig.add_hline(y=epsilon_g, line=dict(color="black", width=2), annotation_text=f"stop line ε_g = {epsilon_g:.4g}")
     for i, (name, r) in enumerate(halts.items()):
         if r is not None:
-            fig.add_vline(x=r, line=dict(dash="dot", color=_colour(i)), annotation_text=f"{name} HALT @ {r}",
-                          annotation_position="top left" if i % 2 else "top right")
+            fig.add_vline(x=r, line=dict(dash="dot", color=_colour(i)))
+            fig.add_annotation(x=r, y=top * (0.95 - 0.09 * i), text=f"{name} filter HALT @ {r}", showarrow=False,
+                               xanchor="left", font=dict(size=12, color=_colour(i)))
     fig.update_layout(title="Privacy loss bound as requests arrive", xaxis_title="round (request number)",
-                      yaxis_title="ε bound", legend=dict(orientation="h", y=-0.25))
+                      yaxis=dict(title="ε bound", range=[0, top]), legend=dict(orientation="h", y=-0.25))
     return fig
 
 

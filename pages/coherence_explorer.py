@@ -119,14 +119,14 @@ def _sweep(data_key: tuple, config: co.ExperimentConfig, df: pd.DataFrame, progr
 
 @st.cache_data(max_entries=8, show_spinner=False, scope="session")
 def _single_column(data_key: tuple, bit_col: str, one_value: str, groups: tuple, seed: int, beta: float,
-                   label: str, _df: pd.DataFrame):
+                   label: str, curator: str, _df: pd.DataFrame):
     df = _df[_df[label].notna()].reset_index(drop=True)
     col = df[bit_col]
     bits = (col.astype(str) == one_value).to_numpy() if not pd.api.types.is_numeric_dtype(col) \
         else (col.to_numpy(dtype=float, na_value=np.nan) == float(one_value))
     masks = co.group_masks(df, groups)
     masks = {k: v for k, v in masks.items() if v.sum() >= 2}
-    return co.single_column_experiment(bits, masks, reps=1000, seed=seed, beta=beta)
+    return co.single_column_experiment(bits, masks, reps=1000, seed=seed, beta=beta, curator=curator)
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -690,11 +690,21 @@ with tab_s7:
         elif not coll_names:
             st.info("No group has γ or more members; lower γ to see the demonstration.")
         else:
-            bit_col = st.selectbox("Released yes/no column", binary_cols, key="coh_bit_col", bind="query-params")
+            sc1, sc2 = st.columns(2)
+            bit_col = sc1.selectbox("Released yes/no column", binary_cols, key="coh_bit_col", bind="query-params")
+            curator = sc2.radio("Curator publishes", ["column", "count"], key="coh_s7_curator",
+                                bind="query-params", horizontal=True,
+                                format_func={"column": "the column (Thm 9)", "count": "only the count of ones (Thm 11)"}.get)
             vals = sorted({_fmt_value(v) for v in df[bit_col].dropna().unique()}, key=str)
             res7 = _single_column(data_key, bit_col, vals[-1], tuple(g for g in groups if g.name in coll_names),
-                                  int(seed), float(beta), label, df)
-            fig8 = cf.make_single_column_figure(res7)
+                                  int(seed), float(beta), label, curator, df)
+            if curator == "count":
+                st.caption("The learner sees only how many ones the released half holds and swaps its two scores "
+                           "when that is more than half: the distances are the same as for the column, but "
+                           "Theorem 11's bound (for a predictor seeing every column) is far weaker, often above 2.")
+            fig8 = cf.make_single_column_figure(
+                res7, title=None if curator == "column" else
+                "Only the count of ones published: W1 over random splits (bar = Theorem 11 bound)")
             show_figure(fig8, key="coh_fig_sec7", filename="coherence_section7.html",
                         caption="Boxes: W1 of the one-bit predictor over 1,000 splits; bars: the paper's bound, "
                                 "exceeded in at most a share β of splits.")

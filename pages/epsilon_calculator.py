@@ -14,7 +14,6 @@ import math
 import numpy as np
 import pandas as pd
 import streamlit as st
-from scipy import stats
 
 from engine import accounting as acc
 from engine import budget as bud

@@ -104,7 +104,7 @@ def test_weighted_mse_matches_cvxpy():
 
 
 def test_joint_gaussian_zcdp_split_is_optimal():
-    from scipy import optimize, stats
+    from scipy import optimize
     g = rows("gaussian")
     p = B.plan_accuracy_first(g, rule="zcdp", joint_confidence=0.95)
     c = np.array([1 / (2 * 50**2), 400 / (2 * 500**2), 2 / (2 * 100**2)])

@@ -217,6 +217,22 @@ def test_single_column_experiment_matches_w1_and_bound(pop20k):
     assert res.w1[0, 1] == pytest.approx(co.w1(preds[ia][m[ia]], preds[ib][m[ib]]), abs=1e-12)
 
 
+def test_count_curator_same_distances_weaker_bound():
+    rng = np.random.default_rng(1)
+    bits = rng.random(3000) < 0.3
+    groups = {"all": np.ones(3000, bool), "some": rng.random(3000) < 0.2}
+    col = co.single_column_experiment(bits, groups, reps=200, seed=3)
+    cnt = co.single_column_experiment(bits, groups, reps=200, seed=3, curator="count")
+    np.testing.assert_array_equal(col.w1, cnt.w1)
+    from engine.maxinfo import gamma_count
+
+    sizes = np.array(cnt.group_sizes)
+    np.testing.assert_allclose(cnt.bound, gamma_count(3000, 1.0, 0.05, 2) / sizes)
+    assert np.all(cnt.bound > col.bound) and np.all(cnt.exceed_fraction == 0)
+    with pytest.raises(ValueError, match="curator"):
+        co.single_column_experiment(bits, groups, reps=2, curator="other")
+
+
 def test_single_column_rejects():
     with pytest.raises(ValueError, match="binary"):
         co.single_column_experiment(np.array([0, 2, 1]), {"a": np.ones(3, bool)})

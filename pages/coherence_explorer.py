@@ -206,7 +206,8 @@ elif source == "shared":
     data_title = f"Shared dataset: {ds.title}"
 else:
     ds = csv_uploader("CSV file (one row per person, a header row)", key="coh_upload", min_rows=20,
-                      help="Comma or semicolon separated, ≤ 50 MB, ≤ 200,000 rows, ≤ 100 columns. Kept in memory only.")
+                      help="Comma or semicolon separated, ≤ 50 MB, ≤ 200,000 rows, ≤ 100 columns. "
+                           "Kept in memory only.")
     if ds is None:
         st.info(
             "Upload a CSV with one row per person: a **label** column with 2–20 values (e.g. a yes/no attribute) "
@@ -336,7 +337,8 @@ n_groups = max(1, len(coll_names))  # |𝒞*| for the theorems
 
 # ------------------------------------------------------------------------------------------ data summary
 st.subheader("Data and groups")
-st.caption(data_title + (f" — {prepared.n_dropped:,} rows without a label were dropped." if prepared.n_dropped else ""))
+dropped_note = f" — {prepared.n_dropped:,} rows without a label were dropped." if prepared.n_dropped else ""
+st.caption(data_title + dropped_note)
 cells = _cells(prepared)
 if needs_features and cells:
     st.caption(f"Released features: {', '.join(prepared.features)} — {cells:,} histogram cells (with the label). "
@@ -359,7 +361,8 @@ gt = pd.DataFrame({
     "group": list(prepared.group_sizes),
     "members": list(prepared.group_sizes.values()),
     "share": [s / n for s in prepared.group_sizes.values()],
-    "in the collection 𝒞*": ["yes" if in_coll[g] else "excluded: fewer than γ members" for g in prepared.group_sizes],
+    "in the collection 𝒞*": ["yes" if in_coll[g] else "excluded: fewer than γ members"
+                             for g in prepared.group_sizes],
 })
 st.dataframe(gt.style.format({"share": "{:.1%}", "members": "{:,}"}).apply(
     lambda r: ["color: #999" if r["in the collection 𝒞*"] != "yes" else "" for _ in r], axis=1),
@@ -694,7 +697,8 @@ with tab_s7:
             bit_col = sc1.selectbox("Released yes/no column", binary_cols, key="coh_bit_col", bind="query-params")
             curator = sc2.radio("Curator publishes", ["column", "count"], key="coh_s7_curator",
                                 bind="query-params", horizontal=True,
-                                format_func={"column": "the column (Thm 9)", "count": "only the count of ones (Thm 11)"}.get)
+                                format_func={"column": "the column (Thm 9)",
+                                             "count": "only the count of ones (Thm 11)"}.get)
             vals = sorted({_fmt_value(v) for v in df[bit_col].dropna().unique()}, key=str)
             res7 = _single_column(data_key, bit_col, vals[-1], tuple(g for g in groups if g.name in coll_names),
                                   int(seed), float(beta), label, curator, df)

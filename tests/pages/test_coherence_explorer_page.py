@@ -84,6 +84,7 @@ def test_every_control_changes_the_output():
         ("coh_beta", lambda a: a.select_slider(key="coh_beta").set_value("1e-6")),
         ("coh_hyp_eps", lambda a: a.select_slider(key="coh_hyp_eps").set_value(0.1)),
         ("coh_table1", lambda a: a.toggle(key="coh_table1").set_value(True)),
+        ("coh_gamma_mode_back", lambda a: a.radio(key="coh_gamma_mode").set_value("members")),
         ("coh_sec7", lambda a: a.toggle(key="coh_sec7").set_value(True)),
         ("coh_s7_curator", lambda a: a.radio(key="coh_s7_curator").set_value("count")),
         ("coh_sensitive", lambda a: a.selectbox(key="coh_sensitive").set_value("2")),

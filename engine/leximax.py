@@ -263,8 +263,9 @@ def leximax_marginals(V, *, k: int, alpha: float | Sequence[float] | None = None
     r = k - x.sum()
     if frac.any() and r != 0:
         room = (1 - x[frac]) if r > 0 else x[frac]
-        if room.sum() > abs(r):
-            x[frac] += r * room / room.sum()
+        if room.sum() >= abs(r) * (1 - 1e-12):
+            # ≥, not >: a lone tiny fractional entry can be exactly the residual (then it becomes 0).
+            x[frac] = np.clip(x[frac] + r * room / room.sum(), 0.0, 1.0)
     y = V.T @ x
     ok = separation_oracle(V, x, C, k=k).ok
     return LeximaxResult(x=x, y=y, gammas=gam, cumulative=C, alpha=a, k=k, method=method, verified=ok,

@@ -20,7 +20,8 @@ def _chart_signature(page) -> str:
 
 def test_k_slider_redraws_and_deep_link(page, app_url):
     open_page(page, f"{app_url}/leximax_cohort_picker")
-    assert _first_metric(page) == "1.033"                    # LX1, k = 3: 31/30
+    page.wait_for_function(                                   # LX1, k = 3: 31/30
+        "() => document.querySelector(\"[data-testid='stMetricValue']\")?.innerText.trim() === '1.033'")
     before = _chart_signature(page)
     # Streamlit 1.67 renders the thumb as a react-aria <input type="range">; older builds use role="slider"
     thumb = page.locator("[data-testid='stSlider'] input[type='range'], "

@@ -26,7 +26,7 @@ from ui.charts import show_figure
 from ui.exports import download_csv, download_json
 from ui.widgets import delta_exponent, log_slider, seed_input
 
-page_setup("Epsilon calculator", icon="🧮")
+page_setup("Epsilon calculator", icon=":material/calculate:")
 
 SEED = "Rogers 2017, *Leveraging Privacy in Data Analysis* (seed 002_802572da4c9a19ad.txt)"
 CACHE = dict(max_entries=256, show_spinner=False)

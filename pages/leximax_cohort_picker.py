@@ -26,7 +26,7 @@ from ui.exports import download_csv, download_json
 from ui.upload import uploaded_bytes
 from ui.widgets import seed_input
 
-page_setup("Leximax cohort picker", icon="🧑‍🤝‍🧑")
+page_setup("Leximax cohort picker", icon=":material/groups:")
 
 PAPER = "Henzinger, Peale, Reingold & Shen, *Leximax Approximations and Representative Cohort Selection* (FORC 2022)"
 PRESETS = {"Four-region panel": 3, "Fair arbitration": 1, "Volunteer pool by membership": 40}

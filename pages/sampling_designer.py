@@ -23,7 +23,7 @@ from ui.exports import csv_bytes, download_figure_html, download_json
 from ui.upload import uploaded_bytes
 from ui.widgets import log_slider, seed_input
 
-page_setup("Sampling designer", icon="🎯")
+page_setup("Sampling designer", icon=":material/filter_alt:")
 
 SEED = "003_4b386133f61617e9.txt, paper 1"
 MAX_FRAME_ROWS = 2_000_000

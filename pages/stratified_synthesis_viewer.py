@@ -30,7 +30,7 @@ from ui.exports import csv_bytes, download_csv, download_json, figure_html
 from ui.upload import uploaded_bytes
 from ui.widgets import seed_input
 
-page_setup("Stratified synthesis viewer", icon="🧩")
+page_setup("Stratified synthesis viewer", icon=":material/stacked_bar_chart:")
 
 PAPER = "Rosenblatt, Stoyanovich & Musco (2023), seed 004"
 MODES = ("Mean estimation", "Synthetic data", "Partially private release")

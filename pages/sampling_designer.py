@@ -517,7 +517,8 @@ def tab_rounding(eps: float, n: int, target: float) -> None:
             st.error(f"Δ list not understood ({exc}). Expected numbers separated by commas, e.g. 2, -3, 5.")
     lo = saw_from if saw_from > 0 else math.ceil(1 / r - 1e-9)
     saw = c_sawtooth(eps, r, lo, lo + saw_len - 1)
-    worst_channel = float(np.log1p(r * np.expm1(eps)))
+    # The randomised-rounding size channel is at most the Poisson-rate-r amplification of ε (derived, §4.3).
+    worst_channel = sp.amplify_poisson(epsilon=eps, rate=r).epsilon_population
     show(sf.make_sawtooth_figure(saw, epsilon=eps, theorem6=amp.epsilon_population, worst_channel=worst_channel),
          key="sd_fig_saw", filename="rounding_size_channel", table=saw,
          caption="Reading: how much a released sample size alone reveals when one person joins a population of N. "

@@ -387,11 +387,7 @@ def render_mean() -> None:
         return
     if inp["kind"] == "data":
         kk = inp["k"]
-        sizes = np.bincount(inp["g"], minlength=kk)
-        x, g = inp["x"], inp["g"]
-        mu = np.divide(np.bincount(g, weights=x, minlength=kk), sizes, out=np.zeros(kk), where=sizes > 0)
-        var = np.divide(np.bincount(g, weights=x * x, minlength=kk), sizes, out=np.zeros(kk), where=sizes > 0) - mu**2
-        sigma = np.sqrt(np.maximum(var, 1e-6))
+        sizes, mu, sigma = S.group_moments(inp["x"], inp["g"], kk, var_floor=1e-6)
     labels = inp["labels"]
     nz = sizes > 0
     ntot = int(sizes.sum())

@@ -451,3 +451,16 @@ def test_figures_build():
     assert curve.y[0] == pytest.approx(S.theorem10_expectation(6, curve.x[0], 5000))
     tern = F.make_dirichlet_ternary_figure({0.1: np.full((2, 3), 1 / 3)})
     assert tern.data[0].type == "scatterternary"
+
+
+def test_group_moments_match_pandas_groupby():
+    import pandas as pd
+
+    rng = np.random.default_rng(5)
+    g = rng.integers(0, 4, 500)
+    x = rng.normal(g, 1 + g)
+    sizes, means, sds = S.group_moments(x, g, 5)
+    ref = pd.DataFrame({"x": x, "g": g}).groupby("g")["x"].agg(["size", "mean", lambda v: v.std(ddof=0)])
+    assert sizes[:4].tolist() == ref["size"].tolist() and sizes[4] == 0
+    assert np.allclose(means[:4], ref["mean"]) and np.allclose(sds[:4], ref.iloc[:, 2])
+    assert means[4] == 0.0

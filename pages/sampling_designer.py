@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import io
 import math
-from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -19,7 +18,7 @@ import streamlit as st
 from engine import sampling as sp
 from engine import sampling_figures as sf
 from ui import page_setup
-from ui.exports import csv_bytes, download_figure_html, download_json
+from ui.exports import download_csv, download_figure_html, download_json
 from ui.upload import uploaded_bytes
 from ui.widgets import log_slider, seed_input
 
@@ -67,9 +66,9 @@ def show(fig, *, key: str, filename: str, caption: str, table: pd.DataFrame | No
     c1, c2 = st.columns(2)
     with c1:
         download_figure_html(fig, filename=f"{filename}.html", key=f"{key}_html")
-    if table is not None:   # lazy too: the CSV is only built when the button is clicked
-        c2.download_button("Download table (CSV)", data=partial(csv_bytes, table), file_name=f"{filename}.csv",
-                           mime="text/csv", key=f"{key}_csv", on_click="ignore")
+    if table is not None:
+        with c2:
+            download_csv(table, filename=f"{filename}.csv", key=f"{key}_csv")
 
 
 def calibration_box(cal: sp.Calibration, *, n: int, shortcut_gives: float | None, shortcut_label: str) -> None:

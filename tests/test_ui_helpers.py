@@ -42,3 +42,18 @@ def test_params_json_handles_numpy_and_infinity():
 def test_figure_html_is_standalone():
     html = figure_html(go.Figure(go.Scatter(x=[1, 2], y=[3, 4]))).decode()
     assert "<html>" in html[:200] and "plotly" in html.lower() and len(html) > 100_000
+
+
+def test_default_template_is_premerged_white_with_okabe_ito():
+    import plotly.io as pio
+
+    from ui.charts import PALETTE
+
+    # a "a+b" default is re-merged by Plotly on every go.Figure(); ours must be one registered name
+    assert "+" not in pio.templates.default
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[1, 0]))
+    layout = fig.layout.template.layout
+    assert list(layout.colorway) == ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9",
+                                     "#F0E442", "#000000"] == list(PALETTE)
+    assert layout.plot_bgcolor == "white" and layout.xaxis.gridcolor == "#EBF0F8"  # plotly_white underneath
+    assert layout.font.size == 16 and fig.layout.template.data.scatter[0].line.width == 3

@@ -14,6 +14,7 @@ applied afterwards, so changing them never re-runs anything.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import numbers
 import time
@@ -45,6 +46,8 @@ __all__ = [
     "prob_two_members_separated",
     "expected_floor_binary",
     "group_masks",
+    "groups_to_json",
+    "groups_from_json",
     "prepare",
     "fit_predictor",
     "run_trial",
@@ -454,6 +457,72 @@ def group_masks(df: pd.DataFrame, groups: Sequence[GroupSpec]) -> dict[str, np.n
             mask &= _condition_mask(df, c)
         out[g.name] = mask
     return out
+
+
+#: Bounds on a group list read from a shared link (the URL is untrusted input).
+MAX_LINK_GROUPS = 20
+MAX_LINK_CONDITIONS = 10
+MAX_LINK_CHARS = 8_000
+
+
+def groups_to_json(groups: Sequence[GroupSpec]) -> str:
+    """Compact JSON of user-built groups, so a shared link can carry them (inverse of ``groups_from_json``).
+
+    Not from the seed: the page's URL state (guide: "a presenter's link restores the exact view").
+    """
+    out = []
+    for g in groups:
+        conds = []
+        for c in g.conditions:
+            conds.append({"column": c.column, "values": [str(v) for v in c.values]} if c.values
+                         else {"column": c.column, "low": c.low, "high": c.high})
+        out.append({"name": g.name, "conditions": conds})
+    return json.dumps(out, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def groups_from_json(text: str) -> list[GroupSpec]:
+    """Parse and validate groups written by ``groups_to_json``; ValueError says what is wrong.
+
+    Only the shape is checked here; whether the columns exist is checked against the data by ``group_masks``.
+    """
+    if len(text) > MAX_LINK_CHARS:
+        raise ValueError(f"the link's group list is {len(text):,} characters; at most {MAX_LINK_CHARS:,} are read")
+    try:
+        raw = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"the link's group list is not valid JSON ({exc.msg})") from None
+    if not isinstance(raw, list) or len(raw) > MAX_LINK_GROUPS:
+        raise ValueError(f"the link's group list must be a JSON list of at most {MAX_LINK_GROUPS} groups")
+    groups: list[GroupSpec] = []
+    for i, g in enumerate(raw):
+        if not isinstance(g, dict) or not isinstance(g.get("name"), str) or not g["name"].strip():
+            raise ValueError(f"group {i + 1}: needs a non-empty \"name\"")
+        conds_raw = g.get("conditions", [])
+        if not isinstance(conds_raw, list) or not 1 <= len(conds_raw) <= MAX_LINK_CONDITIONS:
+            raise ValueError(f"group {g['name']!r}: needs 1 to {MAX_LINK_CONDITIONS} conditions")
+        conds = []
+        for c in conds_raw:
+            if not isinstance(c, dict) or not isinstance(c.get("column"), str):
+                raise ValueError(f"group {g['name']!r}: each condition needs a \"column\"")
+            if "values" in c:
+                vals = c["values"]
+                if not isinstance(vals, list) or not vals or not all(isinstance(v, str) for v in vals):
+                    raise ValueError(f"group {g['name']!r}: \"values\" must be a non-empty list of strings")
+                conds.append(Condition(c["column"], values=tuple(vals)))
+            else:
+                lo, hi = c.get("low"), c.get("high")
+                bad = [b for b in (lo, hi) if b is not None and (isinstance(b, bool) or
+                                                                 not isinstance(b, (int, float)))]
+                if bad or (lo is None and hi is None) or (lo is not None and hi is not None and lo >= hi):
+                    raise ValueError(f"group {g['name']!r}: a range condition needs numbers low < high "
+                                     "(one of them may be null)")
+                conds.append(Condition(c["column"], low=None if lo is None else float(lo),
+                                       high=None if hi is None else float(hi)))
+        groups.append(GroupSpec(g["name"], tuple(conds)))
+    names = [g.name for g in groups]
+    if len(set(names)) != len(names):
+        raise ValueError("the link's group list repeats a group name")
+    return groups
 
 
 # =============================================================================== prepare

@@ -56,6 +56,8 @@ SYN_PRESETS = {
     "Hispanic (HISP ≥ 1)": (co.Condition("HISP", low=1),),
 }
 MAX_GROUPS = 20
+#: Query parameter carrying the user-built groups (JSON), so a shared link restores them.
+BUILT_PARAM = "coh_built"
 CORES = 2
 
 
@@ -173,6 +175,30 @@ def _apply_paper_preset() -> None:
     })
 
 
+def _sync_built_groups(custom: list[co.GroupSpec]) -> None:
+    """Keep the user-built groups and the link's ``coh_built`` parameter in step (a link wins when it changes)."""
+    raw = st.query_params.get(BUILT_PARAM)
+    if raw is not None and raw != st.session_state.get("_coh_built_seen"):
+        st.session_state["_coh_built_seen"] = raw
+        try:
+            custom[:] = co.groups_from_json(raw)
+        except ValueError as exc:
+            st.warning(f"The link's built groups could not be read: {exc}. Expected the list this page writes "
+                       "when you build a group; the link's other settings are used.")
+    elif raw is None and custom:  # a page switch drops the query string: put the groups back into the link
+        _write_built_groups(custom)
+
+
+def _write_built_groups(custom: list[co.GroupSpec]) -> None:
+    if custom:
+        payload = co.groups_to_json(custom)
+        st.query_params[BUILT_PARAM] = payload
+        st.session_state["_coh_built_seen"] = payload
+    else:
+        st.query_params.pop(BUILT_PARAM, None)
+        st.session_state.pop("_coh_built_seen", None)
+
+
 # ------------------------------------------------------------------------------------------ intro
 st.title("Coherence explorer")
 st.markdown(
@@ -252,6 +278,7 @@ preset_names = [EVERYONE, SENSITIVE] + (list(SYN_PRESETS) if census_like else []
 chosen = sb.multiselect("Groups", preset_names, default=[EVERYONE, SENSITIVE], key="coh_groups",
                         bind="query-params", help="Overall averages can hide harm to a small group.")
 custom: list[co.GroupSpec] = st.session_state.setdefault("coh_custom_groups", [])
+_sync_built_groups(custom)
 groups: list[co.GroupSpec] = []
 for nm in chosen:
     if nm == EVERYONE:
@@ -409,12 +436,14 @@ with st.expander("Build a group (conditions joined by AND)"):
             else:
                 custom.append(co.GroupSpec(name, conds))
                 pending.clear()
+                _write_built_groups(custom)
                 st.rerun()
         except ValueError as exc:
             st.error(str(exc))
     if ac3.button("Clear built groups", key="coh_b_clear"):
         custom.clear()
         pending.clear()
+        _write_built_groups(custom)
         st.rerun()
     if pending:
         st.caption("Pending conditions: " + "; ".join(str(c) for c in pending))

@@ -514,3 +514,51 @@ def test_figures_build(pop_small):
     assert list(f7b.data[0].y) == list(sc.terms)
     s7 = co.single_column_experiment(np.arange(100) % 2, {"all": np.ones(100, bool)}, reps=20)
     assert len(cf.make_single_column_figure(s7).data) == 2
+
+
+# ------------------------------------------------------------------ built groups in a link
+_names = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12).filter(str.strip)
+_cond = st.one_of(
+    st.builds(lambda c, v: co.Condition(c, values=tuple(v)), st.sampled_from(["SEX", "RAC1P", "x y"]),
+              st.lists(st.text(max_size=5), min_size=1, max_size=3)),
+    st.builds(lambda c, lo, w: co.Condition(c, low=lo, high=lo + w), st.sampled_from(["AGEP", "PINCP"]),
+              st.floats(-1e6, 1e6), st.floats(0.5, 1e3)),
+    st.builds(lambda c, hi: co.Condition(c, high=hi), st.just("AGEP"), st.floats(-1e3, 1e3)),
+)
+
+
+@given(st.lists(st.tuples(_names, st.lists(_cond, min_size=1, max_size=4)), max_size=6,
+                unique_by=lambda t: t[0]))
+@settings(max_examples=60, deadline=None)
+def test_built_groups_survive_a_link(spec):
+    groups = [co.GroupSpec(n, tuple(cs)) for n, cs in spec]
+    assert co.groups_from_json(co.groups_to_json(groups)) == groups
+
+
+def test_built_groups_link_select_the_same_rows():
+    df = pd.DataFrame({"SEX": [1, 2, 2, 1, 2], "AGEP": [70, 66, 30, 80, np.nan]})
+    g = co.GroupSpec("Older women", (co.Condition("SEX", values=("2",)), co.Condition("AGEP", low=65.0)))
+    back = co.groups_from_json(co.groups_to_json([g]))
+    assert co.group_masks(df, back)["Older women"].tolist() == [False, True, False, False, False]
+
+
+@pytest.mark.parametrize("text, words", [
+    ("{not json", "not valid JSON"),
+    ('{"name": "a"}', "JSON list"),
+    ('[{"name": "", "conditions": [{"column": "A", "values": ["1"]}]}]', "non-empty"),
+    ('[{"name": "a", "conditions": []}]', "1 to 10 conditions"),
+    ('[{"name": "a", "conditions": [{"values": ["1"]}]}]', '"column"'),
+    ('[{"name": "a", "conditions": [{"column": "A", "values": [1]}]}]', "list of strings"),
+    ('[{"name": "a", "conditions": [{"column": "A", "low": 5, "high": 1}]}]', "low < high"),
+    ('[{"name": "a", "conditions": [{"column": "A", "low": "5"}]}]', "low < high"),
+    ('[{"name": "a", "conditions": [{"column": "A"}]}]', "low < high"),
+    ('[{"name": "a", "conditions": [{"column": "A", "low": 1}]}, '
+     '{"name": "a", "conditions": [{"column": "A", "low": 2}]}]', "repeats"),
+    ("[" + ",".join(['{"name":"g%d","conditions":[{"column":"A","low":1}]}' % i for i in range(21)]) + "]",
+     "at most 20 groups"),
+    ("[" + " " * 9000 + "]", "at most 8,000"),
+])
+def test_bad_built_groups_link_says_what_is_wrong(text, words):
+    with pytest.raises(ValueError, match=None) as exc:
+        co.groups_from_json(text)
+    assert words in str(exc.value)

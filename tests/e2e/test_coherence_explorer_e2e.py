@@ -39,3 +39,15 @@ def test_deep_link_restores_view(page, app_url):
     alpha = page.get_by_test_id("stSlider").filter(has_text="α (largest W1").get_by_role("slider")
     assert float(alpha.get_attribute("aria-valuetext")) == 0.55
     assert "synthetic records" in page.get_by_test_id("stSidebar").inner_text()
+
+
+def test_deep_link_restores_built_groups(page, app_url):
+    built = quote('[{"name":"Older women","conditions":[{"column":"SEX","values":["2"]},'
+                  '{"column":"AGEP","low":65,"high":null}]}]')
+    open_page(page, f"{app_url}/coherence_explorer?{FAST}&coh_built={built}")
+    table = page.get_by_test_id("stDataFrame").first
+    table.wait_for()
+    # the group table is a canvas grid: read the group names through its accessible cells
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll(\"[data-testid='stDataFrame'] [role='gridcell']\"))"
+        ".some(c => c.textContent.includes('Older women'))", timeout=30_000)

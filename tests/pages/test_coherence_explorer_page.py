@@ -212,3 +212,24 @@ def test_group_builder_adds_an_and_group():
     df = df[df["DREM"].notna()]
     expected = int(((df["SEX"] == 2) & (df["AGEP"] >= 65)).sum())
     assert int(table.set_index("group").loc["Older women", "members"]) == expected
+    # the built group is in the link; a fresh session opened with that link shows it with the same size
+    link = at.query_params["coh_built"]
+    link = link[0] if isinstance(link, list) else link
+    assert "Older women" in link
+    fresh = _app(coh_n="2000", coh_learner="Decision tree", coh_built=link).run()
+    _ok(fresh)
+    restored = fresh.dataframe[0].value.set_index("group")
+    assert int(restored.loc["Older women", "members"]) == expected
+    # clearing the built groups drops them from the link
+    at.button(key="coh_b_clear").click().run()
+    assert "coh_built" not in at.query_params
+    assert "Older women" not in list(at.dataframe[0].value["group"])
+
+
+def test_bad_built_groups_link_warns_and_keeps_the_rest():
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_alpha="0.55",
+              coh_built='[{"name": "x", "conditions": [{"column": "AGEP", "low": 70, "high": 20}]}]').run()
+    _ok(at)
+    assert any("built groups could not be read" in w.value and "low < high" in w.value for w in at.warning)
+    assert at.slider(key="coh_alpha").value == pytest.approx(0.55)
+    assert list(at.dataframe[0].value["group"]) == ["Everyone", "DREM = 1"]

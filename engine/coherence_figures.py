@@ -14,6 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from engine import coherence as co
+from engine import figure_marks as fm
 from engine import maxinfo as mi
 
 #: Okabe–Ito (same order as ui.charts.PALETTE; duplicated so the engine never imports ui).
@@ -100,7 +101,7 @@ def make_group_w1_figure(
     text = ["undefined" if np.isnan(v) else f"{v:.3f}" for v in w]
     fig = go.Figure(go.Bar(x=labels, y=np.nan_to_num(w), marker_color=colors, text=text, textposition="outside",
                            hovertemplate="%{x}<br>W1 = %{text}<extra></extra>", name="W1"))
-    fig.add_hline(y=alpha, line=dict(color=_color(3), dash="dash"), annotation_text=f"α = {alpha:.2f}")
+    fm.hline(fig, y=alpha, line=dict(color=_color(3), dash="dash"), annotation_text=f"α = {alpha:.2f}")
     fig.update_layout(title="W1 per group (one split); grey = excluded (fewer than γ members)",
                       yaxis_title="W1 (0 = same, 2 = opposite)", showlegend=False)
     fig.update_yaxes(range=[0, max(2.1, float(np.nanmax(w, initial=0)) * 1.1)])
@@ -123,7 +124,7 @@ def make_sorted_w1_figure(result: co.ExperimentResult, *, gamma: float, alpha: f
         x = (np.arange(1, col.size + 1) - 0.5) / col.size
         fig.add_trace(go.Scatter(x=x, y=col, mode="lines+markers" if col.size <= 30 else "lines", name=nm,
                                  line=dict(color=_color(j))))
-    fig.add_hline(y=alpha, line=dict(color=_color(3), dash="dash"), annotation_text=f"α = {alpha:.2f}")
+    fm.hline(fig, y=alpha, line=dict(color=_color(3), dash="dash"), annotation_text=f"α = {alpha:.2f}")
     if estimate is not None:
         title = (f"Sorted W1 over {R} runs — β̂(α) = {estimate.failures}/{estimate.runs} "
                  f"[{estimate.lower:.3f}, {estimate.upper:.3f}]")
@@ -157,9 +158,9 @@ def make_failure_rate_figure(result: co.ExperimentResult, *, gamma: float, alpha
                              fillcolor="rgba(0,114,178,0.2)", name=f"{confidence:.0%} Clopper–Pearson band"))
     fig.add_trace(go.Scatter(x=alphas, y=bh, mode="lines", line=dict(color=_color(0), shape="hv"),
                              name="β̂(α): share of runs failing"))
-    fig.add_vline(x=alpha, line=dict(color=_color(3), dash="dash"), annotation_text=f"α = {alpha:.2f}")
+    fm.vline(fig, x=alpha, line=dict(color=_color(3), dash="dash"), annotation_text=f"α = {alpha:.2f}")
     if beta_theory is not None:
-        fig.add_hline(y=beta_theory, line=dict(color=_color(2), dash="dot"), annotation_text=f"β = {beta_theory:.3g}",
+        fm.hline(fig, y=beta_theory, line=dict(color=_color(2), dash="dot"), annotation_text=f"β = {beta_theory:.3g}",
                       annotation_position="top left")
     fig.update_layout(title=f"Failure rate vs α ({R} runs)", xaxis_title="α (largest W1 tolerated)",
                       yaxis_title="estimated failure probability β̂")
@@ -179,10 +180,10 @@ def make_size_w1_figure(summary: pd.DataFrame, *, gamma: float, gamma_theorem7: 
                              error_y=dict(type="data", array=np.nan_to_num(s["sd_w1"].to_numpy()), visible=True)))
     # On a log axis, annotations take log10 coordinates: place them explicitly.
     if gamma > 0:
-        fig.add_vline(x=gamma, line=dict(color=_color(3), dash="dash"))
+        fm.vline(fig, x=gamma, line=dict(color=_color(3), dash="dash"))
         fig.add_annotation(x=math.log10(gamma), y=1.04, yref="paper", text=f"γ = {gamma:,.0f}", showarrow=False)
     if gamma_theorem7 is not None and math.isfinite(gamma_theorem7) and gamma_theorem7 > 0:
-        fig.add_vline(x=gamma_theorem7, line=dict(color=_color(2), dash="dot"))
+        fm.vline(fig, x=gamma_theorem7, line=dict(color=_color(2), dash="dot"))
         fig.add_annotation(x=math.log10(gamma_theorem7), y=-0.02, yref="paper", yanchor="top",
                            text=f"Theorem 7: γ = {gamma_theorem7:,.0f}", showarrow=False)
     xs = [float(v) for v in s["size"]] + [g for g in (gamma, gamma_theorem7) if g and math.isfinite(g) and g > 0]
@@ -213,10 +214,10 @@ def make_sweep_figure(sweep: pd.DataFrame, *, clear_means: Mapping[str, float] |
             f = np.asarray(floor[g], dtype=float)
             f = f[~np.isnan(f)]
             if f.size:
-                fig.add_hrect(y0=float(np.quantile(f, 0.05)), y1=float(np.quantile(f, 0.95)), fillcolor=GREY,
+                fm.hrect(fig, y0=float(np.quantile(f, 0.05)), y1=float(np.quantile(f, 0.95)), fillcolor=GREY,
                               opacity=0.25, line_width=0)
         if clear_means and g in clear_means and np.isfinite(clear_means[g]):
-            fig.add_hline(y=clear_means[g], line=dict(color=_color(j), dash="dash"),
+            fm.hline(fig, y=clear_means[g], line=dict(color=_color(j), dash="dash"),
                           annotation_text=f"clear release: {g}", annotation_position="top left")
     ticks = finite + [inf_x]
     fig.update_xaxes(type="log", tickvals=ticks, ticktext=[f"{e:g}" for e in finite] + ["∞ (no noise)"],
@@ -242,7 +243,7 @@ def make_theory_figure(*, n: float, alpha: float, beta: float, n_groups: int, ep
     for j, (nm, size) in enumerate(group_sizes.items()):
         fig.add_trace(go.Scatter(x=x_ends, y=[max(size, 1)] * 2, mode="lines",
                                  line=dict(color=_color(j + 2), dash="dot", width=2), name=f"{nm} ({size:,})"))
-    fig.add_vline(x=epsilon, line=dict(color=_color(3), dash="dash"))
+    fm.vline(fig, x=epsilon, line=dict(color=_color(3), dash="dash"))
     fig.add_annotation(x=math.log10(epsilon), y=1.02, yref="paper", text=f"ε = {epsilon:g}", showarrow=False)
     fig.update_xaxes(type="log", title="ε")
     fig.update_yaxes(type="log", title="γ required (members)")

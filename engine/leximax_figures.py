@@ -10,6 +10,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from engine import figure_marks as fm
+
 # Okabe–Ito (same order as ui.charts.PALETTE; duplicated so the engine never imports ui)
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
@@ -69,9 +71,9 @@ def make_realised_figure(utilities: np.ndarray, expected: Sequence[float], group
         col = PALETTE[c % len(PALETTE)]
         fig.add_trace(go.Scatter(x=v[idx], y=(idx + 1) / v.size, mode="lines", line=dict(shape="hv", color=col),
                                  name=str(group_names[j])))
-        fig.add_vline(x=float(y[j]), line=dict(color=col, width=1, dash="dot"))
+        fm.vline(fig, x=float(y[j]), line=dict(color=col, width=1, dash="dot"))
         hb = "" if hoeffding is None else f" (Hoeffding ≤ {float(hoeffding[j]):.3g})"
-        fig.add_vline(x=float(y[j] - delta), line=dict(color=col, width=1, dash="dash"),
+        fm.vline(fig, x=float(y[j] - delta), line=dict(color=col, width=1, dash="dash"),
                       annotation_text=f"y−δ{hb}" if c == 0 else None, annotation_position="top left")
     fig.update_layout(title="Realised utility per group over the draws (ECDF; dotted = expected, dashed = "
                             "expected − δ)", xaxis_title="utility in a drawn cohort", yaxis_title="share of draws ≤ x",
@@ -137,7 +139,7 @@ def make_panel_prob_figure(probabilities: Sequence[float], colour: Sequence[str]
         m = col == v
         fig.add_trace(go.Scattergl(x=rank[m], y=p[order][m], mode="markers", name=f"{feature}={v}" if feature else
                                    str(v), marker=dict(size=6, color=PALETTE[i % len(PALETTE)])))
-    fig.add_hline(y=k / p.size, line=dict(dash="dash", color="#000000"),
+    fm.hline(fig, y=k / p.size, line=dict(dash="dash", color="#000000"),
                   annotation_text=f"equal chance k/n = {k / p.size:.3g}")
     fig.update_layout(title="Selection probability per person (sorted)", xaxis_title="person (sorted by chance)",
                       yaxis_title="probability of selection", legend=dict(orientation="h", y=-0.3))
@@ -157,7 +159,7 @@ def make_panel_compare_figure(series: Mapping[str, Sequence[float] | None], *, k
         fig.add_trace(go.Scatter(x=np.arange(1, v.size + 1), y=v, mode="lines", name=name,
                                  line=dict(shape="hv", color=PALETTE[i % len(PALETTE)], dash=DASHES[i % 6])))
     if n:
-        fig.add_hline(y=k / n, line=dict(dash="dot", color="#000000"), annotation_text="k/n")
+        fm.hline(fig, y=k / n, line=dict(dash="dot", color="#000000"), annotation_text="k/n")
     fig.update_layout(title="Sorted selection probabilities: leximin vs baseline", xaxis_title="person (sorted)",
                       yaxis_title="probability of selection", legend=dict(orientation="h", y=-0.3))
     return fig

@@ -1,14 +1,11 @@
 """Home page: what the tool is, the five tools, and the shared dataset picker."""
 
-from pathlib import Path
-
 import streamlit as st
 
 from ui import load_active_dataset, page_setup
+from ui.common import TOOLS
 
 page_setup("Home", icon=":material/shield_lock:")
-
-ROOT = Path(__file__).resolve().parent
 
 st.title("Privacy/utility explorer")
 st.markdown(
@@ -19,30 +16,12 @@ st.markdown(
     "you can choose parameters you can defend."
 )
 
-TOOLS = [
-    ("pages/epsilon_calculator.py", "Epsilon calculator", ":material/calculate:",
-     "Noise ↔ ε ↔ accuracy, composing many releases, budgets, what ε means as a risk, public information."),
-    ("pages/coherence_explorer.py", "Coherence explorer", ":material/balance:",
-     "Would a model trained on a data release treat two random halves of a population, or a subgroup, "
-     "differently? Demographic coherence, measured per subgroup."),
-    ("pages/sampling_designer.py", "Sampling designer", ":material/filter_alt:",
-     "How much privacy a survey sample adds (or removes): simple random, Poisson, cluster and stratified "
-     "designs, and allocation under privacy."),
-    ("pages/leximax_cohort_picker.py", "Leximax cohort picker", ":material/groups:",
-     "Fair random selection of a cohort or citizens' panel so that every group is served as well as possible."),
-    ("pages/stratified_synthesis_viewer.py", "Stratified synthesis viewer", ":material/stacked_bar_chart:",
-     "DP averages and synthetic data per demographic group versus for the whole population."),
-]
-
 cols = st.columns(3)
 for i, (path, label, icon, blurb) in enumerate(TOOLS):
     with cols[i % 3].container(border=True):
         st.markdown(f"#### {icon} {label}")
         st.write(blurb)
-        if (ROOT / path).exists():
-            st.page_link(path, label=f"Open the {label.lower()}", icon=":material/arrow_forward:")
-        else:
-            st.caption("Coming soon.")
+        st.page_link(path, label=f"Open the {label.lower()}", icon=":material/arrow_forward:")
 
 st.subheader("Shared dataset")
 st.write(

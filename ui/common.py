@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
 
 from engine.data import DATASET_DESCRIPTIONS, DATASETS, Dataset, load_dataset
 from ui.charts import register_template
@@ -16,6 +17,23 @@ DATASET_KEY = "dataset"
 DEFAULT_DATASET = "census"
 _REMEMBERED_KEY = "_dataset_remembered"
 _LAST_PAGE_KEY = "_dataset_last_page"
+
+#: The home page and the five tools: script path, label, Material icon, one-line description.
+HOME = ("app.py", "Home", ":material/home:")
+TOOLS = (
+    ("pages/epsilon_calculator.py", "Epsilon calculator", ":material/calculate:",
+     "Noise ↔ ε ↔ accuracy, composing many releases, budgets, what ε means as a risk, public information."),
+    ("pages/coherence_explorer.py", "Coherence explorer", ":material/balance:",
+     "Would a model trained on a data release treat two random halves of a population, or a subgroup, "
+     "differently? Demographic coherence, measured per subgroup."),
+    ("pages/sampling_designer.py", "Sampling designer", ":material/filter_alt:",
+     "How much privacy a survey sample adds (or removes): simple random, Poisson, cluster and stratified "
+     "designs, and allocation under privacy."),
+    ("pages/leximax_cohort_picker.py", "Leximax cohort picker", ":material/groups:",
+     "Fair random selection of a cohort or citizens' panel so that every group is served as well as possible."),
+    ("pages/stratified_synthesis_viewer.py", "Stratified synthesis viewer", ":material/stacked_bar_chart:",
+     "DP averages and synthetic data per demographic group versus for the whole population."),
+)
 
 
 @st.cache_data(max_entries=len(DATASETS), show_spinner="Loading dataset…")
@@ -60,5 +78,21 @@ def page_setup(title: str, *, icon: str | None = None) -> None:
     st.set_page_config(page_title=f"{title} · Privacy/utility explorer", page_icon=icon or ":material/shield_lock:", layout="wide")
     register_template()
     with st.sidebar:
+        _navigation()
         dataset_picker(st.sidebar, page_id=title)
         st.caption(DATASET_DESCRIPTIONS[active_dataset()])
+
+
+def _navigation() -> None:
+    """Links to the home page and the five tools, with their real names.
+
+    Streamlit's automatic menu (switched off in .streamlit/config.toml) would label the home page "app", after
+    its file; st.navigation would replace the file-based pages/ routing that deep links rely on.
+    """
+    try:
+        for path, label, icon, *_ in (HOME, *TOOLS):
+            st.page_link(path, label=label, icon=icon)
+    except StreamlitPageNotFoundError:
+        # Only when one page runs as an app of its own (streamlit.testing.AppTest): nothing to link to.
+        return
+    st.divider()

@@ -36,10 +36,24 @@ def test_dataset_choice_is_in_url_and_restored(page, browser, app_url):
 def test_dataset_choice_survives_page_switch(page, app_url):
     open_page(page, app_url)
     _pick_dataset(page, "ACS 2012")
-    page.get_by_test_id("stSidebarNav").get_by_role("link", name=re.compile("sampling designer", re.I)).click()
+    page.get_by_test_id("stSidebar").get_by_role("link", name=re.compile("sampling designer", re.I)).click()
     wait_idle(page)
     page.wait_for_function("() => location.search.includes('dataset=ACS')")
     assert "2,000 real respondents" in page.get_by_test_id("stSidebar").inner_text()
-    page.get_by_test_id("stSidebarNav").get_by_role("link").first.click()  # back home
+    page.get_by_test_id("stSidebar").get_by_role("link", name=re.compile("^.*Home$")).click()  # back home
     wait_idle(page)
     assert page.get_by_text("2,000").first.is_visible()
+
+
+def test_menu_names_every_page(page, app_url):
+    open_page(page, f"{app_url}/leximax_cohort_picker")
+    sidebar = page.get_by_test_id("stSidebar")
+    links = [t.strip() for t in sidebar.get_by_role("link").all_inner_texts()]
+    names = ["Home", "Epsilon calculator", "Coherence explorer", "Sampling designer", "Leximax cohort picker",
+             "Stratified synthesis viewer"]
+    assert [n for n in names if any(t.endswith(n) for t in links)] == names, links
+    assert page.get_by_test_id("stSidebarNav").count() == 0  # Streamlit's own menu (it says "app") is off
+    sidebar.get_by_role("link", name=re.compile("Epsilon calculator$")).click()
+    wait_idle(page)
+    assert page.get_by_role("heading", name="Epsilon calculator").first.is_visible()
+    assert page.url.split("?")[0].endswith("/epsilon_calculator")

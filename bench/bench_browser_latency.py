@@ -59,6 +59,9 @@ def _start_server() -> tuple[subprocess.Popen, str]:
     raise RuntimeError("server did not start")
 
 
+RUNNING_JS = ("() => document.querySelector(\"[data-testid='stApp']\")"
+              ".getAttribute('data-test-script-state') === 'running'")
+
 # Timestamps taken inside the page (performance.now()), so Playwright's own round trips do not count: the key
 # press, each websocket send (the widget value leaving the browser), and the frame where the new picture is shown.
 INSTRUMENT_JS = """

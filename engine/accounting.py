@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Iterable, Literal, Sequence
+from typing import Callable, Iterable, Literal, Sequence
 
 import numpy as np
 import pandas as pd
@@ -492,15 +492,39 @@ def _pld_for(m: Mechanism, delta_i: float, resolution: float):
     raise ValueError("zCDP rows have no PLD")
 
 
-def _tree_compose(plds: list):
+def _tree_compose(plds: list, tick: Callable[[], None] | None = None):
     while len(plds) > 1:
-        nxt = [plds[i].compose(plds[i + 1]) if i + 1 < len(plds) else plds[i] for i in range(0, len(plds), 2)]
+        nxt = []
+        for i in range(0, len(plds), 2):
+            if i + 1 < len(plds):
+                nxt.append(plds[i].compose(plds[i + 1]))
+                if tick is not None:
+                    tick()
+            else:
+                nxt.append(plds[i])
         plds = nxt
     return plds[0]
 
 
-def pld_epsilon(mechanisms, *, delta, resolution=1e-4) -> CompositionResult:
-    """ε at δ from dp-accounting's privacy-loss distribution (pessimistic), [X-PLD]."""
+def _distinct_rows(ms: Sequence[Mechanism]) -> list[tuple[Mechanism, int]]:
+    """Equal mechanisms merged (first-appearance order) with their total count."""
+    counts: dict[Mechanism, int] = {}
+    for m in ms:
+        key = replace(m, count=1)
+        counts[key] = counts.get(key, 0) + m.count
+    return list(counts.items())
+
+
+def pld_epsilon(mechanisms, *, delta, resolution=1e-4,
+                progress: Callable[[float], None] | None = None) -> CompositionResult:
+    """ε at δ from dp-accounting's privacy-loss distribution (pessimistic estimate).
+
+    One PLD per distinct mechanism, ``self_compose``d to its total count, then a balanced binary tree of
+    ``compose``. ``progress`` (optional) receives the fraction done after each distinct mechanism (weighted by
+    its count) and each tree merge, nondecreasing and ending at 1.0; it does not change the result.
+
+    References: spec epsilon_calculator.md §4.2 rule "pld" [X-PLD: dp-accounting ``pld``].
+    """
     ms = _as_list(mechanisms)
     k = sum(m.count for m in ms)
     delta = _check_delta(delta)
@@ -508,23 +532,39 @@ def pld_epsilon(mechanisms, *, delta, resolution=1e-4) -> CompositionResult:
         return _invalid("pld", delta, k, "zCDP rows have no privacy-loss distribution")
     if delta < PLD_MIN_DELTA:
         return _invalid("pld", delta, k, "δ below the numeric accountant's range (1e-12)")
+    rows = _distinct_rows(ms)
+    # work units: one per expanded mechanism (self-composition) plus one per tree merge
+    total = k + len(rows) - 1
+    done = 0
+
+    def report(units: int) -> None:
+        nonlocal done
+        done += units
+        if progress is not None:
+            progress(min(1.0, done / total))
+
     plds = []
-    for m in ms:
+    for m, count in rows:
         p = _pld_for(m, 0.0, resolution)
-        if m.count > 1:
-            p = p.self_compose(m.count)
+        if count > 1:
+            p = p.self_compose(count)
         plds.append(p)
-    eps = float(_tree_compose(plds).get_epsilon_for_delta(delta))
+        report(count)
+    eps = float(_tree_compose(plds, lambda: report(1)).get_epsilon_for_delta(delta))
+    if progress is not None:
+        progress(1.0)
     if not math.isfinite(eps):
         return _invalid("pld", delta, k, "truncated tails: PLD returned ∞ at this δ")
     return CompositionResult("pld", max(eps, 0.0), delta, k, True, "", "external")
 
 
 # --------------------------------------------------------------------------- dispatcher
-def compose(mechanisms, *, delta, rule: Rule, pld_resolution=1e-4) -> CompositionResult:
+def compose(mechanisms, *, delta, rule: Rule, pld_resolution=1e-4,
+            progress: Callable[[float], None] | None = None) -> CompositionResult:
     """ε at the target δ of composing a list of mechanisms under one rule (spec §4.2); never raises for n/a.
 
-    Under the (ε, δ) rules each Gaussian/discrete-Gaussian/zCDP run is charged δᵢ = δ/(2K_δ).
+    Under the (ε, δ) rules each Gaussian/discrete-Gaussian/zCDP run is charged δᵢ = δ/(2K_δ). ``progress``
+    is passed to ``pld_epsilon`` for rule "pld"; the other rules report 1.0 when done.
     """
     ms = _as_list(mechanisms)
     delta = _check_delta(delta)
@@ -532,7 +572,11 @@ def compose(mechanisms, *, delta, rule: Rule, pld_resolution=1e-4) -> Compositio
     if rule not in ALL_RULES:
         raise ValueError(f"rule must be one of {ALL_RULES}, got {rule!r}")
     if rule == "pld":
-        return pld_epsilon(ms, delta=delta, resolution=pld_resolution)
+        return pld_epsilon(ms, delta=delta, resolution=pld_resolution, progress=progress)
+    if progress is not None:
+        res = compose(ms, delta=delta, rule=rule)
+        progress(1.0)
+        return res
     if rule in ("zcdp", "rdp"):
         if any(m.kind == "approx_dp" for m in ms):
             return _invalid(rule, delta, k, "approx_dp rows have no zCDP/RDP guarantee")
@@ -564,10 +608,17 @@ def compose(mechanisms, *, delta, rule: Rule, pld_resolution=1e-4) -> Compositio
     return kov_optimal_composition(eps, dls, delta=delta)
 
 
-def composition_table(mechanisms, *, delta, rules=ALL_RULES, pld_resolution=1e-4) -> pd.DataFrame:
-    """One row per rule: rule, epsilon, delta, valid, note, ratio_to_basic."""
+def composition_table(mechanisms, *, delta, rules=ALL_RULES, pld_resolution=1e-4,
+                      progress: Callable[[float], None] | None = None) -> pd.DataFrame:
+    """One row per rule: rule, epsilon, delta, valid, note, ratio_to_basic.
+
+    ``progress`` (optional) follows the PLD composition, the only slow rule; it ends at 1.0.
+    """
     ms = _as_list(mechanisms)
-    res = [compose(ms, delta=delta, rule=r, pld_resolution=pld_resolution) for r in rules]
+    res = [compose(ms, delta=delta, rule=r, pld_resolution=pld_resolution,
+                   progress=progress if r == "pld" else None) for r in rules]
+    if progress is not None:
+        progress(1.0)
     basic = compose(ms, delta=delta, rule="basic").epsilon
     return pd.DataFrame({
         "rule": [r.rule for r in res], "epsilon": [r.epsilon for r in res], "delta": [r.delta for r in res],
@@ -596,11 +647,13 @@ def default_ks(kmax: int, points: int = 60) -> np.ndarray:
     return np.unique(np.round(np.geomspace(1, max(1, int(kmax)), points)).astype(int))
 
 
-def composition_curve(mechanisms, *, delta, ks=None, rules=ALL_RULES, pld_points=12, pld_resolution=1e-3) -> pd.DataFrame:
+def composition_curve(mechanisms, *, delta, ks=None, rules=ALL_RULES, pld_points=12, pld_resolution=1e-3,
+                      progress: Callable[[float], None] | None = None) -> pd.DataFrame:
     """ε vs k for each rule: k, rule, epsilon, valid.
 
     One row: the row repeated k times. A list: prefixes of the expanded list. PLD is evaluated at no more
-    than ``pld_points`` of the ks (resolution 1e-3 by default).
+    than ``pld_points`` of the ks (resolution 1e-3 by default). ``progress`` (optional) follows the PLD
+    evaluations, weighted by k, nondecreasing and ending at 1.0.
     """
     ms = _as_list(mechanisms)
     total = sum(m.count for m in ms)
@@ -612,13 +665,23 @@ def composition_curve(mechanisms, *, delta, ks=None, rules=ALL_RULES, pld_points
         ks = ks[ks <= total]
     rows = []
     pld_ks = set(ks[np.unique(np.round(np.linspace(0, len(ks) - 1, min(pld_points, len(ks)))).astype(int))].tolist())
+    # the PLD work grows with k, so each PLD point's share of the bar is its k
+    weight = float(sum(pld_ks)) if "pld" in rules and pld_ks else 0.0
+    before = 0.0
     for k in ks:
         sub = [replace(ms[0], count=int(k))] if single else _prefix(ms, int(k))
         for r in rules:
             if r == "pld" and k not in pld_ks:
                 continue
-            res = compose(sub, delta=delta, rule=r, pld_resolution=pld_resolution)
+            inner = None
+            if r == "pld" and progress is not None and weight > 0:
+                inner = lambda f, b=before, kk=int(k): progress(min(1.0, (b + f * kk) / weight))  # noqa: E731
+            res = compose(sub, delta=delta, rule=r, pld_resolution=pld_resolution, progress=inner)
+            if r == "pld":
+                before += int(k)
             rows.append((int(k), r, res.epsilon, res.valid))
+    if progress is not None:
+        progress(1.0)
     return pd.DataFrame(rows, columns=["k", "rule", "epsilon", "valid"])
 
 

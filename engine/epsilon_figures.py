@@ -240,3 +240,39 @@ def make_gamma_figure(t: np.ndarray, gamma_mi: np.ndarray, gamma_rz: np.ndarray,
     fig.update_layout(title="Corrected p-value threshold vs information leaked", xaxis=dict(type="log", title="t (bits)"),
                       yaxis=dict(type="log", title="γ (use p ≤ γ)"), legend=dict(orientation="h", y=-0.25))
     return fig
+
+
+SIM_TEST_LABELS = {"classical_noisy": "classical on noisy counts", "asympt_gof": "AsymptGOF", "mc_gof": "MC GOF",
+                   "projected": "projected", "asympt_indep": "AsymptIndep (2MLE)"}
+AXIS_LABELS = {"n": "n (records)", "rho": "ρ", "epsilon": "ε"}
+
+
+def make_simulation_figure(sim: pd.DataFrame, *, axis: str, alpha: float, series: str | None = None) -> go.Figure:
+    """Empirical size (left) and power (right) vs the swept axis, one line per test, error bars 1.96·SE.
+
+    ``sim`` is ``engine.private_tests.simulate_grid`` output; ``axis`` is "n", "rho" or "epsilon"; ``series``
+    (for an n × privacy grid) names the other axis, drawn as dash styles.
+    """
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Size (data from the null)", "Power (data from null + Δ)"),
+                        shared_yaxes=True)
+    dashes = ("solid", "dash", "dot", "dashdot", "longdash")
+    tests = list(dict.fromkeys(sim["test"]))
+    levels = list(dict.fromkeys(sim[series])) if series else [None]
+    for col, quantity in enumerate(("size", "power"), start=1):
+        part = sim[sim["quantity"] == quantity]
+        for i, t in enumerate(tests):
+            for j, lev in enumerate(levels):
+                g = part[part["test"] == t] if lev is None else part[(part["test"] == t) & (part[series] == lev)]
+                g = g.sort_values(axis)
+                label = SIM_TEST_LABELS.get(t, t) + ("" if lev is None else f", {AXIS_LABELS.get(series, series)} = {lev:.3g}")
+                fig.add_trace(go.Scatter(
+                    x=g[axis], y=g["rate"], mode="lines+markers", name=label, legendgroup=label, showlegend=col == 1,
+                    line=dict(color=_colour(i), dash=dashes[j % len(dashes)]),
+                    error_y=dict(type="data", array=1.96 * g["std_error"], visible=True),
+                    hovertemplate=f"{AXIS_LABELS.get(axis, axis)}=%{{x:.4g}}<br>{quantity} %{{y:.4g}}<extra>{label}</extra>"),
+                    row=1, col=col)
+        fig.add_hline(y=alpha, line=dict(color="black", dash="dash"), row=1, col=col)
+        fig.update_xaxes(type="log", title_text=AXIS_LABELS.get(axis, axis), row=1, col=col)
+    fig.update_yaxes(title_text="rejection rate", range=[0, 1.02], row=1, col=1)
+    fig.update_layout(title="Monte Carlo size and power", legend=dict(orientation="h", y=-0.3))
+    return fig

@@ -3,8 +3,9 @@
 Pure Python (no streamlit). Spec ``epsilon_calculator.md`` §4.7, following Rogers 2017,
 *Leveraging Privacy in Data Analysis* (seed ``002_802572da4c9a19ad.txt``), Ch. 6–7: eq. 6.4 (naive
 statistic), Thm 6.1.7 (AsymptGOF), eqs 7.14/7.19 (nonprojected/projected statistics), Lemma 6.2.3
-(independence covariance), eq. 7.24 and Alg. 15 (GenChiTest), Algs 8 and 16 (Monte Carlo critical values).
-Weighted chi-square tails by exact convolution or Imhof (1961).
+(independence covariance), Alg. 11 (2MLE) and Alg. 13 (AsymptIndep), eq. 7.24 and Alg. 15 (GenChiTest),
+Algs 8 and 16 (Monte Carlo critical values). Weighted chi-square tails by exact convolution or Imhof (1961).
+Monte Carlo grids run in parallel with joblib, one spawned seed per task, so results do not depend on n_jobs.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from dataclasses import dataclass
 from typing import Callable, Literal
 
 import numpy as np
-from scipy import integrate, optimize, stats
+import pandas as pd
+from joblib import Parallel, delayed
+from scipy import integrate, optimize, special, stats
 
 MAX_TRIALS = 100_000
 
@@ -81,7 +84,8 @@ def _sf_convolution(x: float, vals: np.ndarray, counts: np.ndarray) -> float:
     def f(t):
         y = t * t
         dens = math.exp(lognorm + (m2 - 1) * math.log(t) - y / 2.0) * 2.0 if t > 0 else (2.0 * math.exp(lognorm) if m2 == 1 else 0.0)
-        return dens * stats.chi2.sf((x - b * y) / a, m1)
+        # special.chdtrc is chi2.sf without the distribution-object overhead (~30× faster per call)
+        return dens * special.chdtrc(m1, max(0.0, (x - b * y) / a))
 
     # beyond √χ²_{m2} quantile 1e-17 the density is negligible; a long empty range would hide the mass from quad
     upper = min(tmax, math.sqrt(stats.chi2.isf(1e-17, m2)))
@@ -197,32 +201,107 @@ def gof_null_weights(p0, *, n, rho) -> np.ndarray:
     return np.sort(np.linalg.eigvalsh(m))[::-1]
 
 
-def _sigma_ind(pi1: np.ndarray, pi2: np.ndarray) -> np.ndarray:
-    """Σ_ind = I − √p√pᵀ − Γ(ΓᵀΓ)⁻¹Γᵀ, Γ = Diag(p)^{-1/2}∇f ([T] Lemma 6.2.3)."""
+def _grad_f(pi1: np.ndarray, pi2: np.ndarray) -> np.ndarray:
+    """∇f of f(π⁽¹⁾, π⁽²⁾) = π⁽¹⁾π⁽²⁾ᵀ (row by row) in the free parameters θ = (π⁽¹⁾_{<r}, π⁽²⁾_{<c}) ([T] Lemma 6.2.3)."""
     r, c = pi1.size, pi2.size
+    # ∂(π⁽¹⁾ᵢπ⁽²⁾ⱼ)/∂π⁽¹⁾ₖ = π⁽²⁾ⱼ(δᵢₖ − δᵢᵣ) because π⁽¹⁾ᵣ = 1 − Σ_{k<r}π⁽¹⁾ₖ; likewise for the columns
+    d1 = np.vstack([np.eye(r - 1), -np.ones((1, r - 1))])
+    d2 = np.vstack([np.eye(c - 1), -np.ones((1, c - 1))])
+    return np.hstack([np.kron(d1, pi2[:, None]), np.kron(pi1[:, None], d2)])
+
+
+def _sigma_ind(pi1: np.ndarray, pi2: np.ndarray) -> np.ndarray:
+    """Σ_ind = I − √p√pᵀ − Γ(ΓᵀΓ)⁻¹Γᵀ with Γ = Diag(p)^{-1/2}∇f, p = π⁽¹⁾π⁽²⁾ᵀ row by row ([T] Lemma 6.2.3)."""
     p = np.outer(pi1, pi2).ravel()
-    grad = np.zeros((r * c, r + c - 2))
-    for i in range(r):
-        for j in range(c):
-            row = i * c + j
-            for k in range(r - 1):
-                grad[row, k] = pi2[j] * ((i == k) - (i == r - 1))
-            for l in range(c - 1):
-                grad[row, r - 1 + l] = pi1[i] * ((j == l) - (j == c - 1))
-    gam = grad / np.sqrt(p)[:, None]
-    proj = gam @ np.linalg.pinv(gam.T @ gam) @ gam.T
+    gam = _grad_f(pi1, pi2) / np.sqrt(p)[:, None]
+    proj = gam @ np.linalg.solve(gam.T @ gam, gam.T)
     s = np.sqrt(p)
-    return np.eye(r * c) - np.outer(s, s) - proj
+    return np.eye(p.size) - np.outer(s, s) - proj
 
 
 def indep_null_weights(pi1, pi2, *, n, rho) -> np.ndarray:
-    """AsymptIndep weights eig(Σ_ind + Diag(1/(nρp̃))) ([T] Lemma 6.2.3, Alg. 13), descending."""
+    """AsymptIndep weights eig(Σ_ind + Diag(1/(nρp̃))), descending, zeros dropped.
+
+    References: seed 002_802572da4c9a19ad.txt, Lemma 6.2.3 and eqs 6.19–6.21 (Alg. 13). The printed
+    eig(B̃ᵀΛ̃B̃) equals this, as for AsymptGOF, since W̃ᵀΛ̃W̃ = ‖Ũ + Diag(nρp̃)^{-1/2}Z√ρ‖² [derived].
+    """
     a, b = _p0(pi1), _p0(pi2)
     n, rho = _pos("n", n), _pos("rho", rho)
     p = np.outer(a, b).ravel()
     m = _sigma_ind(a, b) + np.diag(1.0 / (n * rho * p))
     ev = np.sort(np.linalg.eigvalsh(m))[::-1]
     return ev[ev > 1e-12]
+
+
+# --------------------------------------------------------------------------- 2MLE (Alg. 11)
+def project_counts(noisy_counts, *, n, gamma=1.0) -> np.ndarray:
+    """The table h closest to the noisy counts h̃ with h ≥ 0 and Σh = n: program (6.17).
+
+    Minimises (1−γ)‖h̃ − h‖₁ + γ‖h̃ − h‖₂² (γ = 1 for Gaussian noise, a small γ > 0 for Laplace). The program
+    separates once the constraint Σh = n gets a multiplier τ; each cell's minimiser over h ≥ 0 is
+    hᵢ(τ) = max(0, h̃ᵢ − S(τ, 1−γ)/(2γ)), S the soft threshold, and Σhᵢ(τ) is nonincreasing, so τ is the root
+    of Σhᵢ(τ) = n (scipy ``brentq``), polished by one exact step on its linear piece [derived; for γ = 1 this
+    is the Euclidean projection onto the scaled simplex]. The thesis gives no closed form.
+
+    References: seed 002_802572da4c9a19ad.txt, §6.2.1 eq. 6.17 and Alg. 11.
+    """
+    x = np.asarray(noisy_counts, dtype=float)
+    shape = x.shape
+    x = x.ravel()
+    if x.size < 1 or not np.all(np.isfinite(x)):
+        raise ValueError("noisy counts must be a non-empty array of finite numbers")
+    n = _pos("n", n)
+    g = float(gamma)
+    if not (0 < g <= 1):
+        raise ValueError(f"gamma must lie in (0, 1], got {gamma!r}")
+    a = 1.0 - g
+
+    def cells(tau: float) -> np.ndarray:
+        shift = math.copysign(max(abs(tau) - a, 0.0), tau) / (2.0 * g)
+        return np.maximum(0.0, x - shift)
+
+    excess = lambda tau: float(cells(tau).sum()) - n  # noqa: E731
+    # at τ = −(a + 2g(n + max|h̃|)) every cell is ≥ n, at τ = a + 2g·max|h̃| every cell is 0
+    span = n + float(np.max(np.abs(x)))
+    lo, hi = -(a + 2.0 * g * span), a + 2.0 * g * span
+    tau = optimize.brentq(excess, lo, hi, xtol=1e-13 * max(1.0, hi), rtol=4 * np.finfo(float).eps)
+    h = cells(tau)
+    moving = (h > 0) & (abs(tau) > a)
+    if np.any(moving):
+        # Σh is linear in τ near the root with slope −|moving|/(2γ): one Newton step lands on it exactly
+        t2 = tau + (h.sum() - n) * 2.0 * g / np.count_nonzero(moving)
+        h2 = cells(t2)
+        if abs(h2.sum() - n) <= abs(h.sum() - n):
+            h = h2
+    return h.reshape(shape)
+
+
+@dataclass(frozen=True)
+class TwoStepMLE:
+    """2MLE output: the projected table (cells ≥ 0, summing to n) and its MLE marginals (6.15)."""
+
+    table: np.ndarray
+    pi1: np.ndarray
+    pi2: np.ndarray
+
+
+def two_step_mle(noisy_table, *, n, gamma=1.0, min_count=5.0) -> TwoStepMLE | None:
+    """Two-step MLE of the marginals from a noisy r × c table; None (NULL) if a projected cell is < 5.
+
+    Step 1 projects the noisy table onto {h ≥ 0, Σh = n} (``project_counts``, program 6.17); step 2 takes
+    the independence MLE (6.15) of the projected table: row and column sums over n.
+
+    References: seed 002_802572da4c9a19ad.txt, Alg. 11 (γ = 1 for Gaussian noise), Lemma 6.2.1.
+    Erratum (§4.9 of the spec): Lemma 6.2.1 prints f(π̂⁽¹⁾, π̂⁽¹⁾) and swapped ranges; the MLE is used.
+    """
+    t = np.asarray(noisy_table, dtype=float)
+    if t.ndim != 2 or min(t.shape) < 2:
+        raise ValueError("noisy_table must be an r × c array with r, c ≥ 2")
+    n = _pos("n", n)
+    h = project_counts(t, n=n, gamma=gamma)
+    if np.any(h < min_count):
+        return None
+    return TwoStepMLE(h, h.sum(axis=1) / n, h.sum(axis=0) / n)
 
 
 # --------------------------------------------------------------------------- statistics
@@ -279,15 +358,26 @@ def _sigma0(p: np.ndarray, nrho: float) -> np.ndarray:
     return np.diag(p) - np.outer(p, p) + np.eye(p.size) / nrho
 
 
-def projected_independence_statistic(noisy_table, *, n, rho) -> float | None:
-    """Projected GenChiTest statistic for independence ([T] Alg. 15 with φ of eq. 7.24).
-
-    θ̂ minimises the projected quadratic form with M̂ = Σ⁰_{nρ}(φ(h̃))⁻¹. Returns None ("no conclusion")
-    if any n·π̃ᵢπ̃ⱼ ≤ 5 (the rule of thumb of [T] §7.3.1). Erratum: Alg. 15 writes m for s.
-    """
+def _table(noisy_table) -> np.ndarray:
     t = np.asarray(noisy_table, dtype=float)
     if t.ndim != 2 or min(t.shape) < 2:
         raise ValueError("noisy_table must be an r × c array with r, c ≥ 2")
+    if not np.all(np.isfinite(t)):
+        raise ValueError("noisy_table must contain finite numbers only")
+    return t
+
+
+def projected_independence_statistic(noisy_table, *, n, rho) -> float | None:
+    """Projected GenChiTest statistic for independence in an r × c table, or None for "no conclusion".
+
+    θ̂ minimises (h̃ − np(θ))ᵀΠM̂Π(h̃ − np(θ))/n with M̂ = Σ⁰_{nρ}(φ(h̃))⁻¹ and φ the noisy marginals (7.24)
+    (scipy ``least_squares``, Levenberg–Marquardt, analytic Jacobian). Under H₀ it is → χ²_{(r−1)(c−1)}.
+    None if any n·π̃ᵢπ̃ⱼ ≤ 5 (the rule of thumb of §7.3.1).
+
+    References: seed 002_802572da4c9a19ad.txt, Alg. 15, eqs 7.23–7.24, Thm 7.3.1. Erratum: Alg. 15 writes
+    m for s.
+    """
+    t = _table(noisy_table)
     n, rho = _pos("n", n), _pos("rho", rho)
     r, c = t.shape
     nt = t.sum()
@@ -304,16 +394,98 @@ def projected_independence_statistic(noisy_table, *, n, rho) -> float | None:
     ev, U = np.linalg.eigh(A)
     L = (U * np.sqrt(np.clip(ev, 0, None))).T
     h = t.ravel()
+    sn = math.sqrt(n)
+
+    def split(th):
+        return np.append(th[: r - 1], 1.0 - th[: r - 1].sum()), np.append(th[r - 1:], 1.0 - th[r - 1:].sum())
 
     def resid(th):
-        pa = np.append(th[: r - 1], 1.0 - th[: r - 1].sum())
-        pb = np.append(th[r - 1:], 1.0 - th[r - 1:].sum())
-        return L @ (h - n * np.outer(pa, pb).ravel()) / math.sqrt(n)
+        pa, pb = split(th)
+        return L @ (h - n * np.outer(pa, pb).ravel()) / sn
+
+    def jac(th):
+        return -sn * (L @ _grad_f(*split(th)))
 
     x0 = np.concatenate([a[:-1], b[:-1]])
-    res = optimize.least_squares(resid, x0, method="lm", xtol=1e-12, ftol=1e-12)
+    res = optimize.least_squares(resid, x0, jac=jac, method="lm", xtol=1e-12, ftol=1e-12)
     val = float(np.sum(res.fun**2))
     return min(val, float(np.sum(resid(x0) ** 2)))
+
+
+def asympt_indep_statistic(noisy_table, *, n, pi1, pi2) -> float:
+    """T̃ (6.18): Pearson's statistic of the noisy table against n·p̃ with p̃ = π̃⁽¹⁾π̃⁽²⁾ᵀ (from 2MLE).
+
+    References: seed 002_802572da4c9a19ad.txt, eq. 6.18 and Alg. 13.
+    """
+    t = _table(noisy_table)
+    n = _pos("n", n)
+    a, b = _p0(pi1), _p0(pi2)
+    if t.shape != (a.size, b.size):
+        raise ValueError(f"the table is {t.shape[0]} × {t.shape[1]} but the marginals have {a.size} and {b.size} entries")
+    e = n * np.outer(a, b)
+    return float(np.sum((t - e) ** 2 / e))
+
+
+@dataclass(frozen=True)
+class IndependenceTestResult:
+    """One private independence test on a noisy table; statistic/critical value/reject are None for "no conclusion"."""
+
+    test: str
+    statistic: float | None
+    critical_value: float | None
+    reject: bool
+    pi1: np.ndarray | None
+    pi2: np.ndarray | None
+
+
+def _sf_below(x: float, w: np.ndarray, alpha: float) -> bool:
+    """Whether P(Σλⱼχ²₁ > x) < alpha, settled where possible by two-weight bounds before Imhof.
+
+    Lowering (raising) every weight lowers (raises) the tail. Splitting the sorted weights at their largest
+    ratio gap and replacing each group by its smallest (largest) weight gives two-value bounds that the exact
+    convolution evaluates quickly; the AsymptIndep weights cluster near 1 and near 1/(nρp̃), so they are tight.
+    """
+    ws = np.sort(np.asarray(w, dtype=float))[::-1]
+    if _distinct(ws)[0].size <= 2:
+        return weighted_chisq_sf(x, ws) < alpha
+    j = int(np.argmax(np.log(ws[:-1]) - np.log(ws[1:]))) + 1
+    lower = np.concatenate([np.full(j, ws[j - 1]), np.full(ws.size - j, ws[-1])])
+    if weighted_chisq_sf(x, lower) >= alpha:
+        return False
+    upper = np.concatenate([np.full(j, ws[0]), np.full(ws.size - j, ws[j])])
+    if weighted_chisq_sf(x, upper) < alpha:
+        return True
+    return weighted_chisq_sf(x, ws) < alpha
+
+
+def independence_test(noisy_table, *, n, rho, alpha=0.05,
+                      test: Literal["asympt_indep", "projected"] = "asympt_indep", gamma=1.0) -> IndependenceTestResult:
+    """AsymptIndep (Alg. 13, after 2MLE) or the projected GenChiTest (Alg. 15) on a noisy r × c table.
+
+    AsymptIndep: 2MLE (Alg. 11, ``gamma``; NULL → fail to reject), T̃ of (6.18) vs the 1−α quantile of
+    Σλⱼχ²₁ with λ = eig(Σ_ind + Diag(1/(nρp̃))) (Lemma 6.2.3). Projected: 𝒬 vs χ²_{(r−1)(c−1),1−α}.
+
+    References: seed 002_802572da4c9a19ad.txt, Algs 11, 13 and 15; Lemma 6.2.3; eqs 6.18–6.21, 7.23–7.24.
+    """
+    t = _table(noisy_table)
+    a = _alpha(alpha)
+    r, c = t.shape
+    if test == "projected":
+        s = projected_independence_statistic(t, n=n, rho=rho)
+        if s is None:
+            return IndependenceTestResult(test, None, None, False, None, None)
+        crit = float(stats.chi2.isf(a, (r - 1) * (c - 1)))
+        return IndependenceTestResult(test, s, crit, s > crit, None, None)
+    if test != "asympt_indep":
+        raise ValueError(f"test must be asympt_indep or projected, got {test!r}")
+    rho = _pos("rho", rho)
+    mle = two_step_mle(t, n=n, gamma=gamma)
+    if mle is None:
+        return IndependenceTestResult(test, None, None, False, None, None)
+    s = asympt_indep_statistic(t, n=n, pi1=mle.pi1, pi2=mle.pi2)
+    w = indep_null_weights(mle.pi1, mle.pi2, n=n, rho=rho)
+    crit = weighted_chisq_quantile(w, alpha=a)
+    return IndependenceTestResult(test, s, crit, s > crit, mle.pi1, mle.pi2)
 
 
 # --------------------------------------------------------------------------- critical values and power
@@ -342,6 +514,37 @@ def naive_type_one_error(p0, *, n, rho, alpha=0.05) -> float:
     p = _p0(p0)
     a = _alpha(alpha)
     return weighted_chisq_sf(float(stats.chi2.isf(a, p.size - 1)), gof_null_weights(p, n=n, rho=rho))
+
+
+@dataclass(frozen=True)
+class IndepCriticalValues:
+    """Critical values at level α for r × c independence: classical and projected χ²_{(r−1)(c−1)}, AsymptIndep."""
+
+    classical: float
+    asympt_indep: float
+    projected: float
+
+
+def indep_critical_values(pi1, pi2, *, n, rho, alpha=0.05) -> IndepCriticalValues:
+    """Critical values of the independence tests at marginals π⁽¹⁾, π⁽²⁾ (Alg. 10, Alg. 13 and Alg. 15).
+
+    References: seed 002_802572da4c9a19ad.txt, Thm 6.2.2, Lemma 6.2.3 with eq. 6.21, Thm 7.3.1.
+    """
+    a = _alpha(alpha)
+    w = indep_null_weights(pi1, pi2, n=n, rho=rho)
+    df = (np.size(pi1) - 1) * (np.size(pi2) - 1)
+    chi = float(stats.chi2.isf(a, df))
+    return IndepCriticalValues(chi, weighted_chisq_quantile(w, alpha=a), chi)
+
+
+def naive_indep_type_one_error(pi1, pi2, *, n, rho, alpha=0.05) -> float:
+    """Asymptotic size of Pearson's independence test on noisy counts: P(Σλⱼχ²₁ > χ²_{(r−1)(c−1),1−α}).
+
+    References: seed 002_802572da4c9a19ad.txt, Lemma 6.2.3 and eq. 6.21 (weights ``indep_null_weights``).
+    """
+    a = _alpha(alpha)
+    df = (np.size(pi1) - 1) * (np.size(pi2) - 1)
+    return weighted_chisq_sf(float(stats.chi2.isf(a, df)), indep_null_weights(pi1, pi2, n=n, rho=rho))
 
 
 def asymptotic_power(p0, shift, *, n, rho, alpha=0.05,
@@ -418,6 +621,22 @@ def _check_trials(trials: int) -> int:
     return t
 
 
+def noisy_table(table_probs, *, n, noise: Literal["gaussian", "laplace"], rho=None, epsilon=None, rng) -> np.ndarray:
+    """One private r × c table: Multinomial(n, p) counts plus N(0, 1/ρ) or Lap(2/ε) noise in every cell.
+
+    References: seed 002_802572da4c9a19ad.txt, Alg. 13 (Gaussian, ρ-zCDP) and §7.4 (Laplace, ε-DP).
+    """
+    tp = np.asarray(table_probs, dtype=float)
+    if tp.ndim != 2 or min(tp.shape) < 2:
+        raise ValueError("table_probs must be an r × c array with r, c ≥ 2")
+    _p0(tp.ravel())
+    n_int = int(n)
+    if n_int < 1:
+        raise ValueError(f"n must be ≥ 1, got {n!r}")
+    _, draw = _noise_setup(noise, rho, epsilon)
+    return (rng.multinomial(n_int, tp.ravel()).astype(float) + draw(rng, tp.size)).reshape(tp.shape)
+
+
 def simulate_gof(p0, p1, *, n, alpha, noise: Literal["gaussian", "laplace"], rho=None, epsilon=None,
                  tests=("classical_noisy", "asympt_gof", "projected", "mc_gof"), trials=1000, m=59, rng,
                  progress: Callable[[float], None] | None = None) -> SizePowerResult:
@@ -476,13 +695,16 @@ def simulate_gof(p0, p1, *, n, alpha, noise: Literal["gaussian", "laplace"], rho
 
 def simulate_independence(table_probs, *, n, alpha, noise, rho=None, epsilon=None,
                           tests=("classical_noisy", "asympt_indep", "projected"), trials=1000, rng,
-                          progress=None) -> SizePowerResult:
-    """Empirical size/power of the private independence tests ([T] Algs 10, 13 and 15).
+                          progress=None, gamma=None) -> SizePowerResult:
+    """Empirical size (independent table) or power of the private r × c independence tests.
 
-    classical_noisy: Pearson's statistic with noisy-marginal estimates vs χ²_{(r−1)(c−1)};
-    asympt_indep: the same statistic vs the AsymptIndep weighted-χ² quantile (noisy marginals used for
-    the weights; the 2MLE projection of Alg. 11 with γ = 1 reduces to them when all cells are large);
-    projected: the projected GenChiTest statistic vs χ²_{(r−1)(c−1)}. "No conclusion" counts as no rejection.
+    classical_noisy: Pearson's statistic with noisy-marginal estimates vs χ²_{(r−1)(c−1)} (Alg. 10 on noisy
+    counts); asympt_indep: AsymptIndep after 2MLE (Algs 11 and 13); projected: the projected GenChiTest
+    statistic vs χ²_{(r−1)(c−1)} (Alg. 15, φ of eq. 7.24). "No conclusion" counts as no rejection. ``gamma``
+    is 2MLE's elastic-net weight: 1 for Gaussian noise, 0.01 for Laplace noise as in §6.3.2 (default).
+
+    References: seed 002_802572da4c9a19ad.txt, Algs 10, 11, 13 and 15; §6.3.2, §7.3.1. With Laplace noise the
+    tests use ρ = ε²/8 (equal variance, §7.4); their χ² nulls are then approximations.
     """
     tp = np.asarray(table_probs, dtype=float)
     if tp.ndim != 2 or min(tp.shape) < 2:
@@ -491,7 +713,13 @@ def simulate_independence(table_probs, *, n, alpha, noise, rho=None, epsilon=Non
     a = _alpha(alpha)
     trials = _check_trials(trials)
     n_int = int(n)
+    if n_int < 1:
+        raise ValueError(f"n must be ≥ 1, got {n!r}")
     rho_eff, draw = _noise_setup(noise, rho, epsilon)
+    g = (1.0 if noise == "gaussian" else 0.01) if gamma is None else float(gamma)
+    unknown = [t for t in tests if t not in ("classical_noisy", "asympt_indep", "projected")]
+    if unknown:
+        raise ValueError(f"unknown test {unknown[0]!r}: use classical_noisy, asympt_indep or projected")
     r, c = tp.shape
     df = (r - 1) * (c - 1)
     crit = float(stats.chi2.isf(a, df))
@@ -503,29 +731,114 @@ def simulate_independence(table_probs, *, n, alpha, noise, rho=None, epsilon=Non
         hs = rng.multinomial(n_int, tp.ravel(), size=b).astype(float) + draw(rng, (b, r * c))
         for h in hs:
             tab = h.reshape(r, c)
-            nt = tab.sum()
-            pa, pb = tab.sum(axis=1) / nt, tab.sum(axis=0) / nt
-            ok = nt > 0 and np.all(pa > 0) and np.all(pb > 0) and np.all(n_int * np.outer(pa, pb) > 5)
             for t in tests:
-                if not ok:
-                    continue
                 if t == "projected":
                     s = projected_independence_statistic(tab, n=n_int, rho=rho_eff)
                     rejects[t] += int(s is not None and s > crit)
-                    continue
-                e = n_int * np.outer(pa, pb)
-                stat_ = float(np.sum((tab - e) ** 2 / e))
-                if t == "classical_noisy":
-                    rejects[t] += int(stat_ > crit)
                 elif t == "asympt_indep":
-                    w = indep_null_weights(pa, pb, n=n_int, rho=rho_eff)
-                    rejects[t] += int(weighted_chisq_sf(stat_, w) < a)
+                    mle = two_step_mle(tab, n=n_int, gamma=g)
+                    if mle is not None:
+                        s = asympt_indep_statistic(tab, n=n_int, pi1=mle.pi1, pi2=mle.pi2)
+                        w = indep_null_weights(mle.pi1, mle.pi2, n=n_int, rho=rho_eff)
+                        rejects[t] += int(_sf_below(s, w, a))
                 else:
-                    raise ValueError(f"unknown test {t!r}")
+                    nt = tab.sum()
+                    if nt <= 0:
+                        continue
+                    pa, pb = tab.sum(axis=1) / nt, tab.sum(axis=0) / nt
+                    e = n_int * np.outer(pa, pb)
+                    if np.all(e > 5):
+                        rejects[t] += int(float(np.sum((tab - e) ** 2 / e)) > crit)
         done += b
         if progress is not None:
             progress(done / trials)
     rates = {t: rejects[t] / trials for t in tests}
     ses = {t: math.sqrt(max(rr * (1 - rr), 0.0) / trials) for t, rr in rates.items()}
     return SizePowerResult(rates, ses, trials, {"n": n_int, "alpha": a, "noise": noise, "rho": rho,
-                                                "epsilon": epsilon, "shape": [r, c]})
+                                                "epsilon": epsilon, "shape": [r, c], "gamma": g})
+
+
+GOF_TESTS = ("classical_noisy", "asympt_gof", "projected", "mc_gof")
+INDEP_TESTS = ("classical_noisy", "asympt_indep", "projected")
+
+
+def _grid_task(kind: str, null: np.ndarray, probs: np.ndarray, n: int, noise: str, value: float, alpha: float,
+               trials: int, m: int, tests: tuple, seed: np.random.SeedSequence, progress=None) -> dict[str, int]:
+    priv = {"rho": value} if noise == "gaussian" else {"epsilon": value}
+    rng = np.random.default_rng(seed)
+    if kind == "gof":
+        res = simulate_gof(null, probs, n=n, alpha=alpha, noise=noise, tests=tests, trials=trials, m=m, rng=rng,
+                           progress=progress, **priv)
+    else:
+        res = simulate_independence(probs, n=n, alpha=alpha, noise=noise, tests=tests, trials=trials, rng=rng,
+                                    progress=progress, **priv)
+    return {t: int(round(v * trials)) for t, v in res.rates.items()}
+
+
+def _indexed_task(i: int, args: tuple) -> tuple[int, dict[str, int]]:
+    return i, _grid_task(*args)
+
+
+def simulate_grid(kind: Literal["gof", "independence"], null, alternative, *, ns, privacy, alpha,
+                  noise: Literal["gaussian", "laplace"], trials=1000, m=59, seed=0, n_jobs=1, tests=None,
+                  chunk=250, progress: Callable[[float], None] | None = None) -> pd.DataFrame:
+    """Empirical size (data from the null) and power (data from the alternative) on an n × privacy grid.
+
+    ``null``/``alternative`` are p⁰/p¹ for "gof" and r × c table probabilities for "independence" (the null
+    table should be independent). ``privacy`` lists ρ (Gaussian) or ε (Laplace). Each grid cell's trials are
+    split into fixed chunks of ``chunk``; every chunk gets its own child of ``SeedSequence(seed)``, spawned in a
+    fixed order, so the table is identical for any ``n_jobs`` (joblib processes). ``progress`` gets the
+    finished fraction, ending at 1.0.
+
+    Returns columns n, rho, epsilon, quantity ("size"/"power"), test, rate, std_error, trials.
+
+    References: seed 002_802572da4c9a19ad.txt, Ch. 6–7 simulation design (§§6.3–6.4, 7.2–7.3).
+    """
+    if kind not in ("gof", "independence"):
+        raise ValueError(f"kind must be gof or independence, got {kind!r}")
+    p_null = np.asarray(null, dtype=float)
+    p_alt = np.asarray(alternative, dtype=float)
+    if p_null.shape != p_alt.shape:
+        raise ValueError("null and alternative must have the same shape")
+    trials = _check_trials(trials)
+    ns_ = [int(x) for x in ns]
+    vals = [float(v) for v in privacy]
+    if not ns_ or not vals:
+        raise ValueError("the grid needs at least one n and one privacy value")
+    tests = tuple(tests) if tests is not None else (GOF_TESTS if kind == "gof" else INDEP_TESTS)
+    chunk = max(1, int(chunk))
+    sizes = [chunk] * (trials // chunk) + ([trials % chunk] if trials % chunk else [])
+    cells = [(n, v, q) for n in ns_ for v in vals for q in ("size", "power")]
+    tasks = [(ci, s) for ci in range(len(cells)) for s in sizes]
+    seeds = np.random.SeedSequence(int(seed)).spawn(len(tasks))
+    args = [(kind, p_null, p_null if cells[ci][2] == "size" else p_alt, cells[ci][0], noise, cells[ci][1],
+             float(alpha), s, int(m), tests, seeds[i]) for i, (ci, s) in enumerate(tasks)]
+    out: list[dict[str, int] | None] = [None] * len(tasks)
+    total = sum(s for _, s in tasks)
+    done = 0
+    if int(n_jobs) == 1:
+        for i, a_ in enumerate(args):
+            inner = None
+            if progress is not None:
+                inner = lambda f, base=done, s=a_[7]: progress(min(1.0, (base + f * s) / total))  # noqa: E731
+            out[i] = _grid_task(*a_, progress=inner)
+            done += a_[7]
+    else:
+        gen = Parallel(n_jobs=int(n_jobs), return_as="generator_unordered")(
+            delayed(_indexed_task)(i, a_) for i, a_ in enumerate(args))
+        for i, rej in gen:
+            out[i] = rej
+            done += args[i][7]
+            if progress is not None:
+                progress(min(1.0, done / total))
+    rows = []
+    for ci, (n, v, q) in enumerate(cells):
+        parts = [out[i] for i, (cj, _) in enumerate(tasks) if cj == ci]
+        for t in tests:
+            rate = sum(p[t] for p in parts) / trials
+            rows.append({"n": n, "rho": v if noise == "gaussian" else math.nan,
+                         "epsilon": v if noise == "laplace" else math.nan, "quantity": q, "test": t, "rate": rate,
+                         "std_error": math.sqrt(max(rate * (1 - rate), 0.0) / trials), "trials": trials})
+    if progress is not None:
+        progress(1.0)
+    return pd.DataFrame(rows)

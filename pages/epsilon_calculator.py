@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
 
 import numpy as np
 import pandas as pd
@@ -71,7 +72,8 @@ DEFAULTS: dict[str, object] = {
     "eps_w_n": 6400, "eps_w_beta": 0.05, "eps_w_noise": "gaussian",
     "eps_t_test": "gof", "eps_t_d": 4, "eps_t_p0mode": "uniform", "eps_t_p0": "0.5, 1/6, 1/6, 1/6", "eps_t_shift": "",
     "eps_t_n": 10_000.0, "eps_t_priv": "rho", "eps_t_rho": 0.00125, "eps_t_eps": 1.0, "eps_t_alpha": 0.05,
-    "eps_t_trials": 1000, "eps_t_seed": 0,
+    "eps_t_trials": 1000, "eps_t_seed": 0, "eps_t_r": 2, "eps_t_c": 2, "eps_t_pi1": "2/3, 1/3", "eps_t_pi2": "1/2, 1/2",
+    "eps_t_ishift": "", "eps_t_sweep": "n", "eps_t_points": 3,
     "eps_m_alpha": 0.05, "eps_m_eps": 0.01, "eps_m_n": 10_000, "eps_m_opt": True, "eps_m_beta": 0.01,
     "eps_m_gamma": 0.01, "eps_m_range": float(2**20), "eps_m_cn": 27254.0, "eps_m_ca": 1.0, "eps_m_cb": 0.05,
     "eps_m_cg": 2, "eps_m_cgam": 1521.0, "eps_m_ck": "pure",
@@ -154,15 +156,16 @@ def mechanisms_from_frame(df: pd.DataFrame) -> list[acc.Mechanism]:
     return out
 
 
+# ``_progress`` is unhashed: st.cache_data cannot replay a progress bar, so a cache hit simply skips the calls
 @st.cache_data(**CACHE)
-def cached_curve(mechs: tuple, delta: float, ks: tuple, rules: tuple, with_pld: bool) -> pd.DataFrame:
+def cached_curve(mechs: tuple, delta: float, ks: tuple, rules: tuple, with_pld: bool, _progress=None) -> pd.DataFrame:
     rs = tuple(r for r in rules if r != "pld" or with_pld)
-    return acc.composition_curve(list(mechs), delta=delta, ks=list(ks), rules=rs, pld_points=12)
+    return acc.composition_curve(list(mechs), delta=delta, ks=list(ks), rules=rs, pld_points=12, progress=_progress)
 
 
 @st.cache_data(**CACHE)
-def cached_table(mechs: tuple, delta: float, rules: tuple) -> pd.DataFrame:
-    return acc.composition_table(list(mechs), delta=delta, rules=rules)
+def cached_table(mechs: tuple, delta: float, rules: tuple, _progress=None) -> pd.DataFrame:
+    return acc.composition_table(list(mechs), delta=delta, rules=rules, progress=_progress)
 
 
 @st.cache_data(**CACHE)
@@ -240,31 +243,44 @@ def cached_gof_live(p0: tuple, shift: tuple, n: float, rho: float, alpha: float)
     return cv, ns, sizes, pw_n, rhos, pw_r
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def cached_simulation(kind, p0, shift, ns, alpha, noise, rho, eps, trials, seed, _bar=None):
-    rows = []
-    rng = np.random.default_rng(seed)
+@st.cache_data(**CACHE)
+def cached_indep_cv(pi1: tuple, pi2: tuple, n: float, rho: float, alpha: float):
+    return pt.indep_critical_values(np.array(pi1), np.array(pi2), n=n, rho=rho, alpha=alpha)
+
+
+@st.cache_data(**CACHE)
+def cached_indep_naive_size(pi1: tuple, pi2: tuple, rho: float, alpha: float):
+    ns = np.geomspace(1e2, 1e7, 26)
+    return ns, np.array([pt.naive_indep_type_one_error(np.array(pi1), np.array(pi2), n=float(x), rho=rho, alpha=alpha)
+                         for x in ns])
+
+
+@st.cache_data(**CACHE)
+def cached_indep_demo(alt: tuple, n: int, noise: str, privacy: float, alpha: float, seed: int):
+    """One seeded noisy table from the alternative, its 2MLE projection and both private tests' decisions."""
+    priv = {"rho": privacy} if noise == "gaussian" else {"epsilon": privacy}
+    rho_eff = privacy if noise == "gaussian" else privacy**2 / 8
+    gamma = 1.0 if noise == "gaussian" else 0.01  # [T] §6.3.2: γ = 1 for Gaussian noise, 0.01 for Laplace
+    tab = pt.noisy_table(np.array(alt), n=n, noise=noise, rng=np.random.default_rng(seed), **priv)
+    proj = pt.project_counts(tab, n=n, gamma=gamma)
+    res = [pt.independence_test(tab, n=n, rho=rho_eff, alpha=alpha, test=t, gamma=gamma)
+           for t in ("asympt_indep", "projected")]
+    return tab, proj, res
+
+
+# Bounded (max_entries, ttl): each entry is a whole Monte Carlo table. Results do not depend on the number of
+# joblib workers (one spawned seed per chunk), so ``_n_jobs`` and the progress bar stay out of the cache key.
+@st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
+def cached_simulation(kind: str, null: tuple, alt: tuple, ns: tuple, privs: tuple, alpha: float, noise: str,
+                      trials: int, seed: int, _n_jobs: int = 1, _bar=None) -> pd.DataFrame:
     bar = _bar
-    jobs = [(n, which) for n in ns for which in ("size", "power")]
-    for j, (n, which) in enumerate(jobs):
-        def prog(f, j=j, n=n, which=which):
-            if bar is not None:
-                bar.progress(min(1.0, (j + f) / len(jobs)), text=f"Simulating n = {n:,} ({which})…")
-        if kind == "gof":
-            p = np.array(p0)
-            p1 = p if which == "size" else p + np.array(shift)
-            r = pt.simulate_gof(p, p1, n=n, alpha=alpha, noise=noise, rho=rho, epsilon=eps, trials=trials, m=59,
-                                rng=rng, progress=prog)
-        else:
-            tp = np.outer([2 / 3, 1 / 3], [0.5, 0.5])
-            if which == "power":
-                tp = tp + np.array(shift).reshape(2, 2)
-            r = pt.simulate_independence(tp, n=n, alpha=alpha, noise=noise, rho=rho, epsilon=eps,
-                                         trials=trials, rng=rng, progress=prog)
-        for t, v in r.rates.items():
-            rows.append({"n": n, "quantity": which, "test": t, "rate": v, "std_error": r.std_errors[t],
-                         "trials": r.trials})
-    return pd.DataFrame(rows)
+
+    def prog(f: float) -> None:
+        if bar is not None:
+            bar.progress(min(1.0, f), text=f"Simulating… {f:.0%}")
+
+    return pt.simulate_grid(kind, np.array(null), np.array(alt), ns=list(ns), privacy=list(privs), alpha=alpha,
+                            noise=noise, trials=trials, m=59, seed=seed, n_jobs=_n_jobs, progress=prog)
 
 
 # =========================================================================== URL-encoded tables
@@ -450,20 +466,34 @@ def tab_composition() -> None:
         return
     total = sum(m.count for m in ms)
     ks = tuple(acc.default_ks(total, 50).tolist())
-    with_pld = "pld" in rules and total <= PLD_BUTTON_LIMIT
-    if "pld" in rules and total > PLD_BUTTON_LIMIT:
-        if c2.button("Compute PLD curve (more than 1,000 mechanisms)", key="eps_comp_pldbtn"):
-            st.session_state["eps_comp_pld_ok"] = True
-        with_pld = bool(st.session_state.get("eps_comp_pld_ok"))
+    big_pld = "pld" in rules and total > PLD_BUTTON_LIMIT
+    with_pld = "pld" in rules
+    if big_pld:
+        # the button approves PLD for this list and δ only; any change asks again (spec §6: behind a button)
+        pld_key = (tuple(ms), delta)
+        if c2.button("Compute PLD (more than 1,000 mechanisms)", key="eps_comp_pldbtn"):
+            st.session_state["eps_comp_pld_ok"] = pld_key
+        with_pld = st.session_state.get("eps_comp_pld_ok") == pld_key
+        if not with_pld:
+            c2.info("PLD for more than 1,000 mechanisms runs only when you press the button above.")
+    trules = tuple(r for r in rules if r != "pld" or with_pld)
     with c2:
-        with st.spinner("Composing…"):
-            curve = cached_curve(tuple(ms), delta, ks, rules, with_pld)
+        if big_pld and with_pld:
+            # the curve's 12 PLD points (resolution 1e-3) take about a seventh of the table's one at 1e-4
+            bar = st.progress(0.0, text="Composing PLD…")
+            curve = cached_curve(tuple(ms), delta, ks, rules, with_pld, _progress=lambda f: bar.progress(
+                0.15 * f, text=f"PLD curve (12 values of k)… {0.15 * f:.0%}"))
+            table = cached_table(tuple(ms), delta, trules, _progress=lambda f: bar.progress(
+                0.15 + 0.85 * f, text=f"PLD table (resolution 1e-4)… {0.15 + 0.85 * f:.0%}"))
+            bar.empty()
+        else:
+            with st.spinner("Composing…"):
+                curve = cached_curve(tuple(ms), delta, ks, rules, with_pld)
+                table = cached_table(tuple(ms), delta, trules)
     fig = ef.make_composition_figure(curve, log_axes=log_axes, delta=delta)
     with c2:
         show_figure(fig, key="eps_comp_fig", filename="composition.html",
                     caption="Each line: total ε at δ after k releases under one rule. Dotted: the best valid bound.")
-    trules = tuple(r for r in rules if r != "pld" or with_pld)
-    table = cached_table(tuple(ms), delta, trules)
     st.dataframe(table.style.format({"epsilon": "{:.4g}", "delta": "{:.1e}", "ratio_to_basic": "{:.4g}"}),
                  width="stretch", hide_index=True)
     notes = sorted({f"{r}: {n}" for r, n in zip(table["rule"], table["note"]) if n})
@@ -765,6 +795,12 @@ def _preset_power() -> None:
                             eps_t_shift="0.01, -0.01/3, -0.01/3, -0.01/3", eps_t_priv="rho", eps_t_rho=0.00125)
 
 
+def _preset_indep() -> None:
+    # [T] §7.3.1: π⁽¹⁾ = (2/3, 1/3), π⁽²⁾ = (1/2, 1/2), alternative π⁽¹⁾π⁽²⁾ᵀ + 0.01·(1, −1)ᵀ(1, 0)
+    st.session_state.update(eps_t_test="independence", eps_t_r=2, eps_t_c=2, eps_t_pi1="2/3, 1/3",
+                            eps_t_pi2="1/2, 1/2", eps_t_ishift="", eps_t_priv="rho", eps_t_rho=0.00125)
+
+
 def _parse_vec(text: str, d: int, name: str) -> np.ndarray:
     """Comma-separated numbers; a/b fractions allowed (no eval)."""
     parts = [p.strip() for p in str(text).replace(";", ",").split(",") if p.strip()]
@@ -782,22 +818,84 @@ def _parse_vec(text: str, d: int, name: str) -> np.ndarray:
     return arr
 
 
+def _count(text: str) -> int:
+    return len([p for p in str(text).replace(";", ",").split(",") if p.strip()])
+
+
+def _resize_indep() -> None:
+    """After r or c changes, marginals and shift of the wrong length become uniform / the default shift."""
+    ss = st.session_state
+    r, c = int(ss.get("eps_t_r", 2)), int(ss.get("eps_t_c", 2))
+    if _count(ss.get("eps_t_pi1", "")) != r:
+        ss["eps_t_pi1"] = ", ".join([f"1/{r}"] * r)
+    if _count(ss.get("eps_t_pi2", "")) != c:
+        ss["eps_t_pi2"] = ", ".join([f"1/{c}"] * c)
+    if str(ss.get("eps_t_ishift", "")).strip() and _count(ss["eps_t_ishift"]) != r * c:
+        ss["eps_t_ishift"] = ""
+
+
+def indep_setting(r: int, c: int, pi1_text: str, pi2_text: str, shift_text: str):
+    """Null table π⁽¹⁾π⁽²⁾ᵀ and alternative null + Δ from the text inputs (ValueError with a readable message)."""
+    pi1 = _parse_vec(pi1_text, r, "π⁽¹⁾ (rows)")
+    pi2 = _parse_vec(pi2_text, c, "π⁽²⁾ (columns)")
+    for name, v in (("π⁽¹⁾", pi1), ("π⁽²⁾", pi2)):
+        if np.any(v <= 0) or abs(v.sum() - 1) > 1e-9:
+            raise ValueError(f"{name} must be positive and sum to 1, got sum {v.sum():.6g}")
+    if shift_text.strip():
+        shift = _parse_vec(shift_text, r * c, "shift Δ (r·c numbers, row by row)").reshape(r, c)
+    else:
+        # the thesis's alternative 0.01·(1, 0, …, −1)ᵀ(1, 0, …, 0), generalised to r × c
+        shift = np.zeros((r, c))
+        shift[0, 0], shift[-1, 0] = 0.01, -0.01
+    if abs(shift.sum()) > 1e-9:
+        raise ValueError(f"shift Δ must sum to 0, got {shift.sum():.3g}")
+    null = np.outer(pi1, pi2)
+    alt = null + shift
+    if np.any(alt <= 0):
+        raise ValueError("the alternative π⁽¹⁾π⁽²⁾ᵀ + Δ has a cell ≤ 0: make the shift smaller")
+    return pi1, pi2, null, alt
+
+
+def sweep_values(center: float, lo: float, hi: float, points: int, *, integer: bool) -> tuple:
+    """``points`` log-spaced values from center/10 to 10·center, clipped to [lo, hi] (3 sig. figs or integers)."""
+    vals = np.geomspace(center / 10, center * 10, points) if points > 1 else np.array([center])
+    vals = np.clip(vals, lo, hi)
+    if integer:
+        return tuple(sorted({int(round(v)) for v in vals}))
+    return tuple(sorted({float(f"{v:.3g}") for v in vals}))
+
+
 @st.fragment
 def tab_tests() -> None:
     st.subheader("Private chi-square tests")
     st.markdown("Adding noise to counts breaks the classical χ² test: it rejects true hypotheses far too often. "
                 "The private tests account for the noise (Ch. 6–7: AsymptGOF Thm 6.1.7, projected statistic Thm 7.2.6, "
-                "Monte Carlo Alg. 8; independence Lemma 6.2.3 and Alg. 15).")
-    b1, b2 = st.columns(2)
+                "Monte Carlo Alg. 8; independence: 2MLE Alg. 11, AsymptIndep Lemma 6.2.3 / Alg. 13, projected "
+                "GenChiTest Alg. 15).")
+    b1, b2, b3 = st.columns(3)
     b1.button("Thesis Table 3 setting (d = 100, uniform, ρ = 0.00125)", key="eps_t_pre3", on_click=_preset_table3)
     b2.button("Thesis power setting (d = 4)", key="eps_t_prep", on_click=_preset_power)
+    b3.button("Thesis independence setting (2 × 2)", key="eps_t_prei", on_click=_preset_indep)
     c1, c2 = st.columns([1, 3])
     test = c1.radio("Test", ["gof", "independence"], key="eps_t_test", horizontal=True, **bind(),
-                    format_func={"gof": "Goodness of fit", "independence": "Independence (2 × 2)"}.get)
-    d = c1.slider("Categories d", 2, 200, 4, key="eps_t_d", **bind()) if test == "gof" else 4
-    p0mode = c1.radio("Null p⁰", ["uniform", "entered"], key="eps_t_p0mode", horizontal=True, **bind()) if test == "gof" else "uniform"
-    p0_text = c1.text_input("p⁰ (comma separated)", value="0.5, 1/6, 1/6, 1/6", key="eps_t_p0", **bind()) if p0mode == "entered" else ""
-    shift_text = c1.text_input("Shift Δ (sums to 0; blank = 0.01·(1, −1/(d−1), …))", value="", key="eps_t_shift", **bind())
+                    format_func={"gof": "Goodness of fit", "independence": "Independence (r × c)"}.get)
+    d, p0mode, p0_text, shift_text = 4, "uniform", "", ""
+    r = c = 2
+    if test == "gof":
+        d = c1.slider("Categories d", 2, 200, 4, key="eps_t_d", **bind())
+        p0mode = c1.radio("Null p⁰", ["uniform", "entered"], key="eps_t_p0mode", horizontal=True, **bind())
+        if p0mode == "entered":
+            p0_text = c1.text_input("p⁰ (comma separated)", value="0.5, 1/6, 1/6, 1/6", key="eps_t_p0", **bind())
+        shift_text = c1.text_input("Shift Δ (sums to 0; blank = 0.01·(1, −1/(d−1), …))", value="", key="eps_t_shift",
+                                   **bind())
+    else:
+        rc = c1.columns(2)
+        r = rc[0].slider("Rows r", 2, 6, 2, key="eps_t_r", on_change=_resize_indep, **bind())
+        c = rc[1].slider("Columns c", 2, 6, 2, key="eps_t_c", on_change=_resize_indep, **bind())
+        pi1_text = c1.text_input("Row marginals π⁽¹⁾", value="2/3, 1/3", key="eps_t_pi1", **bind())
+        pi2_text = c1.text_input("Column marginals π⁽²⁾", value="1/2, 1/2", key="eps_t_pi2", **bind())
+        shift_text = c1.text_input("Shift Δ from independence (r·c numbers row by row, sum 0; blank = 0.01 moved "
+                                   "from cell (r, 1) to (1, 1))", value="", key="eps_t_ishift", **bind())
     n = log_slider("n (records)", key="eps_t_n", min_value=100.0, max_value=1e7, value=10_000.0, steps_per_decade=10, container=c1)
     priv = c1.radio("Privacy", ["rho", "eps"], key="eps_t_priv", horizontal=True, **bind(),
                     format_func={"rho": "ρ (Gaussian noise)", "eps": "ε (Laplace noise, Lap(2/ε))"}.get)
@@ -810,6 +908,7 @@ def tab_tests() -> None:
         eps = log_slider("ε", key="eps_t_eps", value=1.0, container=c1)
         rho = None
         rho_eff = eps * eps / 8  # Lap(2/ε) has variance 8/ε² = 1/ρ
+    noise = "gaussian" if priv == "rho" else "laplace"
     alpha = c1.number_input("α (significance)", min_value=0.001, max_value=0.5, value=0.05, format="%.3g",
                             key="eps_t_alpha", **bind())
     try:
@@ -818,10 +917,11 @@ def tab_tests() -> None:
             shift = (0.01 * np.array([1.0] + [-1.0 / (d - 1)] * (d - 1)) if not shift_text.strip()
                      else _parse_vec(shift_text, d, "shift Δ"))
             cv, ns, sizes, pw_n, rhos, pw_r = cached_gof_live(tuple(p0), tuple(shift), float(n), float(rho_eff), float(alpha))
+            null, alt = p0, p0 + shift
         else:
-            p0 = np.outer([2 / 3, 1 / 3], [0.5, 0.5]).ravel()
-            shift = 0.01 * np.array([1.0, 0.0, -1.0, 0.0]) if not shift_text.strip() else _parse_vec(shift_text, 4, "shift Δ")
-            cv = None
+            pi1, pi2, null, alt = indep_setting(r, c, pi1_text, pi2_text, shift_text)
+            icv = cached_indep_cv(tuple(pi1), tuple(pi2), float(n), float(rho_eff), float(alpha))
+            ins, isizes = cached_indep_naive_size(tuple(pi1), tuple(pi2), float(rho_eff), float(alpha))
     except ValueError as e:
         c1.error(str(e))
         return
@@ -847,37 +947,96 @@ def tab_tests() -> None:
                         caption="More privacy (smaller ρ) costs power; the non-private line is the ceiling.")
             table = cvt
         else:
-            from scipy import stats as _st
-            w = pt.indep_null_weights([2 / 3, 1 / 3], [0.5, 0.5], n=n, rho=rho_eff)
-            table = pd.DataFrame({"test": ["classical / projected χ²₁", "AsymptIndep (weighted χ²)"],
-                                  "critical value": [float(_st.chi2.isf(alpha, 1)), pt.weighted_chisq_quantile(w, alpha=alpha)]})
-            st.markdown("2 × 2 table with π⁽¹⁾ = (2/3, 1/3), π⁽²⁾ = (1/2, 1/2), the thesis's independence setting.")
+            df_ = (r - 1) * (c - 1)
+            table = pd.DataFrame({"test": [f"classical χ²_{df_} (invalid on noisy counts)",
+                                           "AsymptIndep (weighted χ², Lemma 6.2.3, at these marginals)",
+                                           f"projected GenChiTest (χ²_{df_}, Alg. 15)"],
+                                  "critical value": [icv.classical, icv.asympt_indep, icv.projected]})
+            st.markdown(f"**{r} × {c} table**, null π⁽¹⁾π⁽²⁾ᵀ with π⁽¹⁾ = ({', '.join(f'{v:.3g}' for v in pi1)}), "
+                        f"π⁽²⁾ = ({', '.join(f'{v:.3g}' for v in pi2)}). Critical values (reject above):")
             st.dataframe(table.style.format({"critical value": "{:.4g}"}), hide_index=True, width="stretch")
-    st.markdown("**Simulation** (Monte Carlo, behind a button): empirical size (data drawn from p⁰) and power "
-                "(from p⁰ + Δ) at n/10, n and 10n.")
-    s1, s2, s3 = st.columns(3)
-    trials = s1.number_input("Trials", min_value=50, max_value=100_000, value=1000 if test == "gof" else 200, step=50,
-                             key="eps_t_trials", **bind())
-    seed = seed_input(key="eps_t_seed", container=s2)
-    run = s3.button("Simulate", key="eps_t_sim", type="primary")
-    sim_key = (test, tuple(p0), tuple(shift), int(n), alpha, "gaussian" if priv == "rho" else "laplace", rho, eps,
-               int(trials), seed)
+            st.caption("AsymptIndep first projects the noisy table onto {h ≥ 0, Σh = n} (2MLE, Alg. 11) and reads the "
+                       "marginals off the projection; in a test its weights use those estimated marginals. No "
+                       "conclusion (fail to reject) when a projected cell is < 5, or for the projected test when "
+                       "any n·π̃ᵢπ̃ⱼ ≤ 5.")
+            show_figure(ef.make_size_figure(ins, isizes, alpha=alpha), key="eps_t_fig_isize",
+                        filename="naive_independence_size.html",
+                        caption="Pearson's independence test on noisy counts: its asymptotic false-alarm rate at "
+                                "these marginals (Lemma 6.2.3 weights).")
+            demo_seed = int(st.session_state.get("eps_t_seed", 0))
+            with st.expander(f"One noisy table drawn from the alternative (seed {demo_seed}): 2MLE and the decisions"):
+                tab_, proj_, res_ = cached_indep_demo(tuple(map(tuple, alt)), int(n), noise, float(
+                    rho if priv == "rho" else eps), float(alpha), demo_seed)
+                cols = [f"column {j + 1}" for j in range(c)]
+                e1, e2 = st.columns(2)
+                e1.markdown("Noisy counts h̃")
+                e1.dataframe(pd.DataFrame(tab_, columns=cols).style.format("{:.1f}"), width="stretch")
+                e2.markdown("2MLE projection (h ≥ 0, Σh = n)")
+                e2.dataframe(pd.DataFrame(proj_, columns=cols).style.format("{:.1f}"), width="stretch")
+                dec = pd.DataFrame({
+                    "test": ["AsymptIndep (Alg. 13)", "projected GenChiTest (Alg. 15)"],
+                    "statistic": [x.statistic for x in res_], "critical value": [x.critical_value for x in res_],
+                    "decision": ["no conclusion" if x.statistic is None else ("reject" if x.reject else "do not reject")
+                                 for x in res_]})
+                st.dataframe(dec.style.format({"statistic": "{:.4g}", "critical value": "{:.4g}"}, na_rep="n/a"),
+                             hide_index=True, width="stretch")
+    st.markdown("**Simulation** (Monte Carlo, behind a button): empirical size (data drawn from the null) and power "
+                "(from the null + Δ) on a grid of n, of the privacy parameter, or both.")
+    s1, s2, s3, s4, s5 = st.columns(5)
+    # fixed labels: a bound radio stores its label in the URL, so it must not depend on the privacy choice
+    sweep = s1.radio("Sweep", ["n", "privacy", "both"], key="eps_t_sweep", **bind(),
+                     format_func={"n": "n", "privacy": "privacy (ρ or ε)", "both": "n × privacy"}.get)
+    points = s2.slider("Points per axis", 2, 5, 3, key="eps_t_points", **bind(),
+                       help="Log-spaced from a tenth to ten times the current value.")
+    trials = s3.number_input("Trials", min_value=50, max_value=100_000, value=1000, step=50, key="eps_t_trials", **bind())
+    seed = seed_input(key="eps_t_seed", container=s4)
+    run = s5.button("Simulate", key="eps_t_sim", type="primary")
+    privacy = rho if priv == "rho" else eps
+    p_lo, p_hi = (1e-6, 10.0) if priv == "rho" else (1e-3, 20.0)
+    ns_grid = sweep_values(float(n), 100, 10**7, points, integer=True) if sweep != "privacy" else (int(n),)
+    priv_grid = sweep_values(float(privacy), p_lo, p_hi, points, integer=False) if sweep != "n" else (float(privacy),)
+    null_t = tuple(map(tuple, null)) if test == "independence" else tuple(null)
+    alt_t = tuple(map(tuple, alt)) if test == "independence" else tuple(alt)
+    sim_key = (test, null_t, alt_t, ns_grid, priv_grid, float(alpha), noise, int(trials), int(seed))
     if run:
         st.session_state["eps_t_last_sim"] = sim_key
     if st.session_state.get("eps_t_last_sim") == sim_key:
-        ns_grid = tuple(sorted({max(100, int(n) // 10), int(n), min(10**7, int(n) * 10)}))
+        cells = len(ns_grid) * len(priv_grid) * 2
+        # measured cost per trial and grid cell on the reference machine (GOF with m = 59; independence grows
+        # with r·c); both cores only when the work outweighs starting the joblib workers (~1 s). The table is
+        # the same for any number of workers.
+        per_trial = 5e-5 if test == "gof" else 1.5e-3 * max(1.0, r * c / 4)
+        n_jobs = min(2, os.cpu_count() or 1) if int(trials) * cells * per_trial > 2.0 else 1
         with st.status("Running the simulation…", expanded=False) as status:
             bar = st.progress(0.0, text="Simulating…")
-            res = cached_simulation(test, tuple(p0), tuple(shift), ns_grid, alpha,
-                                    "gaussian" if priv == "rho" else "laplace", rho, eps, int(trials), seed, _bar=bar)
+            try:
+                res = cached_simulation(test, null_t, alt_t, ns_grid, priv_grid, float(alpha), noise, int(trials),
+                                        int(seed), _n_jobs=n_jobs, _bar=bar)
+            except ValueError as e:
+                status.update(label="Simulation not run", state="error")
+                st.error(f"{e}. The data are drawn from the null and from the null + Δ: both need entries > 0.")
+                return
             bar.empty()
             status.update(label="Simulation done", state="complete")
+        pname = "rho" if noise == "gaussian" else "epsilon"
+        axis = pname if sweep == "privacy" else "n"
         st.caption(f"Seed {seed}; {int(trials)} trials per cell; m = 59 Monte Carlo draws (rank "
-                   f"{pt.mc_rank(59, alpha) if 59 > 1 / alpha else 'n/a'}). ± is one standard error.")
-        st.dataframe(res.style.format({"rate": "{:.3f}", "std_error": "{:.3f}"}), hide_index=True, width="stretch")
-        download_csv(res, filename="private_tests_simulation.csv", key="eps_t_sim_csv")
-    exports("eps_t", table=table, params=dict(test=test, d=d, p0=list(map(float, p0)), shift=list(map(float, shift)),
-                                              n=n, privacy=priv, rho=rho, epsilon=eps, alpha=alpha), name="private_tests")
+                   f"{pt.mc_rank(59, alpha) if 59 > 1 / alpha else 'n/a'}). Error bars are 1.96 standard errors. "
+                   f"Run on {n_jobs} worker process{'es' if n_jobs > 1 else ''} (same numbers for any count).")
+        show_figure(ef.make_simulation_figure(res, axis=axis, series=pname if sweep == "both" else None, alpha=alpha),
+                    key="eps_t_fig_sim", filename="private_tests_simulation.html",
+                    caption="Left: size (should stay at or below the dashed α). Right: power against the shift Δ.")
+        show = res.drop(columns=["epsilon" if noise == "gaussian" else "rho"])
+        st.dataframe(show.style.format({"rate": "{:.3f}", "std_error": "{:.3f}", pname: "{:.4g}"}), hide_index=True,
+                     width="stretch")
+        download_csv(show, filename="private_tests_simulation.csv", key="eps_t_sim_csv")
+    params = dict(test=test, n=n, privacy=priv, rho=rho, epsilon=eps, alpha=alpha)
+    if test == "gof":
+        params.update(d=d, p0=list(map(float, p0)), shift=list(map(float, shift)))
+    else:
+        params.update(r=r, c=c, pi1=list(map(float, pi1)), pi2=list(map(float, pi2)),
+                      alternative=[list(map(float, row)) for row in alt])
+    exports("eps_t", table=table, params=params, name="private_tests")
 
 
 # =========================================================================== Tab 8

@@ -304,3 +304,54 @@ def test_composition_figure_envelope():
     fig = ef.make_composition_figure(curve, log_axes=True)
     assert [t.name for t in fig.data][-1] == "best valid"
     assert fig.layout.xaxis.type == "log"
+
+
+# --------------------------------------------------------------------------- PLD progress callback
+def _dp_accounting_pld(events, delta, resolution):
+    from dp_accounting.pld import pld_privacy_accountant as pa
+    acc = pa.PLDAccountant(value_discretization_interval=resolution)
+    for ev, count in events:
+        acc.compose(ev, count)
+    return acc.get_epsilon(delta)
+
+
+def test_pld_progress_nondecreasing_and_result_unchanged():
+    # duplicate Laplace rows are composed as one distinct mechanism (self_compose of 40)
+    ms = [A.laplace(0.2, count=30), A.gaussian(10, count=20), A.laplace(0.2, count=10)]
+    calls = []
+    with_cb = A.compose(ms, delta=1e-6, rule="pld", progress=calls.append)
+    without = A.compose(ms, delta=1e-6, rule="pld")
+    assert with_cb.epsilon == without.epsilon
+    assert calls == sorted(calls) and calls[-1] == 1.0 and len(calls) >= 3 and 0 < calls[0] < 1
+    ref = _dp_accounting_pld([(dp_accounting.LaplaceDpEvent(5.0), 40), (dp_accounting.GaussianDpEvent(10.0), 20)],
+                             1e-6, 1e-4)
+    assert with_cb.epsilon == pytest.approx(ref, abs=1e-5)
+
+
+def test_pld_progress_more_than_1000_mechanisms():
+    ms = [A.laplace(0.1, count=1500), A.pure_dp(0.05, count=400), A.gaussian(20, count=300)]
+    calls = []
+    r = A.pld_epsilon(ms, delta=1e-6, resolution=1e-3, progress=calls.append)
+    # one report per distinct mechanism (weighted by count) and per tree merge, then 1.0
+    assert calls[:3] == pytest.approx([1500 / 2202, 1900 / 2202, 2200 / 2202])
+    assert calls == sorted(calls) and calls[-1] == 1.0
+    assert r.epsilon == A.pld_epsilon(ms, delta=1e-6, resolution=1e-3).epsilon
+    ref = _dp_accounting_pld([(dp_accounting.LaplaceDpEvent(10.0), 1500), (dp_accounting.GaussianDpEvent(20.0), 300)],
+                             1e-6, 1e-3)
+    # dp-accounting's accountant has no event for a black-box pure-DP row: compare the Laplace + Gaussian part
+    lg = A.pld_epsilon([A.laplace(0.1, count=1500), A.gaussian(20, count=300)], delta=1e-6, resolution=1e-3)
+    assert lg.epsilon == pytest.approx(ref, abs=1e-4)
+    assert r.epsilon > lg.epsilon
+
+
+def test_curve_and_table_progress():
+    ms = [A.laplace(0.1, count=1200)]
+    calls = []
+    curve = A.composition_curve(ms, delta=1e-6, ks=A.default_ks(1200, 30), rules=("basic", "pld"), progress=calls.append)
+    assert calls == sorted(calls) and calls[-1] == 1.0 and len(calls) >= 12
+    assert curve.equals(A.composition_curve(ms, delta=1e-6, ks=A.default_ks(1200, 30), rules=("basic", "pld")))
+    tcalls = []
+    table = A.composition_table(ms, delta=1e-6, rules=("basic", "pld"), progress=tcalls.append)
+    assert tcalls == sorted(tcalls) and tcalls[-1] == 1.0
+    pld = table.set_index("rule").loc["pld", "epsilon"]
+    assert pld == pytest.approx(_dp_accounting_pld([(dp_accounting.LaplaceDpEvent(10.0), 1200)], 1e-6, 1e-4), abs=1e-5)

@@ -4,6 +4,8 @@ the budget table."""
 import json
 from urllib.parse import quote
 
+from playwright.sync_api import expect
+
 from tests.e2e.helpers import open_page, wait_idle
 
 
@@ -42,3 +44,26 @@ def test_deep_link_restores_budget_table(page, app_url):
     # ln(20)/20 = 0.1498: the plan is computed from the linked one-row table, not the default three rows
     page.get_by_text("Total ε = 0.1498").first.wait_for(state="visible", timeout=30_000)
     assert "eps_b_rows=" in page.url
+
+
+def test_private_tests_simulation_grid_over_privacy(page, app_url):
+    # independence, 400 trials × 3 ρ values × {size, power}: enough work that the page uses both joblib workers
+    url = (f"{app_url}/epsilon_calculator?eps_tab={quote('Private tests')}&eps_t_test={quote('Independence (r × c)')}"
+           f"&eps_t_sweep={quote('privacy (ρ or ε)')}&eps_t_seed=7&eps_t_trials=400")
+    open_page(page, url)
+    page.get_by_role("button", name="Simulate").click()
+    page.get_by_text("Monte Carlo size and power").first.wait_for(state="visible", timeout=180_000)
+    wait_idle(page, timeout=180_000)
+    expect(page.get_by_text("Seed 7;").first).to_be_visible()
+    expect(page.get_by_text("Run on 2 worker processes").first).to_be_visible()
+    labels = page.get_by_test_id("stDownloadButton").all_inner_texts()
+    assert any("CSV" in x for x in labels)
+    assert page.get_by_test_id("stException").count() == 0
+
+
+def test_independence_mode_rxc_from_link(page, app_url):
+    url = (f"{app_url}/epsilon_calculator?eps_tab={quote('Private tests')}&eps_t_test={quote('Independence (r × c)')}"
+           f"&eps_t_r=3&eps_t_pi1={quote('0.2, 0.3, 0.5')}")
+    open_page(page, url)
+    page.get_by_text("3 × 2 table").first.wait_for(state="visible", timeout=30_000)
+    assert "eps_t_r=3" in page.url

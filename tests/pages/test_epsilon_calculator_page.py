@@ -167,3 +167,91 @@ def test_reset_to_defaults():
     assert metric(at, "± half-width") == "5.991"
     at.button(key="eps_reset").click().run()
     assert metric(at, "± half-width") == "2.996"
+
+
+def _cv(at) -> dict:
+    t = table_with(at, "critical value")
+    return dict(zip(t["test"], t["critical value"]))
+
+
+def test_tab7_independence_rxc_controls_change_output():
+    from scipy import stats
+    at = fresh()
+    at.radio(key="eps_t_test").set_value("independence").run()
+    assert not at.exception and not at.error
+    cv0 = _cv(at)
+    assert list(cv0.values())[0] == pytest.approx(stats.chi2.isf(0.05, 1), rel=1e-6)
+    asym0 = [v for k, v in cv0.items() if k.startswith("AsymptIndep")][0]
+    at.slider(key="eps_t_r").set_value(3).run()
+    assert not at.exception and not at.error
+    # a 3 × 2 table: the marginals of the old length become uniform, the tests have 2 degrees of freedom
+    assert at.text_input(key="eps_t_pi1").value == "1/3, 1/3, 1/3"
+    cv1 = _cv(at)
+    assert list(cv1.values())[0] == pytest.approx(stats.chi2.isf(0.05, 2), rel=1e-6)
+    asym1 = [v for k, v in cv1.items() if k.startswith("AsymptIndep")][0]
+    assert asym1 != pytest.approx(asym0, rel=1e-3)
+    at.text_input(key="eps_t_pi2").set_value("0.9, 0.1").run()
+    asym2 = [v for k, v in _cv(at).items() if k.startswith("AsymptIndep")][0]
+    assert asym2 != pytest.approx(asym1, rel=1e-3)
+    # the one-table demo: a seeded noisy 3 × 2 table, its 2MLE projection and both decisions
+    dec = table_with(at, "decision")
+    assert set(dec["decision"]) <= {"reject", "do not reject", "no conclusion"} and len(dec) == 2
+    proj = [f for f in frames(at) if list(f.columns) == ["column 1", "column 2"]]
+    assert len(proj) == 2 and float(proj[1].to_numpy().sum()) == pytest.approx(10_000) and (proj[1].to_numpy() >= 0).all()
+    at.number_input(key="eps_t_seed").set_value(5).run()
+    assert not table_with(at, "decision")["statistic"].equals(dec["statistic"])
+    at.text_input(key="eps_t_pi2").set_value("0.5, 0.6").run()
+    assert any("sum to 1" in e.value for e in at.error)
+
+
+def _sim_table(at):
+    sims = [f for f in frames(at) if "std_error" in f.columns]
+    assert sims, "no simulation table"
+    return sims[0]
+
+
+def test_tab7_simulation_sweeps_privacy_and_grid():
+    at = fresh(eps_t_trials="50")
+    at.radio(key="eps_t_sweep").set_value("privacy").run()
+    charts_before = len(at.get("plotly_chart"))
+    at.button(key="eps_t_sim").click().run()
+    assert not at.exception
+    t = _sim_table(at)
+    assert sorted(set(t["rho"])) == pytest.approx([0.000125, 0.00125, 0.0125])
+    assert set(t["n"]) == {10_000}
+    assert len(at.get("plotly_chart")) == charts_before + 1
+    at.slider(key="eps_t_points").set_value(2).run()
+    at.radio(key="eps_t_sweep").set_value("both").run()
+    at.button(key="eps_t_sim").click().run()
+    t = _sim_table(at)
+    assert set(t["n"]) == {1000, 100_000} and len(set(t["rho"])) == 2
+    assert len(t) == 2 * 2 * 2 * 4  # n × ρ × {size, power} × 4 GOF tests
+    assert any("Seed 0" in c.value for c in at.caption)
+
+
+def test_tab7_independence_simulation_rxc():
+    at = fresh(eps_t_trials="50")
+    at.radio(key="eps_t_test").set_value("independence").run()
+    at.slider(key="eps_t_c").set_value(3).run()
+    at.button(key="eps_t_sim").click().run()
+    assert not at.exception
+    t = _sim_table(at)
+    assert set(t["test"]) == {"classical_noisy", "asympt_indep", "projected"}
+    assert set(t["quantity"]) == {"size", "power"} and set(t["n"]) == {1000, 10_000, 100_000}
+
+
+def test_tab2_pld_over_1000_behind_button():
+    from dp_accounting import LaplaceDpEvent
+    from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
+    at = fresh(eps_comp_kmax="2000")
+    assert "pld" not in set(table_with(at, "rule")["rule"])
+    assert any("press the button" in i.value for i in at.info)
+    at.button(key="eps_comp_pldbtn").click().run()
+    assert not at.exception
+    t = table_with(at, "rule").set_index("rule")
+    acc_ = PLDAccountant(value_discretization_interval=1e-4)
+    acc_.compose(LaplaceDpEvent(10.0), 2000)  # Laplace ε = 0.1 is scale 10
+    assert t.loc["pld", "epsilon"] == pytest.approx(acc_.get_epsilon(1e-6), abs=1e-4)
+    # a different list needs the button again
+    at.select_slider(key="eps_comp_eps").set_value(0.2).run()
+    assert "pld" not in set(table_with(at, "rule")["rule"])

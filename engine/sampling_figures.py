@@ -27,6 +27,26 @@ RED_ZONE = "rgba(213, 94, 0, 0.12)"
 MAX_POINTS = 2000
 MAX_BAR_CLUSTERS = 200
 
+# Figures are built in one go (traces + one layout dict; marker lines as plain layout shapes). Each add_trace,
+# update_layout and above all add_vline/add_hline call runs Plotly's update machinery again (~10 ms per line,
+# profiled), which had made figure building the largest server-side share of a slider redraw.
+
+
+def _vline(x: float, *, color: str, dash: str, label: str | None = None) -> tuple[dict, list[dict]]:
+    """A full-height vertical line at data x (what ``add_vline`` draws) and its optional top label."""
+    shape = dict(type="line", xref="x", yref="paper", x0=x, x1=x, y0=0, y1=1, line=dict(color=color, dash=dash))
+    notes = [] if label is None else [dict(x=x, xref="x", y=1, yref="paper", text=label, showarrow=False,
+                                           xanchor="left", yanchor="bottom")]
+    return shape, notes
+
+
+def _hline(y: float, *, color: str, dash: str, label: str | None = None) -> tuple[dict, list[dict]]:
+    """A full-width horizontal line at data y (what ``add_hline`` draws) and its optional right-hand label."""
+    shape = dict(type="line", xref="paper", yref="y", x0=0, x1=1, y0=y, y1=y, line=dict(color=color, dash=dash))
+    notes = [] if label is None else [dict(x=1, xref="paper", y=y, yref="y", text=label, showarrow=False,
+                                           xanchor="right", yanchor="bottom")]
+    return shape, notes
+
 
 # ----------------------------------------------------------------------------------------------------------
 # P1 ε′ vs sampling rate
@@ -50,41 +70,46 @@ def make_rate_figure(df: pd.DataFrame, *, epsilon: float, schemes: Sequence[str]
                      show_rounding: bool = True, cluster_band: tuple[float, float, float] | None = None
                      ) -> go.Figure:
     """P1: ε′ vs rate (log x) with y = ε and the degradation zone above it shaded."""
-    fig = go.Figure()
-    ymax = float(max(epsilon * 1.6, np.nanmax(df[["srswor"]].to_numpy()) * 1.05))
+    rate = df["rate"].to_numpy()
+    ymax = float(max(epsilon * 1.6, np.nanmax(df["srswor"].to_numpy()) * 1.05))
     if show_rounding:
         ymax = max(ymax, min(float(df["randomized_rounding_thm6"].max()), epsilon * 3))
-    x0, x1 = float(df["rate"].min()), float(df["rate"].max())
-    fig.add_trace(go.Scatter(x=[x0, x1, x1, x0], y=[epsilon, epsilon, ymax, ymax], fill="toself",
-                             fillcolor=RED_ZONE, line=dict(width=0), hoverinfo="skip", mode="lines",
-                             name="worse than no sampling (ε′ > ε)"))
-    fig.add_trace(go.Scatter(x=[x0, x1], y=[epsilon, epsilon], mode="lines", name="ε on the sample (no gain)",
-                             line=dict(color="black", dash="dot", width=2)))
+    x0, x1 = float(rate[0]), float(rate[-1])
+    traces = [go.Scatter(x=[x0, x1, x1, x0], y=[epsilon, epsilon, ymax, ymax], fill="toself", fillcolor=RED_ZONE,
+                         line=dict(width=0), hoverinfo="skip", mode="lines",
+                         name="worse than no sampling (ε′ > ε)"),
+              go.Scatter(x=[x0, x1], y=[epsilon, epsilon], mode="lines", name="ε on the sample (no gain)",
+                         line=dict(color="black", dash="dot", width=2))]
     labels = {"SRSWOR": ("srswor", "SRS without replacement (Thm 2)", OKABE_ITO[0], "solid"),
               "Poisson": ("poisson", "Poisson [BBG18, external]", OKABE_ITO[5], "dash"),
               "SRSWR": ("srswr_external", "SRS with replacement, ε-part [external]", OKABE_ITO[4], "dashdot")}
-    for s in schemes:
+    drawn = [s for s in schemes if s in labels]
+    if "SRSWOR" in drawn and "Poisson" in drawn:
+        # Theorem 2 and [BBG18] give the same curve log1p(q·expm1(ε)): one line, both names
+        drawn.remove("Poisson")
+        labels["SRSWOR"] = ("srswor", "SRS without replacement (Thm 2) = Poisson [BBG18, external]", OKABE_ITO[0],
+                            "solid")
+    for s in drawn:
         col, name, colour, dash = labels[s]
-        fig.add_trace(go.Scatter(x=df["rate"], y=df[col], mode="lines", name=name,
+        traces.append(go.Scatter(x=rate, y=df[col].to_numpy(), mode="lines", name=name,
                                  line=dict(color=colour, dash=dash)))
-    fig.add_trace(go.Scatter(x=df["rate"], y=df["paper_shortcut"], mode="lines",
+    traces.append(go.Scatter(x=rate, y=df["paper_shortcut"].to_numpy(), mode="lines",
                              name="paper shortcut q·ε (do not use)", line=dict(color=GREY, dash="dash", width=2)))
     if show_rounding:
-        fig.add_trace(go.Scatter(x=df["rate"], y=df["randomized_rounding_thm6"].clip(upper=ymax), mode="lines",
-                                 name="randomised rounding (Thm 6)", line=dict(color=OKABE_ITO[1])))
+        traces.append(go.Scatter(x=rate, y=np.minimum(df["randomized_rounding_thm6"].to_numpy(), ymax),
+                                 mode="lines", name="randomised rounding (Thm 6)", line=dict(color=OKABE_ITO[1])))
     if cluster_band is not None:
         qc, lo, hi = cluster_band
-        fig.add_trace(go.Scatter(x=[qc, qc], y=[lo, hi], mode="lines+markers",
+        traces.append(go.Scatter(x=[qc, qc], y=[lo, hi], mode="lines+markers",
                                  name="cluster design of the Cluster tab (Thm 7–8, at ℓ/k)",
                                  line=dict(color=OKABE_ITO[3], width=6),
                                  marker=dict(size=14, symbol="x", color=OKABE_ITO[3])))
     cur = float(np.log1p(current_rate * np.expm1(epsilon)))
-    fig.add_trace(go.Scatter(x=[current_rate], y=[cur], mode="markers", name="your design",
+    traces.append(go.Scatter(x=[current_rate], y=[cur], mode="markers", name="your design",
                              marker=dict(color="black", size=12, symbol="diamond")))
-    fig.update_layout(title="Population ε′ against sampling rate", xaxis_title="sampling rate q = m/n",
-                      yaxis_title="population ε′", xaxis_type="log", yaxis_range=[0, ymax],
-                      legend=dict(orientation="h", y=-0.35))
-    return fig
+    return go.Figure(data=traces, layout=dict(
+        title="Population ε′ against sampling rate", xaxis=dict(title="sampling rate q = m/n", type="log"),
+        yaxis=dict(title="population ε′", range=[0, ymax]), legend=dict(orientation="h", y=-0.35)))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -103,22 +128,23 @@ def sigma_curve_table(*, n: int, mean: float, epsilon: float, points: int = 40) 
 
 def make_sigma_figure(df: pd.DataFrame, *, epsilon: float, current_sd: float | None = None) -> go.Figure:
     """P2: Theorem 3 lower and upper bounds against σ (Figure 2 of the paper), with y = ε and y = ε/2."""
-    fig = go.Figure()
-    x0, x1 = float(df["sd"].min()), float(df["sd"].max())
-    fig.add_trace(go.Scatter(x=df["sd"], y=df["upper"], mode="lines", name="upper bound (Thm 3)",
-                             line=dict(color=OKABE_ITO[0])))
-    fig.add_trace(go.Scatter(x=df["sd"], y=df["lower"], mode="lines", name="lower bound (Thm 3)",
-                             line=dict(color=OKABE_ITO[1], dash="dash")))
-    fig.add_trace(go.Scatter(x=[x0, x1], y=[epsilon] * 2, mode="lines", name="ε (no amplification)",
-                             line=dict(color="black", dash="dot", width=2)))
-    fig.add_trace(go.Scatter(x=[x0, x1], y=[epsilon / 2] * 2, mode="lines", name="ε/2",
-                             line=dict(color=GREY, dash="dot", width=2)))
+    sd = df["sd"].to_numpy()
+    x0, x1 = float(sd.min()), float(sd.max())
+    traces = [go.Scatter(x=sd, y=df["upper"].to_numpy(), mode="lines", name="upper bound (Thm 3)",
+                         line=dict(color=OKABE_ITO[0])),
+              go.Scatter(x=sd, y=df["lower"].to_numpy(), mode="lines", name="lower bound (Thm 3)",
+                         line=dict(color=OKABE_ITO[1], dash="dash")),
+              go.Scatter(x=[x0, x1], y=[epsilon] * 2, mode="lines", name="ε (no amplification)",
+                         line=dict(color="black", dash="dot", width=2)),
+              go.Scatter(x=[x0, x1], y=[epsilon / 2] * 2, mode="lines", name="ε/2",
+                         line=dict(color=GREY, dash="dot", width=2))]
+    shapes = []
     if current_sd is not None and x0 <= current_sd <= x1:
-        fig.add_vline(x=current_sd, line=dict(color=OKABE_ITO[3], dash="dash"))
-    fig.update_layout(title="Random sample size: bounds against its spread σ", xaxis_type="log",
-                      xaxis_title="standard deviation σ of the sample size", yaxis_title="population ε′",
-                      legend=dict(orientation="h", y=-0.35))
-    return fig
+        shapes.append(_vline(current_sd, color=OKABE_ITO[3], dash="dash")[0])   # shapes take data x on log axes
+    return go.Figure(data=traces, layout=dict(
+        title="Random sample size: bounds against its spread σ", shapes=shapes,
+        xaxis=dict(title="standard deviation σ of the sample size", type="log"),
+        yaxis=dict(title="population ε′"), legend=dict(orientation="h", y=-0.35)))
 
 
 def size_pmf_table(pmf: np.ndarray, *, epsilon: float, max_points: int = MAX_POINTS) -> pd.DataFrame:
@@ -143,18 +169,17 @@ def size_pmf_table(pmf: np.ndarray, *, epsilon: float, max_points: int = MAX_POI
 
 def make_pmf_figure(df: pd.DataFrame, *, tilted_mean: float) -> go.Figure:
     """P3: the size law t and its tilted version t̃ ∝ e^{εm}t(m), whose mean drives Theorem 3."""
-    x = (df["size_from"] + df["size_to"]) / 2
-    binned = bool((df["size_to"] > df["size_from"]).any())
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=x, y=df["t"], mode="lines", name="t: chance of each sample size",
-                             line=dict(color=OKABE_ITO[0], shape="hv")))
-    fig.add_trace(go.Scatter(x=x, y=df["t_tilted"], mode="lines", name="t̃: tilted towards large sizes",
-                             line=dict(color=OKABE_ITO[1], shape="hv", dash="dash")))
-    fig.add_vline(x=tilted_mean, line=dict(color=OKABE_ITO[3], dash="dot"))
-    fig.update_layout(title="Sample-size distribution and its tilt", xaxis_title="sample size m",
-                      yaxis_title="probability per bin" if binned else "probability",
-                      legend=dict(orientation="h", y=-0.35))
-    return fig
+    lo, hi = df["size_from"].to_numpy(), df["size_to"].to_numpy()
+    x = (lo + hi) / 2
+    binned = bool((hi > lo).any())
+    traces = [go.Scatter(x=x, y=df["t"].to_numpy(), mode="lines", name="t: chance of each sample size",
+                         line=dict(color=OKABE_ITO[0], shape="hv")),
+              go.Scatter(x=x, y=df["t_tilted"].to_numpy(), mode="lines", name="t̃: tilted towards large sizes",
+                         line=dict(color=OKABE_ITO[1], shape="hv", dash="dash"))]
+    return go.Figure(data=traces, layout=dict(
+        title="Sample-size distribution and its tilt", shapes=[_vline(tilted_mean, color=OKABE_ITO[3], dash="dot")[0]],
+        xaxis=dict(title="sample size m"), yaxis=dict(title="probability per bin" if binned else "probability"),
+        legend=dict(orientation="h", y=-0.35)))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -170,23 +195,21 @@ def sawtooth_table(*, epsilon: float, rate: float, n_min: int, n_max: int) -> pd
 
 def make_sawtooth_figure(df: pd.DataFrame, *, epsilon: float, theorem6: float, worst_channel: float) -> go.Figure:
     """P4: what a released sample size reveals, per population size, for both rounding rules."""
-    x = df["population_size"]
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=x, y=df["deterministic"], mode="lines", name="deterministic rounding",
-                             line=dict(color=OKABE_ITO[3], shape="hv")))
-    fig.add_trace(go.Scatter(x=x, y=df["randomized"], mode="lines", name="randomised rounding",
-                             line=dict(color=OKABE_ITO[0])))
+    x = df["population_size"].to_numpy()
     x0, x1 = float(x.min()), float(x.max())
-    fig.add_trace(go.Scatter(x=[x0, x1], y=[theorem6] * 2, mode="lines", name="Theorem 6 bound (all mechanisms)",
-                             line=dict(color=OKABE_ITO[1], dash="dash")))
-    fig.add_trace(go.Scatter(x=[x0, x1], y=[worst_channel] * 2, mode="lines", name="log1p(r·expm1(ε))",
-                             line=dict(color=OKABE_ITO[2], dash="dot")))
-    fig.add_trace(go.Scatter(x=[x0, x1], y=[epsilon] * 2, mode="lines", name="ε", line=dict(color="black",
-                                                                                          dash="dot", width=2)))
-    fig.update_layout(title="What a released sample size reveals (size channel)",
-                      xaxis_title="population size N (pair N, N+1)", yaxis_title="privacy loss from the size",
-                      legend=dict(orientation="h", y=-0.35))
-    return fig
+    traces = [go.Scatter(x=x, y=df["deterministic"].to_numpy(), mode="lines", name="deterministic rounding",
+                         line=dict(color=OKABE_ITO[3], shape="hv")),
+              go.Scatter(x=x, y=df["randomized"].to_numpy(), mode="lines", name="randomised rounding",
+                         line=dict(color=OKABE_ITO[0])),
+              go.Scatter(x=[x0, x1], y=[theorem6] * 2, mode="lines", name="Theorem 6 bound (all mechanisms)",
+                         line=dict(color=OKABE_ITO[1], dash="dash")),
+              go.Scatter(x=[x0, x1], y=[worst_channel] * 2, mode="lines", name="log1p(r·expm1(ε))",
+                         line=dict(color=OKABE_ITO[2], dash="dot")),
+              go.Scatter(x=[x0, x1], y=[epsilon] * 2, mode="lines", name="ε",
+                         line=dict(color="black", dash="dot", width=2))]
+    return go.Figure(data=traces, layout=dict(
+        title="What a released sample size reveals (size channel)", xaxis=dict(title="population size N (pair N, N+1)"),
+        yaxis=dict(title="privacy loss from the size"), legend=dict(orientation="h", y=-0.35)))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -211,16 +234,15 @@ def make_cluster_heatmap(df: pd.DataFrame, *, current_size: float | None, curren
     z = df.pivot(index="epsilon", columns="cluster_size", values="ratio").loc[eps, sizes].to_numpy()
     # log axis cannot show 0: plot size 0 at 0.5 and label it
     xs = np.where(sizes == 0, 0.5, sizes)
-    fig = go.Figure(go.Heatmap(x=xs, y=eps, z=z, zmin=0, zmax=1, colorscale="Cividis",
-                               colorbar=dict(title="ε′/ε"),
-                               hovertemplate="cluster size %{x}<br>ε %{y}<br>ε′/ε %{z:.3f}<extra></extra>"))
+    traces = [go.Heatmap(x=xs, y=eps, z=z, zmin=0, zmax=1, colorscale="Cividis", colorbar=dict(title="ε′/ε"),
+                         hovertemplate="cluster size %{x}<br>ε %{y}<br>ε′/ε %{z:.3f}<extra></extra>")]
     if current_size is not None:
-        fig.add_trace(go.Scatter(x=[max(current_size, 0.5)], y=[current_epsilon], mode="markers",
+        traces.append(go.Scatter(x=[max(current_size, 0.5)], y=[current_epsilon], mode="markers",
                                  name="your design", marker=dict(color=OKABE_ITO[3], size=14, symbol="x")))
-    fig.update_layout(title="How much of ε survives cluster sampling (equal cluster sizes)",
-                      xaxis_type="log", yaxis_type="log", xaxis_title="records per cluster (0 shown at 0.5)",
-                      yaxis_title="ε per record on the sample", showlegend=False)
-    return fig
+    return go.Figure(data=traces, layout=dict(
+        title="How much of ε survives cluster sampling (equal cluster sizes)",
+        xaxis=dict(type="log", title="records per cluster (0 shown at 0.5)"),
+        yaxis=dict(type="log", title="ε per record on the sample"), showlegend=False))
 
 
 def cluster_bars_table(sizes: Sequence[float], bounds: sp.ClusterBounds) -> pd.DataFrame:
@@ -232,23 +254,25 @@ def cluster_bars_table(sizes: Sequence[float], bounds: sp.ClusterBounds) -> pd.D
 
 def make_cluster_bars_figure(df: pd.DataFrame, *, epsilon: float, naive: float) -> go.Figure:
     """P6: per-cluster bounds (≤ 200 clusters), otherwise a size histogram with the extremes marked."""
-    fig = go.Figure()
+    legend = dict(orientation="h", y=-0.4)
     if len(df) <= MAX_BAR_CLUSTERS:
-        x = [f"{c} (n={int(s)})" for c, s in zip(df["cluster"], df["size"])]
-        fig.add_trace(go.Bar(x=x, y=df["lower_thm7"], name="lower bound (Thm 7)", marker_color=OKABE_ITO[1]))
-        fig.add_trace(go.Bar(x=x, y=df["upper_thm8"], name="upper bound (Thm 8)", marker_color=OKABE_ITO[0]))
-        fig.add_hline(y=epsilon, line=dict(color="black", dash="dot"), annotation_text="ε")
-        fig.add_hline(y=naive, line=dict(color=GREY, dash="dash"), annotation_text="SRS reasoning (do not use)")
-        fig.update_layout(barmode="group", title="Guarantee for a record added to each cluster",
-                          xaxis_title="cluster (size)", yaxis_title="population ε′")
-    else:
-        fig.add_trace(go.Histogram(x=df["size"], nbinsx=60, marker_color=OKABE_ITO[0], name="clusters"))
-        for s, lab in ((df["size"].min(), "smallest"), (df["size"].max(), "largest")):
-            fig.add_vline(x=float(s), line=dict(color=OKABE_ITO[3], dash="dash"), annotation_text=lab)
-        fig.update_layout(title=f"Cluster sizes ({len(df):,} clusters; bounds use the extremes)",
-                          xaxis_title="records per cluster", yaxis_title="number of clusters")
-    fig.update_layout(legend=dict(orientation="h", y=-0.4))
-    return fig
+        x = (df["cluster"].astype(str) + " (n=" + df["size"].astype(int).astype(str) + ")").to_numpy()
+        lines = [_hline(epsilon, color="black", dash="dot", label="ε"),
+                 _hline(naive, color=GREY, dash="dash", label="SRS reasoning (do not use)")]
+        return go.Figure(
+            data=[go.Bar(x=x, y=df["lower_thm7"].to_numpy(), name="lower bound (Thm 7)", marker_color=OKABE_ITO[1]),
+                  go.Bar(x=x, y=df["upper_thm8"].to_numpy(), name="upper bound (Thm 8)", marker_color=OKABE_ITO[0])],
+            layout=dict(barmode="group", title="Guarantee for a record added to each cluster",
+                        xaxis=dict(title="cluster (size)"), yaxis=dict(title="population ε′"), legend=legend,
+                        shapes=[sh for sh, _ in lines], annotations=[a for _, notes in lines for a in notes]))
+    sizes = df["size"].to_numpy()
+    lines = [_vline(float(v), color=OKABE_ITO[3], dash="dash", label=lab)
+             for v, lab in ((sizes.min(), "smallest"), (sizes.max(), "largest"))]
+    return go.Figure(
+        data=[go.Histogram(x=sizes, nbinsx=60, marker_color=OKABE_ITO[0], name="clusters")],
+        layout=dict(title=f"Cluster sizes ({len(df):,} clusters; bounds use the extremes)",
+                    xaxis=dict(title="records per cluster"), yaxis=dict(title="number of clusters"), legend=legend,
+                    shapes=[sh for sh, _ in lines], annotations=[a for _, notes in lines for a in notes]))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -272,38 +296,40 @@ def allocation_table(N_h, S_h, *, m: int, value_max: float, epsilon, names: Sequ
     if "privacy_aware" in methods:
         allocs["privacy_aware"] = sp.privacy_aware_allocation(N, S, m=m, value_max=value_max, epsilon=epsilon,
                                                               m_min=m_min)[0]
-    rows = []
+    H = N.size
+    parts = []
     for meth, a in allocs.items():
         v = sp.allocation_variance(a, N, S, value_max=value_max, epsilon=epsilon)
-        for h in range(N.size):
-            rows.append({"method": meth, "stratum": str(names[h]), "N_h": int(N[h]), "m_h": int(a[h]),
-                         "epsilon_sample": float(v.epsilon_sample[h]), "sampling_variance": float(v.sampling[h]),
-                         "noise_variance": float(v.noise[h])})
-    return pd.DataFrame(rows)
+        parts.append(pd.DataFrame({"method": meth, "stratum": [str(x) for x in names[:H]], "N_h": N.astype(int),
+                                   "m_h": np.asarray(a).astype(int),
+                                   "epsilon_sample": np.broadcast_to(np.asarray(v.epsilon_sample, float), H),
+                                   "sampling_variance": np.asarray(v.sampling, float),
+                                   "noise_variance": np.asarray(v.noise, float)}))
+    cols = ["method", "stratum", "N_h", "m_h", "epsilon_sample", "sampling_variance", "noise_variance"]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
 
 
 def make_allocation_figure(df: pd.DataFrame) -> go.Figure:
     """P7: sample size per stratum for each allocation method."""
-    fig = go.Figure()
-    for i, (meth, g) in enumerate(df.groupby("method", sort=False)):
-        fig.add_trace(go.Bar(x=g["stratum"], y=g["m_h"], name=METHOD_LABELS.get(meth, meth),
-                             marker_color=OKABE_ITO[i % len(OKABE_ITO)]))
-    fig.update_layout(barmode="group", title="Sample size per stratum", xaxis_title="stratum",
-                      yaxis_title="m_h", legend=dict(orientation="h", y=-0.35), xaxis_type="category")
-    return fig
+    traces = [go.Bar(x=g["stratum"].to_numpy(), y=g["m_h"].to_numpy(), name=METHOD_LABELS.get(meth, meth),
+                     marker_color=OKABE_ITO[i % len(OKABE_ITO)])
+              for i, (meth, g) in enumerate(df.groupby("method", sort=False))]
+    return go.Figure(data=traces, layout=dict(
+        barmode="group", title="Sample size per stratum", xaxis=dict(title="stratum", type="category"),
+        yaxis=dict(title="m_h"), legend=dict(orientation="h", y=-0.35)))
 
 
 def make_variance_figure(df: pd.DataFrame, *, log_y: bool = False) -> go.Figure:
     """P8: variance of the private stratified mean, split into sampling and privacy noise, per method."""
     tot = df.groupby("method", sort=False)[["sampling_variance", "noise_variance"]].sum()
     x = [METHOD_LABELS.get(m, m) for m in tot.index]
-    fig = go.Figure()
-    fig.add_trace(go.Bar(x=x, y=tot["sampling_variance"], name="sampling variance", marker_color=OKABE_ITO[0]))
-    fig.add_trace(go.Bar(x=x, y=tot["noise_variance"], name="privacy-noise variance", marker_color=OKABE_ITO[1]))
-    fig.update_layout(barmode="stack", title="Error of the private mean: sampling vs noise",
-                      yaxis_title="variance", yaxis_type="log" if log_y else "linear",
-                      legend=dict(orientation="h", y=-0.35))
-    return fig
+    return go.Figure(
+        data=[go.Bar(x=x, y=tot["sampling_variance"].to_numpy(), name="sampling variance", marker_color=OKABE_ITO[0]),
+              go.Bar(x=x, y=tot["noise_variance"].to_numpy(), name="privacy-noise variance",
+                     marker_color=OKABE_ITO[1])],
+        layout=dict(barmode="stack", title="Error of the private mean: sampling vs noise",
+                    yaxis=dict(title="variance", type="log" if log_y else "linear"),
+                    legend=dict(orientation="h", y=-0.35)))
 
 
 def shift_table(shift: sp.NeymanShift, names: Sequence[str]) -> pd.DataFrame:
@@ -315,14 +341,13 @@ def shift_table(shift: sp.NeymanShift, names: Sequence[str]) -> pd.DataFrame:
 
 def make_shift_figure(df: pd.DataFrame) -> go.Figure:
     """P9: change of the Neyman allocation caused by one added record."""
-    fig = go.Figure()
-    fig.add_trace(go.Bar(x=df["stratum"], y=df["delta"], name="Δ continuous", marker_color=OKABE_ITO[5]))
-    fig.add_trace(go.Bar(x=df["stratum"], y=df["delta_rounded"], name="Δ integer sample sizes",
-                         marker_color=OKABE_ITO[3]))
-    fig.update_layout(barmode="group", title="One added record moves the Neyman sample sizes",
-                      xaxis_title="stratum", yaxis_title="change in m_h", xaxis_type="category",
-                      legend=dict(orientation="h", y=-0.35))
-    return fig
+    x = df["stratum"].to_numpy()
+    return go.Figure(
+        data=[go.Bar(x=x, y=df["delta"].to_numpy(), name="Δ continuous", marker_color=OKABE_ITO[5]),
+              go.Bar(x=x, y=df["delta_rounded"].to_numpy(), name="Δ integer sample sizes", marker_color=OKABE_ITO[3])],
+        layout=dict(barmode="group", title="One added record moves the Neyman sample sizes",
+                    xaxis=dict(title="stratum", type="category"), yaxis=dict(title="change in m_h"),
+                    legend=dict(orientation="h", y=-0.35)))
 
 
 def cbp_table(cbp: sp.CbpExample) -> pd.DataFrame:
@@ -334,7 +359,9 @@ def cbp_table(cbp: sp.CbpExample) -> pd.DataFrame:
 
 def make_cbp_figure(df: pd.DataFrame) -> go.Figure:
     """Δ between the paper's two printed CBP Neyman allocations."""
-    fig = go.Figure(go.Bar(x=df["stratum"].astype(str), y=df["delta"], marker_color=OKABE_ITO[3], name="Δ"))
-    fig.update_layout(title="Paper's CBP example: change in Neyman sample sizes for a neighbouring population",
-                      xaxis_title="stratum (establishment size class)", yaxis_title="Δ m_h", xaxis_type="category")
-    return fig
+    return go.Figure(
+        data=[go.Bar(x=df["stratum"].astype(str).to_numpy(), y=df["delta"].to_numpy(), marker_color=OKABE_ITO[3],
+                     name="Δ")],
+        layout=dict(title="Paper's CBP example: change in Neyman sample sizes for a neighbouring population",
+                    xaxis=dict(title="stratum (establishment size class)", type="category"),
+                    yaxis=dict(title="Δ m_h")))

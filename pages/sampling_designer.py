@@ -209,18 +209,17 @@ with g4:
     TARGET = log_slider("Target population ε′ (calibration)", key="sd_target", min_value=1e-3, max_value=5.0,
                         value=1.0, help="Used by the calibration boxes: what ε may I spend on the sample?")
 
-tabs = st.tabs(["Simple random samples", "Random sample size", "Rounding & data-dependent size",
-                "Cluster sampling", "Stratified sampling & allocation"])
-
 
 # ----------------------------------------------------------------------------------------------------------
-# Tab 5, part 1: frame upload (drawn first so Tab 4 can use the uploaded cluster sizes in the same run)
+# Frame upload, above the tabs: the Cluster and Stratified tabs both use it, and an uploader inside a tab that
+# is not drawn would drop its file
 # ----------------------------------------------------------------------------------------------------------
 
 def frame_upload() -> tuple[sp.FrameSummary | None, str | None]:
     with st.expander("Upload a sampling frame (CSV, one row per population unit)", expanded=False):
         st.markdown("Columns: a **stratum** column and/or a **cluster** column, and optionally a numeric **value** "
-                    "column (used for Neyman's S_h). The file stays in memory and is never written to disk.")
+                    "column (used for Neyman's S_h). The strata fill the Stratified tab, the cluster sizes the "
+                    "Cluster tab. The file stays in memory and is never written to disk.")
         data = uploaded_bytes("Sampling frame CSV", key="sd_frame", max_bytes=50_000_000)
         if data is None:
             return None, None
@@ -264,8 +263,18 @@ def frame_upload() -> tuple[sp.FrameSummary | None, str | None]:
         return summ, f"{digest[:12]}-{pick}-{int(ddof1)}"
 
 
-with tabs[4]:
-    FRAME, FRAME_ID = frame_upload()
+FRAME, FRAME_ID = frame_upload()
+
+TAB_LABELS = ["Simple random samples", "Random sample size", "Rounding & data-dependent size", "Cluster sampling",
+              "Stratified sampling & allocation"]
+# Bound tabs track which one is open (a switch reruns the page), so only the open tab computes and draws its
+# numbers and charts: a global slider then redraws one tab, not five. Every tab still draws its heading and its
+# controls column, laid out as when open, so the URL keeps the design and the Simple tab can overlay the Cluster
+# tab's design. (Drawing a control at another place when its tab opens left the URL stale after the next move in
+# 1–3 of 10 tab switches, Streamlit 1.67; the few controls placed among the outputs are therefore drawn only when
+# their tab is open, and keep their value for the session, not in a link copied on another tab.)
+tabs = st.tabs(TAB_LABELS, key="sd_tab", bind="query-params")
+OPEN = [t.open is not False for t in tabs]   # None (state not tracked) would mean all tabs are drawn
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -273,8 +282,8 @@ with tabs[4]:
 # ----------------------------------------------------------------------------------------------------------
 
 def current_cluster_band(eps: float):
-    """The Cluster tab's design (stored by that tab, which runs first) as (ℓ/k, Thm 7 lower, Thm 8 upper)."""
-    design = st.session_state.get("sd__cluster_design")
+    """The Cluster tab's design (stored by its controls, which run first) as (ℓ/k, Thm 7 lower, Thm 8 upper)."""
+    design = st.session_state.get(CLUSTER_STATE)
     if design is None:
         return None
     sizes, ell = design
@@ -283,7 +292,8 @@ def current_cluster_band(eps: float):
 
 
 @st.fragment
-def tab_simple(eps: float, delta: float, n: int, target: float) -> None:
+def tab_simple(eps: float, delta: float, n: int, target: float, outputs: bool = True) -> None:
+    """Tab 1 (controls always; numbers and the rate plot only when ``outputs``, i.e. the tab is open)."""
     st.subheader("Simple random samples: SRS without replacement, Poisson, with replacement")
     c1, c2 = st.columns([1, 2])
     with c1:
@@ -306,6 +316,8 @@ def tab_simple(eps: float, delta: float, n: int, target: float) -> None:
                                   bind="query-params")
         show_cluster = st.toggle("Overlay the cluster design of the Cluster tab", value=True, key="sd_show_cluster",
                                  bind="query-params")
+    if not outputs:
+        return
     with c2:
         cards = []
         if "SRSWOR" in schemes:
@@ -348,7 +360,7 @@ def tab_simple(eps: float, delta: float, n: int, target: float) -> None:
                  "dashed line is the paper's q·ε shortcut, which is far too optimistic at large ε (Erratum E1). "
                  "The orange curve is proportional sampling with randomised rounding (Theorem 6): it helps only "
                  "at small rates; the red mark is the cluster design of the Cluster tab at its cluster rate ℓ/k "
-                 "(Theorems 7–8; it updates here on the next full redraw).")
+                 "(Theorems 7–8).")
     download_json({"epsilon": eps, "delta": delta, "n": n, "target": target, "m": m, "rate": q,
                    "schemes": schemes}, filename="sampling_simple_params.json", key="sd_json_simple")
 
@@ -370,7 +382,8 @@ def figure2_setting() -> None:
 
 
 @st.fragment
-def tab_random(eps: float, n: int, target: float) -> None:
+def tab_random(eps: float, n: int, target: float, outputs: bool = True) -> None:
+    """Tab 2 (controls always; numbers and plots only when ``outputs``)."""
     st.subheader("Random sample size, independent of the data (Theorem 3)")
     st.markdown("The sample size m is drawn from a distribution t, then m records are drawn without replacement. "
                 "What matters is the mean of t *tilted* towards large sizes, E_t̃[m] with t̃(m) ∝ e^{εm}·t(m): a "
@@ -407,6 +420,8 @@ def tab_random(eps: float, n: int, target: float) -> None:
             low, high = high, low
         if notes:
             st.caption("Adjusted: " + "; ".join(notes) + ".")
+    if not outputs:
+        return
     pmf = c_pmf(family, n, mean, sd, low, high, FAMILIES[base_label], p_full)
     key = (family, n, mean, sd, low, high, FAMILIES[base_label], p_full)
     b, cal, pmf_df = c_random_size(key, pmf, eps, target)
@@ -459,7 +474,8 @@ def paper_43_setting() -> None:
 
 
 @st.fragment
-def tab_rounding(eps: float, n: int, target: float) -> None:
+def tab_rounding(eps: float, n: int, target: float, outputs: bool = True) -> None:
+    """Tab 3 (controls always; numbers and the sawtooth only when ``outputs``)."""
     st.subheader("Sample sizes that depend on the data: rounding (§4, Theorem 6)")
     st.markdown("Proportional sampling takes r·N records; r·N must be rounded. Deterministic rounding lets one "
                 "person change the sample size, and a released count then reveals it at the full ε (§4.1). "
@@ -479,6 +495,8 @@ def tab_rounding(eps: float, n: int, target: float) -> None:
                                 key="sd_saw_len", bind="query-params"))
         delta_text = st.text_input("Degradation calculator: change in each sample size Δ (comma-separated)",
                                    value="2, -3, 5", key="sd_delta_sizes", bind="query-params")
+    if not outputs:
+        return
     amp = sp.amplify_randomized_rounding(epsilon=eps, rate=r)
     rstar = sp.randomized_rounding_crossover(epsilon=eps)
     with c2:
@@ -534,10 +552,12 @@ def tab_rounding(eps: float, n: int, target: float) -> None:
 # ----------------------------------------------------------------------------------------------------------
 
 SIZE_SOURCES = ["equal sizes", "list", "lognormal generator", "uploaded frame"]
+CLUSTER_STATE = "sd__cluster_design"   # not a widget key: (sizes, ℓ) of the Cluster tab, for the Simple tab
 
 
 @st.fragment
-def tab_cluster(eps: float, n: int, target: float, frame: sp.FrameSummary | None) -> None:
+def tab_cluster(eps: float, n: int, target: float, frame: sp.FrameSummary | None, outputs: bool = True) -> None:
+    """Tab 4 (design controls always, so the Simple tab can overlay the design; the rest only when ``outputs``)."""
     st.subheader("Cluster sampling: draw ℓ of k clusters, keep everyone in them (Theorems 7–9)")
     c1, c2 = st.columns([1, 2])
     with c1:
@@ -560,6 +580,7 @@ def tab_cluster(eps: float, n: int, target: float, frame: sp.FrameSummary | None
                 k = len(sizes)
             except ValueError as exc:
                 st.error(f"Cluster sizes not understood ({exc}). Expected whole numbers separated by commas.")
+                st.session_state.pop(CLUSTER_STATE, None)   # no design: no overlay on the Simple tab
                 return
         elif src == "lognormal generator":
             median = float(st.number_input("Median cluster size", min_value=0.0, max_value=1e5, value=20.0,
@@ -571,7 +592,8 @@ def tab_cluster(eps: float, n: int, target: float, frame: sp.FrameSummary | None
             st.caption(f"Sizes drawn with seed {seed}.")
         else:
             if frame is None or frame.cluster_sizes is None:
-                st.info("Upload a frame with a cluster column (Stratified tab, top) to use its cluster sizes.")
+                st.info("Upload a frame with a cluster column (above the tabs) to use its cluster sizes.")
+                st.session_state.pop(CLUSTER_STATE, None)
                 return
             sizes = tuple(int(v) for v in frame.cluster_sizes.to_numpy())
             k = len(sizes)
@@ -582,7 +604,9 @@ def tab_cluster(eps: float, n: int, target: float, frame: sp.FrameSummary | None
             ell = k - 1
         rw = log_slider("Within-cluster sampling rate r_w (1 = single stage)", key="sd_rw", min_value=1e-3,
                         max_value=1.0, value=1.0)
-    st.session_state["sd__cluster_design"] = (sizes, ell)
+    st.session_state[CLUSTER_STATE] = (sizes, ell)
+    if not outputs:
+        return
     b, two, cal = c_cluster(sizes, eps, ell, rw, target)
     s = np.asarray(sizes, dtype=float)
     with c2:
@@ -659,7 +683,9 @@ DRAW_STATE = "sd__draw_result"   # not a widget key: the last randomised draw (s
 
 
 @st.fragment
-def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None, frame_id: str | None) -> None:
+def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None, frame_id: str | None,
+               outputs: bool = True) -> None:
+    """Tab 5 (table and top controls always; cards, allocations and plots only when ``outputs``)."""
     st.subheader("Stratified sampling: how many to sample per stratum (§6)")
     use_frame = frame is not None and frame.strata is not None
     if use_frame:
@@ -681,27 +707,30 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
             "hi_h": st.column_config.NumberColumn("hi_h", help="Largest possible value in the stratum."),
             "eps_h": st.column_config.NumberColumn("ε_h", min_value=0.0, help="Blank = the global ε."),
         })
-    try:
-        strata = sp.strata_from_table(pd.DataFrame(edited), epsilon=eps, max_strata=MAX_STRATA)
-    except ValueError as exc:
-        st.error(f"The strata table cannot be used: {exc}")
-        return
-    N, S = strata["N_h"], strata["S_h"]
-    total_N = int(N.sum())
+    if outputs:
+        try:
+            strata = sp.strata_from_table(pd.DataFrame(edited), epsilon=eps, max_strata=MAX_STRATA)
+        except ValueError as exc:
+            st.error(f"The strata table cannot be used: {exc}")
+            return
+        N, S = strata["N_h"], strata["S_h"]
+        total_N = int(N.sum())
     c1, c2, c3, c4 = st.columns(4)
     m = int(c1.number_input("Total sample size m", min_value=1, max_value=10**7, value=default_m, step=1,
                             key="sd_alloc_m", bind="query-params"))
-    if m > total_N:
+    if outputs and m > total_N:
         c1.warning(f"m exceeds the population ({total_N:,}); using m = {total_N:,}.")
         m = total_N
     U_in = float(c2.number_input("Value bound U (0 = largest hi_h)", min_value=0.0, max_value=1e12, value=0.0,
                                  key="sd_U", bind="query-params",
                                  help="Values are clipped to [0, U] before the private mean."))
-    U = U_in if U_in > 0 else float(max(strata["hi_h"].max(), 1e-9))
     m_min = int(c3.slider("Minimum per stratum", min_value=1, max_value=10, value=1, key="sd_mmin",
                           bind="query-params"))
     labels = c4.multiselect("Methods", list(METHODS), default=list(METHODS), key="sd_methods", bind="query-params")
     methods = tuple(METHODS[x] for x in labels)
+    if not outputs:
+        return
+    U = U_in if U_in > 0 else float(max(strata["hi_h"].max(), 1e-9))
     if len(N) * m_min > m or np.any(N < m_min):
         st.error(f"The minimum per stratum ({m_min}) cannot be met: it needs {len(N) * m_min} units and every "
                  "stratum at least that large. Lower the minimum or raise m.")
@@ -813,12 +842,12 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
 
 # The Cluster tab is filled before the first tab so the rate plot can overlay the current cluster design.
 with tabs[3]:
-    tab_cluster(EPS, N_POP, TARGET, FRAME)
+    tab_cluster(EPS, N_POP, TARGET, FRAME, OPEN[3])
 with tabs[0]:
-    tab_simple(EPS, DELTA, N_POP, TARGET)
+    tab_simple(EPS, DELTA, N_POP, TARGET, OPEN[0])
 with tabs[1]:
-    tab_random(EPS, N_POP, TARGET)
+    tab_random(EPS, N_POP, TARGET, OPEN[1])
 with tabs[2]:
-    tab_rounding(EPS, N_POP, TARGET)
+    tab_rounding(EPS, N_POP, TARGET, OPEN[2])
 with tabs[4]:
-    tab_strata(EPS, N_POP, TARGET, FRAME, FRAME_ID)
+    tab_strata(EPS, N_POP, TARGET, FRAME, FRAME_ID, OPEN[4])

@@ -1,5 +1,5 @@
 """Browser test of the sampling designer: move the cluster-size slider, the cluster plots redraw and the URL
-gains the parameter; a deep link restores the cluster design."""
+gains the parameter; a deep link restores the cluster design and can open a tab directly (``sd_tab``)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ pytestmark = pytest.mark.e2e
 
 
 def _cluster_tab(page):
-    page.get_by_role("tab", name="Cluster sampling").click()
-    panel = page.get_by_role("tabpanel", name="Cluster sampling")
+    page.get_by_role("tab", name="Cluster sampling").click()   # a tab switch reruns the page (only the open
+    panel = page.get_by_role("tabpanel", name="Cluster sampling")   # tab draws its outputs)
     panel.get_by_text("How much of ε survives").first.wait_for(state="visible")
+    wait_idle(page)
     return panel
 
 
@@ -56,3 +57,17 @@ def test_deep_link_restores_cluster_design(page, app_url):
     expected = math.log1p(q / (q + (1 - q) * math.exp(-14 * eps)) * math.expm1(eps))
     metric = panel.get_by_test_id("stMetric").filter(has_text="upper ε′ (Thm 8)")
     assert f"{expected:.4g}" in metric.inner_text()
+
+
+def test_tab_deep_link_and_closed_tab_settings_stay_in_url(page, app_url):
+    # Only the open tab draws its outputs, but every tab's controls stay mounted: switching tabs keeps the
+    # Cluster tab's setting in the URL, so a link copied on any tab restores the whole design.
+    open_page(page, f"{app_url}/sampling_designer?sd_tab=Cluster+sampling&sd_c=7")
+    panel = page.get_by_role("tabpanel", name="Cluster sampling")
+    panel.get_by_text("How much of ε survives").first.wait_for(state="visible")
+    assert _cluster_slider(panel).input_value() == "7"
+    page.get_by_role("tab", name="Simple random samples").click()
+    simple = page.get_by_role("tabpanel", name="Simple random samples")
+    simple.get_by_text("Population ε′ against sampling rate").first.wait_for(state="visible")
+    wait_idle(page)
+    assert "sd_c=7" in page.url and "sd_tab" not in page.url   # the default tab is left out of the URL

@@ -1,4 +1,8 @@
-"""AppTest checks for pages/sampling_designer.py: defaults, every control moves the output, bad uploads."""
+"""AppTest checks for pages/sampling_designer.py: defaults, every control moves the output, bad uploads.
+
+Only the open tab draws its numbers and charts (the tabs are bound to the URL as ``sd_tab``), so each check opens
+the tab it looks at; every tab's controls are drawn in every run.
+"""
 
 from __future__ import annotations
 
@@ -13,15 +17,34 @@ from tests.conftest import ROOT
 PAGE = str(ROOT / "pages" / "sampling_designer.py")
 
 
-def fresh() -> AppTest:
-    return AppTest.from_file(PAGE, default_timeout=60)
+SIMPLE, RANDOM, ROUNDING, CLUSTER, STRATA = ("Simple random samples", "Random sample size",
+                                             "Rounding & data-dependent size", "Cluster sampling",
+                                             "Stratified sampling & allocation")
+
+
+def fresh(tab: str | None = None) -> AppTest:
+    """A new session, opened on ``tab`` through the URL (``?sd_tab=...``) as a shared link would."""
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    if tab is not None:
+        at.query_params["sd_tab"] = tab
+    return at
+
+
+def open_tab(at: AppTest, tab: str) -> AppTest:
+    # through the URL: AppTest re-sends the tab widget's last value, which outranks a Session State write
+    at.query_params["sd_tab"] = tab
+    return at.run()
 
 
 @pytest.fixture(scope="module")
-def base() -> AppTest:
-    at = fresh().run()
-    assert not at.exception
-    return at
+def base() -> dict[str, AppTest]:
+    """The default design, one run per open tab."""
+    out = {}
+    for tab in (SIMPLE, RANDOM, ROUNDING, CLUSTER, STRATA):
+        at = fresh(tab).run()
+        assert not at.exception
+        out[tab] = at
+    return out
 
 
 def snapshot(at: AppTest) -> str:
@@ -41,19 +64,64 @@ def metric_value(at: AppTest, label: str) -> float:
 
 
 def test_defaults_render(base):
-    assert not at_errors_unexpected(base)
-    charts = base.get("plotly_chart")
-    assert len(charts) >= 9
+    for at in base.values():
+        assert not at_errors_unexpected(at)
+    # the open tab's charts only: 1 + 2 + 1 + 2 + 3 (the CBP chart sits in a closed expander, still drawn)
+    charts = {tab: len(at.get("plotly_chart")) for tab, at in base.items()}
+    assert charts == {SIMPLE: 1, RANDOM: 2, ROUNDING: 1, CLUSTER: 2, STRATA: 4}
     # SRSWOR default: ε = 1, m = 100, n = 10,000 → log1p(0.01·(e − 1)) (Theorem 2)
-    assert metric_value(base, "population ε′") == pytest.approx(math.log1p(0.01 * math.expm1(1.0)), rel=1e-3)
+    assert metric_value(base[SIMPLE], "population ε′") == pytest.approx(math.log1p(0.01 * math.expm1(1.0)),
+                                                                       rel=1e-3)
     # Tab 4 equal clusters c = 20, k = 100, ℓ = 10, ε = 1: near-total loss of amplification
-    assert metric_value(base, "upper ε′ (Thm 8)") == pytest.approx(1.0, abs=1e-3)
+    assert metric_value(base[CLUSTER], "upper ε′ (Thm 8)") == pytest.approx(1.0, abs=1e-3)
     # stratified default (SP18): worst Neyman shift 9.589, rounded ‖Δ‖₁ = 10, ‖Δ‖∞ = 5
-    assert metric_value(base, "worst L1 shift (continuous)") == pytest.approx(9.589, abs=1e-3)
-    assert metric_value(base, "‖Δ‖₁ of the sample sizes") == 10
-    assert any("make privacy worse" in e.value for e in base.error)
+    assert metric_value(base[STRATA], "worst L1 shift (continuous)") == pytest.approx(9.589, abs=1e-3)
+    assert metric_value(base[STRATA], "‖Δ‖₁ of the sample sizes") == 10
+    assert any("make privacy worse" in e.value for e in base[STRATA].error)
     # every tab explains its plots in plain words with a paper reference
-    assert sum("Reading:" in c.value or "Theorems 7–9" in c.value for c in base.caption) >= 8
+    assert sum("Reading:" in c.value or "Theorems 7–9" in c.value
+               for at in base.values() for c in at.caption) >= 8
+
+
+def test_closed_tabs_draw_controls_but_no_outputs(base):
+    at = base[SIMPLE]
+    assert [m.label for m in at.metric] == ["population ε′", "population δ′"] * 2
+    # every tab's controls column is mounted, so those values stay in the URL and in the session
+    for key in ("sd_m", "sd_mean", "sd_pair_n", "sd_k", "sd_ell", "sd_alloc_m", "sd_U"):
+        at.number_input(key=key)
+    for key in ("sd_saw_len", "sd_c", "sd_mmin"):
+        at.slider(key=key)
+    at.toggle(key="sd_show_cluster")
+    # the few controls placed among a tab's outputs are drawn only when that tab is open
+    for kind, key in (("slider", "sd_et"), ("toggle", "sd_logy"), ("number_input", "sd_draw_seed")):
+        with pytest.raises(KeyError):
+            getattr(at, kind)(key=key)
+
+
+def test_simple_tab_overlays_the_cluster_design_from_a_closed_tab():
+    at = fresh().run()
+    before = snapshot(at)
+    at.slider(key="sd_c").set_value(0).run()          # the Cluster tab is closed; its controls still run
+    assert not at.exception
+    assert snapshot(at) != before                     # the red cluster mark on the rate plot moved
+    at.toggle(key="sd_show_cluster").set_value(False).run()
+    hidden = snapshot(at)
+    at.slider(key="sd_c").set_value(20).run()
+    assert snapshot(at) == hidden                     # overlay off: the cluster design no longer shows
+
+
+def test_tab_deep_link_opens_that_tab():
+    at = fresh(CLUSTER)
+    at.query_params["sd_c"] = "7"
+    at.query_params["sd_k"] = "40"
+    at.query_params["sd_ell"] = "4"
+    at.query_params["sd_eps"] = "0.05"
+    at.run()
+    assert not at.exception
+    # Theorem 8 with equal sizes c = 7 (pair of clusters N = 14), q = 4/40, ε = 0.05 (paper's formula)
+    q, eps = 0.1, 0.05
+    expected = math.log1p(q / (q + (1 - q) * math.exp(-14 * eps)) * math.expm1(eps))
+    assert metric_value(at, "upper ε′ (Thm 8)") == pytest.approx(expected, rel=1e-3)
 
 
 def at_errors_unexpected(at: AppTest) -> list[str]:
@@ -77,55 +145,60 @@ def _set(at: AppTest, key: str, value):
 
 
 CONTROLS = [
-    # (setup: list of (key, value) applied first, key, new value)
-    ([], "sd_eps", 0.5),
-    ([], "sd_delta_on", True),
-    ([("sd_delta_on", True)], "sd_delta", 1e-4),
-    ([], "sd_n", 20000),
-    ([], "sd_target", 0.5),
-    ([("sd_m", 500)], "sd_size_mode", "sampling rate q"),
-    ([("sd_size_mode", "sampling rate q")], "sd_rate", 0.1),
-    ([], "sd_m", 500),
-    ([], "sd_schemes", ["SRSWR"]),
-    ([], "sd_show_rounding", False),
-    ([], "sd_show_cluster", False),
-    ([], "sd_family", "uniform"),
-    ([], "sd_mean", 3000.0),
-    ([], "sd_sigma", 900.0),
-    ([("sd_family", "uniform")], "sd_low", 1000),
-    ([("sd_family", "uniform")], "sd_high", 9000),
-    ([("sd_family", "mixture with a tiny chance of taking everyone")], "sd_base", "point mass"),
-    ([("sd_family", "mixture with a tiny chance of taking everyone"), ("sd_eps", 0.01)], "sd_p_full", 0.1),
-    ([], "sd_r", 0.2),
-    ([], "sd_pair_n", 24),
-    ([], "sd_saw_from", 100),
-    ([], "sd_saw_len", 500),
-    ([], "sd_delta_sizes", "1, 1"),
-    ([], "sd_size_src", "list"),
-    ([], "sd_k", 50),
-    ([], "sd_c", 2),
-    ([("sd_size_src", "list")], "sd_size_list", "1, 2, 3, 4, 5, 6"),
-    ([("sd_size_src", "lognormal generator")], "sd_gen_median", 3.0),
-    ([("sd_size_src", "lognormal generator")], "sd_gen_sigma", 1.5),
-    ([("sd_size_src", "lognormal generator")], "sd_gen_seed", 7),
-    ([], "sd_ell", 50),
-    ([("sd_c", 1)], "sd_rw", 0.1),
-    ([], "sd_ec_share", 0.5),
-    ([], "sd_et", 10.0),
-    ([], "sd_preset", "Allocation example"),
-    ([], "sd_alloc_m", 300),
-    ([], "sd_U", 50.0),
-    ([("sd_alloc_m", 12)], "sd_mmin", 4),
-    ([], "sd_methods", ["proportional"]),
-    ([], "sd_logy", True),
-    ([], "sd_outside", True),
+    # (tab to open, setup: list of (key, value) applied first, key, new value); the global strip is checked on
+    # the default tab and, for ε, on every tab
+    (SIMPLE, [], "sd_eps", 0.5),
+    (RANDOM, [], "sd_eps", 0.5),
+    (ROUNDING, [], "sd_eps", 0.5),
+    (CLUSTER, [], "sd_eps", 0.5),
+    (STRATA, [], "sd_eps", 0.5),
+    (SIMPLE, [], "sd_delta_on", True),
+    (SIMPLE, [("sd_delta_on", True)], "sd_delta", 1e-4),
+    (SIMPLE, [], "sd_n", 20000),
+    (SIMPLE, [], "sd_target", 0.5),
+    (SIMPLE, [("sd_m", 500)], "sd_size_mode", "sampling rate q"),
+    (SIMPLE, [("sd_size_mode", "sampling rate q")], "sd_rate", 0.1),
+    (SIMPLE, [], "sd_m", 500),
+    (SIMPLE, [], "sd_schemes", ["SRSWR"]),
+    (SIMPLE, [], "sd_show_rounding", False),
+    (SIMPLE, [], "sd_show_cluster", False),
+    (RANDOM, [], "sd_family", "uniform"),
+    (RANDOM, [], "sd_mean", 3000.0),
+    (RANDOM, [], "sd_sigma", 900.0),
+    (RANDOM, [("sd_family", "uniform")], "sd_low", 1000),
+    (RANDOM, [("sd_family", "uniform")], "sd_high", 9000),
+    (RANDOM, [("sd_family", "mixture with a tiny chance of taking everyone")], "sd_base", "point mass"),
+    (RANDOM, [("sd_family", "mixture with a tiny chance of taking everyone"), ("sd_eps", 0.01)], "sd_p_full", 0.1),
+    (ROUNDING, [], "sd_r", 0.2),
+    (ROUNDING, [], "sd_pair_n", 24),
+    (ROUNDING, [], "sd_saw_from", 100),
+    (ROUNDING, [], "sd_saw_len", 500),
+    (ROUNDING, [], "sd_delta_sizes", "1, 1"),
+    (CLUSTER, [], "sd_size_src", "list"),
+    (CLUSTER, [], "sd_k", 50),
+    (CLUSTER, [], "sd_c", 2),
+    (CLUSTER, [("sd_size_src", "list")], "sd_size_list", "1, 2, 3, 4, 5, 6"),
+    (CLUSTER, [("sd_size_src", "lognormal generator")], "sd_gen_median", 3.0),
+    (CLUSTER, [("sd_size_src", "lognormal generator")], "sd_gen_sigma", 1.5),
+    (CLUSTER, [("sd_size_src", "lognormal generator")], "sd_gen_seed", 7),
+    (CLUSTER, [], "sd_ell", 50),
+    (CLUSTER, [("sd_c", 1)], "sd_rw", 0.1),
+    (CLUSTER, [], "sd_ec_share", 0.5),
+    (CLUSTER, [], "sd_et", 10.0),
+    (STRATA, [], "sd_preset", "Allocation example"),
+    (STRATA, [], "sd_alloc_m", 300),
+    (STRATA, [], "sd_U", 50.0),
+    (STRATA, [("sd_alloc_m", 12)], "sd_mmin", 4),
+    (STRATA, [], "sd_methods", ["proportional"]),
+    (STRATA, [], "sd_logy", True),
+    (STRATA, [], "sd_outside", True),
 ]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("setup, key, value", CONTROLS, ids=[c[1] for c in CONTROLS])
-def test_each_control_changes_output(setup, key, value):
-    at = fresh().run()
+@pytest.mark.parametrize("tab, setup, key, value", CONTROLS, ids=[f"{c[2]}-{c[0].split()[0]}" for c in CONTROLS])
+def test_each_control_changes_output(tab, setup, key, value):
+    at = fresh(tab).run()
     for k, v in setup:
         at = _set(at, k, v)
     before = snapshot(at)
@@ -136,13 +209,14 @@ def test_each_control_changes_output(setup, key, value):
 
 
 def test_figure2_button_and_draw_button():
-    at = fresh().run()
+    at = fresh(RANDOM).run()
     at.button(key="sd_fig2").click().run()
     assert not at.exception
     assert at.select_slider(key="sd_eps").value == pytest.approx(0.01)
     assert at.number_input(key="sd_n").value == 10_000
     # Figure 2 at σ = 100: bounds close to ε/2
     assert metric_value(at, "upper ε′ (Thm 3)") == pytest.approx(0.005, abs=2e-4)
+    at = open_tab(at, STRATA)
     at.number_input(key="sd_draw_seed").set_value(3).run()
     at.button(key="sd_draw").click().run()
     assert not at.exception
@@ -161,7 +235,7 @@ def test_deep_link_restores_state():
 
 
 def test_rounding_banner_above_crossover():
-    at = fresh().run()
+    at = fresh(ROUNDING).run()
     at = _set(at, "sd_r", 0.5)
     assert any("No amplification guaranteed" in e.value for e in at.error)
 
@@ -173,7 +247,7 @@ def _upload(at: AppTest, data: bytes, name: str = "frame.csv") -> AppTest:
 
 def test_good_frame_upload_fills_strata_and_clusters():
     rows = ["region,block,income"] + [f"{'N' if i % 3 else 'S'},{i % 7},{(i * 37) % 100}" for i in range(300)]
-    at = _upload(fresh().run(), "\n".join(rows).encode())
+    at = _upload(fresh(STRATA).run(), "\n".join(rows).encode())
     at.selectbox(key="sd_col_stratum").set_value("region").run()
     at.selectbox(key="sd_col_cluster").set_value("block").run()
     at.selectbox(key="sd_col_value").set_value("income").run()
@@ -183,9 +257,13 @@ def test_good_frame_upload_fills_strata_and_clusters():
     before = snapshot(at)
     at.toggle(key="sd_ddof1").set_value(True).run()      # S_h with n − 1 changes the Neyman design
     assert not at.exception and snapshot(at) != before
+    assert any("strata table was filled" in c.value for c in at.caption)
+    at = open_tab(at, CLUSTER)                        # the upload sits above the tabs and survives the switch
     at.radio(key="sd_size_src").set_value("uploaded frame").run()
     assert not at.exception and not at_errors_unexpected(at)
     assert any("7 clusters" in s.value for s in at.success)
+    # 300 rows in blocks i mod 7: six clusters of 43 and one of 42, drawn as bars labelled by size
+    assert "7 (n=42)" in at.get("plotly_chart")[1].proto.spec
 
 
 @pytest.mark.parametrize("data, columns, message", [
@@ -205,7 +283,7 @@ def test_bad_frame_upload_shows_clear_error(data, columns, message):
 
 
 def test_paper_43_button_shows_deterministic_jump():
-    at = fresh().run()
+    at = fresh(ROUNDING).run()
     at.button(key="sd_paper43").click().run()
     assert not at.exception
     assert at.number_input(key="sd_pair_n").value == 14
@@ -215,7 +293,7 @@ def test_paper_43_button_shows_deterministic_jump():
 
 @pytest.mark.parametrize("n", [2, 10**9])
 def test_extreme_population_sizes(n):
-    at = fresh()
+    at = fresh(RANDOM if n > 10**6 else SIMPLE)
     at.query_params["sd_n"] = str(n)
     at.run()
     assert not at.exception
@@ -226,7 +304,7 @@ def test_extreme_population_sizes(n):
 
 
 def test_small_strata_not_covered_by_theorem11():
-    at = fresh()
+    at = fresh(STRATA)
     at.query_params["sd_preset"] = "Allocation example"
     at.query_params["sd_alloc_m"] = "20"
     at.run()

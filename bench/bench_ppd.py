@@ -2,6 +2,8 @@
 
 Run: ``.venv/bin/python bench/bench_ppd.py`` (prints a markdown table; save it to bench/results/ppd.md).
 Times are wall-clock seconds, the best of a few repeats for short items and one run for long ones.
+``--jobs N`` instead times only the viewer's three WEM buttons as the page runs them (all chains of a button in
+one ``run_release_units`` call over N worker processes); run it with ``--jobs 1`` and ``--jobs 2`` to compare.
 """
 
 from __future__ import annotations
@@ -29,7 +31,38 @@ def best(fn, repeat: int = 3) -> float:
     return min(times)
 
 
+def page_buttons(n_jobs: int) -> None:
+    """The viewer's "Run at this ε", "Run ε sweep" and "Run α sweep" at the defaults, through run_release_units."""
+    P = ppd.synth_pa_like()
+    t, wem = P.T - 1, ["wem_naive", "wem_congenial", "wem_prior"]
+    nan = math.nan
+    buttons = {
+        "Run at this ε (3 WEM × 3 draws + 3 WEM × 23 months × 1 draw)":
+            [(t, 1.0, m, 1.0 if m == "wem_prior" else nan, 3) for m in wem]
+            + [(tt, 1.0, m, 1.0 if m == "wem_prior" else nan, 1) for m in wem for tt in range(1, P.T)],
+        "Run ε sweep (4 ε × PP + 3 WEM × 3 draws)":
+            [(t, e, m, 1.0 if m == "wem_prior" else nan, 3) for e in (0.5, 1.0, 2.0, 5.0) for m in ["pp"] + wem],
+        "Run α sweep (5 α WEM-prior + 2 baselines, × 3 draws)":
+            [(t, 1.0, "wem_prior", a, 3) for a in (1e-3, 1e-2, 0.1, 1.0, 10.0)]
+            + [(t, 1.0, m, nan, 3) for m in ("wem_naive", "wem_congenial")],
+    }
+    print(f"| button (n_jobs = {n_jobs}) | measured (s) | mean total ℓ₂ (identical for any n_jobs) |\n|---|---|---|")
+    t0 = time.perf_counter()
+    ppd.run_release_units(P, [(1, 1.0, "pp", nan, 2)], rng=0, n_jobs=n_jobs)  # starts the worker pool
+    print(f"| worker pool start-up (the page's first WEM run only; loky reuses workers for 300 s) "
+          f"| {time.perf_counter() - t0:.1f} | |")
+    for name, units in buttons.items():
+        t0 = time.perf_counter()
+        frames = ppd.run_release_units(P, units, rng=0, n_jobs=n_jobs)
+        sec = time.perf_counter() - t0
+        loss = float(np.mean([f["total_l2"].mean() for f in frames]))
+        print(f"| {name} | {sec:.1f} | {loss:.6f} |")
+
+
 def main() -> None:
+    if "--jobs" in sys.argv:
+        page_buttons(int(sys.argv[sys.argv.index("--jobs") + 1]))
+        return
     P = ppd.synth_pa_like()
     z = np.linspace(0, 1, 11)
     rows: list[tuple[str, str, float]] = []

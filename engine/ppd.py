@@ -34,6 +34,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
+from joblib import Parallel, delayed
 from numpy.typing import ArrayLike
 from scipy import optimize, special, stats
 
@@ -1601,18 +1602,116 @@ def _chain_seed(root: int, *parts: int) -> np.random.SeedSequence:
     return np.random.SeedSequence([root, *parts])
 
 
+def _release_chain(i: int, panel: CountyPanel, t: int, rep: int, e: float, m: str, al: float,
+                   seed: np.random.SeedSequence, opts: dict) -> tuple[int, pd.DataFrame]:
+    """One chain (a PP draw or a WEM Gibbs run) as a per-county frame: the joblib job of the release runs."""
+    rel = release_month(panel, t, method=m, epsilon=e, alpha=1.0 if math.isnan(al) else al,
+                        rng=np.random.default_rng(seed), **opts)
+    xc, xd = panel.cases[:, t], panel.deaths[:, t]
+    err_c = rel.cases - xc
+    err_d = rel.deaths - xd
+    total = float(np.sqrt(np.sum(err_c.astype(float) ** 2) + np.sum(err_d.astype(float) ** 2)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel_err = np.where(xc > 0, np.abs(err_c) / np.where(xc > 0, xc, 1), np.nan)
+    return i, pd.DataFrame({
+        "rep": rep, "epsilon": e, "method": m, "alpha": al, "county": list(panel.counties),
+        "population": panel.population, "true_cases": xc, "true_deaths": xd, "cases": rel.cases,
+        "deaths": rel.deaths, "abs_err_cases": np.abs(err_c), "rel_err_cases": rel_err, "total_l2": total,
+    })
+
+
+def _run_chains(panel: CountyPanel, chains: list[tuple], opts: dict, n_jobs: int,
+                progress: Callable[[float, str], None] | None) -> list[pd.DataFrame]:
+    """Run (t, rep, ε, method, α) chains, in order or over joblib/loky processes; frames in chain order.
+
+    Processes, not threads: the Gibbs sweeps are Python loops that hold the GIL. Each chain's seed is a
+    SeedSequence of (root, t, rep, ε, method, α), never a shared generator, so the frames do not depend on
+    ``n_jobs`` or on completion order.
+    """
+    root = opts.pop("root")
+    jobs = [(i, panel, t, rep, e, m, al,
+             _chain_seed(root, t, rep, int(round(e * 1e6)), METHODS.index(m),
+                         0 if math.isnan(al) else int(round(al * 1e9))), opts)
+            for i, (t, rep, e, m, al) in enumerate(chains)]
+    frames: list = [None] * len(jobs)
+
+    def label(i):
+        t, rep, e, m, al = chains[i]
+        return (METHOD_LABELS[m] + ("" if math.isnan(al) else f", α = {al:g}")
+                + f", ε = {e:g}, month {panel.months[t]}, draw {rep + 1}")
+
+    n_jobs = max(1, min(int(n_jobs), len(jobs)))
+    results = (map(lambda j: _release_chain(*j), jobs) if n_jobs == 1 else
+               Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")(
+                   delayed(_release_chain)(*j) for j in jobs))
+    for done, (i, frame) in enumerate(results, start=1):
+        frames[i] = frame
+        if progress is not None:
+            progress(done / len(jobs), label(i))
+    return frames
+
+
+def _release_opts(rng, sensitivity, kappa, public, sweeps, zwin, pp_sensitivity) -> dict:
+    _check_sensitivity(sensitivity)
+    _check_kappa(kappa)
+    return dict(root=int(np.random.default_rng(rng).integers(2**62)), sensitivity=sensitivity, kappa=kappa,
+                public=public, sweeps=sweeps, zwin=zwin, pp_sensitivity=pp_sensitivity)
+
+
+def run_release_units(panel: CountyPanel, units: Sequence[tuple], *, sensitivity: float = 2.0, kappa: float = 2.0,
+                      public: PublicInfo = PublicInfo(), sweeps: int = 30, zwin: float = 20.0,
+                      pp_sensitivity: float | None = None, rng=None, n_jobs: int = 1,
+                      progress: Callable[[float, str], None] | None = None) -> list[pd.DataFrame]:
+    """Many release cells at once: ``units`` = (t, ε, method, α, reps) tuples; one frame per unit, in order.
+
+    Frame i equals ``run_partially_private_release(panel, t, epsilons=[ε], methods=[method], alphas=[α],
+    reps=reps, rng=rng, …)`` for a seed ``rng`` (an int; α is ignored unless the method is WEM-prior). The
+    chains of all units form one job list over ``n_jobs`` joblib worker processes, each chain seeded by its
+    own SeedSequence, so the frames are identical for any ``n_jobs``. ``progress(fraction, message)`` is
+    called as each chain finishes: nondecreasing, ending at 1.0.
+
+    References
+    ----------
+    S1 §5.2–5.3 (L446–485); spec ``partially_private.md`` §2.7, §6, §8.
+    """
+    checked = []
+    for t, e, m, al, reps in units:
+        if m not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {m!r}")
+        al = float(al) if m == "wem_prior" else math.nan
+        if m == "wem_prior" and not (al > 0):
+            raise ValueError("alpha must be > 0")
+        if int(reps) < 1:
+            raise ValueError("reps must be ≥ 1")
+        checked.append((_check_month(panel, t), _check_epsilon(e), m, al, int(reps)))
+    opts = _release_opts(rng, sensitivity, kappa, public, sweeps, zwin, pp_sensitivity)
+    chains, owner = [], []
+    for u, (t, e, m, al, reps) in enumerate(checked):
+        for rep in range(reps):
+            chains.append((t, rep, e, m, al))
+            owner.append(u)
+    frames = _run_chains(panel, chains, opts, n_jobs, progress)
+    return [pd.concat([f for f, o in zip(frames, owner) if o == u], ignore_index=True) for u in range(len(checked))]
+
+
 def run_partially_private_release(panel: CountyPanel, t: int, *, epsilons: ArrayLike, methods: Sequence[str],
                                   alphas: ArrayLike = (1.0,), sensitivity: float = 2.0, kappa: float = 2.0,
                                   reps: int = 3, public: PublicInfo = PublicInfo(), sweeps: int = 30,
                                   zwin: float = 20.0, pp_sensitivity: float | None = None, rng=None,
-                                  progress: Callable[[float, str], None] | None = None) -> pd.DataFrame:
+                                  progress: Callable[[float, str], None] | None = None,
+                                  n_jobs: int = 1) -> pd.DataFrame:
     """Replicated releases of month ``t`` over ε × method (× α for WEM-prior), one row per county.
 
     Columns: rep, epsilon, method, alpha (NaN unless prior), county, population, true_cases, true_deaths,
     cases, deaths, abs_err_cases, rel_err_cases (NaN when the truth is 0), total_l2 (ℓ₂ loss over all 2J
     cells of that draw). Each chain has its own seed derived from (rng, t, rep, ε, method, α), so a chain's
-    result does not depend on which other methods are run, and different months get independent noise. ``progress(fraction, message)`` is called per
-    chain.
+    result does not depend on which other methods are run, different months get independent noise, and
+    ``n_jobs`` > 1 (chains over joblib worker processes) returns the same frame. ``progress(fraction,
+    message)`` is called per chain.
+
+    References
+    ----------
+    S1 §5.2–5.3 (L446–485); spec ``partially_private.md`` §4.
     """
     t = _check_month(panel, t)
     eps_list = [_check_epsilon(e) for e in np.atleast_1d(np.asarray(epsilons, dtype=float))]
@@ -1625,36 +1724,10 @@ def run_partially_private_release(panel: CountyPanel, t: int, *, epsilons: Array
         raise ValueError("alpha must be > 0")
     if int(reps) < 1:
         raise ValueError("reps must be ≥ 1")
-    root = int(np.random.default_rng(rng).integers(2**62))
-    jobs = []
-    for rep in range(int(reps)):
-        for e in eps_list:
-            for m in methods:
-                for al in (alpha_list if m == "wem_prior" else [math.nan]):
-                    jobs.append((rep, e, m, al))
-    xc, xd = panel.cases[:, t], panel.deaths[:, t]
-    frames = []
-    for n_done, (rep, e, m, al) in enumerate(jobs):
-        seed = _chain_seed(root, t, rep, int(round(e * 1e6)), METHODS.index(m),
-                           0 if math.isnan(al) else int(round(al * 1e9)))
-        rel = release_month(panel, t, method=m, epsilon=e, sensitivity=sensitivity,
-                            alpha=1.0 if math.isnan(al) else al, kappa=kappa, public=public, sweeps=sweeps,
-                            zwin=zwin, pp_sensitivity=pp_sensitivity, rng=np.random.default_rng(seed))
-        err_c = rel.cases - xc
-        err_d = rel.deaths - xd
-        total = float(np.sqrt(np.sum(err_c.astype(float) ** 2) + np.sum(err_d.astype(float) ** 2)))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rel_err = np.where(xc > 0, np.abs(err_c) / np.where(xc > 0, xc, 1), np.nan)
-        frames.append(pd.DataFrame({
-            "rep": rep, "epsilon": e, "method": m, "alpha": al, "county": list(panel.counties),
-            "population": panel.population, "true_cases": xc, "true_deaths": xd, "cases": rel.cases,
-            "deaths": rel.deaths, "abs_err_cases": np.abs(err_c), "rel_err_cases": rel_err,
-            "total_l2": total,
-        }))
-        if progress is not None:
-            label = METHOD_LABELS[m] + ("" if math.isnan(al) else f", α = {al:g}")
-            progress((n_done + 1) / len(jobs), f"{label}, ε = {e:g}, draw {rep + 1}")
-    return pd.concat(frames, ignore_index=True)
+    opts = _release_opts(rng, sensitivity, kappa, public, sweeps, zwin, pp_sensitivity)
+    chains = [(t, rep, e, m, al) for rep in range(int(reps)) for e in eps_list for m in methods
+              for al in (alpha_list if m == "wem_prior" else [math.nan])]
+    return pd.concat(_run_chains(panel, chains, opts, n_jobs, progress), ignore_index=True)
 
 
 def contraction_frequencies(panel: CountyPanel, *, epsilons: ArrayLike, sensitivity: float = 2.0,

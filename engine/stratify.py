@@ -600,7 +600,7 @@ def _mean_abs_shift_normal(d: float, s: float) -> float:
     """E|d + N(0, s²)|."""
     if s <= 0:
         return abs(d)
-    return s * math.sqrt(2 / math.pi) * math.exp(-d * d / (2 * s * s)) + d * (1 - 2 * stats.norm.cdf(-d / s))
+    return s * math.sqrt(2 / math.pi) * math.exp(-d * d / (2 * s * s)) + d * (1 - 2 * special.ndtr(-d / s))
 
 
 def expected_abs_error(shift: float, normal_sd: float, laplace_b: float) -> float:

@@ -26,6 +26,27 @@ METHOD_LABELS = {"naive": "Naive (one global release)", "stratified": "Stratifie
 STATUS_COLORS = {"kept": COLORS[0], "pooled": COLORS[1], "dropped": "#999999"}
 
 
+def _add_hlines(fig: go.Figure, lines: Sequence[dict]) -> None:
+    """Horizontal reference lines with labels, added as layout shapes and annotations in one update.
+
+    Same picture as ``fig.add_hline`` per line, without its per-call axis-spanning bookkeeping (about 9 ms
+    each, the largest share of a mean-mode redraw). Each dict: y, text, and optional dash, color, width,
+    position ("top right" | "top left" | "bottom right").
+    """
+    shapes, notes = list(fig.layout.shapes or ()), list(fig.layout.annotations or ())
+    for ln in lines:
+        pos = ln.get("position", "top right")
+        shapes.append(dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=ln["y"], y1=ln["y"],
+                           line=dict(dash=ln.get("dash", "solid"), color=ln.get("color", "#444444"),
+                                     width=ln.get("width", 2))))
+        if ln.get("text"):
+            right = pos.endswith("right")
+            notes.append(dict(xref="x domain", x=1 if right else 0, xanchor="right" if right else "left",
+                              yref="y", y=ln["y"], yanchor="top" if pos.startswith("bottom") else "bottom",
+                              text=ln["text"], showarrow=False))
+    fig.update_layout(shapes=shapes, annotations=notes)
+
+
 def group_status(kept: Sequence[bool], pooled: Sequence[bool]) -> list[str]:
     return ["kept" if k else ("pooled" if p else "dropped") for k, p in zip(kept, pooled)]
 
@@ -57,11 +78,14 @@ def make_group_error_figure(df: pd.DataFrame, analytic: pd.DataFrame | None, *, 
     fig = go.Figure()
     rng = np.random.default_rng(seed)
     floor = 1e-5
+    # SVG up to ~1,000 points (cheaper to repaint, no WebGL context per chart), WebGL beyond (style guide).
+    shown = sum(min(len(sub), max_points) for _, sub in d.groupby("method", sort=False))
+    trace = go.Scattergl if shown > 1000 else go.Scatter
     for method, sub in d.groupby("method", sort=False):
         if len(sub) > max_points:
             sub = sub.iloc[rng.choice(len(sub), max_points, replace=False)]
         jitter = np.exp(rng.normal(0, 0.04, len(sub)))
-        fig.add_trace(go.Scattergl(
+        fig.add_trace(trace(
             x=sub["n_i"].to_numpy() * jitter, y=np.maximum(sub["abs_err"].to_numpy(), floor), mode="markers",
             name=METHOD_LABELS.get(method, method), marker=dict(color=METHOD_COLORS.get(method), size=5, opacity=0.45),
             hovertemplate="group size %{x:.0f}<br>|error| %{y:.3g}<extra>" + method + "</extra>"))
@@ -80,8 +104,14 @@ def make_group_error_figure(df: pd.DataFrame, analytic: pd.DataFrame | None, *, 
                                  name="Crossover size (below it, naive wins)",
                                  marker=dict(symbol="x", size=11, color="#000000")))
     if n and min_frac > 0:
-        fig.add_vrect(x0=1, x1=max(min_frac * n, 1.0001), fillcolor="#999999", opacity=0.2, line_width=0,
-                      annotation_text="below min. fraction", annotation_position="top left")
+        # A plain layout shape, not add_vrect (its axis-spanning bookkeeping costs ~15 ms per redraw). On a
+        # log axis, shape x-coordinates are given in data units.
+        x1 = max(min_frac * n, 1.0001)
+        fig.update_layout(
+            shapes=[dict(type="rect", xref="x", x0=1, x1=x1, yref="y domain", y0=0, y1=1, fillcolor="#999999",
+                         opacity=0.2, line_width=0)],
+            annotations=[dict(xref="x", x=0, xanchor="left", yref="y domain", y=1, yanchor="top",
+                              text="below min. fraction", showarrow=False)])
     fig.update_layout(title=f"Per-group error at ε = {epsilon:g}", xaxis=dict(type="log", title="Group size"),
                       yaxis=dict(type="log", title="|estimate − true group mean|"), legend=dict(orientation="h",
                       y=-0.25))
@@ -97,11 +127,10 @@ def make_population_error_figure(df: pd.DataFrame, *, epsilon: float, analytic: 
         fig.add_box(y=sub["abs_err"], name=METHOD_LABELS.get(method, method),
                     marker_color=METHOD_COLORS.get(method), boxmean=True)
     if analytic is not None:
-        for val, text, dash in ((analytic.pop_naive_rmse, "naive privacy RMSE", "dash"),
-                                (analytic.pop_strat_rmse, "stratified privacy RMSE", "dot"),
-                                (analytic.pop_statistical_sd, "sampling sd", "dashdot")):
-            fig.add_hline(y=val, line_dash=dash, line_color="#444444", annotation_text=text,
-                          annotation_position="top right")
+        _add_hlines(fig, [dict(y=val, text=text, dash=dash)
+                          for val, text, dash in ((analytic.pop_naive_rmse, "naive privacy RMSE", "dash"),
+                                                  (analytic.pop_strat_rmse, "stratified privacy RMSE", "dot"),
+                                                  (analytic.pop_statistical_sd, "sampling sd", "dashdot"))])
     fig.update_layout(title=f"Population error at ε = {epsilon:g}", yaxis=dict(title="|estimate − population mean|"),
                       showlegend=False)
     return fig
@@ -135,9 +164,9 @@ def make_theorem10_figure(k: int, n: int, alpha: float, alpha_hat: float | None,
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=grid, y=E, mode="lines", name="Theorem 10: E Σ log|G_i| (continuous sizes)",
                              line=dict(color=COLORS[0])))
-    fig.add_hline(y=b.worst, line_dash="dash", line_color=COLORS[3], annotation_text="worst: equal sizes k log(n/k)")
-    fig.add_hline(y=b.best, line_dash="dot", line_color=COLORS[2],
-                  annotation_text="best: one majority group (k−1)+log(n−k)", annotation_position="bottom right")
+    lines = [dict(y=b.worst, dash="dash", color=COLORS[3], text="worst: equal sizes k log(n/k)"),
+             dict(y=b.best, dash="dot", color=COLORS[2], text="best: one majority group (k−1)+log(n−k)",
+                  position="bottom right")]
     if mc is not None and len(mc):
         fig.add_trace(go.Scatter(x=mc["alpha"], y=mc["mean"], mode="markers", name="Monte Carlo, integer sizes ≥ 1",
                                  marker=dict(color=COLORS[1], size=8)))
@@ -148,8 +177,8 @@ def make_theorem10_figure(k: int, n: int, alpha: float, alpha_hat: float | None,
                                  name=f"fitted α̂ = {alpha_hat:.3g}", marker=dict(symbol="star", size=16,
                                                                                   color=COLORS[4])))
     if realized is not None:
-        fig.add_hline(y=realized, line_color=COLORS[4], line_width=1, annotation_text="these sizes",
-                      annotation_position="top left")
+        lines.append(dict(y=realized, color=COLORS[4], width=1, text="these sizes", position="top left"))
+    _add_hlines(fig, lines)
     fig.update_layout(title=f"Theorem 10 at k = {k}, n = {n:,}", xaxis=dict(type="log", title="Dirichlet α"),
                       yaxis=dict(title="Σ log(group size)"), legend=dict(orientation="h", y=-0.3))
     return fig

@@ -44,6 +44,7 @@ N_GRID = (500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000, 200_000)
 SYNTH_KEYS = {"Independent": "independent", "Full histogram": "full_histogram", "MWEM": "mwem", "MST (Run)": "mst",
               "AIM (Run)": "aim"}
 UPLOAD_MAX_BYTES = 10_000_000
+CORES = 2  # the reference machine's cores: MST/AIM fits run in that many joblib workers
 METHODS_TEXT = {"naive": "Naive", "stratified": "Stratified", "split": "Split budget", "coinpress": "Coinpress",
                 "strat_coinpress": "StratCoinpress"}
 
@@ -76,15 +77,21 @@ def num_label(v) -> str:
     return f"{v:g}"
 
 
-def show(fig, *, key: str, filename: str, caption: str | None = None, table: pd.DataFrame | None = None) -> None:
-    """Chart + plain-language reading + exports (figure HTML built only on click; table CSV)."""
+def show(fig, *, key: str, filename: str, caption: str | None = None, table=None) -> None:
+    """Chart + plain-language reading + exports (figure HTML built only on click; table CSV).
+
+    ``table`` is a frame or a function returning one; a function runs only when the CSV is downloaded.
+    """
     st.plotly_chart(fig, width="stretch", key=key)
     if caption:
         st.caption(caption)
     c1, c2 = st.columns(2)
     c1.download_button("Download figure (HTML)", data=partial(figure_html, fig), file_name=f"{filename}.html",
                        mime="text/html", key=f"{key}_html", on_click="ignore")
-    if table is not None:
+    if callable(table):
+        c2.download_button("Download table (CSV)", data=lambda: csv_bytes(table()), file_name=f"{filename}.csv",
+                           mime="text/csv", key=f"{key}_csv", on_click="ignore")
+    elif table is not None:
         with c2:
             download_csv(table, filename=f"{filename}.csv", key=f"{key}_csv")
 
@@ -145,6 +152,29 @@ def c_theorem10_mc(k: int, n: int, seed: int) -> pd.DataFrame:
     vals = [S.integer_logsum_mc(k, a, n, draws=500, rng=np.random.default_rng([seed, 4, i]))
             for i, a in enumerate(alphas)]
     return pd.DataFrame({"alpha": alphas, "mean": vals})
+
+
+# Figures that do not depend on ε are built once per input and shared read-only (st.plotly_chart and the HTML
+# export only read them): an ε move then re-sends them without rebuilding.
+@st.cache_resource(max_entries=32, show_spinner=False)
+def c_sizes_fig(sizes: tuple, labels: tuple, status: tuple):
+    return F.make_group_sizes_figure(np.array(sizes), list(labels), list(status))
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def c_theorem10_fig(k: int, n: int, alpha: float, alpha_hat: float, seed: int, realized: float):
+    return F.make_theorem10_figure(k, n, alpha, alpha_hat, mc=c_theorem10_mc(k, n, seed), realized=realized)
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def c_ternary_fig(seed: int):
+    return F.make_dirichlet_ternary_figure(c_ternary(seed))
+
+
+def _summary_table(df: pd.DataFrame, labels) -> pd.DataFrame:
+    summ = S.summarize_mean_experiment(df)
+    summ["group_label"] = [("population" if gi < 0 else labels[gi]) for gi in summ["group"]]
+    return summ
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -215,55 +245,76 @@ with st.sidebar:
     if source == "ACS preset":
         acs_level = {"Sex × race": "sex_race", "Race": "race"}[
             st.radio("ACS groups", ("Sex × race", "Race"), key="sv_acs_level", horizontal=True, bind="query-params")]
-    eps = float(st.select_slider("Privacy budget ε", options=EPS_GRID, value=1.0, key="sv_eps",
-                                 format_func=num_label, bind="query-params",
-                                 help="Smaller ε = stronger privacy = more noise."))
-    paper_grid = st.toggle("Paper grid (sweep ε over 0.01 … 5)", key="sv_paper_grid", bind="query-params")
-    alpha = float(st.select_slider("Dirichlet α (group-size imbalance)", options=ALPHA_GRID, value=0.3,
-                                   key="sv_alpha", format_func=num_label, bind="query-params", help=SMALL_ALPHA))
-    k = int(st.slider("Number of groups k", 2, 50, 9, key="sv_k", bind="query-params"))
-    n = int(st.select_slider("Records n", options=N_GRID, value=10_000, key="sv_n", format_func=lambda v: f"{v:,}",
-                             bind="query-params"))
-    reps = int(st.slider("Repetitions", 1, 200, 30, key="sv_reps", bind="query-params",
-                         help="How many times the noise (and the simulated data) are redrawn."))
-    if reps > 50:
-        st.warning("More than 50 repetitions can make the page slow to redraw.")
     seed = seed_input(key="sv_seed")
-    min_frac = float(st.slider("Minimum stratum fraction", 0.0, 0.05, 0.001, step=0.0005, format="%.4f",
-                               key="sv_min_frac", bind="query-params",
-                               help="Groups with at most this share of the records are pooled or dropped."))
-    small = st.radio("Groups below the threshold", ("Pool", "Drop"), key="sv_small", horizontal=True,
-                     bind="query-params", help="Pool: estimate them together once (mean estimation default). "
-                     "Drop: release nothing for them (the paper's synthesis code).").lower()
     synth_label = st.selectbox("Synthesizer", list(SYNTH_KEYS), key="sv_synth", bind="query-params",
                                help="Independent, Full histogram and MWEM redraw live; MST and AIM (the paper's "
                                "synthesizers) run on a button.")
-    with st.expander("Mean estimation options"):
-        estimator = st.radio("Estimator", ("Laplace", "Coinpress"), key="sv_estimator", horizontal=True,
-                             bind="query-params").lower()
-        R = float(st.number_input("Public bound R on |group means|", 0.1, 100.0, 3.0, step=0.5, key="sv_R",
-                                  bind="query-params"))
-        gamma = float(st.select_slider("Failure probability γ", options=(0.001, 0.01, 0.05, 0.1, 0.2), value=0.05,
-                                       key="sv_gamma", format_func=num_label, bind="query-params"))
-        clip_mode = st.radio("Clipping width", ("paper", "rigorous"), key="sv_clip", horizontal=True,
-                             bind="query-params", help="paper: R + √log(m/γ); rigorous: R + √(2 log(2m/γ)).")
-        tau = float(st.select_slider("Spread of group means τ", options=(0.0, 0.25, 0.5, 1.0, 2.0), value=1.0,
-                                     key="sv_tau", format_func=num_label, bind="query-params"))
-        sigma_mode = st.radio("Within-group spread σ_i", ("equal", "uniform"), key="sv_sigma_mode", horizontal=True,
-                              bind="query-params", help="equal: σ_i = 1; uniform: σ_i ~ U(0.1, 2) (paper App. B).")
-        weights_label = st.radio("Group weights", ("exact", "holdout share", "noisy"), key="sv_weights",
-                                 horizontal=True, bind="query-params",
-                                 help="exact: public sizes; holdout: from a public share of rows (removed from the "
-                                 "private data); noisy: counts + Laplace noise at an extra ε_w.")
-        holdout = float(st.slider("Holdout share", 0.1, 0.9, 0.5, step=0.1, key="sv_holdout", bind="query-params"))
-        eps_w = float(st.select_slider("ε_w for noisy weights", options=(0.01, 0.1, 0.5, 1.0, 5.0), value=0.1,
-                                       key="sv_eps_w", format_func=num_label, bind="query-params"))
-        parity_norm = st.toggle("Normalised parity error (divide by true means)", key="sv_parity_norm",
-                                bind="query-params")
-
 synth = SYNTH_KEYS[synth_label]
-weights_mode = {"exact": "exact", "holdout share": "holdout", "noisy": "noisy"}[weights_label]
+
+
+def draw_controls(*, main: bool) -> None:
+    """The stratification and mean-estimation controls, as module globals (keys ``sv_*``, bound to the URL).
+
+    Drawn in the main area inside the mean-mode fragment (so moving one reruns only that view) and in the
+    sidebar in the other views. A keyed widget's identity ignores its container, so the value and the link
+    survive a change of view; every control is drawn in every view, or Streamlit would drop its state and its
+    query parameter.
+    """
+    global eps, paper_grid, alpha, k, n, reps, min_frac, small, estimator, R, gamma, clip_mode, tau, sigma_mode
+    global weights_mode, holdout, eps_w, parity_norm
+    cols = st.columns(4) if main else [st.container()] * 4
+    eps = float(cols[0].select_slider("Privacy budget ε", options=EPS_GRID, value=1.0, key="sv_eps",
+                                      format_func=num_label, bind="query-params",
+                                      help="Smaller ε = stronger privacy = more noise."))
+    alpha = float(cols[1].select_slider("Dirichlet α (group-size imbalance)", options=ALPHA_GRID, value=0.3,
+                                        key="sv_alpha", format_func=num_label, bind="query-params", help=SMALL_ALPHA))
+    k = int(cols[2].slider("Number of groups k", 2, 50, 9, key="sv_k", bind="query-params"))
+    n = int(cols[3].select_slider("Records n", options=N_GRID, value=10_000, key="sv_n",
+                                  format_func=lambda v: f"{v:,}", bind="query-params"))
+    cols = st.columns(4) if main else cols
+    reps = int(cols[0].slider("Repetitions", 1, 200, 30, key="sv_reps", bind="query-params",
+                              help="How many times the noise (and the simulated data) are redrawn."))
+    min_frac = float(cols[1].slider("Minimum stratum fraction", 0.0, 0.05, 0.001, step=0.0005, format="%.4f",
+                                    key="sv_min_frac", bind="query-params",
+                                    help="Groups with at most this share of the records are pooled or dropped."))
+    small = cols[2].radio("Groups below the threshold", ("Pool", "Drop"), key="sv_small", horizontal=True,
+                          bind="query-params", help="Pool: estimate them together once (mean estimation default). "
+                          "Drop: release nothing for them (the paper's synthesis code).").lower()
+    paper_grid = cols[3].toggle("Paper grid (sweep ε over 0.01 … 5)", key="sv_paper_grid", bind="query-params")
+    if reps > 50:
+        st.warning("More than 50 repetitions can make the page slow to redraw.")
+    with st.expander("Mean estimation options"):
+        cols = st.columns(3) if main else [st.container()] * 3
+        estimator = cols[0].radio("Estimator", ("Laplace", "Coinpress"), key="sv_estimator", horizontal=True,
+                                  bind="query-params").lower()
+        R = float(cols[0].number_input("Public bound R on |group means|", 0.1, 100.0, 3.0, step=0.5, key="sv_R",
+                                       bind="query-params"))
+        gamma = float(cols[0].select_slider("Failure probability γ", options=(0.001, 0.01, 0.05, 0.1, 0.2),
+                                            value=0.05, key="sv_gamma", format_func=num_label, bind="query-params"))
+        clip_mode = cols[1].radio("Clipping width", ("paper", "rigorous"), key="sv_clip", horizontal=True,
+                                  bind="query-params", help="paper: R + √log(m/γ); rigorous: R + √(2 log(2m/γ)).")
+        tau = float(cols[1].select_slider("Spread of group means τ", options=(0.0, 0.25, 0.5, 1.0, 2.0), value=1.0,
+                                          key="sv_tau", format_func=num_label, bind="query-params"))
+        sigma_mode = cols[1].radio("Within-group spread σ_i", ("equal", "uniform"), key="sv_sigma_mode",
+                                   horizontal=True, bind="query-params",
+                                   help="equal: σ_i = 1; uniform: σ_i ~ U(0.1, 2) (paper App. B).")
+        weights_label = cols[2].radio("Group weights", ("exact", "holdout share", "noisy"), key="sv_weights",
+                                      horizontal=True, bind="query-params",
+                                      help="exact: public sizes; holdout: from a public share of rows (removed "
+                                      "from the private data); noisy: counts + Laplace noise at an extra ε_w.")
+        holdout = float(cols[2].slider("Holdout share", 0.1, 0.9, 0.5, step=0.1, key="sv_holdout",
+                                       bind="query-params"))
+        eps_w = float(cols[2].select_slider("ε_w for noisy weights", options=(0.01, 0.1, 0.5, 1.0, 5.0), value=0.1,
+                                            key="sv_eps_w", format_func=num_label, bind="query-params"))
+        parity_norm = cols[0].toggle("Normalised parity error (divide by true means)", key="sv_parity_norm",
+                                     bind="query-params")
+    weights_mode = {"exact": "exact", "holdout share": "holdout", "noisy": "noisy"}[weights_label]
+
+
 mode = st.radio("View", MODES, key="sv_mode", horizontal=True, bind="query-params", label_visibility="collapsed")
+if mode != "Mean estimation":
+    with st.sidebar:
+        draw_controls(main=False)
 
 # ----------------------------------------------------------------------------------------------------------
 # Upload (validated in memory, never written to disk)
@@ -368,6 +419,33 @@ def mean_inputs():
                 key=f"up-{upload_digest}-{col}-{center}-{scale}-{groups}", k=len(cat.categories))
 
 
+def mean_parity_by_method(df: pd.DataFrame, epsilon: float, nz: np.ndarray, normalized: bool) -> dict:
+    """Definition 11 parity error per method at ε, averaged over repetitions (seed 004 L183–193, erratum E7).
+
+    One pass over plain arrays: the per-(method, rep) DataFrame filters this replaces were a third of a
+    mean-mode redraw.
+    """
+    at = np.isclose(df["epsilon"].to_numpy(float), epsilon)
+    level = df["level"].to_numpy()[at]
+    method = df["method"].to_numpy()[at]
+    rep = df["rep"].to_numpy()[at]
+    truth = df["truth"].to_numpy(float)[at]
+    est = df["estimate"].to_numpy(float)[at]
+    out = {}
+    for m in pd.unique(df["method"]):
+        gm = (method == m) & (level == "group")
+        pm = (method == m) & (level == "population")
+        vals = []
+        for r in np.unique(rep[gm]):
+            gi = gm & (rep == r)
+            pi = np.flatnonzero(pm & (rep == r))
+            if gi.any() and pi.size:
+                vals.append(S.parity_error(truth[gi][nz], est[gi][nz], truth[pi[0]], est[pi[0]],
+                                           normalized=normalized))
+        out[m] = float(np.mean(vals)) if vals else float("nan")
+    return out
+
+
 def render_mean() -> None:
     inp = mean_inputs()
     st.caption(inp["note"])
@@ -413,7 +491,7 @@ def render_mean() -> None:
             c.metric(lab, fmt(v), help=f"Full value: {v!r}")
         st.caption(ALPHA_NOTE + " Gap share = how far the expected Σ log n_i sits from the equal-sizes worst case "
                    "towards the one-big-group best case (0 = worst, 1 = best).")
-    fig = F.make_group_sizes_figure(sizes, labels, status)
+    fig = c_sizes_fig(tuple(int(v) for v in sizes), tuple(map(str, labels)), tuple(status))
     size_table = pd.DataFrame({"group": labels, "size": sizes, "status": status})
     show(fig, key="sv_fig_sizes", filename="group_sizes", table=size_table,
          caption=f"{SMALL_ALPHA} Grey bars are dropped groups, orange bars are pooled together (threshold "
@@ -428,9 +506,7 @@ def render_mean() -> None:
     fig = F.make_group_error_figure(df, analytic.table if analytic is not None else None, epsilon=eps, R=R,
                                     gamma=gamma, mode=clip_mode, sigma=float(np.median(sigma[nz])),
                                     min_frac=min_frac, n=ntot, seed=seed)
-    summ = S.summarize_mean_experiment(df)
-    summ["group_label"] = [("population" if gi < 0 else labels[gi]) for gi in summ["group"]]
-    show(fig, key="sv_fig_group_error", filename="group_error", table=summ,
+    show(fig, key="sv_fig_group_error", filename="group_error", table=partial(_summary_table, df, labels),
          caption=CROSSOVER_CAPTION + " Dots: one repetition each; line: the expected stratified error for a group "
          "of that size; dashes: the naive estimate's bias for each group (it does not shrink as ε grows); "
          f"crosses: crossover sizes. Seed {seed}.")
@@ -478,7 +554,7 @@ def render_mean() -> None:
     st.subheader("5. Why stratifying costs little: Theorem 10")
     if kk >= 2 and ntot > kk:
         mc = c_theorem10_mc(kk, ntot, seed)
-        fig = F.make_theorem10_figure(kk, ntot, alpha, alpha_hat, mc=mc, realized=S.realized_logsum(sizes[nz]))
+        fig = c_theorem10_fig(kk, ntot, alpha, alpha_hat, seed, S.realized_logsum(sizes[nz]))
         show(fig, key="sv_fig_thm10", filename="theorem10", table=mc,
              caption="The stratified error grows with Σ log(group size). Unequal groups (small α) keep this sum "
                      "well below the equal-size worst case. For very small α the formula goes negative because it "
@@ -486,25 +562,17 @@ def render_mean() -> None:
 
     # 6. Parity.
     st.subheader("6. Parity error (Definition 11)")
-    g_rows = df[(df.level == "group") & np.isclose(df.epsilon, eps)]
-    p_rows = df[(df.level == "population") & np.isclose(df.epsilon, eps)]
-    cols = st.columns(len(df.method.unique()))
-    for c, m in zip(cols, df.method.unique()):
-        vals = []
-        for rep in range(int(df.rep.max()) + 1):
-            gr = g_rows[(g_rows.method == m) & (g_rows.rep == rep)]
-            pr = p_rows[(p_rows.method == m) & (p_rows.rep == rep)]
-            if len(gr) and len(pr):
-                vals.append(S.parity_error(gr.truth.to_numpy()[nz], gr.estimate.to_numpy()[nz], pr.truth.iloc[0],
-                                           pr.estimate.iloc[0], normalized=parity_norm))
-        c.metric(f"φ, {METHODS_TEXT.get(m, m)}", fmt(np.mean(vals) if vals else float("nan")))
+    phi = mean_parity_by_method(df, eps, nz, parity_norm)
+    cols = st.columns(len(phi))
+    for c, (m, v) in zip(cols, phi.items()):
+        c.metric(f"φ, {METHODS_TEXT.get(m, m)}", fmt(v))
     st.caption(f"φ = ω·|population error| + Σ over groups of |group error| (ω = 1/k), "
                f"{'each divided by the true mean (normalised form)' if parity_norm else 'absolute form (no division)'}"
                f"; averaged over {reps} repetitions. The paper calls it an average but writes a sum; the sum is used.")
 
     # 7. Dirichlet explainer.
     with st.expander("What does α do? Twenty random splits into 3 groups"):
-        show(F.make_dirichlet_ternary_figure(c_ternary(seed)), key="sv_fig_ternary", filename="dirichlet_draws",
+        show(c_ternary_fig(seed), key="sv_fig_ternary", filename="dirichlet_draws",
              caption=SMALL_ALPHA + " Points near a corner mean one group has almost everybody.")
 
     params = dict(mode="mean", source=source, epsilon=eps, epsilons=list(eps_list), alpha=alpha, k=k, n=n, reps=reps,
@@ -559,19 +627,20 @@ def run_pair(table_key, table, eps_value, small_s, clf):
         st.info(f"{synth_label.split(' ')[0]} takes tens of seconds (the first run compiles code); press Run.")
         if not st.button(f"Run {synth_label.split(' ')[0]}", key="sv_run_mbi", type="primary"):
             return None
-        with st.status(f"Running {synth_label.split(' ')[0]} (vanilla, then stratified)…", expanded=True) as status:
+        name = synth_label.split(' ')[0]
+        with st.status(f"Running {name}: vanilla and stratified, on {CORES} cores…", expanded=True) as status:
             bar = st.progress(0.0, text="Starting")
             train, test = Y.train_test_split_table(table, seed=seed)
             base = c_real_baseline(table_key, table, seed, clf)
-            out = {}
+
+            def prog(f, msg):
+                bar.progress(min(f, 1.0), text=msg[:120])
             try:
-                for i, variant in enumerate(("vanilla", "stratified")):
-                    def prog(f, msg, i=i):
-                        bar.progress(min((i + f) / 2, 1.0), text=msg[:120])
-                    out[variant] = Y.fit_and_evaluate(
-                        train, test, domain=table.domain, synthesizer=synth, epsilon=eps_value, variant=variant,
-                        group_cols=list(table.group_cols), label_col=table.label_col, seed=seed, min_frac=min_frac,
-                        small_strata=small_s, real_baseline=base, classifier=clf, progress=prog)
+                out = Y.fit_and_evaluate_variants(
+                    train, test, domain=table.domain, synthesizer=synth, epsilon=eps_value,
+                    variants=("vanilla", "stratified"), group_cols=list(table.group_cols), label_col=table.label_col,
+                    seed=seed, min_frac=min_frac, small_strata=small_s, real_baseline=base, classifier=clf,
+                    progress=prog, n_jobs=CORES)
             except Y.SynthesizerUnavailable as exc:
                 status.update(label="Unavailable", state="error")
                 st.error(str(exc))
@@ -600,11 +669,31 @@ def _sweep_job(table_key, table, synth_name, e, variant, seed_, min_frac_, small
     r = Y.fit_and_evaluate(train, test, domain=table.domain, synthesizer=synth_name, epsilon=e, variant=variant,
                            group_cols=list(table.group_cols), label_col=table.label_col, seed=seed_,
                            min_frac=min_frac_, small_strata=small_s, classifier=clf)
-    long = Y.metrics_long(r.metrics)
+    return _metrics_long(r, e, variant)
+
+
+def _metrics_long(run: Y.SynthRun, e: float, variant: str) -> pd.DataFrame:
+    long = Y.metrics_long(run.metrics)
     long.insert(0, "variant", variant)
     long.insert(0, "epsilon", e)
     long.insert(0, "rep", 0)
     return long
+
+
+def _sweep_mbi(table, synth_name, seed_, min_frac_, small_s, clf, bar) -> list[pd.DataFrame]:
+    """The paper-grid sweep for MST/AIM: one pool of worker processes per ε, progress over the whole sweep."""
+    train, test = Y.train_test_split_table(table, seed=seed_)
+    grid = S.PAPER_EPSILONS
+    out = []
+    for i, e in enumerate(grid):
+        def prog(f, msg, i=i, e=e):
+            bar.progress(min((i + f) / len(grid), 1.0), text=f"ε = {e:g}: {msg}"[:120])
+        runs = Y.fit_and_evaluate_variants(train, test, domain=table.domain, synthesizer=synth_name, epsilon=e,
+                                           group_cols=list(table.group_cols), label_col=table.label_col, seed=seed_,
+                                           min_frac=min_frac_, small_strata=small_s, classifier=clf, n_jobs=CORES,
+                                           progress=prog)
+        out += [_metrics_long(r, e, v) for v, r in runs.items()]
+    return out
 
 
 def render_synth() -> None:
@@ -703,12 +792,17 @@ def render_synth() -> None:
                     bar = st.progress(0.0)
                     out = []
                     try:
-                        gen = Parallel(n_jobs=2, prefer="threads", return_as="generator_unordered")(
-                            delayed(_sweep_job)(table_key, table, synth, e, v, seed, min_frac, small_s, clf)
-                            for e, v in jobs)
-                        for i, res in enumerate(gen):
-                            out.append(res)
-                            bar.progress((i + 1) / len(jobs), text=f"{i + 1} of {len(jobs)} fits done")
+                        if synth in ("mst", "aim"):
+                            # Per ε, the vanilla model and every stratum's in CORES worker processes: threads
+                            # would queue on mbi's lock. Same seeds, so the same numbers as one fit at a time.
+                            out = _sweep_mbi(table, synth, seed, min_frac, small_s, clf, bar)
+                        else:
+                            gen = Parallel(n_jobs=CORES, prefer="threads", return_as="generator_unordered")(
+                                delayed(_sweep_job)(table_key, table, synth, e, v, seed, min_frac, small_s, clf)
+                                for e, v in jobs)
+                            for i, res in enumerate(gen):
+                                out.append(res)
+                                bar.progress((i + 1) / len(jobs), text=f"{i + 1} of {len(jobs)} fits done")
                     except (ValueError, Y.SynthesizerUnavailable) as exc:
                         status.update(label="Could not run", state="error")
                         st.error(str(exc))
@@ -746,8 +840,17 @@ def _synth_csv(header: bytes, df: pd.DataFrame, labels) -> bytes:
 # Dispatch
 # ----------------------------------------------------------------------------------------------------------
 
-if mode == "Mean estimation":
+@st.fragment
+def mean_view() -> None:
+    """Mean mode as one fragment: its controls and every figure that depends on them redraw together,
+    without rerunning the header, the sidebar or the upload block."""
+    with st.container(border=True):
+        draw_controls(main=True)
     render_mean()
+
+
+if mode == "Mean estimation":
+    mean_view()
 elif mode == "Synthetic data":
     render_synth()
 else:

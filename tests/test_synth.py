@@ -311,3 +311,48 @@ def test_fit_and_evaluate_and_decode(toy):
     fig = F.make_synth_group_error_figure(m.workload_per_group, m.workload_per_group, title="t")
     assert len(fig.data) == 2
     assert len(F.make_parity_heatmap(m.parity.per_cell, m.parity.per_cell).data) == 2
+
+
+# --- Parallel fits: identical for any n_jobs (one SeedSequence child per job) -----------------------------
+
+def _nondecreasing_to_one(fracs):
+    return bool(fracs) and all(b >= a for a, b in zip(fracs, fracs[1:])) and fracs[-1] == 1.0 and fracs[0] >= 0.0
+
+
+@pytest.mark.parametrize("make", [lambda: Y.IndependentLaplace(1.0), lambda: Y.MWEM(0.7, rounds=3)])
+def test_stratified_builtin_parallel_equals_sequential(make):
+    df, dom = _strata_frame([600, 300, 100, 5])
+    runs = {}
+    for n_jobs in (1, 2):
+        seen = []
+        s = Y.StratifiedSynthesizer(make, ["g"], min_frac=0.01, small_strata="pool")
+        s.fit(df, dom, rng=11, n_jobs=n_jobs, progress=lambda f, msg: seen.append(f))
+        assert _nondecreasing_to_one(seen), seen
+        runs[n_jobs] = s.sample(1000, rng=4)
+    pd.testing.assert_frame_equal(runs[1], runs[2])
+    # Not trivially equal: another seed gives another sample.
+    other = Y.StratifiedSynthesizer(make, ["g"], min_frac=0.01, small_strata="pool").fit(df, dom, rng=12)
+    assert not other.sample(1000, rng=4).equals(runs[1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,opts", [("mst", dict(iters=100)), ("aim", dict(max_iters=40, rounds=4))])
+def test_mbi_variants_parallel_equals_sequential(name, opts, toy):
+    # The page's Run button: vanilla + every stratum's MST/AIM in one pool of worker processes. Fitted JAX
+    # models come back pickled; the sample must not change with n_jobs (float64 kept, per-job seeds).
+    tr, te = Y.train_test_split_table(toy, seed=0)
+    common = dict(domain=toy.domain, synthesizer=name, epsilon=2.0, group_cols=["group"], label_col="y", seed=3,
+                  synth_options=opts)
+    out = {}
+    for n_jobs in (1, 2):
+        seen = []
+        out[n_jobs] = Y.fit_and_evaluate_variants(tr, te, n_jobs=n_jobs, progress=lambda f, msg: seen.append(f),
+                                                  **common)
+        assert _nondecreasing_to_one(seen), seen
+    for v in ("vanilla", "stratified"):
+        pd.testing.assert_frame_equal(out[1][v].synthetic, out[2][v].synthetic)
+        assert out[1][v].metrics.workload_global == out[2][v].metrics.workload_global
+    # Same as fitting each variant on its own (the page's former sequential path).
+    alone = Y.fit_and_evaluate(tr, te, variant="stratified", **common)
+    pd.testing.assert_frame_equal(alone.synthetic, out[2]["stratified"].synthetic)
+    assert out[2]["stratified"].strata["kept"].sum() == 3 and out[2]["stratified"].delta == 1e-9

@@ -309,6 +309,7 @@ SWEEP_EPS = (0.5, 1.0, 2.0, 5.0)
 SWEEP_ALPHA = (1e-3, 1e-2, 0.1, 1.0, 10.0)
 CONTRACTION_EPS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
 WEM_METHODS = ("wem_naive", "wem_congenial", "wem_prior")
+CORES = 2  # the reference machine's cores; WEM chains run in that many joblib worker processes
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
@@ -332,8 +333,14 @@ def _public_tuple(public: ppd.PublicInfo) -> tuple:
 @st.cache_data(max_entries=2000, show_spinner=False, scope="session")
 def _run_unit(panel_key: str, _panel: ppd.CountyPanel, t: int, epsilon: float, method: str, alpha: float,
               sensitivity: float, kappa: float, reps: int, public: tuple, sweeps: int,
-              pp_sensitivity: float | None, seed: int) -> pd.DataFrame:
-    """One (month, ε, method, α) cell with all replicate draws; chains keep their own seeds."""
+              pp_sensitivity: float | None, seed: int, _computed: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One (month, ε, method, α) cell with all replicate draws; chains keep their own seeds.
+
+    ``_computed`` (not part of the cache key) stores a frame that :func:`_run_units` computed in parallel;
+    it equals what the call below returns, because every chain is seeded from (seed, t, rep, ε, method, α).
+    """
+    if _computed is not None:
+        return _computed
     return ppd.run_partially_private_release(
         _panel, t, epsilons=[epsilon], methods=[method], alphas=[alpha], sensitivity=sensitivity, kappa=kappa,
         reps=reps, public=ppd.PublicInfo(*public), sweeps=sweeps, pp_sensitivity=pp_sensitivity, rng=seed)
@@ -355,17 +362,41 @@ def _series(panel_key, panel, method, cfg) -> np.ndarray:
     return np.array(out)
 
 
-def _run_units(units: list[tuple], panel_key, panel, cfg, label: str) -> list[pd.DataFrame]:
-    """Run (t, ε, method, α, reps) units behind a progress bar; each unit is cached."""
-    bar = st.progress(0.0, text=label)
-    out = []
-    for k, (t, e, m, a, reps) in enumerate(units):
-        out.append(_run_unit(panel_key, panel, t, e, m, a, cfg["sensitivity"], cfg["kappa"], reps, cfg["public"],
-                             cfg["sweeps"], cfg["pp_sensitivity"], cfg["seed"]))
-        bar.progress((k + 1) / len(units), text=f"{label}: {ppd.METHOD_LABELS[m]}, ε = {e:g}, month "
-                                                 f"{panel.months[t]} ({k + 1}/{len(units)})")
+def _unit_key(panel_key, unit, cfg) -> tuple:
+    t, e, m, a, reps = unit
+    # NaN (α of a non-prior method) never equals itself, and since Python 3.10 each NaN object hashes by
+    # identity: key it as None so a unit computed once is found again.
+    a = None if a != a else a
+    return (panel_key, t, e, m, a, reps, cfg["sensitivity"], cfg["kappa"], cfg["public"], cfg["sweeps"],
+            cfg["pp_sensitivity"], cfg["seed"])
+
+
+def _run_units(units: list[tuple], panel_key, panel, cfg, label: str) -> None:
+    """Run (t, ε, method, α, reps) units behind a progress bar, all chains over both cores; each unit is cached.
+
+    Units already computed in this session are skipped; the rest go to ``ppd.run_release_units`` in one joblib
+    pool (results identical to one-by-one runs) and are stored in :func:`_run_unit`'s cache.
+    """
+    done = st.session_state.setdefault("_pp_units_done", set())
+    if len(done) > 4000:  # bounded like the cache it mirrors (max_entries=2000 per call signature)
+        done.clear()
+    todo = [u for u in units if _unit_key(panel_key, u, cfg) not in done]
+    if not todo:
+        return
+    bar = st.progress(0.0, text=f"{label}: starting {CORES} worker processes")
+
+    def progress(frac: float, msg: str) -> None:
+        bar.progress(frac, text=f"{label}: {msg}")
+
+    frames = ppd.run_release_units(panel, todo, sensitivity=cfg["sensitivity"], kappa=cfg["kappa"],
+                                   public=ppd.PublicInfo(*cfg["public"]), sweeps=cfg["sweeps"],
+                                   pp_sensitivity=cfg["pp_sensitivity"], rng=cfg["seed"], n_jobs=CORES,
+                                   progress=progress)
+    for (t, e, m, a, reps), frame in zip(todo, frames):
+        _run_unit(panel_key, panel, t, e, m, a, cfg["sensitivity"], cfg["kappa"], reps, cfg["public"], cfg["sweeps"],
+                  cfg["pp_sensitivity"], cfg["seed"], _computed=frame)
+        done.add(_unit_key(panel_key, (t, e, m, a, reps), cfg))
     bar.empty()
-    return out
 
 
 def _parse_vector(text: str, name: str, *, integer: bool) -> np.ndarray:

@@ -3,6 +3,7 @@ links restore state, and bad uploads give the documented message."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -217,3 +218,23 @@ def test_all_groups_dropped_gives_clear_error():
     at = _app(sv_k="50", sv_alpha="10", sv_min_frac="0.05", sv_small="Drop")
     assert not at.exception
     assert any("leave nothing to estimate" in e.value for e in at.error)
+
+
+def test_mean_controls_in_main_area_and_kept_across_views():
+    # Mean mode draws its controls in the main area (one fragment with its figures); the other views keep them in
+    # the sidebar. Same keys, so values set in one view survive the switch both ways.
+    at = _app()
+    assert [s.key for s in at.sidebar.select_slider] == [] and at.main.select_slider(key="sv_eps")
+    at.select_slider(key="sv_eps").set_value(0.2).run()
+    at.slider(key="sv_k").set_value(5).run()
+    at.radio(key="sv_estimator").set_value("Coinpress").run()
+    at.radio(key="sv_mode").set_value("Synthetic data").run()
+    assert not at.exception
+    assert "sv_eps" in [s.key for s in at.sidebar.select_slider]
+    assert at.select_slider(key="sv_eps").value == 0.2 and at.slider(key="sv_k").value == 5
+    assert at.radio(key="sv_estimator").value == "Coinpress"
+    at.radio(key="sv_mode").set_value("Mean estimation").run()
+    assert not at.exception
+    assert at.select_slider(key="sv_eps").value == 0.2 and at.radio(key="sv_estimator").value == "Coinpress"
+    titles = [json.loads(c)["layout"].get("title", {}).get("text", "") for c in _charts(at)]
+    assert "Per-group error at ε = 0.2" in titles

@@ -2,6 +2,8 @@
 
 import re
 
+from playwright.sync_api import expect
+
 from tests.e2e.helpers import open_page, wait_idle
 
 
@@ -13,21 +15,21 @@ def _pick_dataset(page, title_fragment: str) -> None:
 
 def test_home_renders_tools_and_dataset(page, app_url):
     open_page(page, app_url)
-    assert page.get_by_role("heading", name="Privacy/utility explorer").is_visible()
-    assert page.get_by_text("Epsilon calculator").first.is_visible()
-    assert page.get_by_text("20,000").first.is_visible()  # census rows metric
+    expect(page.get_by_role("heading", name="Privacy/utility explorer")).to_be_visible()
+    expect(page.get_by_text("Epsilon calculator").first).to_be_visible()
+    expect(page.get_by_text("20,000").first).to_be_visible()  # census rows metric
 
 
 def test_dataset_choice_is_in_url_and_restored(page, browser, app_url):
     open_page(page, app_url)
     _pick_dataset(page, "UCI Adult")
     page.wait_for_function("() => location.search.includes('dataset=UCI')")
-    assert page.get_by_text("48,842").first.is_visible()
+    expect(page.get_by_text("48,842").first).to_be_visible()
     url = page.url
     fresh = browser.new_context().new_page()
     try:
         open_page(fresh, url)
-        assert fresh.get_by_text("48,842").first.is_visible()
+        expect(fresh.get_by_text("48,842").first).to_be_visible()
         assert "UCI Adult" in fresh.get_by_test_id("stSidebar").inner_text()
     finally:
         fresh.context.close()
@@ -42,7 +44,7 @@ def test_dataset_choice_survives_page_switch(page, app_url):
     assert "2,000 real respondents" in page.get_by_test_id("stSidebar").inner_text()
     page.get_by_test_id("stSidebar").get_by_role("link", name=re.compile("^.*Home$")).click()  # back home
     wait_idle(page)
-    assert page.get_by_text("2,000").first.is_visible()
+    expect(page.get_by_text("2,000").first).to_be_visible()
 
 
 def test_menu_names_every_page(page, app_url):
@@ -55,5 +57,5 @@ def test_menu_names_every_page(page, app_url):
     assert page.get_by_test_id("stSidebarNav").count() == 0  # Streamlit's own menu (it says "app") is off
     sidebar.get_by_role("link", name=re.compile("Epsilon calculator$")).click()
     wait_idle(page)
-    assert page.get_by_role("heading", name="Epsilon calculator").first.is_visible()
+    expect(page.get_by_role("heading", name="Epsilon calculator").first).to_be_visible()
     assert page.url.split("?")[0].endswith("/epsilon_calculator")

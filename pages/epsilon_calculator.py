@@ -333,12 +333,13 @@ tabs = st.tabs(TAB_NAMES, key="eps_tab", bind="query-params")
 
 # =========================================================================== Tab 1
 @st.fragment
-def tab_noise() -> None:
+def tab_noise(outputs: bool = True) -> None:
+    """Tab 1 (controls always; numbers and charts only when ``outputs``, i.e. the tab is open)."""
     st.subheader("Noise and accuracy")
     st.markdown("Smaller ε: more noise, more privacy. The interval covers noise only, not sampling error. "
                 f"Laplace: Thm 2.1.2; Gaussian: Thm 2.2.2 and the exact analytic calibration (Balle–Wang 2018); "
                 "discrete mechanisms: Canonne–Kamath–Steinke 2020.")
-    c1, c2, c3 = st.columns(3)
+    c1, c2 = st.columns(2)
     query = c1.selectbox("Query", list(QUERY_FMT), format_func=QUERY_FMT.get, key="eps_n1_query", **bind())
     neighbour = c1.radio("Neighbouring datasets differ by", list(NEIGH_FMT), format_func=NEIGH_FMT.get,
                          key="eps_n1_neigh", **bind())
@@ -373,16 +374,34 @@ def tab_noise() -> None:
                              "zcdp: ρ = Δ²/(2σ²) (Thm 2.2.2), ε from Thm 2.2.4.")
     fix = c2.radio("Fix", ["privacy", "scale", "accuracy"], key="eps_n1_fix", horizontal=True, **bind(),
                    help="Exactly one of privacy, noise scale and half-width drives the other two.")
-    eps = log_slider("ε (privacy loss)", key="eps_epsilon", value=1.0, container=c3)
-    delta = delta_exponent(key="eps_n1_delta", container=c3)
-    rho = log_slider("ρ (zCDP)", key="eps_n1_rho", min_value=1e-6, max_value=10.0, value=0.1, container=c3)
-    conf = c3.slider("Confidence (%)", min_value=50.0, max_value=99.99, value=95.0, step=0.01, key="eps_n1_conf", **bind())
     scale_in = c2.number_input("Noise scale (if fixed)", min_value=1e-9, value=1.0, format="%.6g", key="eps_n1_scale", **bind())
     hw_in = c2.number_input("Half-width ± (if fixed)", min_value=1e-9, value=3.0, format="%.6g", key="eps_n1_hw", **bind())
+    noise_outputs(dict(query=query, neighbour=neighbour, lower=lower, upper=upper, n=n, mechanism=mechanism,
+                       rule=rule, fix=fix, scale=scale_in, half_width=hw_in), sens, mechs, outputs)
+
+
+@st.fragment
+def noise_outputs(inputs: dict, sens: mech.Sensitivity, mechs: tuple, outputs: bool = True) -> None:
+    """Tab 1's privacy sliders and everything they drive, as a nested fragment.
+
+    Moving ε, δ, ρ or the confidence reruns only this part (about 20 elements, not the whole tab's 45): each
+    element the browser redraws costs about 2 ms on the reference machine (bench/bench_browser_latency.py), and
+    these sliders are the ones a presenter moves. Streamlit reruns a fragment with the arguments of its last
+    call, so the query and mechanism inputs above arrive unchanged.
+    """
+    mechanism, rule, fix = inputs["mechanism"], inputs["rule"], inputs["fix"]
+    c = st.columns(4)
+    eps = log_slider("ε (privacy loss)", key="eps_epsilon", value=1.0, container=c[0])
+    delta = delta_exponent(key="eps_n1_delta", container=c[1])
+    rho = log_slider("ρ (zCDP)", key="eps_n1_rho", min_value=1e-6, max_value=10.0, value=0.1, container=c[2])
+    conf = c[3].slider("Confidence (%)", min_value=50.0, max_value=99.99, value=95.0, step=0.01, key="eps_n1_conf", **bind())
+    if not outputs:
+        return
     gauss = "gaussian" in mechanism
     sensitivity = sens.l2 if gauss else sens.l1
     try:
-        cal = cached_calibrate(mechanism, sensitivity, fix, eps, rho, scale_in, hw_in, delta, conf / 100, rule)
+        cal = cached_calibrate(mechanism, sensitivity, fix, eps, rho, inputs["scale"], inputs["half_width"], delta,
+                               conf / 100, rule)
     except ValueError as e:
         st.error(f"{e}. Change the mechanism, rule or the fixed value.")
         return
@@ -392,7 +411,7 @@ def tab_noise() -> None:
     m[2].metric("± half-width", fmt(cal.half_width), help="in query units")
     m[3].metric("ε" + (f" (δ = {delta:.0e})" if gauss else ""), fmt(cal.epsilon))
     m[4].metric("ρ (zCDP)", fmt(cal.rho))
-    per_cell = " in each cell" if query == "histogram" else ""
+    per_cell = " in each cell" if inputs["query"] == "histogram" else ""
     st.success(f"We are {conf:.4g}% confident the added noise is at most ±{cal.half_width:.4g}{per_cell} "
                f"(sensitivity Δ₁ = {fmt(sens.l1)}, Δ₂ = {fmt(sens.l2)}).")
     curves = cached_halfwidth_curves(tuple(mechs), sens.l1, sens.l2, delta, conf / 100, rule)
@@ -404,9 +423,7 @@ def tab_noise() -> None:
     show_figure(f2, key="eps_n1_fig_noise", filename="noise_distribution.html",
                 caption=f"The noise distribution; {conf:.4g}% of draws fall in the shaded interval.")
     table = pd.DataFrame([{k: getattr(cal, k) for k in cal.__dataclass_fields__}])
-    exports("eps_n1", table=table, params=dict(query=query, neighbour=neighbour, lower=lower, upper=upper, n=n,
-                                               mechanism=mechanism, rule=rule, fix=fix, epsilon=eps, delta=delta,
-                                               rho=rho, confidence=conf, scale=scale_in, half_width=hw_in),
+    exports("eps_n1", table=table, params=dict(inputs, epsilon=eps, delta=delta, rho=rho, confidence=conf),
             name="noise_accuracy")
 
 
@@ -428,7 +445,8 @@ def comp_mechanisms() -> tuple[list[acc.Mechanism], str]:
 
 
 @st.fragment
-def tab_composition() -> None:
+def tab_composition(outputs: bool = True) -> None:
+    """Tab 2 (controls and the list editor always; curves and table only when ``outputs``)."""
     st.subheader("Composition: total privacy loss after many releases")
     st.markdown("All curves are valid upper bounds unless marked. PLD is the tightest numerical bound. Optimal "
                 "composition is the best possible given only each mechanism's (ε, δ). Basic: Thm 2.1.4; advanced: "
@@ -457,6 +475,8 @@ def tab_composition() -> None:
     rules = tuple(r for i, r in enumerate(acc.ALL_RULES)
                   if rule_cols[i % 2].checkbox(acc.RULE_LABELS[r], value=r != "advanced_drv", key=f"eps_comp_r_{r}", **bind()))
     log_axes = c1.checkbox("Log axes", value=True, key="eps_comp_log", **bind())
+    if not outputs:
+        return
     try:
         ms, _ = comp_mechanisms()
     except ValueError as e:
@@ -553,7 +573,8 @@ def _hold_from_alloc() -> None:
 
 
 @st.fragment
-def tab_budget() -> None:
+def tab_budget(outputs: bool = True) -> None:
+    """Tab 3 (controls and the statistics editor always; the plan only when ``outputs``)."""
     st.subheader("Budget planner")
     st.markdown("Accuracy-first: the least privacy loss meeting every target. Budget-first: the accuracy this budget "
                 "buys. Held statistics keep their ± while the rest is re-split (as in the Harvard PSI budgeter); a "
@@ -579,6 +600,8 @@ def tab_budget() -> None:
                 "hold share": st.column_config.NumberColumn("hold share", min_value=0.0, max_value=0.99)})
     encode_table("eps_b_rows", edited)
     st.session_state["eps_b_rows_current"] = edited
+    if not outputs:
+        return
     try:
         specs = tuple(stats_from_frame(edited))
         jc = 0.95 if joint else None
@@ -641,7 +664,8 @@ def build_sequence(kind: str) -> list[float]:
 
 
 @st.fragment
-def tab_adaptive() -> None:
+def tab_adaptive(outputs: bool = True) -> None:
+    """Tab 4 (controls always; trace, figure and table only when ``outputs``)."""
     st.subheader("Adaptive analysis: filters and odometers")
     st.markdown("A filter decides before each request whether it may run. An odometer reports the loss so far and "
                 "pays a little for not knowing the plan. Basic: Thm 5.3.7; advanced filter: Thm 5.5.1 (eq. 5.12); "
@@ -671,6 +695,8 @@ def tab_adaptive() -> None:
     n = c1.number_input("n (records; granularity 1/n²)", min_value=6, max_value=10**9, value=10_000, step=1,
                         key="eps_a_n", **bind())
     rule = c1.selectbox("Filter rule (table)", ["basic", "advanced", "zcdp"], key="eps_a_rule", **bind())
+    if not outputs:
+        return
     try:
         seq = build_sequence(kind)
         trace, halts = cached_adaptive(tuple(seq), eg, dg, int(n))
@@ -696,8 +722,15 @@ def tab_adaptive() -> None:
 
 
 # =========================================================================== Tab 5
+def _posterior_target_input(prior: float) -> float:
+    """The inverse helper's target posterior (a control drawn among the outputs, so also when the tab is closed)."""
+    return st.number_input("Inverse helper: largest posterior I accept (%)", min_value=1.0, max_value=99.0,
+                           value=min(99.0, max(prior * 100 + 10, 1.0)), key="eps_r_post", **bind()) / 100
+
+
 @st.fragment
-def tab_risk() -> None:
+def tab_risk(outputs: bool = True) -> None:
+    """Tab 5 (controls always; bounds and figures only when ``outputs``)."""
     st.subheader("ε as risk: what can an attacker learn about one person?")
     c1, c2 = st.columns([1, 3])
     eps = log_slider("ε", key="eps_r_eps", value=1.0, container=c1)
@@ -709,6 +742,10 @@ def tab_risk() -> None:
                                   "laplace": "Laplace (μ = ε)"}.get)
     mu = c1.number_input("μ = Δ/σ", min_value=0.01, max_value=20.0, value=1.0, key="eps_r_mu", **bind()) if shape == "gaussian" else None
     use_pld = c1.checkbox("Use the Composition tab's PLD profile", key="eps_r_pld", **bind())
+    if not outputs:
+        with c2:
+            _posterior_target_input(prior)
+        return
     b = risk.posterior_bound(prior, epsilon=eps)
     with c2:
         st.metric("Worst-case posterior belief", f"{b.lower:.1%} – {b.upper:.1%}", help="from the prior above")
@@ -718,8 +755,7 @@ def tab_risk() -> None:
         if has_delta:
             st.warning(f"With δ = {delta:.0e} > 0 there is no uniform posterior bound: with probability up to δ "
                        "the release can reveal more. The range above holds outside that event.")
-        tgt = st.number_input("Inverse helper: largest posterior I accept (%)", min_value=1.0, max_value=99.0,
-                              value=min(99.0, max(prior * 100 + 10, 1.0)), key="eps_r_post", **bind()) / 100
+        tgt = _posterior_target_input(prior)
         if tgt > prior:
             st.info(f"To keep the posterior ≤ {tgt:.0%} from a {prior:.0%} prior, use ε ≤ "
                     f"{risk.max_epsilon_for_posterior(prior, posterior=tgt):.4g}.")
@@ -756,7 +792,8 @@ def tab_risk() -> None:
 
 # =========================================================================== Tab 6
 @st.fragment
-def tab_widths() -> None:
+def tab_widths(outputs: bool = True) -> None:
+    """Tab 6 (controls always; widths, figure and table only when ``outputs``)."""
     st.subheader("DP vs data splitting for k adaptive queries")
     st.markdown("Splitting answers each query on a fresh chunk. DP answers every query on all the data, with noise, "
                 "and stays valid when queries depend on earlier answers (Ch. 3: Thms 3.2.2, 3.3.1 with the App. A.2 "
@@ -766,6 +803,8 @@ def tab_widths() -> None:
     beta = c2.number_input("β (failure probability)", min_value=1e-6, max_value=0.5, value=0.05, format="%.4g",
                            key="eps_w_beta", **bind())
     noise = c3.radio("DP noise", ["gaussian", "laplace"], key="eps_w_noise", horizontal=True, **bind())
+    if not outputs:
+        return
     widths = cached_widths(int(n), float(beta), noise)
     ann = None
     if noise == "gaussian":
@@ -865,8 +904,25 @@ def sweep_values(center: float, lo: float, hi: float, points: int, *, integer: b
     return tuple(sorted({float(f"{v:.3g}") for v in vals}))
 
 
+def _simulation_controls() -> tuple[str, int, int, int, bool]:
+    """Tab 7's Monte Carlo controls: sweep, points per axis, trials, seed and the Simulate button."""
+    st.markdown("**Simulation** (Monte Carlo, behind a button): empirical size (data drawn from the null) and power "
+                "(from the null + Δ) on a grid of n, of the privacy parameter, or both.")
+    s1, s2, s3, s4, s5 = st.columns(5)
+    # fixed labels: a bound radio stores its label in the URL, so it must not depend on the privacy choice
+    sweep = s1.radio("Sweep", ["n", "privacy", "both"], key="eps_t_sweep", **bind(),
+                     format_func={"n": "n", "privacy": "privacy (ρ or ε)", "both": "n × privacy"}.get)
+    points = s2.slider("Points per axis", 2, 5, 3, key="eps_t_points", **bind(),
+                       help="Log-spaced from a tenth to ten times the current value.")
+    trials = s3.number_input("Trials", min_value=50, max_value=100_000, value=1000, step=50, key="eps_t_trials", **bind())
+    seed = seed_input(key="eps_t_seed", container=s4)
+    run = s5.button("Simulate", key="eps_t_sim", type="primary")
+    return sweep, points, trials, seed, run
+
+
 @st.fragment
-def tab_tests() -> None:
+def tab_tests(outputs: bool = True) -> None:
+    """Tab 7 (all controls always, simulation ones included; tables, curves and runs only when ``outputs``)."""
     st.subheader("Private chi-square tests")
     st.markdown("Adding noise to counts breaks the classical χ² test: it rejects true hypotheses far too often. "
                 "The private tests account for the noise (Ch. 6–7: AsymptGOF Thm 6.1.7, projected statistic Thm 7.2.6, "
@@ -911,6 +967,9 @@ def tab_tests() -> None:
     noise = "gaussian" if priv == "rho" else "laplace"
     alpha = c1.number_input("α (significance)", min_value=0.001, max_value=0.5, value=0.05, format="%.3g",
                             key="eps_t_alpha", **bind())
+    if not outputs:
+        _simulation_controls()
+        return
     try:
         if test == "gof":
             p0 = np.full(d, 1 / d) if p0mode == "uniform" else _parse_vec(p0_text, d, "p⁰")
@@ -980,17 +1039,7 @@ def tab_tests() -> None:
                                  for x in res_]})
                 st.dataframe(dec.style.format({"statistic": "{:.4g}", "critical value": "{:.4g}"}, na_rep="n/a"),
                              hide_index=True, width="stretch")
-    st.markdown("**Simulation** (Monte Carlo, behind a button): empirical size (data drawn from the null) and power "
-                "(from the null + Δ) on a grid of n, of the privacy parameter, or both.")
-    s1, s2, s3, s4, s5 = st.columns(5)
-    # fixed labels: a bound radio stores its label in the URL, so it must not depend on the privacy choice
-    sweep = s1.radio("Sweep", ["n", "privacy", "both"], key="eps_t_sweep", **bind(),
-                     format_func={"n": "n", "privacy": "privacy (ρ or ε)", "both": "n × privacy"}.get)
-    points = s2.slider("Points per axis", 2, 5, 3, key="eps_t_points", **bind(),
-                       help="Log-spaced from a tenth to ten times the current value.")
-    trials = s3.number_input("Trials", min_value=50, max_value=100_000, value=1000, step=50, key="eps_t_trials", **bind())
-    seed = seed_input(key="eps_t_seed", container=s4)
-    run = s5.button("Simulate", key="eps_t_sim", type="primary")
+    sweep, points, trials, seed, run = _simulation_controls()
     privacy = rho if priv == "rho" else eps
     p_lo, p_hi = (1e-6, 10.0) if priv == "rho" else (1e-3, 20.0)
     ns_grid = sweep_values(float(n), 100, 10**7, points, integer=True) if sweep != "privacy" else (int(n),)
@@ -1040,8 +1089,39 @@ def tab_tests() -> None:
 
 
 # =========================================================================== Tab 8
+def _target_gamma_input(alpha: float) -> float:
+    return st.number_input("Target γ (inverse: largest ε)", min_value=1e-9, max_value=float(alpha), value=float(alpha) / 5,
+                           format="%.3g", key="eps_m_gamma", **bind())
+
+
+def _outcomes_input() -> float:
+    return st.number_input("Description length: number of possible outcomes |Y|", min_value=2.0, value=float(2**20),
+                           format="%.6g", key="eps_m_range", **bind())
+
+
+def _coherence_eps_max(mi) -> float:
+    """The coherence ε_max section (seed 000 §6.3): its controls and one cheap metric, drawn in every state."""
+    st.markdown("#### Demographic coherence: largest ε certified")
+    d1, d2, d3 = st.columns(3)
+    cn = d1.number_input("n", min_value=2.0, value=27254.0, key="eps_m_cn", **bind())
+    ca = d1.number_input("α (coherence)", min_value=0.01, max_value=2.0, value=1.0, key="eps_m_ca", **bind())
+    cb = d2.number_input("β", min_value=1e-12, max_value=1.0, value=0.05, format="%.3g", key="eps_m_cb", **bind())
+    cg = d2.number_input("groups |𝒞|", min_value=1, value=2, step=1, key="eps_m_cg", **bind())
+    cgam = d3.number_input("size constraint γ", min_value=1.0, value=1521.0, key="eps_m_cgam", **bind())
+    ck = d3.radio("kind", ["pure", "approx"], key="eps_m_ck", horizontal=True, **bind())
+    try:
+        em = mi.eps_max(cn, ca, cb, int(cg), cgam, kind=ck)
+        st.metric("ε_max", fmt(em), help="NaN = no ε > 0 certifies this γ")
+    except ValueError as e:
+        st.error(str(e))
+        em = math.nan
+    st.markdown("The full analysis is on the [Coherence explorer](coherence_explorer) page.")
+    return em
+
+
 @st.fragment
-def tab_maxinfo() -> None:
+def tab_maxinfo(outputs: bool = True) -> None:
+    """Tab 8 (controls always; bounds, corrections and the figure only when ``outputs``)."""
     st.subheader("Max-information: honest p-values after data-dependent choices")
     if importlib.util.find_spec("engine.maxinfo") is None:
         st.info("The max-information engine (engine/maxinfo.py) is not installed yet.")
@@ -1057,6 +1137,12 @@ def tab_maxinfo() -> None:
     optimise = c1.checkbox("Optimise β", value=True, key="eps_m_opt", **bind())
     beta = None if optimise else c1.number_input("β", min_value=1e-12, max_value=0.5, value=0.01, format="%.3g",
                                                  key="eps_m_beta", **bind())
+    if not outputs:
+        with c2:
+            _target_gamma_input(alpha)
+            _outcomes_input()
+        _coherence_eps_max(mi)
+        return
     try:
         if optimise:
             corr = mi.pvalue_correction_pure_dp(alpha, epsilon=eps, n=n)
@@ -1085,56 +1171,45 @@ def tab_maxinfo() -> None:
         cross = float(t[idx[0]]) if len(idx) else None
         show_figure(ef.make_gamma_figure(t, g_mi, g_rz, crossover=cross), key="eps_m_fig", filename="gamma_vs_t.html",
                     caption="Two corrections for a selection that leaks t bits of mutual information: use the higher.")
-        gt = st.number_input("Target γ (inverse: largest ε)", min_value=1e-9, max_value=float(alpha), value=float(alpha) / 5,
-                             format="%.3g", key="eps_m_gamma", **bind())
+        gt = _target_gamma_input(alpha)
         try:
             st.info(f"Largest ε whose corrected threshold is ≥ {gt:.3g}: **{fmt(mi.max_epsilon_for_correction(alpha, gamma=gt, n=n))}**")
         except ValueError as e:
             st.error(str(e))
-        rs = st.number_input("Description length: number of possible outcomes |Y|", min_value=2.0, value=float(2**20),
-                             format="%.6g", key="eps_m_range", **bind())
+        rs = _outcomes_input()
         st.caption(f"log₂(|Y|/β) = **{fmt(mi.maxinfo_description_length(rs, beta=0.05))} bits** at β = 0.05 (Thm 1.5.1).")
-    st.markdown("#### Demographic coherence: largest ε certified")
-    d1, d2, d3 = st.columns(3)
-    cn = d1.number_input("n", min_value=2.0, value=27254.0, key="eps_m_cn", **bind())
-    ca = d1.number_input("α (coherence)", min_value=0.01, max_value=2.0, value=1.0, key="eps_m_ca", **bind())
-    cb = d2.number_input("β", min_value=1e-12, max_value=1.0, value=0.05, format="%.3g", key="eps_m_cb", **bind())
-    cg = d2.number_input("groups |𝒞|", min_value=1, value=2, step=1, key="eps_m_cg", **bind())
-    cgam = d3.number_input("size constraint γ", min_value=1.0, value=1521.0, key="eps_m_cgam", **bind())
-    ck = d3.radio("kind", ["pure", "approx"], key="eps_m_ck", horizontal=True, **bind())
-    try:
-        em = mi.eps_max(cn, ca, cb, int(cg), cgam, kind=ck)
-        st.metric("ε_max", fmt(em), help="NaN = no ε > 0 certifies this γ")
-    except ValueError as e:
-        st.error(str(e))
-        em = math.nan
-    st.markdown("The full analysis is on the [Coherence explorer](coherence_explorer) page.")
+    em = _coherence_eps_max(mi)
     exports("eps_m", table=pd.DataFrame({"t_bits": t, "gamma_MI": g_mi, "gamma_RZ": g_rz}),
             params=dict(alpha=alpha, epsilon=eps, n=n, optimise=optimise, beta=beta, gamma=gamma, eps_max=em),
             name="maxinfo")
 
 
 # =========================================================================== layout
+# The tabs are bound to the URL (eps_tab), so Streamlit knows which one is open; a switch reruns the page. Closed
+# tabs draw only their controls (their values and URL parameters survive), not their numbers and charts: hidden
+# charts and tables are part of every redraw in the browser, and measured (bench/bench_browser_latency.py) they
+# were about a third of an ε move's redraw on Tab 1.
+OPEN = [t.open is not False for t in tabs]   # None (state not tracked) would mean every tab draws
 with tabs[0]:
-    tab_noise()
+    tab_noise(OPEN[0])
 with tabs[1]:
-    tab_composition()
+    tab_composition(OPEN[1])
 with tabs[2]:
-    tab_budget()
+    tab_budget(OPEN[2])
 with tabs[3]:
-    tab_adaptive()
+    tab_adaptive(OPEN[3])
 with tabs[4]:
-    tab_risk()
+    tab_risk(OPEN[4])
 with tabs[5]:
-    tab_widths()
+    tab_widths(OPEN[5])
 with tabs[6]:
-    tab_tests()
+    tab_tests(OPEN[6])
 with tabs[7]:
-    tab_maxinfo()
+    tab_maxinfo(OPEN[7])
 with tabs[8]:
     st.subheader("Public information (ε-DP relative to Z)")
     if importlib.util.find_spec("ui.ppd_views") is None:
         st.info("coming soon")
     else:
         from ui.ppd_views import render_public_information_tab
-        render_public_information_tab()
+        render_public_information_tab(OPEN[8])

@@ -117,13 +117,15 @@ def _section_downloads(name: str, params: dict, numbers: list[dict]) -> None:
 # Each section is a nested fragment: moving one of its controls redraws that section only; moving the shared
 # ε slider reruns the whole tab (the outer fragment), never the host page's other tabs.
 @st.fragment
-def _pi_invariant(eps: float) -> None:
+def _pi_invariant(eps: float, outputs: bool = True) -> None:
     st.subheader("1. Publishing an invariant (Lemma 5)")
     c1, c2 = st.columns(2)
     N = c1.select_slider("Invariant: the count is known to lie in 0…N, N =", options=N_GRID, value=100,
                          key="pi_N", bind="query-params")
     kind = c2.radio("Noise", ["discrete", "continuous"], key="pi_kind", bind="query-params", horizontal=True,
                     format_func=lambda k: f"{k} Laplace")
+    if not outputs:
+        return
     eps_star = ppd.eps_star_invariant(eps, N, kind=kind)
     m1, m2 = st.columns(2)
     m1.metric("Effective ε*", f"{eps_star:.4f}")
@@ -170,8 +172,13 @@ def _gaussian_expander(eps: float) -> None:
                    "(spec erratum E4 on L288). Under plain DP (r = ρ = 0), Δ_z = Δ/n.")
 
 
+def _prior_input() -> float:
+    return st.slider("Adversary's prior belief in the secret", 0.01, 0.99, 0.1, step=0.01, key="pi_p0",
+                     bind="query-params")
+
+
 @st.fragment
-def _pi_correlated(eps: float) -> None:
+def _pi_correlated(eps: float, outputs: bool = True) -> None:
     st.subheader("2. Correlated public information (Example 3)")
     st.markdown("A count of n people is released. The public information says how the others' records depend "
                 "on the target's secret: if the target's bit is 1, each other bit is 1 with probability z₁; if "
@@ -180,6 +187,10 @@ def _pi_correlated(eps: float) -> None:
     n = c1.slider("n (people in the count)", 2, 500, 50, key="pi_n", bind="query-params")
     z0 = c2.slider("z₀", 0.0, 1.0, 0.2, step=0.05, key="pi_z0", bind="query-params")
     z1 = c3.slider("z₁", 0.0, 1.0, 0.4, step=0.05, key="pi_z1", bind="query-params")
+    if not outputs:
+        _gaussian_expander(eps)
+        _prior_input()
+        return
     dz = ppd.delta_z_binom(n, z0, z1)
     eff = ppd.effective_epsilon_dpz(eps, sensitivity_dp=1, sensitivity_z=dz)
     scale = ppd.required_scale_dpz(eps, sensitivity_z=dz)
@@ -196,8 +207,7 @@ def _pi_correlated(eps: float) -> None:
 
     # Section 3 depends on this section's effective ε, so it lives in the same fragment.
     st.subheader("3. What an adversary can learn (Lemma 2)")
-    p0 = st.slider("Adversary's prior belief in the secret", 0.01, 0.99, 0.1, step=0.01, key="pi_p0",
-                   bind="query-params")
+    p0 = _prior_input()
     b_nom = posterior_bound(p0, epsilon=eps)
     b_eff = posterior_bound(p0, epsilon=eff)
     bands = {f"nominal ε = {eps:g}": (b_nom.lower, b_nom.upper),
@@ -224,12 +234,14 @@ def _pi_ledger() -> None:
 
 
 @st.fragment
-def _pi_em(eps: float) -> None:
+def _pi_em(eps: float, outputs: bool = True) -> None:
     st.subheader("5. Exponential-mechanism audit (Theorem 1, Example 1)")
     c1, c2 = st.columns(2)
     en = c1.slider("n (records averaged)", 1, 1000, 20, key="pi_em_n", bind="query-params")
     kappa = c2.radio("κ", [2, 1], key="pi_kappa", bind="query-params", horizontal=True,
                      format_func=lambda k: "2 (safe)" if k == 2 else "1 (paper-literal)")
+    if not outputs:
+        return
     real = ppd.realized_epsilon_trunc_em(en, epsilon=eps, kappa=kappa)
     lim = ppd.realized_epsilon_trunc_em_limit(eps, kappa=kappa)
     m1, m2 = st.columns(2)
@@ -249,8 +261,12 @@ def _pi_em(eps: float) -> None:
                         {"quantity": "large-n limit", "value": lim}])
 
 
+def _theta0_input() -> float:
+    return st.slider("θ₀ (null hypothesis)", 0.05, 0.9, 0.5, step=0.05, key="pi_theta0", bind="query-params")
+
+
 @st.fragment
-def _pi_info_loss(eps: float) -> None:
+def _pi_info_loss(eps: float, outputs: bool = True) -> None:
     with st.expander("Does enforcing public constraints lose information? (Lemma 7, Theorem 2)"):
         c1, c2, c3 = st.columns(3)
         ln = c1.slider("n (trials)", 2, 50, 10, key="pi_l7_n", bind="query-params")
@@ -258,6 +274,9 @@ def _pi_info_loss(eps: float) -> None:
                          format_func=lambda k: "discrete Laplace" if k == "dlap" else "continuous Laplace")
         post = c3.radio("Post-processing", ["clamp", "round_clamp"], key="pi_l7_post", bind="query-params",
                         format_func=lambda k: "clamp to [0, n]" if k == "clamp" else "round ∘ clamp")
+        if not outputs:
+            _theta0_input()
+            return
         l7, sp = _lemma7(ln, eps, noise, post)
         show_figure(figs.make_info_loss_figure(l7, sp), key="pi_fig_l7", filename="information_loss.html",
                     caption=(f"Count toy (θ ~ uniform, T ~ Binomial(n, θ)): E Var(θ|Y) = {l7.evar_y:.6f}, "
@@ -266,8 +285,7 @@ def _pi_info_loss(eps: float) -> None:
                              f"{sp.evar_ystar:.6f}."))
         st.markdown("Clamping discrete-Laplace counts loses nothing; rounding or mixing coordinates does. "
                     "(Theorem 2's claim of a strict loss whenever Y ≠ Y* is false for clamping; erratum E5.)")
-        theta0 = st.slider("θ₀ (null hypothesis)", 0.05, 0.9, 0.5, step=0.05, key="pi_theta0",
-                           bind="query-params")
+        theta0 = _theta0_input()
         show_figure(_power_fig(ln, eps, theta0), key="pi_fig_power", filename="power.html",
                     caption="Power of level-5% tests of θ = θ₀ against larger θ, on the continuous-Laplace "
                             "release Y and on its rounded, clamped version Y*.")
@@ -282,8 +300,12 @@ def _pi_info_loss(eps: float) -> None:
 
 
 @st.fragment
-def render_public_information_tab() -> None:
-    """Tab 9 "Public information (ε-DP relative to Z)" of the epsilon calculator (spec §5)."""
+def render_public_information_tab(outputs: bool = True) -> None:
+    """Tab 9 "Public information (ε-DP relative to Z)" of the epsilon calculator (spec §5).
+
+    ``outputs=False`` (the tab is closed) draws every control, so their values and URL parameters survive, but
+    none of the numbers and figures: hidden charts slow every redraw of the open tab in the browser.
+    """
     st.markdown(
         "Official statistics are often published next to **public information**: totals that are fixed "
         "(invariants), earlier releases, or known correlations. This tab shows how such information changes "
@@ -293,11 +315,11 @@ def render_public_information_tab() -> None:
     eps = log_slider("Nominal ε (privacy budget of the mechanism)", key="pi_epsilon", min_value=0.01,
                      max_value=20.0, value=1.0, help="The ε the mechanism was calibrated for, ignoring public "
                      "information. Used by every section below.")
-    _pi_invariant(eps)
-    _pi_correlated(eps)
+    _pi_invariant(eps, outputs)
+    _pi_correlated(eps, outputs)
     _pi_ledger()
-    _pi_em(eps)
-    _pi_info_loss(eps)
+    _pi_em(eps, outputs)
+    _pi_info_loss(eps, outputs)
 
 
 # =====================================================================================================

@@ -67,3 +67,24 @@ def test_independence_mode_rxc_from_link(page, app_url):
     open_page(page, url)
     page.get_by_text("3 × 2 table").first.wait_for(state="visible", timeout=30_000)
     assert "eps_t_r=3" in page.url
+
+
+def test_closed_tab_settings_stay_in_link_and_open_tab_draws(page, app_url):
+    # Closed tabs draw their controls but not their outputs; their link values must survive moves elsewhere
+    open_page(page, f"{app_url}/epsilon_calculator?eps_t_d=10")
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(2)  # Tab 1's two charts only
+    thumb = page.locator("[data-testid='stSlider'] input[type='range']").first
+    thumb.focus()
+    thumb.press("ArrowRight")
+    page.wait_for_function("() => location.search.includes('eps_epsilon=')")
+    wait_idle(page)
+    assert "eps_t_d=10" in page.url
+    page.get_by_role("tab", name="Private tests").click()
+    page.wait_for_function("() => location.search.includes('eps_tab=')")
+    wait_idle(page)
+    # now Tab 7 draws (size and two power curves) and Tab 1 does not; the table values are checked in AppTest
+    expect(page.get_by_text("Critical values").first).to_be_visible()
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3, timeout=30_000)
+    assert page.locator("[data-testid='stSlider']").filter(has_text="Categories d").first.inner_text().count("10")
+    assert "eps_t_d=10" in page.url and "eps_epsilon=" in page.url
+    assert page.get_by_test_id("stException").count() == 0

@@ -1,4 +1,8 @@
-"""AppTest for pages/epsilon_calculator.py: every tab renders, each control group changes its output."""
+"""AppTest for pages/epsilon_calculator.py: every tab renders, each control group changes its output.
+
+Only the open tab draws its numbers and charts (the tabs are bound to the URL as ``eps_tab``), so each check
+opens the tab it looks at, through the URL as a shared link would; every tab's controls are drawn in every run.
+"""
 
 import json
 from pathlib import Path
@@ -8,6 +12,9 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "epsilon_calculator.py")
+TABS = ["Noise & accuracy", "Composition", "Budget planner", "Adaptive analysis", "ε as risk",
+        "DP vs data splitting", "Private tests", "Max-information & coherence", "Public information"]
+COMP, BUDGET, ADAPT, RISK, WIDTHS, TESTS, MAXINFO = TABS[1:8]
 
 
 def fresh(**params) -> AppTest:
@@ -44,10 +51,31 @@ def at():
 def test_defaults_render(at):
     assert len(at.tabs) == 9
     assert metric(at, "± half-width") == "2.996"  # Laplace, ε = 1, 95%: ln(20)
-    assert len(at.get("plotly_chart")) >= 12
+    assert [c.key for c in at.get("plotly_chart")] == ["eps_n1_fig_hw", "eps_n1_fig_noise"]  # the open tab's only
     assert not at.error
     labels = [b.label for b in at.get("download_button")]
     assert any("CSV" in x for x in labels) and any("JSON" in x for x in labels) and any("HTML" in x for x in labels)
+
+
+@pytest.mark.parametrize("tab", TABS)
+def test_every_tab_renders_when_open(tab):
+    at = fresh(eps_tab=tab)
+    assert not at.error, [e.value for e in at.error]
+    assert len(at.get("plotly_chart")) >= 1
+    labels = [b.label for b in at.get("download_button")]
+    assert any("HTML" in x for x in labels) and any("JSON" in x for x in labels)
+
+
+def test_closed_tab_keeps_controls_and_link_values():
+    from scipy import stats
+    at = fresh(eps_t_d="10")  # a Private-tests setting in the link, page opened on Tab 1
+    assert at.slider(key="eps_t_d").value == 10  # the closed tab's control is still drawn with the link value
+    assert not [c for c in at.get("plotly_chart") if c.key.startswith("eps_t_")]
+    assert not [f for f in frames(at) if "critical value" in f.columns]
+    at.query_params["eps_tab"] = TESTS
+    at.run()
+    cv = table_with(at, "critical value")
+    assert cv["critical value"].iloc[0] == pytest.approx(stats.chi2.isf(0.05, 9), rel=1e-9)  # d − 1 = 9
 
 
 def test_tab1_controls_change_output(at):
@@ -65,7 +93,7 @@ def test_tab1_controls_change_output(at):
 
 
 def test_tab2_composition_changes():
-    at = fresh()
+    at = fresh(eps_tab=COMP)
     t0 = table_with(at, "rule").copy()
     at.select_slider(key="eps_comp_eps").set_value(0.2).run()
     t1 = table_with(at, "rule")
@@ -80,7 +108,7 @@ def test_tab2_composition_changes():
 def test_tab2_bad_list_from_link():
     bad = json.dumps({"cols": ["kind", "epsilon", "delta", "multiplier", "sigma", "scale", "sensitivity", "rho", "count"],
                       "rows": [["gaussian", None, 0, None, None, None, 1, None, 3]]})
-    at = fresh(eps_comp_mode="A list", eps_comp_rows=bad)
+    at = fresh(eps_tab=COMP, eps_comp_mode="A list", eps_comp_rows=bad)
     assert any("row 1" in e.value and "multiplier" in e.value for e in at.error)
 
 
@@ -88,7 +116,7 @@ def test_tab3_budget_and_deep_link():
     rows = {"cols": ["name", "query", "mechanism", "L", "U", "n", "cells", "target ±", "confidence", "hold ±",
                      "hold share", "weight"],
             "rows": [["visits", "count", "laplace", 0, 1, None, 1, 20.0, 0.95, None, None, 1.0]]}
-    at = fresh(eps_b_rows=json.dumps(rows))
+    at = fresh(eps_tab=BUDGET, eps_b_rows=json.dumps(rows))
     md = " ".join(m.value for m in at.markdown)
     assert "Total ε = 0.1498" in md  # ln(20)/20
     at.radio(key="eps_b_mode").set_value("budget_first").run()
@@ -105,12 +133,12 @@ def test_tab3_infeasible_hold_message():
                      "hold share", "weight"],
             "rows": [["a", "count", "laplace", 0, 1, None, 1, 50.0, 0.95, 0.5, None, 1.0],
                      ["b", "count", "laplace", 0, 1, None, 1, 50.0, 0.95, None, None, 1.0]]}
-    at = fresh(eps_b_rows=json.dumps(rows), eps_b_mode="Budget first")
+    at = fresh(eps_tab=BUDGET, eps_b_rows=json.dumps(rows), eps_b_mode="Budget first")
     assert any("held statistics use" in e.value for e in at.error)
 
 
 def test_tab4_adaptive_changes():
-    at = fresh()
+    at = fresh(eps_tab=ADAPT)
     md = " ".join(m.value for m in at.markdown)
     assert "filter answers **100**" in md  # 0.01 × 100 = ε_g = 1
     at.select_slider(key="eps_a_epsg").set_value(2.0).run()
@@ -121,7 +149,7 @@ def test_tab4_adaptive_changes():
 
 
 def test_tab5_risk_changes():
-    at = fresh()
+    at = fresh(eps_tab=RISK)
     before = metric(at, "Worst-case posterior")
     at.slider(key="eps_r_prior").set_value(50).run()
     assert metric(at, "Worst-case posterior") != before
@@ -132,24 +160,24 @@ def test_tab5_risk_changes():
 
 
 def test_tab6_and_tab7_and_tab8_change():
-    at = fresh()
-    n_frames = len(at.dataframe)
+    at = fresh(eps_tab=WIDTHS)
     w0 = table_with(at, "tau").copy()
     at.number_input(key="eps_w_n").set_value(100_000).run()
     w1 = table_with(at, "tau")
     assert not w0.equals(w1)
+    at = fresh(eps_tab=TESTS)
     cv0 = table_with(at, "critical value").copy()
     at.slider(key="eps_t_d").set_value(10).run()
     cv1 = table_with(at, "critical value")
     assert not cv0.equals(cv1)
+    at = fresh(eps_tab=MAXINFO)
     g0 = metric(at, "Corrected threshold")
     at.select_slider(key="eps_m_eps").set_value(0.001).run()
     assert metric(at, "Corrected threshold") != g0
-    assert len(at.dataframe) >= n_frames - 1
 
 
 def test_tab7_simulate_renders_table():
-    at = fresh(eps_t_trials="50")
+    at = fresh(eps_tab=TESTS, eps_t_trials="50")
     at.button(key="eps_t_sim").click().run()
     assert not at.exception
     sims = [f for f in frames(at) if "std_error" in f.columns]
@@ -158,7 +186,7 @@ def test_tab7_simulate_renders_table():
 
 
 def test_tab7_bad_vector_message():
-    at = fresh(eps_t_p0mode="entered", eps_t_p0="0.5, abc, 0.25, 0.25")
+    at = fresh(eps_tab=TESTS, eps_t_p0mode="entered", eps_t_p0="0.5, abc, 0.25, 0.25")
     assert any("cannot read" in e.value for e in at.error)
 
 
@@ -176,7 +204,7 @@ def _cv(at) -> dict:
 
 def test_tab7_independence_rxc_controls_change_output():
     from scipy import stats
-    at = fresh()
+    at = fresh(eps_tab=TESTS)
     at.radio(key="eps_t_test").set_value("independence").run()
     assert not at.exception and not at.error
     cv0 = _cv(at)
@@ -211,7 +239,7 @@ def _sim_table(at):
 
 
 def test_tab7_simulation_sweeps_privacy_and_grid():
-    at = fresh(eps_t_trials="50")
+    at = fresh(eps_tab=TESTS, eps_t_trials="50")
     at.radio(key="eps_t_sweep").set_value("privacy").run()
     charts_before = len(at.get("plotly_chart"))
     at.button(key="eps_t_sim").click().run()
@@ -230,7 +258,7 @@ def test_tab7_simulation_sweeps_privacy_and_grid():
 
 
 def test_tab7_independence_simulation_rxc():
-    at = fresh(eps_t_trials="50")
+    at = fresh(eps_tab=TESTS, eps_t_trials="50")
     at.radio(key="eps_t_test").set_value("independence").run()
     at.slider(key="eps_t_c").set_value(3).run()
     at.button(key="eps_t_sim").click().run()
@@ -243,7 +271,7 @@ def test_tab7_independence_simulation_rxc():
 def test_tab2_pld_over_1000_behind_button():
     from dp_accounting import LaplaceDpEvent
     from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
-    at = fresh(eps_comp_kmax="2000")
+    at = fresh(eps_tab=COMP, eps_comp_kmax="2000")
     assert "pld" not in set(table_with(at, "rule")["rule"])
     assert any("press the button" in i.value for i in at.info)
     at.button(key="eps_comp_pldbtn").click().run()

@@ -47,3 +47,23 @@ def test_alpha_slider_redraws_sizes_and_deep_link_restores(page, browser, app_ur
             "?.querySelectorAll('path').length === 4", timeout=20_000)
     finally:
         fresh.context.close()
+
+
+@pytest.mark.slow
+def test_mst_on_adult_vanilla_vs_stratified_with_group_metrics(page, app_url):
+    # Issue 7's acceptance check: Adult synthesized with MST, vanilla and stratified, per-group metrics shown
+    from urllib.parse import quote
+
+    from playwright.sync_api import expect
+
+    open_page(page, f"{app_url}/stratified_synthesis_viewer?sv_mode={quote('Synthetic data')}&sv_source=Adult"
+                    f"&sv_synth={quote('MST (Run)')}")
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(0)  # MST waits for the button
+    page.get_by_role("button", name="Run MST").click()
+    expect(page.get_by_text("Per-group workload error, MST").first).to_be_visible(timeout=300_000)
+    wait_idle(page, timeout=300_000)
+    expect(page.get_by_text("(ε = 1, δ = 1e-9)-DP").first).to_be_visible()
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(2)
+    strata = page.get_by_test_id("stMetric").filter(has_text="Strata modelled").get_by_test_id("stMetricValue")
+    assert int(strata.inner_text()) > 1  # one model per kept sex × race stratum
+    assert page.get_by_test_id("stException").count() == 0

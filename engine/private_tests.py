@@ -621,6 +621,14 @@ def _check_trials(trials: int) -> int:
     return t
 
 
+def _check_records(n) -> int:
+    """The number of records of a simulated sample, as an int ≥ 1."""
+    n_int = int(n)
+    if n_int < 1:
+        raise ValueError(f"n must be ≥ 1, got {n!r}")
+    return n_int
+
+
 def noisy_table(table_probs, *, n, noise: Literal["gaussian", "laplace"], rho=None, epsilon=None, rng) -> np.ndarray:
     """One private r × c table: Multinomial(n, p) counts plus N(0, 1/ρ) or Lap(2/ε) noise in every cell.
 
@@ -630,9 +638,7 @@ def noisy_table(table_probs, *, n, noise: Literal["gaussian", "laplace"], rho=No
     if tp.ndim != 2 or min(tp.shape) < 2:
         raise ValueError("table_probs must be an r × c array with r, c ≥ 2")
     _p0(tp.ravel())
-    n_int = int(n)
-    if n_int < 1:
-        raise ValueError(f"n must be ≥ 1, got {n!r}")
+    n_int = _check_records(n)
     _, draw = _noise_setup(noise, rho, epsilon)
     return (rng.multinomial(n_int, tp.ravel()).astype(float) + draw(rng, tp.size)).reshape(tp.shape)
 
@@ -652,9 +658,7 @@ def simulate_gof(p0, p1, *, n, alpha, noise: Literal["gaussian", "laplace"], rho
         raise ValueError("p0 and p1 must have the same length")
     a = _alpha(alpha)
     trials = _check_trials(trials)
-    n_int = int(n)
-    if n_int < 1:
-        raise ValueError(f"n must be ≥ 1, got {n!r}")
+    n_int = _check_records(n)
     rho_eff, draw = _noise_setup(noise, rho, epsilon)
     t_rank = mc_rank(m, a)
     d = p.size
@@ -712,9 +716,7 @@ def simulate_independence(table_probs, *, n, alpha, noise, rho=None, epsilon=Non
     _p0(tp.ravel())
     a = _alpha(alpha)
     trials = _check_trials(trials)
-    n_int = int(n)
-    if n_int < 1:
-        raise ValueError(f"n must be ≥ 1, got {n!r}")
+    n_int = _check_records(n)
     rho_eff, draw = _noise_setup(noise, rho, epsilon)
     g = (1.0 if noise == "gaussian" else 0.01) if gamma is None else float(gamma)
     unknown = [t for t in tests if t not in ("classical_noisy", "asympt_indep", "projected")]

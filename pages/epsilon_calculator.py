@@ -1189,31 +1189,30 @@ def tab_maxinfo(outputs: bool = True) -> None:
 
 
 # =========================================================================== layout
-# The tabs are bound to the URL (eps_tab), so Streamlit knows which one is open; a switch reruns the page. Closed
-# tabs draw only their controls (their values and URL parameters survive), not their numbers and charts: hidden
-# charts and tables are part of every redraw in the browser, and measured (bench/bench_browser_latency.py) they
-# were about a third of an ε move's redraw on Tab 1.
+# The tabs are bound to the URL (eps_tab), so Streamlit knows which one is open; a switch reruns the page. Hidden
+# content is part of every redraw in the browser (bench/bench_browser_latency.py: closed tabs' charts and tables
+# were about a third of an ε move on Tab 1, their controls another third), so:
+# - a closed tab draws only its controls (their values and URL parameters survive), not its numbers and charts;
+# - a tab that has never been open in this session and that the link says nothing about draws nothing at all:
+#   its controls are at their defaults, so the link loses nothing. Once a tab's controls have been drawn they are
+#   drawn in every later run, or Streamlit would drop their URL parameters.
 OPEN = [t.open is not False for t in tabs]   # None (state not tracked) would mean every tab draws
-with tabs[0]:
-    tab_noise(OPEN[0])
-with tabs[1]:
-    tab_composition(OPEN[1])
-with tabs[2]:
-    tab_budget(OPEN[2])
-with tabs[3]:
-    tab_adaptive(OPEN[3])
-with tabs[4]:
-    tab_risk(OPEN[4])
-with tabs[5]:
-    tab_widths(OPEN[5])
-with tabs[6]:
-    tab_tests(OPEN[6])
-with tabs[7]:
-    tab_maxinfo(OPEN[7])
-with tabs[8]:
-    st.subheader("Public information (ε-DP relative to Z)")
-    if importlib.util.find_spec("ui.ppd_views") is None:
-        st.info("coming soon")
-    else:
-        from ui.ppd_views import render_public_information_tab
-        render_public_information_tab(OPEN[8])
+TAB_PREFIXES = [("eps_n1_", "eps_epsilon"), ("eps_comp_",), ("eps_b_",), ("eps_a_",), ("eps_r_",), ("eps_w_",),
+                ("eps_t_",), ("eps_m_",), ("pi_",)]
+DRAWN = st.session_state.setdefault("eps__drawn_tabs", set())   # not a widget key
+for i, prefixes in enumerate(TAB_PREFIXES):
+    if OPEN[i] or any(str(k).startswith(prefixes) for k in st.query_params):
+        DRAWN.add(i)
+TAB_BODIES = [tab_noise, tab_composition, tab_budget, tab_adaptive, tab_risk, tab_widths, tab_tests, tab_maxinfo]
+for i, body in enumerate(TAB_BODIES):
+    if i in DRAWN:
+        with tabs[i]:
+            body(OPEN[i])
+if 8 in DRAWN:
+    with tabs[8]:
+        st.subheader("Public information (ε-DP relative to Z)")
+        if importlib.util.find_spec("ui.ppd_views") is None:
+            st.info("coming soon")
+        else:
+            from ui.ppd_views import render_public_information_tab
+            render_public_information_tab(OPEN[8])

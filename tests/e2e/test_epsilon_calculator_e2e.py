@@ -88,3 +88,23 @@ def test_closed_tab_settings_stay_in_link_and_open_tab_draws(page, app_url):
     assert page.locator("[data-testid='stSlider']").filter(has_text="Categories d").first.inner_text().count("10")
     assert "eps_t_d=10" in page.url and "eps_epsilon=" in page.url
     assert page.get_by_test_id("stException").count() == 0
+
+
+def test_setting_changed_on_another_tab_stays_in_link(page, app_url):
+    open_page(page, f"{app_url}/epsilon_calculator")
+    page.get_by_role("tab", name="Private tests").click()
+    page.wait_for_function("() => location.search.includes('eps_tab=')")
+    wait_idle(page)
+    d = page.get_by_test_id("stSlider").filter(has_text="Categories d").locator("input[type='range']")
+    d.focus()
+    d.press("ArrowRight")
+    page.wait_for_function("() => location.search.includes('eps_t_d=5')")
+    wait_idle(page)
+    page.get_by_role("tab", name="Noise & accuracy").click()
+    wait_idle(page)
+    thumb = page.locator("[data-testid='stSlider'] input[type='range']").first
+    thumb.focus()
+    thumb.press("ArrowRight")
+    page.wait_for_function("() => location.search.includes('eps_epsilon=')")
+    wait_idle(page)
+    assert "eps_t_d=5" in page.url  # the closed tab's change is still in the link a presenter would copy

@@ -78,6 +78,16 @@ def test_closed_tab_keeps_controls_and_link_values():
     assert cv["critical value"].iloc[0] == pytest.approx(stats.chi2.isf(0.05, 9), rel=1e-9)  # d − 1 = 9
 
 
+def test_untouched_tab_draws_nothing_until_opened():
+    # (a tab changed and then left keeps its controls: tests/e2e, which can click back to another tab)
+    at = fresh()
+    assert "eps_t_d" not in {w.key for w in at.get("slider")}  # never opened, nothing in the link: not drawn
+    at.query_params["eps_tab"] = TESTS
+    at.run()
+    assert at.slider(key="eps_t_d").value == 4
+    assert {c.key for c in at.get("plotly_chart")} >= {"eps_t_fig_size", "eps_t_fig_pn", "eps_t_fig_pr"}
+
+
 def test_tab1_controls_change_output(at):
     at.select_slider(key="eps_epsilon").set_value(0.5).run()
     assert not at.exception

@@ -840,14 +840,34 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
                   filename="stratified_params.json", key="sd_json_strata")
 
 
+# Tabs never opened in this session and not named in the link draw nothing: their controls are at their defaults,
+# so the link loses nothing, and hidden controls are part of every browser redraw (see pages/epsilon_calculator.py,
+# where this halved the hidden cost). Once a tab's controls have been drawn they are drawn in every later run, or
+# Streamlit would drop their URL parameters. The Cluster tab always runs: the Simple tab overlays its design.
+TAB_KEYS = [
+    {"sd_size_mode", "sd_m", "sd_rate", "sd_schemes", "sd_show_rounding", "sd_show_cluster"},
+    {"sd_family", "sd_base", "sd_mean", "sd_sigma", "sd_low", "sd_high", "sd_p_full"},
+    {"sd_r", "sd_pair_n", "sd_saw_from", "sd_saw_len", "sd_delta_sizes"},
+    set(),
+    {"sd_preset", "sd_alloc_m", "sd_U", "sd_mmin", "sd_methods", "sd_logy", "sd_outside", "sd_draw_seed"},
+]
+DRAWN = st.session_state.setdefault("sd__drawn_tabs", {3})   # not a widget key
+for i, keys in enumerate(TAB_KEYS):
+    if OPEN[i] or any(k in keys for k in st.query_params):
+        DRAWN.add(i)
+
 # The Cluster tab is filled before the first tab so the rate plot can overlay the current cluster design.
 with tabs[3]:
     tab_cluster(EPS, N_POP, TARGET, FRAME, OPEN[3])
-with tabs[0]:
-    tab_simple(EPS, DELTA, N_POP, TARGET, OPEN[0])
-with tabs[1]:
-    tab_random(EPS, N_POP, TARGET, OPEN[1])
-with tabs[2]:
-    tab_rounding(EPS, N_POP, TARGET, OPEN[2])
-with tabs[4]:
-    tab_strata(EPS, N_POP, TARGET, FRAME, FRAME_ID, OPEN[4])
+if 0 in DRAWN:
+    with tabs[0]:
+        tab_simple(EPS, DELTA, N_POP, TARGET, OPEN[0])
+if 1 in DRAWN:
+    with tabs[1]:
+        tab_random(EPS, N_POP, TARGET, OPEN[1])
+if 2 in DRAWN:
+    with tabs[2]:
+        tab_rounding(EPS, N_POP, TARGET, OPEN[2])
+if 4 in DRAWN:
+    with tabs[4]:
+        tab_strata(EPS, N_POP, TARGET, FRAME, FRAME_ID, OPEN[4])

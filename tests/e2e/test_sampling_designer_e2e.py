@@ -71,3 +71,25 @@ def test_tab_deep_link_and_closed_tab_settings_stay_in_url(page, app_url):
     simple.get_by_text("Population ε′ against sampling rate").first.wait_for(state="visible")
     wait_idle(page)
     assert "sd_c=7" in page.url and "sd_tab" not in page.url   # the default tab is left out of the URL
+
+
+def test_setting_changed_on_rounding_tab_stays_in_link(page, app_url):
+    # Tabs never opened draw nothing; once opened and changed, their controls stay mounted when closed
+    open_page(page, f"{app_url}/sampling_designer")
+    page.get_by_role("tab", name="Rounding & data-dependent size").click()
+    page.wait_for_function("() => location.search.includes('sd_tab=')")
+    wait_idle(page)
+    panel = page.get_by_role("tabpanel", name="Rounding & data-dependent size")
+    r = panel.get_by_test_id("stSlider").filter(has_text="Sampling rate r").locator("input[type='range']")
+    r.focus()
+    r.press("ArrowRight")
+    page.wait_for_function("() => location.search.includes('sd_r=')")
+    wait_idle(page)
+    page.get_by_role("tab", name="Simple random samples").click()
+    wait_idle(page)
+    eps = page.locator("[data-testid='stSlider'] input[type='range']").first   # global ε slider
+    eps.focus()
+    eps.press("ArrowRight")
+    page.wait_for_function("() => location.search.includes('sd_eps=')")
+    wait_idle(page)
+    assert "sd_r=" in page.url

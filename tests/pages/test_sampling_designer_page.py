@@ -86,16 +86,32 @@ def test_defaults_render(base):
 def test_closed_tabs_draw_controls_but_no_outputs(base):
     at = base[SIMPLE]
     assert [m.label for m in at.metric] == ["population ε′", "population δ′"] * 2
-    # every tab's controls column is mounted, so those values stay in the URL and in the session
-    for key in ("sd_m", "sd_mean", "sd_pair_n", "sd_k", "sd_ell", "sd_alloc_m", "sd_U"):
+    # the open tab's controls, and the Cluster tab's (the Simple tab overlays its design), are mounted
+    for key in ("sd_m", "sd_k", "sd_ell"):
         at.number_input(key=key)
-    for key in ("sd_saw_len", "sd_c", "sd_mmin"):
-        at.slider(key=key)
+    at.slider(key="sd_c")
     at.toggle(key="sd_show_cluster")
+    # tabs never opened and not named in the link draw nothing: their controls are at their defaults
+    for kind, key in (("number_input", "sd_mean"), ("number_input", "sd_pair_n"), ("number_input", "sd_alloc_m"),
+                      ("slider", "sd_saw_len"), ("slider", "sd_mmin")):
+        with pytest.raises(KeyError):
+            getattr(at, kind)(key=key)
     # the few controls placed among a tab's outputs are drawn only when that tab is open
     for kind, key in (("slider", "sd_et"), ("toggle", "sd_logy"), ("number_input", "sd_draw_seed")):
         with pytest.raises(KeyError):
             getattr(at, kind)(key=key)
+
+
+def test_link_setting_of_a_closed_tab_draws_its_controls():
+    at = fresh(SIMPLE)
+    at.query_params["sd_pair_n"] = "30"   # a Rounding-tab setting in a link opened on the Simple tab
+    at.run()
+    assert not at.exception
+    assert at.number_input(key="sd_pair_n").value == 30   # drawn, so its URL parameter stays
+    with pytest.raises(KeyError):
+        at.number_input(key="sd_mean")                     # the Random-size tab is still untouched
+    open_tab(at, ROUNDING)
+    assert at.number_input(key="sd_pair_n").value == 30
 
 
 def test_simple_tab_overlays_the_cluster_design_from_a_closed_tab():

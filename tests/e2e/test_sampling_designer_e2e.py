@@ -93,3 +93,27 @@ def test_setting_changed_on_rounding_tab_stays_in_link(page, app_url):
     page.wait_for_function("() => location.search.includes('sd_eps=')")
     wait_idle(page)
     assert "sd_r=" in page.url
+
+
+def test_uploaded_frame_drives_the_allocation_plots(page, app_url):
+    # Issue 5's acceptance check: a sampling frame uploaded in the browser fills the strata and the allocation
+    from playwright.sync_api import expect
+
+    sizes = {"Northshire": 300, "Southvale": 120, "Eastmoor": 40}
+    rows = ["region,income"] + [f"{name},{1000 + 37 * i % 900}" for name, n in sizes.items() for i in range(n)]
+    open_page(page, f"{app_url}/sampling_designer?sd_tab={'Stratified sampling %26 allocation'}")
+    page.get_by_text("Upload a sampling frame").first.click()
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+        files=[{"name": "frame.csv", "mimeType": "text/csv", "buffer": ("\n".join(rows) + "\n").encode()}])
+    wait_idle(page)
+    page.get_by_test_id("stSelectbox").filter(has_text="Stratum column").click()
+    page.get_by_role("option", name="region").click()
+    wait_idle(page)
+    expect(page.get_by_text("Frame read: 460 units, 3 strata").first).to_be_visible(timeout=30_000)
+    panel = page.get_by_role("tabpanel", name="Stratified sampling & allocation")
+    expect(panel.get_by_text("The strata table was filled from your uploaded frame.")).to_be_visible()
+    charts = panel.get_by_test_id("stPlotlyChart")
+    expect(charts.first).to_be_visible()
+    svg = " ".join(charts.nth(i).locator(".main-svg").first.inner_html() for i in range(charts.count()))
+    assert all(name in svg for name in sizes)   # the allocation bars are the uploaded strata
+    assert page.get_by_test_id("stException").count() == 0

@@ -50,6 +50,7 @@ def test_dataset_choice_survives_page_switch(page, app_url):
 def test_menu_names_every_page(page, app_url):
     open_page(page, f"{app_url}/leximax_cohort_picker")
     sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_role("link").filter(has_text="Stratified synthesis viewer")).to_be_visible()  # drawn
     links = [t.strip() for t in sidebar.get_by_role("link").all_inner_texts()]
     names = ["Home", "Epsilon calculator", "Coherence explorer", "Sampling designer", "Leximax cohort picker",
              "Stratified synthesis viewer"]

@@ -18,3 +18,11 @@ def open_page(page, url: str, timeout: float = 60_000) -> None:
     """Open a URL and wait until the Streamlit script has finished running."""
     page.goto(url, wait_until="domcontentloaded", timeout=timeout)
     wait_idle(page, timeout)
+
+
+def nudge(page, slider, url_part: str, key: str = "ArrowRight") -> None:
+    """Press an arrow key on a slider's thumb, then wait until the URL contains ``url_part`` and the rerun ends."""
+    slider.focus()
+    slider.press(key)
+    page.wait_for_function("(part) => location.search.includes(part)", arg=url_part)
+    wait_idle(page)

@@ -6,7 +6,7 @@ from urllib.parse import quote
 
 from playwright.sync_api import expect
 
-from tests.e2e.helpers import open_page, wait_idle
+from tests.e2e.helpers import nudge, open_page, wait_idle
 
 
 def _metric(page, label: str) -> str:
@@ -73,11 +73,7 @@ def test_closed_tab_settings_stay_in_link_and_open_tab_draws(page, app_url):
     # Closed tabs draw their controls but not their outputs; their link values must survive moves elsewhere
     open_page(page, f"{app_url}/epsilon_calculator?eps_t_d=10")
     expect(page.get_by_test_id("stPlotlyChart")).to_have_count(2)  # Tab 1's two charts only
-    thumb = page.locator("[data-testid='stSlider'] input[type='range']").first
-    thumb.focus()
-    thumb.press("ArrowRight")
-    page.wait_for_function("() => location.search.includes('eps_epsilon=')")
-    wait_idle(page)
+    nudge(page, page.locator("[data-testid='stSlider'] input[type='range']").first, "eps_epsilon=")
     assert "eps_t_d=10" in page.url
     page.get_by_role("tab", name="Private tests").click()
     page.wait_for_function("() => location.search.includes('eps_tab=')")
@@ -95,16 +91,9 @@ def test_setting_changed_on_another_tab_stays_in_link(page, app_url):
     page.get_by_role("tab", name="Private tests").click()
     page.wait_for_function("() => location.search.includes('eps_tab=')")
     wait_idle(page)
-    d = page.get_by_test_id("stSlider").filter(has_text="Categories d").locator("input[type='range']")
-    d.focus()
-    d.press("ArrowRight")
-    page.wait_for_function("() => location.search.includes('eps_t_d=5')")
-    wait_idle(page)
+    nudge(page, page.get_by_test_id("stSlider").filter(has_text="Categories d").locator("input[type='range']"),
+          "eps_t_d=5")
     page.get_by_role("tab", name="Noise & accuracy").click()
     wait_idle(page)
-    thumb = page.locator("[data-testid='stSlider'] input[type='range']").first
-    thumb.focus()
-    thumb.press("ArrowRight")
-    page.wait_for_function("() => location.search.includes('eps_epsilon=')")
-    wait_idle(page)
+    nudge(page, page.locator("[data-testid='stSlider'] input[type='range']").first, "eps_epsilon=")
     assert "eps_t_d=5" in page.url  # the closed tab's change is still in the link a presenter would copy

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from tests.e2e.helpers import open_page, wait_idle
+from tests.e2e.helpers import nudge, open_page, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -80,18 +80,11 @@ def test_setting_changed_on_rounding_tab_stays_in_link(page, app_url):
     page.wait_for_function("() => location.search.includes('sd_tab=')")
     wait_idle(page)
     panel = page.get_by_role("tabpanel", name="Rounding & data-dependent size")
-    r = panel.get_by_test_id("stSlider").filter(has_text="Sampling rate r").locator("input[type='range']")
-    r.focus()
-    r.press("ArrowRight")
-    page.wait_for_function("() => location.search.includes('sd_r=')")
-    wait_idle(page)
+    nudge(page, panel.get_by_test_id("stSlider").filter(has_text="Sampling rate r").locator("input[type='range']"),
+          "sd_r=")
     page.get_by_role("tab", name="Simple random samples").click()
     wait_idle(page)
-    eps = page.locator("[data-testid='stSlider'] input[type='range']").first   # global ε slider
-    eps.focus()
-    eps.press("ArrowRight")
-    page.wait_for_function("() => location.search.includes('sd_eps=')")
-    wait_idle(page)
+    nudge(page, page.locator("[data-testid='stSlider'] input[type='range']").first, "sd_eps=")   # global ε
     assert "sd_r=" in page.url
 
 

@@ -449,8 +449,11 @@ with st.expander("Build a group (conditions joined by AND)"):
         st.caption("Pending conditions: " + "; ".join(str(c) for c in pending))
 
 # ------------------------------------------------------------------------------------------ tabs
+# Bound to the URL (coh_tab) so a presenter's link opens the tab it was copied on; a switch reruns the page, and
+# the preview it recomputes is cached.
 tab_prev, tab_runs, tab_sweep, tab_theory, tab_s7 = st.tabs(
-    ["Single split (preview)", "Repeated runs", "W1 vs ε", "Theory", "Section 7: a provably safe release"])
+    ["Single split (preview)", "Repeated runs", "W1 vs ε", "Theory", "Section 7: a provably safe release"],
+    key="coh_tab", bind="query-params")
 
 @st.fragment
 def _prediction_view(trial, prepared, view_opts, smallest) -> None:

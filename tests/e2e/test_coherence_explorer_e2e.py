@@ -51,3 +51,14 @@ def test_deep_link_restores_built_groups(page, app_url):
     page.wait_for_function(
         "() => Array.from(document.querySelectorAll(\"[data-testid='stDataFrame'] [role='gridcell']\"))"
         ".some(c => c.textContent.includes('Older women'))", timeout=30_000)
+
+
+def test_link_opens_the_named_tab_and_a_click_enters_the_url(page, app_url):
+    from playwright.sync_api import expect
+
+    open_page(page, f"{app_url}/coherence_explorer?{FAST}&coh_tab=Theory")
+    expect(page.get_by_role("tab", name="Theory")).to_have_attribute("aria-selected", "true")
+    page.get_by_role("tab", name="W1 vs ε").click()
+    page.wait_for_function("() => location.search.includes('coh_tab=W1')")
+    wait_idle(page)
+    assert page.get_by_test_id("stException").count() == 0

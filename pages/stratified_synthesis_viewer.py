@@ -736,7 +736,8 @@ def render_synth() -> None:
         download_csv(summary, filename="synth_metrics.csv", key="sv_dl_synth_metrics", label="Download metrics (CSV)")
         st.caption("Workload error: average L1 distance between real and synthetic 2-way tables (0 = identical). "
                    "Parity error: Definition 11 on column means, ω = 1/k, summed over groups. Demographic-parity "
-                   "ratio: lowest over highest positive-prediction rate across groups. FNR difference: largest minus "
+                   "ratio: lowest over highest positive-prediction rate across groups (0: the classifier never "
+                   "predicts the positive class for at least one group). FNR difference: largest minus "
                    "smallest false-negative rate across groups.")
         wv = mv.workload_per_group.assign(group=lambda d: [_decode_group(g, table) for g in d["group"]])
         ws = ms.workload_per_group.assign(group=lambda d: [_decode_group(g, table) for g in d["group"]])

@@ -614,6 +614,24 @@ def _noise_setup(noise: str, rho, epsilon) -> tuple[float, Callable]:
     raise ValueError(f"noise must be gaussian or laplace, got {noise!r}")
 
 
+def noise_rho(noise: Literal["gaussian", "laplace"], *, rho=None, epsilon=None) -> float:
+    """The ρ the tests use for this noise: ρ itself for N(0, 1/ρ); ε²/8 for Lap(2/ε), whose variance is 8/ε².
+
+    References: seed 002_802572da4c9a19ad.txt, §6.3 (ρ = ε²/8 gives equal variances) and §7.4.
+    """
+    return _noise_setup(noise, rho, epsilon)[0]
+
+
+def default_gamma(noise: Literal["gaussian", "laplace"]) -> float:
+    """2MLE's weight γ in program (6.17): 1 for Gaussian noise, 0.01 for Laplace noise.
+
+    References: seed 002_802572da4c9a19ad.txt, Alg. 11 and §6.3.2.
+    """
+    if noise not in ("gaussian", "laplace"):
+        raise ValueError(f"noise must be gaussian or laplace, got {noise!r}")
+    return 1.0 if noise == "gaussian" else 0.01
+
+
 def _check_trials(trials: int) -> int:
     t = int(trials)
     if t < 1 or t > MAX_TRIALS:
@@ -718,7 +736,7 @@ def simulate_independence(table_probs, *, n, alpha, noise, rho=None, epsilon=Non
     trials = _check_trials(trials)
     n_int = _check_records(n)
     rho_eff, draw = _noise_setup(noise, rho, epsilon)
-    g = (1.0 if noise == "gaussian" else 0.01) if gamma is None else float(gamma)
+    g = default_gamma(noise) if gamma is None else float(gamma)
     unknown = [t for t in tests if t not in ("classical_noisy", "asympt_indep", "projected")]
     if unknown:
         raise ValueError(f"unknown test {unknown[0]!r}: use classical_noisy, asympt_indep or projected")

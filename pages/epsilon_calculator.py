@@ -259,8 +259,8 @@ def cached_indep_naive_size(pi1: tuple, pi2: tuple, rho: float, alpha: float):
 def cached_indep_demo(alt: tuple, n: int, noise: str, privacy: float, alpha: float, seed: int):
     """One seeded noisy table from the alternative, its 2MLE projection and both private tests' decisions."""
     priv = {"rho": privacy} if noise == "gaussian" else {"epsilon": privacy}
-    rho_eff = privacy if noise == "gaussian" else privacy**2 / 8
-    gamma = 1.0 if noise == "gaussian" else 0.01  # [T] §6.3.2: γ = 1 for Gaussian noise, 0.01 for Laplace
+    rho_eff = pt.noise_rho(noise, **priv)
+    gamma = pt.default_gamma(noise)
     tab = pt.noisy_table(np.array(alt), n=n, noise=noise, rng=np.random.default_rng(seed), **priv)
     proj = pt.project_counts(tab, n=n, gamma=gamma)
     res = [pt.independence_test(tab, n=n, rho=rho_eff, alpha=alpha, test=t, gamma=gamma)
@@ -967,7 +967,7 @@ def tab_tests(outputs: bool = True) -> None:
     else:
         eps = log_slider("ε", key="eps_t_eps", value=1.0, container=c1)
         rho = None
-        rho_eff = eps * eps / 8  # Lap(2/ε) has variance 8/ε² = 1/ρ
+        rho_eff = pt.noise_rho("laplace", epsilon=eps)
     noise = "gaussian" if priv == "rho" else "laplace"
     alpha = c1.number_input("α (significance)", min_value=0.001, max_value=0.5, value=0.05, format="%.3g",
                             key="eps_t_alpha", **bind())

@@ -464,3 +464,12 @@ def test_noisy_table_moments():
     assert draws.var(axis=0) == pytest.approx(1000 * tp * (1 - tp) + 25.0, rel=0.08)
     lap = np.array([P.noisy_table(tp, n=1000, noise="laplace", epsilon=0.5, rng=rng) for _ in range(4000)])
     assert lap.var(axis=0) == pytest.approx(1000 * tp * (1 - tp) + 8 / 0.25, rel=0.08)
+
+
+def test_noise_rho_and_default_gamma():
+    # [T] §6.3: ρ = ε²/8 gives Gaussian noise the variance 8/ε² of Lap(2/ε); §6.3.2: γ = 1 (Gaussian), 0.01 (Laplace)
+    assert P.noise_rho("laplace", epsilon=0.1) == pytest.approx(0.00125)
+    assert P.noise_rho("gaussian", rho=0.3) == 0.3
+    assert (P.default_gamma("gaussian"), P.default_gamma("laplace")) == (1.0, 0.01)
+    with pytest.raises(ValueError, match="noise"):
+        P.default_gamma("uniform")

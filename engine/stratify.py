@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import integrate, optimize, special, stats
+from scipy import integrate, optimize, special
 
 MODES = ("paper", "rigorous")
 SMALL_STRATA = ("pool", "drop")
@@ -1175,6 +1175,41 @@ def _coinpress_methods(x, g, lay, k, eps, R, sig, sigma_mix, methods, w_public, 
                                  d["low"], d["high"], rhos, beta, gen)
             ge, _, p = _recombine(lay, est, w_public)
             out.append(("strat_coinpress", p, ge))
+    return out
+
+
+def mean_parity_by_method(df: pd.DataFrame, *, epsilon: float, group_mask=None,
+                          normalized: bool = True) -> dict[str, float]:
+    """Definition 11 parity error φ per method at one ε, averaged over the repetitions.
+
+    ``df`` is :func:`run_mean_experiment`'s long format (columns epsilon, method, level, rep, truth, estimate;
+    each (method, rep) lists its group rows in group order). ``group_mask`` selects the groups that enter φ
+    (e.g. the non-empty ones); default all. Repetitions without a population row are skipped; a method with
+    none left gets NaN.
+
+    References
+    ----------
+    Seed ``004_c5ca305e20a1adba.txt``, Definition 11 (L183–193) via :func:`parity_error`; erratum E7 (a sum).
+    """
+    at = np.isclose(df["epsilon"].to_numpy(float), epsilon)
+    level = df["level"].to_numpy()[at]
+    method = df["method"].to_numpy()[at]
+    rep = df["rep"].to_numpy()[at]
+    truth = df["truth"].to_numpy(float)[at]
+    est = df["estimate"].to_numpy(float)[at]
+    out: dict[str, float] = {}
+    for m in pd.unique(df["method"]):
+        gm = (method == m) & (level == "group")
+        pm = (method == m) & (level == "population")
+        vals = []
+        for r in np.unique(rep[gm]):
+            gi = gm & (rep == r)
+            pi = np.flatnonzero(pm & (rep == r))
+            if not pi.size:
+                continue
+            sel = slice(None) if group_mask is None else np.asarray(group_mask)
+            vals.append(parity_error(truth[gi][sel], est[gi][sel], truth[pi[0]], est[pi[0]], normalized=normalized))
+        out[str(m)] = float(np.mean(vals)) if vals else float("nan")
     return out
 
 

@@ -20,6 +20,7 @@ from engine import maxinfo as mi
 from engine.data import census_population
 from ui import load_active_dataset, page_setup
 from ui.charts import show_figure
+from ui.common import CORES
 from ui.exports import download_csv, download_json
 from ui.upload import csv_uploader
 from ui.widgets import delta_exponent, log_slider, seed_input
@@ -58,7 +59,6 @@ SYN_PRESETS = {
 MAX_GROUPS = 20
 #: Query parameter carrying the user-built groups (JSON), so a shared link restores them.
 BUILT_PARAM = "coh_built"
-CORES = 2
 
 
 # ------------------------------------------------------------------------------------------ cached engine calls

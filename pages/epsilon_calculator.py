@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
-import os
 
 import numpy as np
 import pandas as pd
@@ -24,6 +23,7 @@ from engine import private_tests as pt
 from engine import risk
 from ui import load_active_dataset, page_setup
 from ui.charts import show_figure
+from ui.common import CORES
 from ui.exports import download_csv, download_json
 from ui.widgets import delta_exponent, log_slider, seed_input
 
@@ -337,7 +337,7 @@ def tab_noise(outputs: bool = True) -> None:
     """Tab 1 (controls always; numbers and charts only when ``outputs``, i.e. the tab is open)."""
     st.subheader("Noise and accuracy")
     st.markdown("Smaller ε: more noise, more privacy. The interval covers noise only, not sampling error. "
-                f"Laplace: Thm 2.1.2; Gaussian: Thm 2.2.2 and the exact analytic calibration (Balle–Wang 2018); "
+                "Laplace: Thm 2.1.2; Gaussian: Thm 2.2.2 and the exact analytic calibration (Balle–Wang 2018); "
                 "discrete mechanisms: Canonne–Kamath–Steinke 2020.")
     c1, c2 = st.columns(2)
     query = c1.selectbox("Query", list(QUERY_FMT), format_func=QUERY_FMT.get, key="eps_n1_query", **bind())
@@ -1059,7 +1059,7 @@ def tab_tests(outputs: bool = True) -> None:
         # with r·c); both cores only when the work outweighs starting the joblib workers (~1 s). The table is
         # the same for any number of workers.
         per_trial = 5e-5 if test == "gof" else 1.5e-3 * max(1.0, r * c / 4)
-        n_jobs = min(2, os.cpu_count() or 1) if int(trials) * cells * per_trial > 2.0 else 1
+        n_jobs = CORES if int(trials) * cells * per_trial > 2.0 else 1
         with st.status("Running the simulation…", expanded=False) as status:
             bar = st.progress(0.0, text="Simulating…")
             try:

@@ -388,7 +388,7 @@ def cohort_tab():
                         key="lx_fig_sizes", filename="leximax_sizes.html",
                         caption="Dependent rounding always gives k members; independent coins give k on average.")
         tail = pd.DataFrame({"group": pool.group_names, "expected y": mc.expected, "mean": mc.mean, "sd": mc.sd,
-                             "5% quantile": mc.q05, f"P(U < y − δ)": mc.empirical_tail,
+                             "5% quantile": mc.q05, "P(U < y − δ)": mc.empirical_tail,
                              "Hoeffding (paper)": mc.hoeffding_paper, "Hoeffding (refined)": mc.hoeffding_refined})
         st.dataframe(tail, hide_index=True)
         download_csv(tail, filename="leximax_simulation.csv", key="lx_dl_sim", label="Simulation summary (CSV)")

@@ -26,6 +26,7 @@ from engine import synth as Y
 from engine.data import (DataValidationError, discrete_table_from_csv, load_adult, load_adult_numeric,
                          read_uploaded_csv)
 from ui import page_setup
+from ui.common import CORES
 from ui.exports import csv_bytes, download_csv, download_json, figure_html
 from ui.upload import uploaded_bytes
 from ui.widgets import seed_input
@@ -44,7 +45,6 @@ N_GRID = (500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000, 200_000)
 SYNTH_KEYS = {"Independent": "independent", "Full histogram": "full_histogram", "MWEM": "mwem", "MST (Run)": "mst",
               "AIM (Run)": "aim"}
 UPLOAD_MAX_BYTES = 10_000_000
-CORES = 2  # the reference machine's cores: MST/AIM fits run in that many joblib workers
 METHODS_TEXT = {"naive": "Naive", "stratified": "Stratified", "split": "Split budget", "coinpress": "Coinpress",
                 "strat_coinpress": "StratCoinpress"}
 
@@ -419,33 +419,6 @@ def mean_inputs():
                 key=f"up-{upload_digest}-{col}-{center}-{scale}-{groups}", k=len(cat.categories))
 
 
-def mean_parity_by_method(df: pd.DataFrame, epsilon: float, nz: np.ndarray, normalized: bool) -> dict:
-    """Definition 11 parity error per method at ε, averaged over repetitions (seed 004 L183–193, erratum E7).
-
-    One pass over plain arrays: the per-(method, rep) DataFrame filters this replaces were a third of a
-    mean-mode redraw.
-    """
-    at = np.isclose(df["epsilon"].to_numpy(float), epsilon)
-    level = df["level"].to_numpy()[at]
-    method = df["method"].to_numpy()[at]
-    rep = df["rep"].to_numpy()[at]
-    truth = df["truth"].to_numpy(float)[at]
-    est = df["estimate"].to_numpy(float)[at]
-    out = {}
-    for m in pd.unique(df["method"]):
-        gm = (method == m) & (level == "group")
-        pm = (method == m) & (level == "population")
-        vals = []
-        for r in np.unique(rep[gm]):
-            gi = gm & (rep == r)
-            pi = np.flatnonzero(pm & (rep == r))
-            if gi.any() and pi.size:
-                vals.append(S.parity_error(truth[gi][nz], est[gi][nz], truth[pi[0]], est[pi[0]],
-                                           normalized=normalized))
-        out[m] = float(np.mean(vals)) if vals else float("nan")
-    return out
-
-
 def render_mean() -> None:
     inp = mean_inputs()
     st.caption(inp["note"])
@@ -562,7 +535,7 @@ def render_mean() -> None:
 
     # 6. Parity.
     st.subheader("6. Parity error (Definition 11)")
-    phi = mean_parity_by_method(df, eps, nz, parity_norm)
+    phi = S.mean_parity_by_method(df, epsilon=eps, group_mask=nz, normalized=parity_norm)
     cols = st.columns(len(phi))
     for c, (m, v) in zip(cols, phi.items()):
         c.metric(f"φ, {METHODS_TEXT.get(m, m)}", fmt(v))

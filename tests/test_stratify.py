@@ -361,6 +361,27 @@ def test_x13_naive_does_not_shrink_stratified_does():
 
 # --- Parity (X9, Def. 11) -------------------------------------------------------------------------------
 
+def test_x9_mean_parity_by_method():
+    # X9's groups and population in repetition 0, an exact release in repetition 1: φ averages to X9 / 2
+    rows = []
+    for rep, est_g, est_p in ((0, [2.2, 3, 5.5], 3.4), (1, [2, 4, 5], 3.5)):
+        rows += [dict(epsilon=1.0, method="stratified", level="group", rep=rep, truth=t, estimate=e)
+                 for t, e in zip([2, 4, 5], est_g)]
+        rows.append(dict(epsilon=1.0, method="stratified", level="population", rep=rep, truth=3.5, estimate=est_p))
+    # another ε and a method with no population row must not leak in
+    rows.append(dict(epsilon=0.5, method="stratified", level="group", rep=0, truth=2, estimate=99.0))
+    rows.append(dict(epsilon=1.0, method="naive", level="group", rep=0, truth=2, estimate=2.0))
+    df = pd.DataFrame(rows)
+    phi = S.mean_parity_by_method(df, epsilon=1.0)
+    assert phi["stratified"] == pytest.approx(0.4595238 / 2, rel=1e-6)
+    assert math.isnan(phi["naive"])
+    assert S.mean_parity_by_method(df, epsilon=1.0, normalized=False)["stratified"] == pytest.approx(1.7333333 / 2,
+                                                                                                      rel=1e-6)
+    # masking out the first group: φ = ω|0.1/3.5| + |1/4| + |0.5/5| with ω = 1/2, halved over the repetitions
+    masked = S.mean_parity_by_method(df, epsilon=1.0, group_mask=[False, True, True])["stratified"]
+    assert masked == pytest.approx((0.5 * 0.1 / 3.5 + 0.25 + 0.1) / 2, rel=1e-9)
+
+
 def test_x9_parity_error():
     assert S.parity_error([2, 4, 5], [2.2, 3, 5.5], 3.5, 3.4, omega=1 / 3) == pytest.approx(0.4595238, rel=1e-6)
     assert S.parity_error([2, 4, 5], [2.2, 3, 5.5], 3.5, 3.4, omega=1 / 3, normalized=False) == pytest.approx(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
@@ -13,6 +14,9 @@ from ui.charts import register_template
 logger = logging.getLogger("dpdash")
 
 #: Query-parameter / session key of the shared dataset picker (same on every page).
+#: Worker processes for the pages' joblib work: the reference machine's 2 cores, fewer on a smaller host.
+CORES = max(1, min(2, os.cpu_count() or 1))
+
 DATASET_KEY = "dataset"
 DEFAULT_DATASET = "census"
 _REMEMBERED_KEY = "_dataset_remembered"

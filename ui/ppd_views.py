@@ -22,6 +22,7 @@ from engine import ppd
 from engine import ppd_figures as figs
 from engine.risk import posterior_bound
 from ui.charts import show_figure
+from ui.common import CORES
 from ui.exports import download_csv, download_json
 from ui.upload import uploaded_bytes
 from ui.widgets import log_grid, log_slider, seed_input
@@ -331,7 +332,6 @@ SWEEP_EPS = (0.5, 1.0, 2.0, 5.0)
 SWEEP_ALPHA = (1e-3, 1e-2, 0.1, 1.0, 10.0)
 CONTRACTION_EPS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
 WEM_METHODS = ("wem_naive", "wem_congenial", "wem_prior")
-CORES = 2  # the reference machine's cores; WEM chains run in that many joblib worker processes
 
 
 @st.cache_data(max_entries=4, show_spinner=False)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-__all__ = ["vline", "hline", "vrect", "hrect", "POSITIONS"]
+__all__ = ["vline", "hline", "vrect", "hrect", "vline_spec", "hline_spec", "POSITIONS"]
 
 POSITIONS = ("top right", "top left", "bottom right", "bottom left", "top", "bottom")
 
@@ -40,28 +40,52 @@ def _position(annotation_position: str | None) -> str:
     return pos
 
 
+def vline_spec(x: float, *, line: dict | None = None, annotation_text: str | None = None,
+               annotation_position: str | None = None, **kw) -> tuple[dict, dict | None]:
+    """The shape and label dicts that ``fig.add_vline`` would add, for a figure built in one layout update."""
+    props = _line_props(line, kw)
+    shape = dict(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="y domain", line=props, **kw)
+    note = None
+    if annotation_text is not None:
+        y, xa, ya = _VLINE[_position(annotation_position)]
+        note = dict(text=annotation_text, showarrow=False, x=x, xref="x", y=y, yref="y domain", xanchor=xa,
+                    yanchor=ya)
+    return shape, note
+
+
+def hline_spec(y: float, *, line: dict | None = None, annotation_text: str | None = None,
+               annotation_position: str | None = None, **kw) -> tuple[dict, dict | None]:
+    """The shape and label dicts that ``fig.add_hline`` would add, for a figure built in one layout update."""
+    props = _line_props(line, kw)
+    shape = dict(type="line", x0=0, x1=1, xref="x domain", y0=y, y1=y, yref="y", line=props, **kw)
+    note = None
+    if annotation_text is not None:
+        x, xa, ya = _HLINE[_position(annotation_position)]
+        note = dict(text=annotation_text, showarrow=False, x=x, xref="x domain", y=y, yref="y", xanchor=xa,
+                    yanchor=ya)
+    return shape, note
+
+
+def _add(fig: go.Figure, spec: tuple[dict, dict | None]) -> go.Figure:
+    shape, note = spec
+    fig.add_shape(**shape)
+    if note is not None:
+        fig.add_annotation(**note)
+    return fig
+
+
 def vline(fig: go.Figure, x: float, *, line: dict | None = None, annotation_text: str | None = None,
           annotation_position: str | None = None, **kw) -> go.Figure:
     """Vertical line across the plot at data ``x`` (as ``fig.add_vline``), with an optional label."""
-    props = _line_props(line, kw)
-    fig.add_shape(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="y domain", line=props, **kw)
-    if annotation_text is not None:
-        y, xa, ya = _VLINE[_position(annotation_position)]
-        fig.add_annotation(text=annotation_text, showarrow=False, x=x, xref="x", y=y, yref="y domain",
-                           xanchor=xa, yanchor=ya)
-    return fig
+    return _add(fig, vline_spec(x, line=line, annotation_text=annotation_text,
+                                annotation_position=annotation_position, **kw))
 
 
 def hline(fig: go.Figure, y: float, *, line: dict | None = None, annotation_text: str | None = None,
           annotation_position: str | None = None, **kw) -> go.Figure:
     """Horizontal line across the plot at data ``y`` (as ``fig.add_hline``), with an optional label."""
-    props = _line_props(line, kw)
-    fig.add_shape(type="line", x0=0, x1=1, xref="x domain", y0=y, y1=y, yref="y", line=props, **kw)
-    if annotation_text is not None:
-        x, xa, ya = _HLINE[_position(annotation_position)]
-        fig.add_annotation(text=annotation_text, showarrow=False, x=x, xref="x domain", y=y, yref="y",
-                           xanchor=xa, yanchor=ya)
-    return fig
+    return _add(fig, hline_spec(y, line=line, annotation_text=annotation_text,
+                                annotation_position=annotation_position, **kw))
 
 
 def vrect(fig: go.Figure, x0: float, x1: float, *, line: dict | None = None, annotation_text: str | None = None,

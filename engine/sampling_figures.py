@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from engine import figure_marks as fm
 from engine import sampling as sp
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -33,19 +34,16 @@ MAX_BAR_CLUSTERS = 200
 
 
 def _vline(x: float, *, color: str, dash: str, label: str | None = None) -> tuple[dict, list[dict]]:
-    """A full-height vertical line at data x (what ``add_vline`` draws) and its optional top label."""
-    shape = dict(type="line", xref="x", yref="paper", x0=x, x1=x, y0=0, y1=1, line=dict(color=color, dash=dash))
-    notes = [] if label is None else [dict(x=x, xref="x", y=1, yref="paper", text=label, showarrow=False,
-                                           xanchor="left", yanchor="bottom")]
-    return shape, notes
+    """A full-height vertical line at data x, labelled above the plot (``figure_marks.vline_spec``)."""
+    shape, note = fm.vline_spec(x, line=dict(color=color, dash=dash), annotation_text=label,
+                                annotation_position="top")
+    return shape, [] if note is None else [note]
 
 
 def _hline(y: float, *, color: str, dash: str, label: str | None = None) -> tuple[dict, list[dict]]:
-    """A full-width horizontal line at data y (what ``add_hline`` draws) and its optional right-hand label."""
-    shape = dict(type="line", xref="paper", yref="y", x0=0, x1=1, y0=y, y1=y, line=dict(color=color, dash=dash))
-    notes = [] if label is None else [dict(x=1, xref="paper", y=y, yref="y", text=label, showarrow=False,
-                                           xanchor="right", yanchor="bottom")]
-    return shape, notes
+    """A full-width horizontal line at data y, labelled top right (``figure_marks.hline_spec``)."""
+    shape, note = fm.hline_spec(y, line=dict(color=color, dash=dash), annotation_text=label)
+    return shape, [] if note is None else [note]
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -547,6 +547,32 @@ def naive_indep_type_one_error(pi1, pi2, *, n, rho, alpha=0.05) -> float:
     return weighted_chisq_sf(float(stats.chi2.isf(a, df)), indep_null_weights(pi1, pi2, n=n, rho=rho))
 
 
+def default_gof_shift(d: int, size: float = 0.01) -> np.ndarray:
+    """The thesis's GOF alternative Δ = size·(1, −1/(d−1), …, −1/(d−1)) (sums to 0).
+
+    References: seed 002_802572da4c9a19ad.txt, §6.4 / §7.2 power experiments (Δ = 0.01·(1, −1/3, −1/3, −1/3)
+    for d = 4).
+    """
+    d = int(d)
+    if d < 2:
+        raise ValueError(f"d must be ≥ 2, got {d!r}")
+    return size * np.array([1.0] + [-1.0 / (d - 1)] * (d - 1))
+
+
+def default_indep_shift(r: int, c: int, size: float = 0.01) -> np.ndarray:
+    """The thesis's independence alternative size·(1, 0, …, −1)ᵀ(1, 0, …, 0), generalised to r × c.
+
+    Moves ``size`` of probability from cell (r, 1) to cell (1, 1); for 2 × 2 it is the thesis's
+    0.01·(1, −1)ᵀ(1, 0). References: seed 002_802572da4c9a19ad.txt, §6.4 and §7.3.1.
+    """
+    r, c = int(r), int(c)
+    if r < 2 or c < 2:
+        raise ValueError(f"the table needs r, c ≥ 2, got {r} × {c}")
+    shift = np.zeros((r, c))
+    shift[0, 0], shift[-1, 0] = size, -size
+    return shift
+
+
 def asymptotic_power(p0, shift, *, n, rho, alpha=0.05,
                      test: Literal["projected", "nonprojected", "classical_nonprivate"] = "projected") -> float:
     """Asymptotic power at p⁰ + Δ (the thesis's local-alternative convention, [T] §7.2).

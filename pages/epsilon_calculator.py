@@ -887,9 +887,7 @@ def indep_setting(r: int, c: int, pi1_text: str, pi2_text: str, shift_text: str)
     if shift_text.strip():
         shift = _parse_vec(shift_text, r * c, "shift Δ (r·c numbers, row by row)").reshape(r, c)
     else:
-        # the thesis's alternative 0.01·(1, 0, …, −1)ᵀ(1, 0, …, 0), generalised to r × c
-        shift = np.zeros((r, c))
-        shift[0, 0], shift[-1, 0] = 0.01, -0.01
+        shift = pt.default_indep_shift(r, c)
     if abs(shift.sum()) > 1e-9:
         raise ValueError(f"shift Δ must sum to 0, got {shift.sum():.3g}")
     null = np.outer(pi1, pi2)
@@ -977,8 +975,7 @@ def tab_tests(outputs: bool = True) -> None:
     try:
         if test == "gof":
             p0 = np.full(d, 1 / d) if p0mode == "uniform" else _parse_vec(p0_text, d, "p⁰")
-            shift = (0.01 * np.array([1.0] + [-1.0 / (d - 1)] * (d - 1)) if not shift_text.strip()
-                     else _parse_vec(shift_text, d, "shift Δ"))
+            shift = pt.default_gof_shift(d) if not shift_text.strip() else _parse_vec(shift_text, d, "shift Δ")
             cv, ns, sizes, pw_n, rhos, pw_r = cached_gof_live(tuple(p0), tuple(shift), float(n), float(rho_eff), float(alpha))
             null, alt = p0, p0 + shift
         else:

@@ -473,3 +473,12 @@ def test_noise_rho_and_default_gamma():
     assert (P.default_gamma("gaussian"), P.default_gamma("laplace")) == (1.0, 0.01)
     with pytest.raises(ValueError, match="noise"):
         P.default_gamma("uniform")
+
+
+def test_default_alternatives_are_the_thesis_shifts():
+    # [T] power settings: d = 4, Δ = 0.01·(1, −1/3, −1/3, −1/3); 2 × 2, Δ = 0.01·(1, −1)ᵀ(1, 0)
+    assert P.default_gof_shift(4) == pytest.approx([0.01, -0.01 / 3, -0.01 / 3, -0.01 / 3])
+    assert P.default_indep_shift(2, 2) == pytest.approx(np.array([[0.01, 0.0], [-0.01, 0.0]]))
+    assert P.default_indep_shift(3, 4).sum() == pytest.approx(0.0) and P.default_gof_shift(7).sum() == pytest.approx(0.0)
+    with pytest.raises(ValueError):
+        P.default_indep_shift(1, 3)

@@ -1018,7 +1018,8 @@ def tab_tests(outputs: bool = True) -> None:
             st.caption("AsymptIndep first projects the noisy table onto {h ≥ 0, Σh = n} (2MLE, Alg. 11) and reads the "
                        "marginals off the projection; in a test its weights use those estimated marginals. No "
                        "conclusion (fail to reject) when a projected cell is < 5, or for the projected test when "
-                       "any n·π̃ᵢπ̃ⱼ ≤ 5.")
+                       "any n·π̃ᵢπ̃ⱼ ≤ 5. With much noise (small nρ) AsymptIndep is conservative: it rejects true "
+                       "hypotheses less often than α and so has less power, as the thesis reports (§6.3.2).")
             show_figure(ef.make_size_figure(ins, isizes, alpha=alpha), key="eps_t_fig_isize",
                         filename="naive_independence_size.html",
                         caption="Pearson's independence test on noisy counts: its asymptotic false-alarm rate at "

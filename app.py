@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import load_active_dataset, page_setup
+from ui import load_active_dataset, page_end, page_setup
 from ui.common import TOOLS
 
 page_setup("Home", icon=":material/shield_lock:")
@@ -48,3 +48,5 @@ with st.expander("About these tools and their sources"):
         "UCI Adult: Becker & Kohavi (1996), doi:10.24432/C5XW20, CC BY 4.0. "
         "acs12: OpenIntro, CC BY-SA 3.0. Open source; nothing you upload is stored."
     )
+
+page_end()

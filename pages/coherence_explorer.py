@@ -18,7 +18,7 @@ from engine import coherence as co
 from engine import coherence_figures as cf
 from engine import maxinfo as mi
 from engine.data import census_population
-from ui import load_active_dataset, page_setup
+from ui import load_active_dataset, page_end, page_setup
 from ui.charts import show_figure
 from ui.common import CORES
 from ui.exports import download_csv, download_json
@@ -751,3 +751,5 @@ with tab_s7:
 
 download_json({"data": list(data_key), "config": asdict(config), "alpha": alpha, "gamma": gamma, "beta": beta},
               filename="coherence_settings.json", key="coh_dl_settings", label="Download current settings (JSON)")
+
+page_end()

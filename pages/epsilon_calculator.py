@@ -21,7 +21,7 @@ from engine import epsilon_figures as ef
 from engine import mechanisms as mech
 from engine import private_tests as pt
 from engine import risk
-from ui import load_active_dataset, page_setup
+from ui import load_active_dataset, page_end, page_setup
 from ui.charts import show_figure
 from ui.common import CORES
 from ui.exports import download_csv, download_json
@@ -1214,3 +1214,5 @@ if 8 in DRAWN:
         else:
             from ui.ppd_views import render_public_information_tab
             render_public_information_tab(OPEN[8])
+
+page_end()

@@ -20,7 +20,7 @@ import streamlit as st
 from engine import leximax as lx
 from engine import leximax_figures as lf
 from engine.data import DataValidationError, read_uploaded_csv
-from ui import page_setup
+from ui import page_end, page_setup
 from ui.charts import show_figure
 from ui.exports import download_csv, download_json
 from ui.upload import uploaded_bytes
@@ -738,3 +738,5 @@ for tab, body in zip(tabs, (cohort_tab, finite_tab, quota_tab)):
     if tab.open is not False:
         with tab:
             st.fragment(body)()
+
+page_end()

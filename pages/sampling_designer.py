@@ -17,7 +17,7 @@ import streamlit as st
 
 from engine import sampling as sp
 from engine import sampling_figures as sf
-from ui import page_setup
+from ui import page_end, page_setup
 from ui.exports import download_csv, download_figure_html, download_json
 from ui.upload import uploaded_bytes
 from ui.widgets import log_slider, seed_input
@@ -871,3 +871,5 @@ if 2 in DRAWN:
 if 4 in DRAWN:
     with tabs[4]:
         tab_strata(EPS, N_POP, TARGET, FRAME, FRAME_ID, OPEN[4])
+
+page_end()

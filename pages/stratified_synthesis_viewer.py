@@ -25,7 +25,7 @@ from engine import stratify_figures as F
 from engine import synth as Y
 from engine.data import (DataValidationError, discrete_table_from_csv, load_adult, load_adult_numeric,
                          read_uploaded_csv)
-from ui import page_setup
+from ui import page_end, page_setup
 from ui.common import CORES
 from ui.exports import csv_bytes, download_csv, download_json, figure_html
 from ui.upload import uploaded_bytes
@@ -836,3 +836,5 @@ else:
 st.divider()
 st.caption(f"Source: {PAPER}, arXiv 2312.11712. {ADULT_ATTRIBUTION} Every random result is reproducible from the "
            "seed in the sidebar.")
+
+page_end()

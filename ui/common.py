@@ -100,3 +100,11 @@ def _navigation() -> None:
         # Only when one page runs as an app of its own (streamlit.testing.AppTest): nothing to link to.
         return
     st.divider()
+
+
+def page_end() -> None:
+    """Call last on every page: report link values that the page did not use (issues 14 and 17).
+
+    A stub until the link sanitiser lands; it must stay cheap, as it runs on every full rerun.
+    """
+    return None

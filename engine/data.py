@@ -538,6 +538,8 @@ def read_uploaded_csv(
     max_cols: int = MAX_UPLOAD_COLS,
     min_rows: int = 2,
     missing_codes: Sequence[str] = ("N", "NA", ""),
+    min_cols: int = 2,
+    as_text: bool = False,
 ) -> Dataset:
     """Validate and parse an uploaded CSV held in memory (never written to disk).
 
@@ -547,6 +549,10 @@ def read_uploaded_csv(
     expected: empty or binary file, over the byte/row/column limits, a single column (wrong delimiter), no
     header row, blank or duplicate column names, ragged rows, too few rows, an entirely empty column, or a
     column mixing numbers and text.
+
+    ``min_cols`` (default 2) is the fewest columns a page accepts; 1 allows a one-column file. With
+    ``as_text=True`` every column stays text (stripped strings; missing codes still become NaN) and no
+    numeric inference is made, for pages that read codes or labels.
 
     Returns
     -------
@@ -582,11 +588,13 @@ def read_uploaded_csv(
         raise DataValidationError("The file has no readable rows. Expected a CSV with a header row.") from None
     header = [str(h).strip() for h in raw.iloc[0].tolist()]
     body = raw.iloc[1:].reset_index(drop=True)
-    if len(header) == 1:
+    if len(header) == 1 and min_cols > 1:
         raise DataValidationError(
             "Only one column was found. Expected columns separated by commas, semicolons or tabs "
             f"(the header read as {header[0][:60]!r}). Check the delimiter, or that the file is a CSV."
         )
+    if len(header) < min_cols:
+        raise DataValidationError(f"The file has {len(header)} columns; at least {min_cols} are needed.")
     if len(header) > max_cols:
         raise DataValidationError(f"The file has {len(header)} columns; at most {max_cols} are allowed.")
     blanks = [i + 1 for i, h in enumerate(header) if h == ""]
@@ -625,6 +633,9 @@ def read_uploaded_csv(
             raise DataValidationError(
                 f"Column {col!r} is empty: every value is missing. Remove the column or fill it in."
             )
+        if as_text:
+            frame[col] = s.where(~missing).astype(object)
+            continue
         present = s[~missing]
         is_num = present.str.match(_NUMBER)
         if is_num.all():

@@ -184,3 +184,23 @@ def test_formula_cells_are_kept_but_neutralised_on_export():
     out = neutralise_formulas(d.frame)
     assert out["name"].str.startswith("'").sum() == 15
     assert (out["score"] == d.frame["score"]).all()  # negative numbers untouched
+
+
+def test_min_cols_allows_a_one_column_file_where_a_page_asks():
+    text = "count\n" + "\n".join(str(i) for i in range(10))
+    with pytest.raises(DataValidationError, match="Only one column"):
+        _read(text.encode())
+    d = _read(text.encode(), min_cols=1)
+    assert list(d.frame.columns) == ["count"] and d.frame["count"].tolist() == list(range(10))
+    with pytest.raises(DataValidationError, match="at least 3 are needed"):
+        _read(("a,b\n" + "1,2\n" * 5).encode(), min_cols=3)
+
+
+def test_as_text_keeps_stripped_strings_without_numeric_inference():
+    text = "code,label\n" + "\n".join(f"0{i}, g{i % 3} " for i in range(9)) + "\n07,NA\n"
+    d = _read(text.encode(), as_text=True)
+    assert d.frame["code"].tolist()[:3] == ["00", "01", "02"]  # leading zeros kept: not numbers
+    assert d.frame["label"].tolist()[:2] == ["g0", "g1"]       # stripped
+    assert d.frame["label"].isna().sum() == 1                    # missing codes still missing
+    mixed = ("a,b\n" + "1,2\n" * 29 + "x,2\n").encode()
+    assert _read(mixed, as_text=True).frame["a"].iloc[-1] == "x"  # no "mixes numbers and text" error

@@ -14,7 +14,6 @@ applied afterwards, so changing them never re-runs anything.
 from __future__ import annotations
 
 import functools
-import json
 import math
 import numbers
 import time
@@ -23,11 +22,11 @@ from typing import Callable, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 from numpy.typing import ArrayLike
 from scipy import stats
 
 from engine import maxinfo
+from engine.parallel import imap_unordered
 
 __all__ = [
     "Condition",
@@ -46,8 +45,6 @@ __all__ = [
     "prob_two_members_separated",
     "expected_floor_binary",
     "group_masks",
-    "groups_to_json",
-    "groups_from_json",
     "prepare",
     "fit_predictor",
     "run_trial",
@@ -459,72 +456,6 @@ def group_masks(df: pd.DataFrame, groups: Sequence[GroupSpec]) -> dict[str, np.n
     return out
 
 
-#: Bounds on a group list read from a shared link (the URL is untrusted input).
-MAX_LINK_GROUPS = 20
-MAX_LINK_CONDITIONS = 10
-MAX_LINK_CHARS = 8_000
-
-
-def groups_to_json(groups: Sequence[GroupSpec]) -> str:
-    """Compact JSON of user-built groups, so a shared link can carry them (inverse of ``groups_from_json``).
-
-    Not from the seed: the page's URL state (guide: "a presenter's link restores the exact view").
-    """
-    out = []
-    for g in groups:
-        conds = []
-        for c in g.conditions:
-            conds.append({"column": c.column, "values": [str(v) for v in c.values]} if c.values
-                         else {"column": c.column, "low": c.low, "high": c.high})
-        out.append({"name": g.name, "conditions": conds})
-    return json.dumps(out, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def groups_from_json(text: str) -> list[GroupSpec]:
-    """Parse and validate groups written by ``groups_to_json``; ValueError says what is wrong.
-
-    Only the shape is checked here; whether the columns exist is checked against the data by ``group_masks``.
-    """
-    if len(text) > MAX_LINK_CHARS:
-        raise ValueError(f"the link's group list is {len(text):,} characters; at most {MAX_LINK_CHARS:,} are read")
-    try:
-        raw = json.loads(text)
-    except ValueError as exc:
-        raise ValueError(f"the link's group list is not valid JSON ({exc.msg})") from None
-    if not isinstance(raw, list) or len(raw) > MAX_LINK_GROUPS:
-        raise ValueError(f"the link's group list must be a JSON list of at most {MAX_LINK_GROUPS} groups")
-    groups: list[GroupSpec] = []
-    for i, g in enumerate(raw):
-        if not isinstance(g, dict) or not isinstance(g.get("name"), str) or not g["name"].strip():
-            raise ValueError(f"group {i + 1}: needs a non-empty \"name\"")
-        conds_raw = g.get("conditions", [])
-        if not isinstance(conds_raw, list) or not 1 <= len(conds_raw) <= MAX_LINK_CONDITIONS:
-            raise ValueError(f"group {g['name']!r}: needs 1 to {MAX_LINK_CONDITIONS} conditions")
-        conds = []
-        for c in conds_raw:
-            if not isinstance(c, dict) or not isinstance(c.get("column"), str):
-                raise ValueError(f"group {g['name']!r}: each condition needs a \"column\"")
-            if "values" in c:
-                vals = c["values"]
-                if not isinstance(vals, list) or not vals or not all(isinstance(v, str) for v in vals):
-                    raise ValueError(f"group {g['name']!r}: \"values\" must be a non-empty list of strings")
-                conds.append(Condition(c["column"], values=tuple(vals)))
-            else:
-                lo, hi = c.get("low"), c.get("high")
-                bad = [b for b in (lo, hi) if b is not None and (isinstance(b, bool) or
-                                                                 not isinstance(b, (int, float)))]
-                if bad or (lo is None and hi is None) or (lo is not None and hi is not None and lo >= hi):
-                    raise ValueError(f"group {g['name']!r}: a range condition needs numbers low < high "
-                                     "(one of them may be null)")
-                conds.append(Condition(c["column"], low=None if lo is None else float(lo),
-                                       high=None if hi is None else float(hi)))
-        groups.append(GroupSpec(g["name"], tuple(conds)))
-    names = [g.name for g in groups]
-    if len(set(names)) != len(names):
-        raise ValueError("the link's group list repeats a group name")
-    return groups
-
-
 # =============================================================================== prepare
 def _codes_raw(col: pd.Series) -> np.ndarray:
     """Numeric → float; other → codes of sorted distinct values; missing → (smallest value) − 1."""
@@ -863,10 +794,6 @@ def _run_one(prepared, config, rep):
     return run_trial(prepared, config, rep, keep_predictions=(rep == 0))
 
 
-def _parallel(n_jobs: int) -> Parallel:
-    return Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")
-
-
 def run_experiment(
     df: pd.DataFrame,
     config: ExperimentConfig,
@@ -874,7 +801,7 @@ def run_experiment(
     n_jobs: int = -1,
     progress: Callable[[int, int], None] | None = None,
 ) -> ExperimentResult:
-    """Run ``config.repetitions`` DemCoh repetitions in parallel (joblib, loky) and collect W1s.
+    """Run ``config.repetitions`` DemCoh repetitions in parallel (``engine.parallel``) and collect W1s.
 
     Results are consumed as they finish; ``progress(done, total)`` is called in the calling thread
     after each. The same ``df`` and ``config`` give an identical result for any ``n_jobs``.
@@ -888,11 +815,8 @@ def run_experiment(
     R = int(config.repetitions)
     names = tuple(g.name for g in config.groups)
     trials: list[TrialResult] = []
-    if n_jobs == 1:
-        gen = (_run_one(prepared, config, r) for r in range(R))
-    else:
-        gen = _parallel(n_jobs)(delayed(_run_one)(prepared, config, r) for r in range(R))
-    for i, tr in enumerate(gen, 1):
+    gen = imap_unordered(_run_one, [(prepared, config, r) for r in range(R)], n_jobs=n_jobs)
+    for i, (_, tr) in enumerate(gen, 1):
         trials.append(tr)
         if progress is not None:
             progress(i, R)
@@ -1057,12 +981,9 @@ def run_epsilon_sweep(
     cfgs = {e: _with_epsilon(config, e) for e in eps_list}
     tasks = [(cfgs[e], r) for e in eps_list for r in range(R)]
     total = len(tasks)
-    if n_jobs == 1:
-        gen = (_sweep_one(prepared, c, r) for c, r in tasks)
-    else:
-        gen = _parallel(n_jobs)(delayed(_sweep_one)(prepared, c, r) for c, r in tasks)
+    gen = imap_unordered(_sweep_one, [(prepared, c, r) for c, r in tasks], n_jobs=n_jobs)
     acc: dict[float, dict[int, np.ndarray]] = {e: {} for e in eps_list}
-    for i, (e, r, w) in enumerate(gen, 1):
+    for i, (_, (e, r, w)) in enumerate(gen, 1):
         acc[e][r] = w
         if progress is not None:
             progress(i, total)

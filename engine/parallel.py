@@ -1,0 +1,138 @@
+"""One fan-out helper for every engine function that runs independent tasks.
+
+The engine never names a joblib backend: :func:`imap_unordered` runs tasks on whatever
+``joblib.parallel_config`` is active (so a caller can send them to a Dask cluster with
+``with parallel_config(backend="dask"):``) and, with no configuration, on worker processes on the local cores
+(joblib's default). Results come back as tasks finish, so progress callbacks move; a backend that cannot
+stream gets its tasks in ordered rounds instead. Each task must take its randomness from its own
+``numpy.random.SeedSequence`` child, never from a generator shared with other tasks: then the results do
+not depend on the backend, the number of workers or the completion order.
+
+References: issue 16 ("When one machine is not enough"); joblib's ``Parallel(return_as="generator_unordered")``
+and its Dask backend (``joblib._dask``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+from joblib import Parallel, delayed, effective_n_jobs
+
+__all__ = ["imap_unordered", "map_ordered", "spawn_seeds"]
+
+#: Tasks per worker in one ordered round when a backend cannot stream (progress then moves once a round).
+_ROUND_PER_WORKER = 4
+
+
+def _indexed(fn: Callable, i: int, *args) -> tuple[int, Any]:
+    return i, fn(*args)
+
+
+def _check_n_jobs(n_jobs) -> int | None:
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or int(n_jobs) == 0:
+        raise ValueError(f"n_jobs must be a non-zero integer or None, got {n_jobs!r}")
+    return int(n_jobs)
+
+
+def imap_unordered(fn: Callable, tasks: Sequence[tuple], *, n_jobs: int | None = -1) -> Iterator[tuple[int, Any]]:
+    """Yield ``(i, fn(*tasks[i]))`` for every task, in the order the tasks finish.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level function (worker processes and Dask workers import it by name).
+    tasks : sequence of tuple
+        One tuple of positional arguments per task. Pass shared inputs as the *same object* in every tuple:
+        the Dask backend then ships them to each worker once.
+    n_jobs : int (≠ 0) or None, default -1
+        ``1`` runs every task here, one after the other, in task order: the reference every other setting
+        reproduces. Otherwise the tasks go to the backend of the active ``joblib.parallel_config`` (worker
+        processes on the local cores when none is set) with joblib's meaning of ``n_jobs`` (``-1`` = all
+        local cores; a Dask backend uses every worker of its cluster whatever the number); ``None`` takes
+        ``n_jobs`` from the configuration.
+
+    Yields
+    ------
+    (int, object)
+        The task's index and its result. Completion order where the backend streams results; where it
+        cannot (joblib's ``multiprocessing`` backend), tasks run in ordered rounds of a few per worker.
+
+    Notes
+    -----
+    Results equal those of ``n_jobs=1`` exactly when each task draws its randomness from its own
+    ``SeedSequence`` child (see :func:`spawn_seeds`) and nothing else in it depends on where it runs.
+
+    Examples
+    --------
+    >>> sorted(imap_unordered(pow, [(2, 3), (3, 2)], n_jobs=1))
+    [(0, 8), (1, 9)]
+    """
+    tasks = [tuple(t) for t in tasks]
+    n_jobs = _check_n_jobs(n_jobs)
+    if not tasks:
+        return
+    if n_jobs == 1:
+        for i, args in enumerate(tasks):
+            yield i, fn(*args)
+        return
+    if n_jobs is not None and n_jobs > 0:
+        n_jobs = min(n_jobs, len(tasks))
+    jobs = (delayed(_indexed)(fn, i, *args) for i, args in enumerate(tasks))
+    try:
+        runner = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+    except ValueError as exc:
+        if "return_as" not in str(exc):
+            raise
+        yield from _ordered_rounds(fn, tasks, n_jobs)
+        return
+    yield from runner(jobs)
+
+
+def _ordered_rounds(fn: Callable, tasks: list[tuple], n_jobs: int | None) -> Iterator[tuple[int, Any]]:
+    """Fallback for a backend that cannot stream: ordered lists, a few tasks per worker at a time."""
+    with Parallel(n_jobs=n_jobs, return_as="list") as runner:
+        step = max(1, _ROUND_PER_WORKER * max(1, effective_n_jobs(n_jobs if n_jobs is not None else -1)))
+        for start in range(0, len(tasks), step):
+            yield from runner(delayed(_indexed)(fn, i, *tasks[i])
+                              for i in range(start, min(start + step, len(tasks))))
+
+
+def map_ordered(fn: Callable, tasks: Sequence[tuple], *, n_jobs: int | None = -1,
+                progress: Callable[[int, int], None] | None = None) -> list:
+    """``[fn(*t) for t in tasks]`` through :func:`imap_unordered`; ``progress(done, total)`` after each task.
+
+    >>> map_ordered(divmod, [(7, 2), (9, 4)], n_jobs=1)
+    [(3, 1), (2, 1)]
+    """
+    tasks = list(tasks)
+    out: list = [None] * len(tasks)
+    for done, (i, value) in enumerate(imap_unordered(fn, tasks, n_jobs=n_jobs), start=1):
+        out[i] = value
+        if progress is not None:
+            progress(done, len(tasks))
+    return out
+
+
+def spawn_seeds(seed, n: int) -> list[np.random.SeedSequence]:
+    """``n`` independent ``SeedSequence`` children of ``seed`` (an int, a SeedSequence or a Generator).
+
+    Child ``i`` depends only on ``seed`` and ``i`` (it equals ``SeedSequence(seed).spawn(n)[i]``, however often
+    this is called), so task ``i`` draws the same numbers on any worker.
+
+    >>> a, b = spawn_seeds(7, 2)
+    >>> a.spawn_key, b.spawn_key
+    ((0,), (1,))
+    """
+    if isinstance(seed, np.random.SeedSequence):
+        root = seed
+    elif isinstance(seed, np.random.Generator):
+        root = seed.bit_generator.seed_seq
+    else:
+        root = np.random.SeedSequence(seed)
+    # Built from the spawn keys, not root.spawn(): spawn() advances the root, so a second call would differ.
+    return [np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, i), pool_size=root.pool_size)
+            for i in range(int(n))]

@@ -16,12 +16,14 @@ import streamlit as st
 
 from engine import coherence as co
 from engine import coherence_figures as cf
+from engine import coherence_links as cl
 from engine import maxinfo as mi
 from engine.data import census_population
 from ui import load_active_dataset, page_end, page_setup
 from ui.charts import show_figure
 from ui.common import CORES
 from ui.exports import download_csv, download_json
+from ui.text import md_escape, md_quote
 from ui.upload import csv_uploader
 from ui.widgets import delta_exponent, log_slider, seed_input
 
@@ -175,23 +177,24 @@ def _apply_paper_preset() -> None:
     })
 
 
-def _sync_built_groups(custom: list[co.GroupSpec]) -> None:
+def _sync_built_groups(custom: list[co.GroupSpec], columns) -> None:
     """Keep the user-built groups and the link's ``coh_built`` parameter in step (a link wins when it changes)."""
     raw = st.query_params.get(BUILT_PARAM)
     if raw is not None and raw != st.session_state.get("_coh_built_seen"):
         st.session_state["_coh_built_seen"] = raw
-        try:
-            custom[:] = co.groups_from_json(raw)
-        except ValueError as exc:
-            st.warning(f"The link's built groups could not be read: {exc}. Expected the list this page writes "
-                       "when you build a group; the link's other settings are used.")
+        parsed = cl.parse_built_groups(raw, columns=columns)
+        custom[:] = parsed.groups
+        if parsed.problem:
+            st.warning(f"The link's built groups could not be read: {md_escape(parsed.problem, max_len=300)}. "
+                       "Expected the list this page writes when you build a group; the link's other settings "
+                       "are used.")
     elif raw is None and custom:  # a page switch drops the query string: put the groups back into the link
         _write_built_groups(custom)
 
 
 def _write_built_groups(custom: list[co.GroupSpec]) -> None:
     if custom:
-        payload = co.groups_to_json(custom)
+        payload = cl.groups_to_json(custom)
         st.query_params[BUILT_PARAM] = payload
         st.session_state["_coh_built_seen"] = payload
     else:
@@ -246,6 +249,15 @@ else:
     data_key = ("upload", ds.digest)
     data_title = f"Uploaded file: {len(df):,} rows, {df.shape[1]} columns"
 
+# Data-dependent defaults (label, sensitive value, lens, groups, released features, …) are re-derived when the
+# data source changes; on a session's first run a link's own valid choices stand (issue 12, state integrity).
+source_id = ("census",) if source == "synthetic" else data_key
+data_changed = st.session_state.get("_coh_source_id", source_id) != source_id
+st.session_state["_coh_source_id"] = source_id
+if data_changed:
+    for k in ("coh_bit_col", "coh_view", "coh_b_col", "coh_b_vals", "coh_pending_conditions"):
+        st.session_state.pop(k, None)
+
 census_like = set(NIST_COLUMNS) <= set(df.columns)
 if source == "upload" and census_like:
     sb.button("Paper, Section 5 preset", key="coh_paper_preset", on_click=_apply_paper_preset,
@@ -261,24 +273,41 @@ default_label = "DREM" if "DREM" in labels else (
     getattr(getattr(ds, "schema", None), "suggested_label", None) if source != "synthetic" else None)
 if default_label not in labels:
     default_label = labels[0]
+if data_changed or st.session_state.get("coh_label", default_label) not in labels:
+    st.session_state["coh_label"] = default_label
 label = sb.selectbox("Label (what a predictor tries to guess)", labels, index=labels.index(default_label),
                      key="coh_label", bind="query-params")
 label_values = [_fmt_value(v) for v in sorted(df[label].dropna().unique().tolist(), key=str)]
 default_sv = "1" if (label == "DREM" and "1" in label_values) else _least_frequent(df[label])
+prev_label = st.session_state.get("_coh_prev_label")
+label_changed = prev_label is not None and prev_label != label and not data_changed
+st.session_state["_coh_prev_label"] = label
+if data_changed or label_changed or st.session_state.get("coh_sensitive", default_sv) not in label_values:
+    st.session_state["coh_sensitive"] = default_sv
 sensitive = sb.selectbox("Sensitive value (coded −1)", label_values, index=label_values.index(default_sv),
                          key="coh_sensitive", bind="query-params",
                          help="The value a harmful predictor would single out; default: the least frequent.")
 lens_options = [c for c in df.columns if c != label]
 default_lens = [c for c in NIST_LENS if c in lens_options] if census_like else lens_options[:30]
+lens_note = None
+if data_changed:
+    st.session_state["coh_lens"] = default_lens
+elif label in st.session_state.get("coh_lens", ()):
+    # One column cannot play two roles: the new label leaves the lens, and the page says so.
+    st.session_state["coh_lens"] = [c for c in st.session_state["coh_lens"] if c != label]
+    lens_note = (f"{md_quote(label)} is now the label, so it was taken out of the lens: a column cannot be "
+                 "both what the predictor guesses and what it sees.")
 lens = sb.multiselect("Lens (features the predictor sees)", lens_options, default=default_lens, key="coh_lens",
                       bind="query-params", max_selections=30)
 
 # Groups: presets + builder.
 preset_names = [EVERYONE, SENSITIVE] + (list(SYN_PRESETS) if census_like else [])
+if data_changed:
+    st.session_state["coh_groups"] = [EVERYONE, SENSITIVE]
 chosen = sb.multiselect("Groups", preset_names, default=[EVERYONE, SENSITIVE], key="coh_groups",
                         bind="query-params", help="Overall averages can hide harm to a small group.")
 custom: list[co.GroupSpec] = st.session_state.setdefault("coh_custom_groups", [])
-_sync_built_groups(custom)
+_sync_built_groups(custom, df.columns)
 groups: list[co.GroupSpec] = []
 for nm in chosen:
     if nm == EVERYONE:
@@ -315,11 +344,15 @@ bins = sb.slider("Bins for numeric features", 2, 20, 10, key="coh_bins", bind="q
 coarsen = bool(coarsen) and release_choice in ("clear", "subsample")
 needs_features = release_kind in co.HISTOGRAM_KINDS or coarsen or release_choice == "column_subset"
 feat_default = [c for c in SYN_FEATURES if c in lens] if census_like else _default_features(df, lens, bins)
+if data_changed:
+    st.session_state["coh_features"] = feat_default
 features = sb.multiselect("Released features (⊆ lens)", lens, default=feat_default, key="coh_features",
                           bind="query-params", disabled=not needs_features,
                           help="Which lens columns the binned/DP release publishes.")
 n_labelled = int(df[label].notna().sum())
 k_max = max(10, n_labelled // 2)
+if st.session_state.get("coh_k", 10) > k_max:  # a smaller dataset than the one k was chosen for
+    st.session_state["coh_k"] = k_max
 sub_k = sb.number_input("Subsample size k", 10, k_max, min(500, k_max), step=10, key="coh_k", bind="query-params",
                         disabled=release_kind != "subsample")
 learner_kind = sb.selectbox("Learner", list(LEARNERS), format_func=LEARNERS.get, key="coh_learner",
@@ -334,11 +367,13 @@ beta_label = sb.select_slider("β (theory: allowed failure probability)", list(B
                               key="coh_beta", bind="query-params")
 beta = BETA_OPTIONS[beta_label]
 
+if lens_note:
+    st.info(lens_note)
 if not lens:
-    st.error("Choose at least one lens feature.")
+    st.warning("Choose at least one lens feature (the columns the predictor sees) in the sidebar.")
     st.stop()
 if not groups:
-    st.error("Choose at least one group.")
+    st.warning("Choose at least one group in the sidebar.")
     st.stop()
 
 release = co.ReleaseSpec(
@@ -352,7 +387,7 @@ preview_config = replace(config, repetitions=1)
 
 prepared, err = _prepared(data_key, preview_config, df)
 if err:
-    st.error(f"These settings cannot be run: {err}")
+    st.warning(f"These settings cannot be run: {md_escape(err, max_len=300)}")
     st.stop()
 n = prepared.n
 gamma = float(gamma_in) if gamma_mode == "members" else float(gamma_in) / 100.0 * n
@@ -368,9 +403,16 @@ dropped_note = f" — {prepared.n_dropped:,} rows without a label were dropped."
 st.caption(data_title + dropped_note)
 cells = _cells(prepared)
 if needs_features and cells:
-    st.caption(f"Released features: {', '.join(prepared.features)} — {cells:,} histogram cells (with the label). "
+    st.caption(f"Released features: {', '.join(md_escape(c, max_len=60) for c in prepared.features)} — "
+               f"{cells:,} histogram cells (with the label). "
                "Bin edges and categories come from the whole dataset and are treated as public.")
-if release_kind == "dp_histogram":
+if release_kind in co.HISTOGRAM_KINDS and not math.isfinite(epsilon):
+    st.info(
+        "Exact histogram (ε = ∞): the released half is turned into a histogram over the released features and "
+        "the label **without noise**, and n/2 synthetic records are drawn from it. This is **not DP** and no "
+        "theorem applies: it shows what coarsening alone does. Choose a finite ε for a DP release."
+    )
+elif release_kind == "dp_histogram":
     st.info(
         f"ε-DP release (ε = {eps_label}): the released half is turned into a histogram over the released features "
         "and the label; Laplace noise of scale 2/ε is added to every cell, because replacing one record changes "
@@ -380,9 +422,8 @@ if release_kind == "dp_histogram":
 elif release_kind == "gaussian_histogram":
     st.info(
         f"(ε, δ)-DP release (ε = {eps_label}, δ = {delta:.0e}): as the ε-DP histogram, with Gaussian noise "
-        f"calibrated for L2 sensitivity √2 (σ = "
-        + (f"{co.gaussian_histogram_sigma(epsilon=epsilon, delta=delta):.3g}" if math.isfinite(epsilon) else "0")
-        + "). Theorem 8 applies when ε ≤ 0.5 and δ is small enough (see Theory)."
+        f"calibrated for L2 sensitivity √2 (σ = {co.gaussian_histogram_sigma(epsilon=epsilon, delta=delta):.3g}). "
+        "Theorem 8 applies only when ε ≤ 0.5 and δ is small enough (see Theory)."
     )
 gt = pd.DataFrame({
     "group": list(prepared.group_sizes),
@@ -430,7 +471,7 @@ with st.expander("Build a group (conditions joined by AND)"):
         try:
             co.group_masks(df, [co.GroupSpec(name, conds)])
             if name in prepared.group_sizes or any(g.name == name for g in custom):
-                st.error(f"A group named {name!r} already exists.")
+                st.error(f"A group named {md_quote(name)} already exists.")
             elif len(groups) >= MAX_GROUPS:
                 st.error(f"At most {MAX_GROUPS} groups.")
             else:
@@ -439,14 +480,14 @@ with st.expander("Build a group (conditions joined by AND)"):
                 _write_built_groups(custom)
                 st.rerun()
         except ValueError as exc:
-            st.error(str(exc))
+            st.error(md_escape(exc, max_len=300))
     if ac3.button("Clear built groups", key="coh_b_clear"):
         custom.clear()
         pending.clear()
         _write_built_groups(custom)
         st.rerun()
     if pending:
-        st.caption("Pending conditions: " + "; ".join(str(c) for c in pending))
+        st.caption("Pending conditions: " + "; ".join(md_escape(c, max_len=120) for c in pending))
 
 # ------------------------------------------------------------------------------------------ tabs
 # Bound to the URL (coh_tab) so a presenter's link opens the tab it was copied on; a switch reruns the page, and
@@ -477,7 +518,7 @@ def _prediction_view(trial, prepared, view_opts, smallest) -> None:
 with tab_prev:
     trial, perr, preview_s = _preview(data_key, preview_config, df)
     if perr:
-        st.error(f"These settings cannot be run: {perr}")
+        st.warning(f"These settings cannot be run: {md_escape(perr, max_len=300)}")
     else:
         st.markdown(
             f"One random split (repetition 0 of a run with seed {seed}). **W1**: 0 — both halves get the same mix "
@@ -524,7 +565,7 @@ with tab_runs:
                 st.session_state["coh_clear_means"] = (data_key, label, {
                     nm: float(np.nanmean(res.w1[:, j])) for j, nm in enumerate(res.group_names)})
         except ValueError as exc:
-            st.error(f"The experiment could not run: {exc}")
+            st.warning(f"The experiment could not run: {md_escape(exc, max_len=300)}")
         bar.empty()
     stored = st.session_state.get("coh_result")
     if stored is None:
@@ -540,7 +581,7 @@ with tab_runs:
                 est = co.beta_hat(res, alpha, gamma)
             except ValueError as exc:
                 est = None
-                st.warning(str(exc))
+                st.warning(md_escape(exc, max_len=300))
             m1, m2, m3 = st.columns(3)
             if est is not None:
                 m1.metric("β̂(α): share of runs failing", f"{est.failures}/{est.runs}")
@@ -594,10 +635,12 @@ with tab_sweep:
         st.info("Choose a DP histogram release to sweep ε.")
     else:
         sweep_reps = min(int(reps), 10)
+        noise = ("Laplace noise of scale 2/ε to every cell, because replacing one record changes two counts"
+                 if release_kind == "dp_histogram" else
+                 f"Gaussian noise (L2 sensitivity √2, δ = {delta:.0e}) to every cell")
         st.markdown(f"ε ∈ {{0.1, 0.3, 1, 3, 10, ∞}}, {sweep_reps} repetitions each, the same splits for every ε "
-                    f"(seed {seed}). The DP release adds Laplace noise of scale 2/ε to every cell, because "
-                    "replacing one record changes two counts; negative counts become 0; n/2 synthetic records "
-                    "are drawn.")
+                    f"(seed {seed}). The DP release adds {noise}; negative counts become 0; n/2 synthetic "
+                    "records are drawn. At ε = ∞ no noise is added: an exact histogram, not DP.")
         if st.button("Run ε sweep", key="coh_sweep_run"):
             bar = st.progress(0.0, text="Sweeping ε…")
             sc = replace(config, repetitions=sweep_reps)
@@ -661,7 +704,7 @@ def _theory_panel() -> None:
         e_a = mi.eps_max(n, a_t, beta, n_groups, min(m_s, n), kind="approx")
         dm = mi.delta_max_approx(e_a, n, beta, n_groups) if math.isfinite(e_a) else math.nan
         st.markdown(
-            f"Largest ε certified for the smallest kept group (**{smallest_c}**, {m_s:,} members) at α = {a_t:.2f}: "
+            f"Largest ε certified for the smallest kept group (**{md_escape(smallest_c)}**, {m_s:,} members) at α = {a_t:.2f}: "
             + (f"pure ε ≤ **{e_p:.4g}** (Theorem 7)" if math.isfinite(e_p) else "no pure ε (infeasible)")
             + "; "
             + (f"approximate ε ≤ **{e_a:.4g}** with δ ≤ {dm:.3g} (Theorem 8)" if math.isfinite(e_a)
@@ -746,7 +789,7 @@ with tab_s7:
                                 "exceeded in at most a share β of splits.")
             st.caption(f"Theorem 9 at α = {max(alpha, 0.01):.2f}: γ = "
                        f"{mi.gamma_single_column(n, max(alpha, 0.01), beta, n_groups):,.0f} members. Share of splits "
-                       "above the bound: " + ", ".join(f"{nm} {x:.3f}" for nm, x in
+                       "above the bound: " + ", ".join(f"{md_escape(nm)} {x:.3f}" for nm, x in
                                                       zip(res7.group_names, res7.exceed_fraction)) + f" (seed {seed}).")
 
 download_json({"data": list(data_key), "config": asdict(config), "alpha": alpha, "gamma": gamma, "beta": beta},

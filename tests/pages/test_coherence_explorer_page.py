@@ -3,6 +3,7 @@ buttons produce results and exports, uploads are validated, and query parameters
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -230,6 +231,110 @@ def test_bad_built_groups_link_warns_and_keeps_the_rest():
     at = _app(coh_n="2000", coh_learner="Decision tree", coh_alpha="0.55",
               coh_built='[{"name": "x", "conditions": [{"column": "AGEP", "low": 70, "high": 20}]}]').run()
     _ok(at)
-    assert any("built groups could not be read" in w.value and "low < high" in w.value for w in at.warning)
+    shown = [re.sub(r"\\(.)", r"\1", w.value) for w in at.warning]  # as rendered (Markdown escapes removed)
+    assert any("built groups could not be read" in w and "low < high" in w for w in shown)
     assert at.slider(key="coh_alpha").value == pytest.approx(0.55)
     assert list(at.dataframe[0].value["group"]) == ["Everyone", "DREM = 1"]
+
+
+# ------------------------------------------------------------------ issue 12: state integrity, DP claims, uploads
+def _upload(at, data: bytes, name: str = "x.csv"):
+    at.file_uploader(key="coh_upload").set_value((name, data, "text/csv")).run()
+    return at
+
+
+def _small_upload() -> bytes:
+    rng = __import__("numpy").random.default_rng(3)
+    rows = ["height,weight,smoker,region"]
+    for i in range(120):
+        rows.append(f"{150 + i % 40},{50 + (i * 7) % 45},{'yes' if rng.random() < 0.3 else 'no'},r{i % 3}")
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_switching_the_data_source_rederives_lens_and_label():
+    """Issue 12 example 5: synthetic → shared Adult → upload → synthetic, the page never stops at an empty lens."""
+    at = _app(coh_n="2000", coh_learner="Decision tree").run()
+    _ok(at)
+    at.radio(key="coh_source").set_value("shared").run()
+    _ok(at)
+    at.selectbox(key="dataset").set_value("adult").run()
+    _ok(at)
+    lens = list(at.multiselect(key="coh_lens").value)
+    label = at.selectbox(key="coh_label").value
+    assert lens and label not in lens and set(lens) <= set(at.multiselect(key="coh_lens").options)
+    assert at.multiselect(key="coh_features").value  # released-feature default re-derived as well
+    at.radio(key="coh_source").set_value("upload").run()
+    _upload(at, _small_upload())
+    _ok(at)
+    lens = list(at.multiselect(key="coh_lens").value)
+    assert lens and at.selectbox(key="coh_label").value not in lens
+    assert set(lens) <= {"height", "weight", "smoker", "region"}
+    at.radio(key="coh_source").set_value("synthetic").run()
+    _ok(at)
+    assert at.selectbox(key="coh_label").value == "DREM"
+    assert list(at.multiselect(key="coh_lens").value) == ["AGEP", "DENSITY", "INDP_CAT", "INDP", "SEX", "EDU",
+                                                          "HISP", "RAC1P"]
+    assert list(at.multiselect(key="coh_groups").value) == ["Everyone", "Has the sensitive attribute"]
+
+
+def test_link_lens_still_wins_on_first_load():
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_lens=["AGEP", "SEX"]).run()
+    _ok(at)
+    assert list(at.multiselect(key="coh_lens").value) == ["AGEP", "SEX"]
+    at.slider(key="coh_alpha").set_value(0.5).run()  # a later rerun on the same data keeps the choice
+    assert list(at.multiselect(key="coh_lens").value) == ["AGEP", "SEX"]
+
+
+def test_exact_histogram_is_not_called_dp():
+    """Issue 12 example 6: at ε = ∞ the histogram release is exact, not DP, and no theorem applies."""
+    for release in ("ε-DP histogram → synthetic records (Laplace)",
+                    "(ε, δ)-DP histogram → synthetic records (Gaussian)"):
+        at = _app(coh_n="2000", coh_learner="Decision tree", coh_release=release, coh_eps="∞").run()
+        _ok(at)
+        texts = [x.value for x in list(at.markdown) + list(at.caption) + list(at.info) + list(at.warning)]
+        joined = "\n".join(texts)
+        assert "Theorem 7 applies" not in joined and "Theorem 8 applies" not in joined
+        assert "DP release (ε = ∞" not in joined
+        assert any("not DP" in t for t in texts), texts
+        # the theory tab treats it as a non-DP release (hypothetical ε)
+        assert any("This release is not DP" in t for t in texts)
+
+
+def test_hostile_built_groups_link_never_raises():
+    """Issue 17: 1,500 nested brackets in coh_built raised RecursionError on load."""
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_built="[" * 1500).run()
+    _ok(at)
+    assert any("built groups could not be read" in w.value for w in at.warning)
+
+
+def test_built_group_names_from_a_link_are_inert():
+    """Issue 17: a group name from a link reaches Markdown escaped (no image fetch, no link)."""
+    name = "![x](http://host.invalid/p)"
+    link = '[{"name": "%s", "conditions": [{"column": "AGEP", "low": 90}]}]' % name
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_built=link, coh_gamma="0", coh_tab="Theory").run()
+    _ok(at)
+    assert name in list(at.dataframe[0].value["group"])  # tables show it verbatim (not Markdown)
+    md = [x.value for x in list(at.markdown) + list(at.caption) + list(at.warning) + list(at.info)
+          + list(at.error)]
+    assert not any("](http" in t for t in md), [t for t in md if "host.invalid" in t]
+    bad = '[{"name": "![y](http://host.invalid/q)", "conditions": [{"column": "NOPE", "low": 1}]}]'
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_built=bad).run()
+    _ok(at)
+    notes = [w.value for w in at.warning]
+    assert any("NOPE" in w for w in notes) and not any("](http" in w for w in notes)
+
+
+def test_ragged_upload_is_refused_with_a_clear_message():
+    at = _app(coh_source="Upload a CSV").run()
+    _upload(at, b"a,b,c\n1,2,3\n4,5,6,7\n" + b"1,2,3\n" * 30)
+    assert not at.exception
+    assert at.error and "line" in at.error[0].value and "columns" in at.error[0].value
+
+
+def test_label_moved_into_the_lens_is_said():
+    """A column cannot be both the label and a lens feature: choosing it as the label says so."""
+    at = _app(coh_n="2000", coh_learner="Decision tree").run()
+    at.selectbox(key="coh_label").set_value("SEX").run()
+    _ok(at)
+    assert "SEX" not in at.multiselect(key="coh_lens").value
+    assert any("SEX" in x.value and "label" in x.value and "lens" in x.value for x in at.info)

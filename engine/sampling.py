@@ -388,6 +388,43 @@ def _check_n_pmf(n) -> int:
     return n
 
 
+@dataclass(frozen=True)
+class SizeLaw:
+    """A sample-size law t on {0, …, n} held as natural-log probabilities (−inf where t(m) = 0).
+
+    Held in log space because a Gaussian law's probabilities underflow to 0 beyond ~38σ from the mean, and the
+    tilt e^{εm} of Theorem 3 can put almost all of its weight exactly there (spec §4.5, amendment 2026-11-24).
+    ``pmf`` gives the probabilities for display.
+    """
+
+    log_pmf: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.log_pmf.size - 1)
+
+    @property
+    def pmf(self) -> np.ndarray:
+        return np.exp(self.log_pmf)
+
+
+def _law_from_log(logw: np.ndarray) -> SizeLaw:
+    """Normalise unnormalised log-weights (logsumexp) into a :class:`SizeLaw`."""
+    logw = np.asarray(logw, dtype=float)
+    out = logw - logsumexp(logw)
+    out.setflags(write=False)
+    return SizeLaw(out)
+
+
+def _as_log_pmf(law) -> np.ndarray:
+    """Log-probabilities of a :class:`SizeLaw`, or of a plain pmf array (checked; log of its probabilities)."""
+    if isinstance(law, SizeLaw):
+        return law.log_pmf
+    p = _check_pmf(law)
+    with np.errstate(divide="ignore"):
+        return np.log(p)
+
+
 def _check_pmf(pmf) -> np.ndarray:
     p = np.asarray(pmf, dtype=float)
     if p.ndim != 1 or p.size < 2:
@@ -400,19 +437,22 @@ def _check_pmf(pmf) -> np.ndarray:
     return p
 
 
-def size_pmf_point(n: int, *, m: int) -> np.ndarray:
-    """Size distribution that always draws m records (Theorem 3 then reduces to Theorem 2)."""
+def size_law_point(n: int, *, m: int) -> SizeLaw:
+    """Size law that always draws m records (Theorem 3 then reduces to Theorem 2)."""
     n = _check_n_pmf(n)
     m = _check_int(m, "m", 0, n)
-    p = np.zeros(n + 1)
-    p[m] = 1.0
-    return p
+    logp = np.full(n + 1, -np.inf)
+    logp[m] = 0.0
+    logp.setflags(write=False)
+    return SizeLaw(logp)
 
 
-def size_pmf_truncnorm(n: int, *, mean: float, sd: float) -> np.ndarray:
-    """Discretised Gaussian size law t(m) ∝ exp(−(m−μ)²/(2σ²)) on {0,…,n}, renormalised.
+def size_law_truncnorm(n: int, *, mean: float, sd: float) -> SizeLaw:
+    """Discretised Gaussian size law t(m) ∝ exp(−(m−μ)²/(2σ²)) on {0,…,n}, in log space.
 
-    σ = 0 gives a point mass at floor(μ + 0.5) (clipped to [0, n]).
+    σ = 0 gives a point mass at floor(μ + 0.5) (clipped to [0, n]). The log-weights are shifted by the squared
+    distance of the nearest size before dividing by σ², so for σ → 0 the nearest size(s) keep weight 1 instead
+    of every weight underflowing (two sizes equally near share the mass, the σ → 0 limit).
 
     References
     ----------
@@ -427,83 +467,140 @@ def size_pmf_truncnorm(n: int, *, mean: float, sd: float) -> np.ndarray:
     if not math.isfinite(s) or s < 0:
         raise ValueError(f"sd must be a finite number ≥ 0; got {sd!r}.")
     if s == 0:
-        return size_pmf_point(n, m=int(min(max(math.floor(mu + 0.5), 0), n)))
+        return size_law_point(n, m=int(min(max(math.floor(mu + 0.5), 0), n)))
     m = np.arange(n + 1, dtype=float)
-    with np.errstate(over="ignore"):
-        logp = -0.5 * ((m - mu) / s) ** 2
-    top = logp.max()
-    if not np.isfinite(top):          # σ so small that every weight underflows: the point-mass limit
-        return size_pmf_point(n, m=int(min(max(math.floor(mu + 0.5), 0), n)))
-    w = np.exp(logp - top)
-    return w / w.sum()
+    d2 = (m - mu) ** 2
+    d2 -= d2.min()
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        logw = -0.5 * (d2 / (s * s)) if s * s > 0 else np.where(d2 == 0, 0.0, -np.inf)
+    logw = np.where(np.isnan(logw), -np.inf, logw)
+    return _law_from_log(logw)
 
 
-def size_pmf_uniform(n: int, *, low: int = 0, high: int | None = None) -> np.ndarray:
+def size_law_uniform(n: int, *, low: int = 0, high: int | None = None) -> SizeLaw:
     """Uniform size law on {low, …, high} (high defaults to n)."""
     n = _check_n_pmf(n)
     hi = n if high is None else _check_int(high, "high", 0, n)
     lo = _check_int(low, "low", 0, n)
     if lo > hi:
         raise ValueError(f"low must not exceed high; got low={low}, high={hi}.")
-    p = np.zeros(n + 1)
-    p[lo:hi + 1] = 1.0 / (hi - lo + 1)
-    return p
+    logp = np.full(n + 1, -np.inf)
+    logp[lo:hi + 1] = -math.log(hi - lo + 1)
+    logp.setflags(write=False)
+    return SizeLaw(logp)
 
 
-def size_pmf_mixture(base: np.ndarray, *, p_full: float) -> np.ndarray:
-    """(1 − p)·base + p·(point mass at n): a tiny chance of sampling everyone ([a] §3)."""
-    b = _check_pmf(base)
+def size_law_mixture(base: SizeLaw | np.ndarray, *, p_full: float) -> SizeLaw:
+    """(1 − p)·base + p·(point mass at n): a tiny chance of sampling everyone ([a] §3), in log space."""
+    lb = _as_log_pmf(base)
     p = float(p_full)
     if not (0.0 <= p <= 1.0):
         raise ValueError(f"p_full must lie in [0, 1]; got {p_full!r}.")
-    out = (1.0 - p) * b
-    out[-1] += p
-    return out
-
-
-def _tilted_mean_fast(p: np.ndarray, eps: float) -> float:
-    m = np.arange(p.size, dtype=float)
     with np.errstate(divide="ignore"):
-        logw = np.log(p) + eps * m          # −inf where t(m) = 0: those sizes are skipped by exp
-    w = np.exp(logw - logw.max())
-    return float(np.dot(w, m) / w.sum())
+        out = lb + math.log1p(-p) if p < 1 else np.full(lb.size, -np.inf)
+        out = np.array(out, dtype=float)
+        out[-1] = np.logaddexp(out[-1], math.log(p) if p > 0 else -np.inf)
+    out.setflags(write=False)
+    return SizeLaw(out)
 
 
-def tilted_mean(pmf: np.ndarray, *, epsilon: float) -> float:
+def size_pmf_point(n: int, *, m: int) -> np.ndarray:
+    """Probabilities of :func:`size_law_point` (display; Theorem 3 calls should pass the law)."""
+    return size_law_point(n, m=m).pmf
+
+
+def size_pmf_truncnorm(n: int, *, mean: float, sd: float) -> np.ndarray:
+    """Probabilities of :func:`size_law_truncnorm`; they underflow far from the mean, so pass the law itself
+    to :func:`amplify_random_size` (at n = 10,000, μ = 5,000, σ = 100, ε = 1 the array gives upper ε′ 0.9242,
+    the law 0.99990)."""
+    return size_law_truncnorm(n, mean=mean, sd=sd).pmf
+
+
+def size_pmf_uniform(n: int, *, low: int = 0, high: int | None = None) -> np.ndarray:
+    """Probabilities of :func:`size_law_uniform`."""
+    return size_law_uniform(n, low=low, high=high).pmf
+
+
+def size_pmf_mixture(base: np.ndarray, *, p_full: float) -> np.ndarray:
+    """Probabilities of :func:`size_law_mixture`."""
+    return size_law_mixture(base, p_full=p_full).pmf
+
+
+def _tilt_logs(logp: np.ndarray, eps: float) -> tuple[float, float, float]:
+    """log E_t̃[m], log E_t̃[n − m] and log E_t[m] (−inf for 0), from log t (−inf entries skipped)."""
+    idx = np.flatnonzero(np.isfinite(logp))
+    lp = logp[idx]
+    m = idx.astype(float)
+    n = logp.size - 1
+    logw = lp + eps * m
+    z = logsumexp(logw)
+    with np.errstate(divide="ignore"):
+        lm, lr = np.log(m), np.log(n - m)
+    return (float(logsumexp(logw + lm) - z), float(logsumexp(logw + lr) - z),
+            float(logsumexp(lp + lm) - logsumexp(lp)))
+
+
+def theorem3_bounds_from_fraction(log_frac, log_rest, *, epsilon: float):
+    """Theorem 3 (lower, upper) from log f and log(1 − f), f = E_t̃[m]/n (vectorised), without cancellation.
+
+    upper = log1p(f·expm1(ε)), lower = −log1p(f·expm1(−ε)); where f·expm1(−ε) is near −1 (f → 1, large ε) the
+    lower bound is −log((1 − f) + f·e^{−ε}) from log(1 − f), and above ε = 30 the upper bound is
+    log((1 − f) + f·e^ε) (no overflow). Taking 1 − f as a separate input keeps it exact when f ≈ 1.
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, Theorem 3.
+    """
+    eps = _check_epsilon(epsilon)
+    lf = np.asarray(log_frac, dtype=float)
+    lr = np.asarray(log_rest, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        f = np.exp(lf)
+        x = f * math.expm1(-eps)
+        lower = np.where(x > -0.5, -np.log1p(np.maximum(x, -1.0)), -np.logaddexp(lr, lf - eps))
+        upper = (np.log1p(f * math.expm1(eps)) if eps <= 30 else np.logaddexp(lr, lf + eps))
+    lower, upper = np.maximum(lower, 0.0), np.maximum(upper, 0.0)
+    return (lower, upper) if lower.ndim else (float(lower), float(upper))
+
+
+def _theorem3_bounds(log_frac: float, log_rest: float, eps: float) -> tuple[float, float]:
+    return theorem3_bounds_from_fraction(log_frac, log_rest, epsilon=eps)
+
+
+def tilted_mean(law: SizeLaw | np.ndarray, *, epsilon: float) -> float:
     """E_t̃[m] for the tilted law t̃(m) ∝ e^{εm}·t(m), computed in log space (sizes with t(m) = 0 skipped).
 
     References
     ----------
     003_4b386133f61617e9.txt, paper 1, Theorem 3 (definition of t̃ and the displayed ratio below it).
     """
-    p = _check_pmf(pmf)
+    logp = _as_log_pmf(law)
     eps = _check_epsilon(epsilon)
-    return _tilted_mean_fast(p, eps)
+    return float(math.exp(_tilt_logs(logp, eps)[0]))
 
 
-def amplify_random_size(pmf: np.ndarray, *, epsilon: float) -> RandomSizeBounds:
+def amplify_random_size(law: SizeLaw | np.ndarray, *, epsilon: float) -> RandomSizeBounds:
     """Theorem 3 bounds when the sample size m ~ t is random but independent of the data.
 
     upper ε′ = log1p((E_t̃[m]/n)·expm1(ε)); lower ε′ = −log1p(−(E_t̃[m]/n)·(−expm1(−ε))).
     M is ε-unbounded DP; the guarantee for "sample, then run M" is bounded DP with n fixed and known.
+    Pass a :class:`SizeLaw` (log space); a plain pmf array is accepted but its underflowed zeros are final.
 
     References
     ----------
     003_4b386133f61617e9.txt, paper 1, Theorem 3 (upper and lower bound). The shortcut (E_t̃[m]/n)·ε is the
     paper's small-ε approximation, returned for grey display only.
     """
-    p = _check_pmf(pmf)
+    logp = _as_log_pmf(law)
     eps = _check_epsilon(epsilon)
-    n = p.size - 1
-    et = tilted_mean(p, epsilon=eps)
-    frac = et / n
-    upper = float(np.log1p(frac * np.expm1(eps)))
-    lower = float(-np.log1p(-frac * (-np.expm1(-eps))))
-    mean = float(np.dot(p, np.arange(n + 1)))
-    return RandomSizeBounds(n, mean, et, lower, upper, frac * eps, f"{SEED_FILE}, Theorem 3")
+    n = logp.size - 1
+    lt, lr, lm = _tilt_logs(logp, eps)
+    lower, upper = _theorem3_bounds(lt - math.log(n), lr - math.log(n), eps)
+    et = math.exp(lt)
+    return RandomSizeBounds(n, math.exp(lm), et, lower, upper, et / n * eps, f"{SEED_FILE}, Theorem 3")
 
 
-def random_size_lower_bound_direct(pmf: np.ndarray, *, epsilon: float) -> float:
+def random_size_lower_bound_direct(law: SizeLaw | np.ndarray, *, epsilon: float) -> float:
     """Theorem 3's lower-bound witness evaluated literally (log space), as an independent check.
 
     P = n ones, P′ = one 1 replaced by 0, M(S) = #{x = 1 in S} + Lap(1/ε); the log density ratio at output n
@@ -513,19 +610,20 @@ def random_size_lower_bound_direct(pmf: np.ndarray, *, epsilon: float) -> float:
     ----------
     003_4b386133f61617e9.txt, paper 1, Appendix B, proof of Theorem 3 (lower bound).
     """
-    p = _check_pmf(pmf)
+    logp = _as_log_pmf(law)
     eps = _check_epsilon(epsilon)
-    n = p.size - 1
-    m = np.flatnonzero(p > 0).astype(float)
-    logt = np.log(p[m.astype(int)])
-    base = logt - (n - m) * eps
+    n = logp.size - 1
+    idx = np.flatnonzero(np.isfinite(logp))
+    m = idx.astype(float)
+    base = logp[idx] - (n - m) * eps
     frac = m / n
     # (m/n)e^{−ε} + (1 − m/n) = 1 − (m/n)(1 − e^{−ε}), written with expm1 to keep precision at small ε
-    inner = np.log1p(frac * np.expm1(-eps))
+    with np.errstate(divide="ignore"):
+        inner = np.log1p(frac * np.expm1(-eps))
     return float(logsumexp(base) - logsumexp(base + inner))
 
 
-def calibrate_random_size(pmf: np.ndarray, *, epsilon_target: float) -> Calibration:
+def calibrate_random_size(law: SizeLaw | np.ndarray, *, epsilon_target: float) -> Calibration:
     """Per-record ε whose Theorem 3 *upper* bound equals the target (bisection, bracket proven below).
 
     Bracket: upper(ε) ≤ ε, and E_t̃[m] ≥ E_t[m] gives upper(ε) ≥ log1p(E_t[m]/n·expm1(ε)), so the root lies in
@@ -535,57 +633,62 @@ def calibrate_random_size(pmf: np.ndarray, *, epsilon_target: float) -> Calibrat
     ----------
     003_4b386133f61617e9.txt, paper 1, Theorem 3 (upper bound), inverted numerically [derived].
     """
-    p = _check_pmf(pmf)
+    logp = _as_log_pmf(law)
     t = _check_target(epsilon_target)
-    n = p.size - 1
-    mean = float(np.dot(p, np.arange(n + 1)))
+    n = logp.size - 1
+    lm = _tilt_logs(logp, 0.0)[2]
+    mean = math.exp(lm)
     src = f"{SEED_FILE}, Theorem 3 upper bound, inverted by bisection"
     if mean <= 0:
         return Calibration(t, math.inf, math.inf, 0.0, src, "derived")
-    idx = np.flatnonzero(p > 0)
-    logp = np.log(p[idx])
-    fi = idx.astype(float)
-    lo, hi = t, _log1p_expm1_over_q(t, mean / n)
+    lo, hi = t, _log1p_expm1_over_q(t, min(mean / n, 1.0))
+    idx = np.flatnonzero(np.isfinite(logp))
+    lp, fi = logp[idx], idx.astype(float)
     # Drop sizes that are negligible for every ε in [lo, hi]: log-weights are linear in ε, so a size whose
     # log-weight is 800 below that of a fixed reference size at both ends is below it everywhere between
-    # (e^{−800} underflows to 0 after normalisation anyway). References: the heaviest size at each end.
+    # (e^{−800} is below double precision after normalisation). References: the heaviest size at each end.
     keep = np.ones(idx.size, dtype=bool)
     for e in (lo, hi):
-        j = int(np.argmax(logp + e * fi))
-        gap_lo = (logp[j] + lo * fi[j]) - (logp + lo * fi)
-        gap_hi = (logp[j] + hi * fi[j]) - (logp + hi * fi)
-        keep &= (gap_lo < 800) | (gap_hi < 800)
-    logp, fi = logp[keep], fi[keep]
+        j = int(np.argmax(lp + e * fi))
+        keep &= (((lp[j] + lo * fi[j]) - (lp + lo * fi)) < 800) | (((lp[j] + hi * fi[j]) - (lp + hi * fi)) < 800)
+    lp, fi = lp[keep], fi[keep]
+    with np.errstate(divide="ignore"):
+        lm_, lr_ = np.log(fi), np.log(n - fi)
+    log_n = math.log(n)
 
     def upper(e: float) -> float:
-        logw = logp + e * fi
-        w = np.exp(logw - logw.max())
-        et = float(np.dot(w, fi) / w.sum())
-        return float(np.log1p(et / n * np.expm1(e)))
+        logw = lp + e * fi
+        z = logsumexp(logw)
+        return _theorem3_bounds(float(logsumexp(logw + lm_) - z) - log_n, float(logsumexp(logw + lr_) - z) - log_n,
+                                e)[1]
 
     if upper(lo) >= t:
         lam = lo
     else:
         lam = brentq(lambda e: upper(e) - t, lo, hi * (1 + 1e-12) + 1e-300, xtol=1e-15, rtol=1e-15, maxiter=200)
-    return Calibration(t, float(lam), t * n / mean if mean else math.inf, 1.0 / lam, src, "derived")
+    return Calibration(t, float(lam), t * n / mean, 1.0 / lam, src, "derived")
 
 
 def truncnorm_tilted_means(n: int, *, mean: float, sds: Sequence[float], epsilon: float,
-                           untilted: bool = True) -> np.ndarray:
+                           untilted: bool = True, with_rest: bool = False) -> np.ndarray:
     """E_t[m] and E_t̃[m] of the discretised Gaussian for many σ at once (for the bounds-vs-σ curve).
 
     Only sizes within √80·σ of each (clipped) peak are summed: every size outside carries a weight below
     e^{−40} of the peak, so the skipped mass is below 1e-18 of the total. Returns shape (len(sds), 2);
-    with ``untilted=False`` the first column (E_t[m]) is not computed (NaN), halving the work.
+    with ``untilted=False`` the first column (E_t[m]) is not computed (NaN), halving the work. With
+    ``with_rest`` a third column holds E_t̃[n − m], summed directly so that 1 − E_t̃[m]/n keeps its digits
+    when the tilted mean sits next to n (Theorem 3's bounds need it there).
     """
     n = _check_n_pmf(n)
     eps = _check_epsilon(epsilon)
-    out = np.full((len(sds), 2), np.nan)
+    out = np.full((len(sds), 3 if with_rest else 2), np.nan)
     mean = float(mean)
     c = min(max(math.floor(mean + 0.5), 0), n)
     for i, s in enumerate(np.asarray(sds, dtype=float)):
         if s <= 0:
-            out[i] = (c, c)
+            out[i, :2] = (c, c)
+            if with_rest:
+                out[i, 2] = n - c
             continue
         half = math.sqrt(2 * 40.0) * s + 2
         for j, tilt in enumerate((0.0, eps)):
@@ -614,10 +717,15 @@ def truncnorm_tilted_means(n: int, *, mean: float, sds: Sequence[float], epsilon
             top = logw.max()
             if not np.isfinite(top):   # σ too small to resolve: the point-mass limit
                 out[i, j] = c
+                if j == 1 and with_rest:
+                    out[i, 2] = n - c
                 continue
             logw -= top
             np.exp(logw, out=logw)
-            out[i, j] = float(np.dot(logw, m) / logw.sum())
+            tot = logw.sum()
+            out[i, j] = float(np.dot(logw, m) / tot)
+            if j == 1 and with_rest:
+                out[i, 2] = float(np.dot(logw, n - m) / tot)
     return out
 
 

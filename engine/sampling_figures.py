@@ -17,6 +17,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from scipy.special import logsumexp
 
 from engine import figure_marks as fm
 from engine import sampling as sp
@@ -114,18 +115,34 @@ def make_rate_figure(df: pd.DataFrame, *, epsilon: float, schemes: Sequence[str]
 # P2 / P3 random sample size
 # ----------------------------------------------------------------------------------------------------------
 
-def sigma_curve_table(*, n: int, mean: float, epsilon: float, points: int = 40) -> pd.DataFrame:
-    """Theorem 3 bounds for the discretised Gaussian size law as σ runs over a log grid 1 … n/10."""
+def sigma_curve_table(*, n: int, mean: float, epsilon: float, points: int = 40, current_sd: float | None = None,
+                      current: sp.RandomSizeBounds | None = None) -> pd.DataFrame:
+    """Theorem 3 bounds for the discretised Gaussian size law as σ runs over a log grid 1 … n/10.
+
+    ``current`` (the card's :class:`~engine.sampling.RandomSizeBounds` at σ = ``current_sd``) is inserted as
+    its own row, flagged in the ``current`` column, so the card, the chart's marker and the CSV show one result.
+    """
     sds = np.logspace(0, math.log10(max(n / 10, 1.0 + 1e-9)), points)
-    tm = sp.truncnorm_tilted_means(n, mean=mean, sds=sds, epsilon=epsilon, untilted=False)
-    frac = tm[:, 1] / n
-    return pd.DataFrame({"sd": sds, "tilted_mean": tm[:, 1],
-                         "lower": -np.log1p(-frac * (-np.expm1(-epsilon))),
-                         "upper": np.log1p(frac * np.expm1(epsilon)), "paper_shortcut": frac * epsilon})
+    tm = sp.truncnorm_tilted_means(n, mean=mean, sds=sds, epsilon=epsilon, untilted=False, with_rest=True)
+    with np.errstate(divide="ignore"):
+        lower, upper = sp.theorem3_bounds_from_fraction(np.log(tm[:, 1] / n), np.log(tm[:, 2] / n),
+                                                        epsilon=epsilon)
+    df = pd.DataFrame({"sd": sds, "tilted_mean": tm[:, 1], "lower": lower, "upper": upper,
+                       "paper_shortcut": tm[:, 1] / n * epsilon, "current": False})
+    if current is not None and current_sd is not None:
+        row = pd.DataFrame({"sd": [float(current_sd)], "tilted_mean": [current.tilted_mean],
+                            "lower": [current.epsilon_lower], "upper": [current.epsilon_upper],
+                            "paper_shortcut": [current.epsilon_paper_approx], "current": [True]})
+        df = pd.concat([df[df["sd"] != float(current_sd)], row]).sort_values("sd", kind="stable")
+    return df.reset_index(drop=True)
 
 
 def make_sigma_figure(df: pd.DataFrame, *, epsilon: float, current_sd: float | None = None) -> go.Figure:
-    """P2: Theorem 3 lower and upper bounds against σ (Figure 2 of the paper), with y = ε and y = ε/2."""
+    """P2: Theorem 3 lower and upper bounds against σ (Figure 2 of the paper), with y = ε and y = ε/2.
+
+    The row flagged ``current`` (the cards' values) is marked; σ = 0 cannot sit on the log axis and is left out.
+    """
+    df = df[df["sd"] > 0]
     sd = df["sd"].to_numpy()
     x0, x1 = float(sd.min()), float(sd.max())
     traces = [go.Scatter(x=sd, y=df["upper"].to_numpy(), mode="lines", name="upper bound (Thm 3)",
@@ -136,6 +153,11 @@ def make_sigma_figure(df: pd.DataFrame, *, epsilon: float, current_sd: float | N
                          line=dict(color="black", dash="dot", width=2)),
               go.Scatter(x=[x0, x1], y=[epsilon / 2] * 2, mode="lines", name="ε/2",
                          line=dict(color=GREY, dash="dot", width=2))]
+    if "current" in df and df["current"].any():
+        cur = df[df["current"]]
+        traces.append(go.Scatter(x=cur["sd"].to_numpy().repeat(2), y=[cur["upper"].iloc[0], cur["lower"].iloc[0]],
+                                 mode="markers", name="your design (the cards)",
+                                 marker=dict(color=OKABE_ITO[3], size=10, symbol="x")))
     shapes = []
     if current_sd is not None and x0 <= current_sd <= x1:
         shapes.append(_vline(current_sd, color=OKABE_ITO[3], dash="dash")[0])   # shapes take data x on log axes
@@ -145,14 +167,20 @@ def make_sigma_figure(df: pd.DataFrame, *, epsilon: float, current_sd: float | N
         yaxis=dict(title="population ε′"), legend=dict(orientation="h", y=-0.35)))
 
 
-def size_pmf_table(pmf: np.ndarray, *, epsilon: float, max_points: int = MAX_POINTS) -> pd.DataFrame:
-    """t and the tilted t̃ on the sizes that carry mass, binned to at most ``max_points`` rows."""
-    p = np.asarray(pmf, dtype=float)
-    idx = np.flatnonzero(p > 0)
-    logw = np.log(p[idx]) + epsilon * idx
-    tilt = np.zeros_like(p)
-    tilt[idx] = np.exp(logw - logw.max())
-    tilt /= tilt.sum()
+def size_pmf_table(law: sp.SizeLaw | np.ndarray, *, epsilon: float, max_points: int = MAX_POINTS) -> pd.DataFrame:
+    """t and the tilted t̃ on the sizes that carry mass, binned to at most ``max_points`` rows.
+
+    Both come from the law's log-probabilities (logsumexp), so the tilted curve is right where t underflows.
+    """
+    if isinstance(law, sp.SizeLaw):
+        logp = law.log_pmf
+    else:
+        with np.errstate(divide="ignore"):
+            logp = np.log(np.asarray(law, dtype=float))
+    m = np.arange(logp.size, dtype=float)
+    p = np.exp(logp)
+    logw = logp + epsilon * m
+    tilt = np.exp(logw - logsumexp(logw))
     peak = max(p.max(), tilt.max())
     keep = np.flatnonzero(np.maximum(p, tilt) >= 1e-12 * peak)
     a, b = int(keep.min()), int(keep.max())

@@ -832,3 +832,166 @@ def test_strata_from_table_row_limits():
                    eps_h=[None] * 3)
     with pytest.raises(ValueError, match="1 to 200"):
         sp.strata_from_table(empty, epsilon=1.0)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Issue 12: random sample sizes over the controls' whole range, against mpmath at high precision
+# ----------------------------------------------------------------------------------------------------------
+
+import mpmath as mpm  # noqa: E402
+
+
+def _mp_theorem3(log_t, n: int, eps: float, sizes=None, dps: int = 60):
+    """Theorem 3 from an unnormalised log size law ``log_t(m)`` (mpmath; None = t(m) = 0), summed literally.
+
+    Returns (E_t[m], E_t̃[m], lower, upper) as mpf. [a] §3, Theorem 3: t̃(m) ∝ e^{εm}t(m).
+    """
+    with mpm.workdps(dps):
+        sizes = range(n + 1) if sizes is None else sizes
+        lt = [(m, log_t(m)) for m in sizes]
+        lt = [(m, v) for m, v in lt if v is not None]
+        e = mpm.mpf(eps)
+        top0 = max(v for _, v in lt)
+        lt = [(m, v - top0) for m, v in lt]      # before the tilt, so e·m is not lost next to a huge log t
+        top0 = 0
+        top1 = max(v + e * m for m, v in lt)
+        w0 = [(m, mpm.exp(v - top0)) for m, v in lt]
+        w1 = [(m, mpm.exp(v + e * m - top1)) for m, v in lt]
+        mean = mpm.fsum(w * m for m, w in w0) / mpm.fsum(w for _, w in w0)
+        tm = mpm.fsum(w * m for m, w in w1) / mpm.fsum(w for _, w in w1)
+        frac = tm / n
+        upper = mpm.log(1 + frac * (mpm.exp(e) - 1))
+        lower = -mpm.log(1 - frac * (1 - mpm.exp(-e)))
+        return mean, tm, lower, upper
+
+
+def _mp_gauss(mu: float, sd: float):
+    mu, sd = mpm.mpf(mu), mpm.mpf(sd)
+    return lambda m: -((m - mu) ** 2) / (2 * sd * sd)
+
+
+def _assert_close(b, ref, *, rel=1e-9):
+    mean, tm, lower, upper = (float(x) for x in ref)
+    n = b.n
+    assert b.mean_size == pytest.approx(mean, rel=rel, abs=1e-9 * n)
+    assert b.tilted_mean == pytest.approx(tm, rel=rel, abs=1e-9 * n)
+    assert b.epsilon_upper == pytest.approx(upper, rel=rel, abs=1e-300)
+    assert b.epsilon_lower == pytest.approx(lower, rel=rel, abs=1e-300)
+
+
+def test_random_size_defaults_do_not_underflow():
+    # issue 12 example 1: n = 10,000, ε = 1, mean 5,000, σ = 100; the page said 0.9242 / 0.819 / 8,845
+    b = sp.amplify_random_size(sp.size_law_truncnorm(10_000, mean=5000, sd=100), epsilon=1.0)
+    assert b.tilted_mean == pytest.approx(9998.4599068787, abs=1e-6)          # mpmath, 40 digits
+    assert b.epsilon_upper == pytest.approx(0.99990264280850, rel=1e-11)
+    assert b.epsilon_lower == pytest.approx(0.99973540360627, rel=1e-11)
+    _assert_close(b, _mp_theorem3(_mp_gauss(5000, 100), 10_000, 1.0, dps=30))
+
+
+def _law_and_oracle(family, n, mean, sd, low, high, p_full, base):
+    """The engine's size law and an independent mpmath log t(m) for the same controls."""
+    def one(fam):
+        if fam == "point":
+            c = min(max(math.floor(mean + 0.5), 0), n)
+            return sp.size_law_point(n, m=c), (lambda m: mpm.mpf(0) if m == c else None)
+        if fam == "uniform":
+            return (sp.size_law_uniform(n, low=low, high=high),
+                    lambda m: -mpm.log(high - low + 1) if low <= m <= high else None)
+        if sd == 0:
+            return one("point")
+        g = _mp_gauss(mean, sd)
+        # normalised: the mixture needs the base's true probabilities
+        with mpm.workdps(60):
+            logz = mpm.log(mpm.fsum(mpm.exp(g(m)) for m in range(n + 1))) if n <= 3000 else None
+        return sp.size_law_truncnorm(n, mean=mean, sd=sd), (lambda m: g(m) - (logz or 0))
+    if family != "mixture":
+        return one(family)
+    law, lt = one(base)
+    p = mpm.mpf(p_full)
+
+    def mix(m):
+        v = lt(m)
+        a = (1 - p) * mpm.exp(v) if v is not None else mpm.mpf(0)
+        if m == n:
+            a += p
+        return mpm.log(a) if a > 0 else None
+    return sp.size_law_mixture(law, p_full=p_full), mix
+
+
+@settings(max_examples=60, deadline=None)
+@given(family=st.sampled_from(["gaussian", "point", "uniform", "mixture"]),
+       base=st.sampled_from(["gaussian", "point", "uniform"]),
+       n=st.one_of(st.integers(1, 3000), st.sampled_from([1, 2, 3000])),
+       u_mean=st.floats(0, 1), sd=st.one_of(st.just(0.0), st.floats(1e-300, 1e-3), st.floats(1e-3, 5e5)),
+       u_lo=st.floats(0, 1), u_hi=st.floats(0, 1),
+       p_full=st.one_of(st.floats(1e-30, 0.1), st.sampled_from([1e-30, 0.1])),
+       eps=st.one_of(st.floats(1e-9, 1e-3), st.floats(1e-3, 10), st.sampled_from([1e-3, 10.0, 50.0])))
+def test_random_size_matches_mpmath_over_the_controls(family, base, n, u_mean, sd, u_lo, u_hi, p_full, eps):
+    if family == "mixture" and base == "gaussian" and sd > 0 and n > 3000:
+        return
+    mean = u_mean * n
+    low, high = sorted((int(u_lo * n), int(u_hi * n)))
+    law, lt = _law_and_oracle(family, n, mean, sd, low, high, p_full, base)
+    b = sp.amplify_random_size(law, epsilon=eps)
+    _assert_close(b, _mp_theorem3(lt, n, eps), rel=1e-8)
+    assert b.epsilon_lower <= b.epsilon_upper * (1 + 1e-12) <= eps * (1 + 1e-9)
+    # the literal witness ratio is a difference of two logs: exact to ~1e-15 absolute, not relative
+    assert sp.random_size_lower_bound_direct(law, epsilon=eps) == pytest.approx(b.epsilon_lower, rel=1e-8,
+                                                                                abs=1e-14)
+
+
+@pytest.mark.parametrize("n, mean, sd, eps", [
+    (1_000_000, 500_000, 1000.0, 1.0),       # slider max n: the tilt pushes the mass to n
+    (1_000_000, 500_000, 50.0, 10.0),
+    (1_000_000, 999_999.5, 1e-300, 1.0),     # σ → 0 between two sizes
+    (1_000_000, 10.0, 3.0, 1e-3),
+])
+def test_random_size_large_n_against_mpmath(n, mean, sd, eps):
+    b = sp.amplify_random_size(sp.size_law_truncnorm(n, mean=mean, sd=sd), epsilon=eps)
+    m = np.arange(n + 1, dtype=float)
+    with np.errstate(over="ignore"):
+        # float64 only picks the sizes worth summing (within 300 nats of either peak); mpmath does the sums
+        z = (m - mean) / sd
+        lw0 = -0.5 * z * z
+        lw1 = lw0 + eps * m
+    keep = (lw0 > np.max(lw0) - 300) | (lw1 > np.max(lw1) - 300)
+    if not np.isfinite(np.max(lw0)):
+        keep = np.abs(m - mean) <= 0.5 + 1e-9
+    ref = _mp_theorem3(_mp_gauss(mean, sd), n, eps, sizes=[int(x) for x in np.flatnonzero(keep)], dps=40)
+    _assert_close(b, ref, rel=1e-8)
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(2, 2000), u_mean=st.floats(0, 1), sd=st.floats(1e-3, 1e4), t=st.floats(1e-3, 5))
+def test_calibrate_random_size_law_roundtrip(n, u_mean, sd, t):
+    law = sp.size_law_truncnorm(n, mean=u_mean * n, sd=sd)
+    cal = sp.calibrate_random_size(law, epsilon_target=t)
+    if math.isinf(cal.epsilon_sample):
+        return
+    got = sp.amplify_random_size(law, epsilon=cal.epsilon_sample).epsilon_upper
+    assert got == pytest.approx(t, rel=1e-9)
+    ref = _mp_theorem3(_mp_gauss(u_mean * n, sd), n, cal.epsilon_sample, dps=30)[3]
+    assert float(ref) == pytest.approx(t, rel=1e-8)
+
+
+def test_sigma_curve_row_is_the_card():
+    # one computation per view: the σ-chart's row at the current σ is the card's result, and the grid matches mpmath
+    law = sp.size_law_truncnorm(10_000, mean=5000, sd=100)
+    b = sp.amplify_random_size(law, epsilon=1.0)
+    df = sf.sigma_curve_table(n=10_000, mean=5000, epsilon=1.0, points=8, current_sd=100.0, current=b)
+    row = df[df["current"]].iloc[0]
+    assert (row["sd"], row["upper"], row["lower"], row["tilted_mean"]) == (100.0, b.epsilon_upper,
+                                                                          b.epsilon_lower, b.tilted_mean)
+    for s, lo, up in zip(df["sd"], df["lower"], df["upper"]):
+        ref = _mp_theorem3(_mp_gauss(5000, s), 10_000, 1.0, dps=30)
+        assert up == pytest.approx(float(ref[3]), rel=1e-9)
+        assert lo == pytest.approx(float(ref[2]), rel=1e-9)
+
+
+def test_size_pmf_table_tilt_from_log_law():
+    # the tilted curve P3 must put its mass near n at the defaults (it sat at ~8,845 from an underflowed pmf)
+    law = sp.size_law_truncnorm(10_000, mean=5000, sd=100)
+    df = sf.size_pmf_table(law, epsilon=1.0)
+    mid = (df["size_from"] + df["size_to"]) / 2
+    assert float((df["t_tilted"] * mid).sum()) == pytest.approx(9998.46, abs=2.0)
+    assert df["t_tilted"].sum() == pytest.approx(1.0, abs=1e-9)

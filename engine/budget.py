@@ -321,18 +321,77 @@ def _target(s: StatisticSpec) -> float:
 
 
 def _alloc(s, scale, priv, *, rule, delta_i, conf, delta, held) -> StatisticAllocation:
+    """One row of the allocation table: each number is the statistic's own guarantee from the noise it gets.
+
+    ε and δ describe the statistic released alone: Laplace kinds are pure ε = Δ₁/b (δ = 0) under every rule;
+    Gaussian kinds give their exact ε at δᵢ (the (ε, δ) rules) or, under zcdp, at the plan's δ. Erratum (issue
+    12): under zcdp the ε column used to be zcdp_to_dp(ρᵢ, δ), which for Laplace rows is not the noise used
+    (20 counts at ε_B = 1: 0.2066 shown, pure ε 0.0440 actually spent per count).
+    """
     hw = mech.half_width(s.mechanism, scale=scale, confidence=conf)
     gauss = s.mechanism in ("gaussian", "discrete_gaussian")
-    di = delta_i if (gauss and rule != "zcdp") else 0.0
-    if rule == "zcdp":
-        rho = priv
-        eps = acc.zcdp_to_dp(rho, delta)
-        di = delta
+    d = _sens(s)
+    if not gauss:
+        eps = d / scale
+        di = 0.0
+        rho = 0.5 * eps * eps
     else:
-        eps = priv
-        rho = (_sens(s) ** 2 / (2.0 * scale * scale)) if gauss else priv * priv / 2.0
+        rho = 0.5 * (d / scale) ** 2
+        if rule == "zcdp":
+            di = delta
+            if s.mechanism == "gaussian":
+                eps = mech.gaussian_epsilon(delta, sigma=scale, sensitivity=d)
+            elif _is_int(d):
+                eps = mech.discrete_gaussian_epsilon(delta, sigma=scale, sensitivity=int(round(d)))
+            else:
+                eps = acc.zcdp_to_dp(rho, delta)
+        else:
+            di = delta_i
+            eps = priv
     tgt = _target(s)
     return StatisticAllocation(s.name, eps, di, rho, scale, hw, tgt, hw / tgt, held)
+
+
+@dataclass(frozen=True)
+class BudgetShares:
+    """The budget bar: spent per statistic, unused and reserve, in one unit, summing to ``budget``.
+
+    Additive rules (basic: ε, zcdp: ρ) add the statistics' own amounts exactly. Under advanced, kov_optimal and
+    pld the total is a composition, not a sum, so each statistic's bar is the composed total split in proportion
+    to its own ε (``proportional=True``); the bars then still sum to the composed total.
+    """
+
+    names: tuple[str, ...]
+    values: tuple[float, ...]
+    unused: float
+    reserve: float
+    budget: float
+    unit: str
+    proportional: bool
+
+
+def budget_shares(plan: BudgetPlan) -> BudgetShares | None:
+    """The plan's budget split for the stacked bar (None when the plan has no finite total: infeasible)."""
+    total = plan.rho if plan.currency == "rho" else plan.epsilon
+    if total is None or not math.isfinite(total) or not math.isfinite(plan.budget):
+        return None
+    additive = plan.rule in ADDITIVE_RULES
+    if plan.rule == "zcdp":
+        own = [a.rho for a in plan.allocations]
+    else:
+        own = [a.epsilon for a in plan.allocations]
+    if additive:
+        values = [float(v) for v in own]
+    else:
+        tot_own = math.fsum(own)
+        values = [total * v / tot_own for v in own] if tot_own > 0 else [0.0] * len(own)
+    spent = math.fsum(values)
+    reserve = plan.reserved
+    unused = plan.budget - reserve - spent
+    if unused < 1e-12 * plan.budget:
+        unused = 0.0
+    return BudgetShares(tuple(a.name for a in plan.allocations), tuple(values), unused, reserve, plan.budget,
+                        "ρ" if plan.currency == "rho" else "ε", not additive)
 
 
 def plan_accuracy_first(stats, *, rule="basic", delta=1e-6, reserve_fraction=0.0, joint_confidence=None) -> BudgetPlan:

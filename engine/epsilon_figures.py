@@ -107,16 +107,36 @@ def make_composition_figure(curve: pd.DataFrame, *, log_axes: bool = True, delta
     return fig
 
 
-def make_budget_figure(names: Sequence[str], shares: Sequence[float], *, reserve: float, currency: str) -> go.Figure:
-    """Stacked horizontal share bar: each statistic's share of the budget, the reserve in grey."""
+def plain_label(text: object, max_len: int = 60) -> str:
+    """User text as a Plotly label: Plotly reads a subset of HTML (<a href>, <b>, …) in names and hover text,
+    so angle brackets and ampersands become entities and the text is cut to ``max_len`` characters."""
+    s = str(text)
+    if len(s) > max_len:
+        s = s[: max_len - 1] + "…"
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def make_budget_figure(shares) -> go.Figure:
+    """Stacked horizontal bar of an ``engine.budget.BudgetShares``: statistics, unused (white) and reserve (grey).
+
+    The bars sum to the budget in the unit on the axis (ε, or ρ under zCDP).
+    """
     fig = go.Figure()
-    for i, (nm, s) in enumerate(zip(names, shares)):
-        fig.add_trace(go.Bar(y=["budget"], x=[s], name=str(nm), orientation="h", marker_color=_colour(i),
-                             hovertemplate=f"{nm}: " + "%{x:.4g}<extra></extra>"))
-    if reserve > 0:
-        fig.add_trace(go.Bar(y=["budget"], x=[reserve], name="reserve", orientation="h", marker_color="#BBBBBB",
-                             hovertemplate="reserve: %{x:.4g}<extra></extra>"))
-    fig.update_layout(barmode="stack", title=f"Share of the budget ({currency})", xaxis_title=currency,
+    unit = shares.unit
+    for i, (nm, s) in enumerate(zip(shares.names, shares.values)):
+        label = plain_label(nm)
+        fig.add_trace(go.Bar(y=["budget"], x=[s], name=label, orientation="h", marker_color=_colour(i),
+                             hovertemplate=f"{label}: {unit} = " + "%{x:.4g}<extra></extra>"))
+    if shares.unused > 0:
+        fig.add_trace(go.Bar(y=["budget"], x=[shares.unused], name="not spent", orientation="h",
+                             marker=dict(color="white", line=dict(color="#888888", width=1)),
+                             hovertemplate=f"not spent: {unit} = " + "%{x:.4g}<extra></extra>"))
+    if shares.reserve > 0:
+        fig.add_trace(go.Bar(y=["budget"], x=[shares.reserve], name="reserve", orientation="h", marker_color="#BBBBBB",
+                             hovertemplate=f"reserve: {unit} = " + "%{x:.4g}<extra></extra>"))
+    how = " (composed total split in proportion to each statistic's own ε)" if shares.proportional else ""
+    fig.update_layout(barmode="stack", title=f"Budget {unit} = {shares.budget:.4g}: spent per statistic{how}",
+                      xaxis_title=f"{unit} ({'zCDP' if unit == 'ρ' else 'privacy loss'})",
                       height=260, legend=dict(orientation="h", y=-0.6))
     return fig
 

@@ -25,7 +25,9 @@ from ui import load_active_dataset, page_end, page_setup
 from ui.charts import show_figure
 from ui.common import CORES
 from ui.exports import download_csv, download_json
+from ui.text import md_escape
 from ui.widgets import delta_exponent, log_slider, seed_input
+from ui import eps_codecs as ec
 
 page_setup("Epsilon calculator", icon=":material/calculate:")
 
@@ -38,6 +40,16 @@ MECH_FMT = {"laplace": "Laplace", "gaussian": "Gaussian", "discrete_laplace": "D
 QUERY_FMT = {"count": "Count", "sum": "Sum", "mean": "Mean", "histogram": "Histogram"}
 NEIGH_FMT = {"replace": "Replace one record", "add_remove": "Add/remove one record"}
 PLD_BUTTON_LIMIT = 1000
+
+
+#: What a compute section catches from the engine: its documented ValueError, and arithmetic edges it reports.
+ENGINE_ERRORS = (ValueError, ArithmeticError)
+
+
+def say_problem(container, err: Exception, hint: str = "", *, level: str = "error") -> None:
+    """An engine error as a message: its text escaped for Markdown (it may quote a link's or a cell's text)."""
+    text = md_escape(str(err) or type(err).__name__, max_len=400)
+    getattr(container, level)(text + (f". {hint}" if hint else ""))
 
 
 def fmt(v) -> str:
@@ -125,35 +137,6 @@ def cached_halfwidth_curves(mechs: tuple, l1: float, l2: float, delta: float, co
             except ValueError:
                 continue
     return pd.DataFrame(rows, columns=["mechanism", "epsilon", "half_width"])
-
-
-def mechanisms_from_frame(df: pd.DataFrame) -> list[acc.Mechanism]:
-    out = []
-    for i, r in df.iterrows():
-        kind = str(r.get("kind", "")).strip()
-        cnt = int(r["count"]) if pd.notna(r.get("count")) else 1
-        try:
-            if kind == "laplace":
-                out.append(acc.laplace(float(r["epsilon"]), count=cnt))
-            elif kind == "pure_dp":
-                out.append(acc.pure_dp(float(r["epsilon"]), count=cnt))
-            elif kind == "approx_dp":
-                out.append(acc.approx_dp(float(r["epsilon"]), float(r["delta"]), count=cnt))
-            elif kind == "gaussian":
-                out.append(acc.gaussian(float(r["multiplier"]), count=cnt))
-            elif kind == "discrete_laplace":
-                out.append(acc.discrete_laplace(float(r["scale"]), int(r["sensitivity"]), count=cnt))
-            elif kind == "discrete_gaussian":
-                out.append(acc.discrete_gaussian(float(r["sigma"]), int(r["sensitivity"]), count=cnt))
-            elif kind == "zcdp":
-                out.append(acc.zcdp(float(r["rho"]), count=cnt))
-            else:
-                raise ValueError(f"unknown kind {kind!r}")
-        except (ValueError, TypeError, KeyError) as e:
-            raise ValueError(f"row {i + 1} ({kind or 'no kind'}): {e}") from None
-    if not out:
-        raise ValueError("the list is empty: add at least one row")
-    return out
 
 
 # ``_progress`` is unhashed: st.cache_data cannot replay a progress bar, so a cache hit simply skips the calls
@@ -285,26 +268,21 @@ def cached_simulation(kind: str, null: tuple, alt: tuple, ns: tuple, privs: tupl
 
 # =========================================================================== URL-encoded tables
 def table_state(key: str, default: pd.DataFrame) -> pd.DataFrame:
-    """Base frame for a data editor: from the URL (``key`` query parameter, JSON) or the default."""
+    """Base frame for a data editor: from the URL (``key`` query parameter, bounded JSON) or the default."""
     base_key = f"{key}_base"
     if base_key not in st.session_state:
-        df = default
-        raw = st.query_params.get(key)
-        if raw:
-            try:
-                rec = json.loads(raw)
-                cand = pd.DataFrame(rec["rows"], columns=rec["cols"])
-                if set(cand.columns) == set(default.columns) and 0 < len(cand) <= 50:
-                    df = cand[list(default.columns)]
-            except (ValueError, KeyError, TypeError):
-                st.warning(f"The link's table ({key}) could not be read; showing the default table.")
+        decoded = ec.decode_table(st.query_params.get(key), list(default.columns))
+        if decoded.problem:
+            st.warning(f"The link's table could not be used ({decoded.problem}); showing the default table.")
+        df = decoded.frame if decoded.frame is not None else default
         st.session_state[base_key] = df.reset_index(drop=True)
     return st.session_state[base_key]
 
 
 def encode_table(key: str, df: pd.DataFrame) -> None:
-    rows = json.loads(df.to_json(orient="values"))
-    payload = json.dumps({"cols": list(df.columns), "rows": rows}, separators=(",", ":"))
+    payload = ec.encode_table(df)
+    if len(payload) > ec.MAX_LINK_CHARS:
+        return  # too long for a link: the link keeps its last table (the editor still holds the edit)
     if st.query_params.get(key) != payload:
         st.query_params[key] = payload
 
@@ -343,25 +321,32 @@ def tab_noise(outputs: bool = True) -> None:
     query = c1.selectbox("Query", list(QUERY_FMT), format_func=QUERY_FMT.get, key="eps_n1_query", **bind())
     neighbour = c1.radio("Neighbouring datasets differ by", list(NEIGH_FMT), format_func=NEIGH_FMT.get,
                          key="eps_n1_neigh", **bind())
-    use_col = c1.checkbox("Use a column of the shared dataset for L and U", key="eps_n1_usecol", **bind())
-    lower, upper = 0.0, 100.0
+    use_col = c1.checkbox("Use a column of the shared dataset for L, U and n", key="eps_n1_usecol", **bind())
+    lower, upper, n = 0.0, 100.0, None
     if use_col:
         ds = load_active_dataset()
-        num = [c for c in ds.frame.columns if pd.api.types.is_numeric_dtype(ds.frame[c])]
+        num = [c for c in ds.frame.columns if pd.api.types.is_numeric_dtype(ds.frame[c]) and ds.frame[c].notna().any()]
         if not num:
             c1.info("The shared dataset has no numeric column; enter L and U instead.")
+            use_col = False
         else:
+            # the options follow the dataset, so a column of another dataset falls back to the first one
             col = c1.selectbox("Column", num, key="eps_n1_col", **bind())
-            lower, upper = float(ds.frame[col].min()), float(ds.frame[col].max())
-            c1.caption(f"L = {lower:g}, U = {upper:g} (the column's range: in a real release, choose public bounds)")
-    else:
-        lower = c1.number_input("Lower clip L", value=0.0, key="eps_n1_lower", **bind())
-        upper = c1.number_input("Upper clip U", value=100.0, key="eps_n1_upper", **bind())
-    n = c1.number_input("Records n (public)", min_value=1, max_value=10**9, value=1000, step=1, key="eps_n1_n", **bind())
+            x = ds.frame[col].dropna()
+            lower, upper, n = float(x.min()), float(x.max()), int(len(x))
+            c1.caption(f"L = {lower:g}, U = {upper:g}, n = {n:,} (the column's range and non-missing records, "
+                       "re-read whenever the dataset or the column changes; in a real release, choose public "
+                       "bounds)")
+    if not use_col:
+        lower = c1.number_input("Lower clip L", min_value=-1e12, max_value=1e12, value=0.0, key="eps_n1_lower", **bind())
+        upper = c1.number_input("Upper clip U", min_value=-1e12, max_value=1e12, value=100.0, key="eps_n1_upper",
+                                **bind())
+        n = c1.number_input("Records n (public)", min_value=1, max_value=10**9, value=1000, step=1, key="eps_n1_n",
+                            **bind())
     try:
         sens = mech.query_sensitivity(query, lower=lower, upper=upper, n=n, neighbour=neighbour)
-    except ValueError as e:
-        st.error(str(e))
+    except ENGINE_ERRORS as e:
+        say_problem(st, e, "Change the query, the bounds or the neighbouring relation.", level="warning")
         return
     is_int = lambda x: abs(x - round(x)) < 1e-12  # noqa: E731
     mechs = tuple(m for m in mech.MECHANISMS if m == "laplace" or m == "gaussian"
@@ -369,13 +354,22 @@ def tab_noise(outputs: bool = True) -> None:
     integer = len(mechs) == 4
     mechanism = c2.selectbox("Mechanism", mechs, format_func=MECH_FMT.get, key="eps_n1_mech", **bind(),
                              help=None if integer else "Discrete mechanisms need an integer sensitivity.")
-    rule = c2.selectbox("Gaussian rule", list(mech.GAUSSIAN_RULES), key="eps_n1_rule", **bind(),
-                        help="analytic: exact δ(ε) (Balle–Wang); classic: σ = Δ√(2ln(1.25/δ))/ε, ε < 1 only; "
-                             "zcdp: ρ = Δ²/(2σ²) (Thm 2.2.2), ε from Thm 2.2.4.")
+    gauss = "gaussian" in mechanism
+    rule = "analytic"
+    if gauss:  # the rule means nothing for the Laplace kinds (pure ε): not drawn for them
+        rule = c2.selectbox("Gaussian rule", list(mech.GAUSSIAN_RULES), key="eps_n1_rule", **bind(),
+                            help="analytic: exact δ(ε) (Balle–Wang); classic: σ = Δ√(2ln(1.25/δ))/ε, ε < 1 only; "
+                                 "zcdp: ρ = Δ²/(2σ²) (Thm 2.2.2), ε from Thm 2.2.4.")
     fix = c2.radio("Fix", ["privacy", "scale", "accuracy"], key="eps_n1_fix", horizontal=True, **bind(),
-                   help="Exactly one of privacy, noise scale and half-width drives the other two.")
-    scale_in = c2.number_input("Noise scale (if fixed)", min_value=1e-9, value=1.0, format="%.6g", key="eps_n1_scale", **bind())
-    hw_in = c2.number_input("Half-width ± (if fixed)", min_value=1e-9, value=3.0, format="%.6g", key="eps_n1_hw", **bind())
+                   help="Exactly one of privacy, noise scale and half-width drives the other two; the other two "
+                        "are computed and shown in the cards.")
+    scale_in = hw_in = None
+    if fix == "scale":
+        scale_in = c2.number_input("Noise scale", min_value=1e-9, max_value=1e12, value=1.0, format="%.6g",
+                                   key="eps_n1_scale", **bind())
+    elif fix == "accuracy":
+        hw_in = c2.number_input("Half-width ±", min_value=1e-9, max_value=1e12, value=3.0, format="%.6g",
+                                key="eps_n1_hw", **bind())
     noise_outputs(dict(query=query, neighbour=neighbour, lower=lower, upper=upper, n=n, mechanism=mechanism,
                        rule=rule, fix=fix, scale=scale_in, half_width=hw_in), sens, mechs, outputs)
 
@@ -390,21 +384,35 @@ def noise_outputs(inputs: dict, sens: mech.Sensitivity, mechs: tuple, outputs: b
     call, so the query and mechanism inputs above arrive unchanged.
     """
     mechanism, rule, fix = inputs["mechanism"], inputs["rule"], inputs["fix"]
+    gauss = "gaussian" in mechanism
+    by_rho = gauss and rule == "zcdp"
     c = st.columns(4)
-    eps = log_slider("ε (privacy loss)", key="eps_epsilon", value=1.0, container=c[0])
-    delta = delta_exponent(key="eps_n1_delta", container=c[1])
-    rho = log_slider("ρ (zCDP)", key="eps_n1_rho", min_value=1e-6, max_value=10.0, value=0.1, container=c[2])
+    # Only the control that drives is drawn (issue 12): with Fix = scale or accuracy the privacy is computed,
+    # and shown in the slider's place; ρ drives only the zCDP rule, and δ exists only for the Gaussian kinds.
+    eps = rho = None
+    if fix == "privacy" and not by_rho:
+        eps = log_slider("ε (privacy loss)", key="eps_epsilon", value=1.0, container=c[0])
+    elif fix == "privacy":
+        rho = log_slider("ρ (zCDP)", key="eps_n1_rho", min_value=1e-6, max_value=10.0, value=0.1, container=c[0])
+    computed_slot = c[0].empty() if fix != "privacy" else None
+    # δ is drawn for every mechanism: the chart's Gaussian curves use it even when Laplace is chosen
+    delta_all = delta_exponent(key="eps_n1_delta", container=c[1],
+                               help="δ of the Gaussian mechanisms (the chart's Gaussian curves use it too).")
+    delta = delta_all if gauss else 0.0
     conf = c[3].slider("Confidence (%)", min_value=50.0, max_value=99.99, value=95.0, step=0.01, key="eps_n1_conf", **bind())
     if not outputs:
         return
-    gauss = "gaussian" in mechanism
     sensitivity = sens.l2 if gauss else sens.l1
     try:
         cal = cached_calibrate(mechanism, sensitivity, fix, eps, rho, inputs["scale"], inputs["half_width"], delta,
                                conf / 100, rule)
-    except ValueError as e:
-        st.error(f"{e}. Change the mechanism, rule or the fixed value.")
+    except ENGINE_ERRORS as e:
+        say_problem(st, e, "Change the mechanism, rule or the fixed value.", level="warning")
         return
+    if computed_slot is not None:
+        what = "noise scale" if fix == "scale" else "half-width"
+        priv = f"ρ = {fmt(cal.rho)}" if by_rho else f"ε = {fmt(cal.epsilon)}"
+        computed_slot.markdown(f"**{priv}**  \ncomputed from the fixed {what}")
     m = st.columns(5)
     m[0].metric("Noise scale", fmt(cal.scale), help="b for Laplace, σ for Gaussian, t for discrete Laplace")
     m[1].metric("Noise std", fmt(cal.std))
@@ -414,7 +422,7 @@ def noise_outputs(inputs: dict, sens: mech.Sensitivity, mechs: tuple, outputs: b
     per_cell = " in each cell" if inputs["query"] == "histogram" else ""
     st.success(f"We are {conf:.4g}% confident the added noise is at most ±{cal.half_width:.4g}{per_cell} "
                f"(sensitivity Δ₁ = {fmt(sens.l1)}, Δ₂ = {fmt(sens.l2)}).")
-    curves = cached_halfwidth_curves(tuple(mechs), sens.l1, sens.l2, delta, conf / 100, rule)
+    curves = cached_halfwidth_curves(tuple(mechs), sens.l1, sens.l2, delta_all, conf / 100, rule)
     f1 = ef.make_halfwidth_figure(curves, current_epsilon=cal.epsilon, current_half_width=cal.half_width,
                                   current_mechanism=mechanism, confidence=conf)
     f2 = ef.make_noise_figure(mechanism, scale=cal.scale, half_width=cal.half_width)
@@ -445,7 +453,7 @@ def comp_mechanisms() -> tuple[list[acc.Mechanism], str]:
         if kind == "gaussian":
             return [acc.gaussian(float(st.session_state.get("eps_comp_mult", 10.0)), count=kmax)], mode
         return [acc.laplace(float(st.session_state.get("eps_comp_eps", 0.1)), count=kmax)], mode
-    return mechanisms_from_frame(st.session_state.get("eps_comp_rows_current", COMP_DEFAULT)), mode
+    return ec.mechanisms_from_frame(st.session_state.get("eps_comp_rows_current", COMP_DEFAULT)), mode
 
 
 @st.fragment
@@ -536,38 +544,21 @@ BUDGET_DEFAULT = pd.DataFrame([
 ], columns=BUDGET_COLS)
 
 
-def _num(v, default=None):
-    return default if v is None or (isinstance(v, float) and math.isnan(v)) or pd.isna(v) else v
-
-
-def stats_from_frame(df: pd.DataFrame) -> list[bud.StatisticSpec]:
-    out = []
-    for i, r in df.reset_index(drop=True).iterrows():
-        try:
-            n = _num(r["n"])
-            out.append(bud.StatisticSpec(
-                name=str(r["name"]), query=str(r["query"]), target_half_width=float(r["target ±"]),
-                confidence=float(_num(r["confidence"], 0.95)), mechanism=str(r["mechanism"]),
-                lower=float(_num(r["L"], 0.0)), upper=float(_num(r["U"], 1.0)), n=None if n is None else int(n),
-                cells=int(_num(r["cells"], 1)), hold_half_width=_num(r["hold ±"]), hold_share=_num(r["hold share"]),
-                weight=float(_num(r["weight"], 1.0))))
-        except (ValueError, TypeError) as e:
-            raise ValueError(f"row {i + 1}: {e}") from None
-    return out
-
-
 def _hold_from_alloc() -> None:
     """PSI's "edit the error, re-split ε": an edited achieved ± becomes that statistic's hold ± (hold_at_half_width)."""
     edits = st.session_state.get("eps_b_alloc", {}).get("edited_rows", {})
     base = st.session_state["eps_b_rows_base"].copy()
     current = st.session_state.get("eps_b_rows_current", base)
     try:
-        specs = stats_from_frame(current)
+        specs = ec.stats_from_frame(current)
     except ValueError:
         return
     for row, change in edits.items():
-        if "achieved ±" in change and change["achieved ±"]:
-            held = bud.hold_at_half_width(specs[int(row)], float(change["achieved ±"]))
+        if "achieved ±" in change and change["achieved ±"] and 0 <= int(row) < len(specs):
+            try:
+                held = bud.hold_at_half_width(specs[int(row)], float(change["achieved ±"]))
+            except ENGINE_ERRORS:
+                continue  # a non-positive or non-finite edit is ignored: the row keeps its target
             current = current.copy()
             current.loc[int(row), "hold ±"] = held.hold_half_width
             current.loc[int(row), "hold share"] = None
@@ -590,9 +581,16 @@ def tab_budget(outputs: bool = True) -> None:
                         format_func=lambda r: acc.RULE_LABELS.get(r, r))
     delta = delta_exponent(key="eps_b_delta", container=c1)
     reserve = c1.slider("Reserve (%)", 0, 90, 0, key="eps_b_reserve", **bind()) / 100
-    joint = c1.checkbox("Joint confidence (all statistics at once)", key="eps_b_joint", **bind())
-    budget = log_slider("Total ε (budget first)", key="eps_b_eps", value=1.0, container=c1)
-    objective = c1.selectbox("Objective (budget first)", ["equal_ratio", "weighted_mse"], key="eps_b_obj", **bind())
+    # controls that do not apply in this mode are not drawn (issue 12): joint confidence is an accuracy-first
+    # option; the total ε and the objective exist only in budget-first, and weighted MSE only for additive rules
+    joint, budget, objective = False, 1.0, "equal_ratio"
+    if mode == "accuracy_first":
+        joint = c1.checkbox("Joint confidence (all statistics at once)", key="eps_b_joint", **bind())
+    else:
+        budget = log_slider("Total ε (budget first)", key="eps_b_eps", value=1.0, container=c1)
+        if rule in bud.ADDITIVE_RULES:
+            objective = c1.selectbox("Objective (budget first)", ["equal_ratio", "weighted_mse"], key="eps_b_obj",
+                                     **bind())
     base = table_state("eps_b_rows", BUDGET_DEFAULT)
     with c2:
         edited = st.data_editor(
@@ -606,36 +604,46 @@ def tab_budget(outputs: bool = True) -> None:
     st.session_state["eps_b_rows_current"] = edited
     if not outputs:
         return
+    hint = ("Expected per row: a unique name, query count/sum/mean/histogram, L < U, n for a mean, target ± > 0, "
+            "and at most one of hold ± / hold share (hold share needs the basic or zCDP rule).")
     try:
-        specs = tuple(stats_from_frame(edited))
-        jc = 0.95 if joint else None
-        if joint and len(specs):
-            jc = float(min(s.confidence for s in specs))
-        plan = cached_plan(specs, mode, rule, delta, reserve, jc, budget, objective)
+        specs = tuple(ec.stats_from_frame(edited))  # messages are Markdown-safe (user text escaped)
     except ValueError as e:
-        c2.error(f"{e}. Expected per row: a unique name, query count/sum/mean/histogram, L < U, n for a mean, target ± > 0,"
-                 " and at most one of hold ± / hold share (hold share needs the basic or zCDP rule).")
+        c2.error(f"{e}. {hint}")
+        return
+    try:
+        jc = float(min(s.confidence for s in specs)) if joint and specs else None
+        plan = cached_plan(specs, mode, rule, delta, reserve, jc, budget, objective)
+    except ENGINE_ERRORS as e:
+        say_problem(c2, e, hint)
         return
     if plan.feasible:
-        c2.success(plan.message)
+        c2.success(md_escape(plan.message, max_len=400))
     else:
-        c2.error(plan.message)
+        c2.error(md_escape(plan.message, max_len=400))
     alloc = pd.DataFrame([{"name": a.name, "ε": a.epsilon, "ρ": a.rho, "δ": a.delta, "scale": a.scale,
                            "achieved ±": a.half_width, "target ±": a.target_half_width, "ratio": a.ratio, "held": a.held}
                           for a in plan.allocations])
+    shares = bud.budget_shares(plan)
     with c2:
-        st.caption("Edit **achieved ±** to hold a statistic at that error and re-split the rest.")
+        st.caption("Each row is that statistic released alone: ε and δ of its own noise (Laplace rows are pure ε, "
+                   "δ = 0), and ρ its zCDP. Edit **achieved ±** to hold a statistic at that error and re-split the rest.")
         st.data_editor(alloc, key="eps_b_alloc", width="stretch", hide_index=True, on_change=_hold_from_alloc,
                        disabled=[c for c in alloc.columns if c != "achieved ±"],
                        column_config={c: st.column_config.NumberColumn(c, format="%.4g") for c in
                                       ("ε", "ρ", "δ", "scale", "achieved ±", "target ±", "ratio")})
         totals = f"Total ε = {fmt(plan.epsilon)} at δ = {plan.delta:.0e}" + (f"; ρ = {fmt(plan.rho)}" if plan.rho else "")
-        st.markdown(f"**{totals}**; budget = {fmt(plan.budget)} {plan.currency}, reserve = {fmt(plan.reserved)}.")
-        shares = [a.rho if plan.currency == "rho" else a.epsilon for a in plan.allocations]
-        show_figure(ef.make_budget_figure([a.name for a in plan.allocations], shares, reserve=plan.reserved,
-                                          currency=plan.currency), key="eps_b_fig", filename="budget_shares.html",
-                    caption="Each statistic's share of the budget (additive rules add up exactly; others are "
-                            "composed by the chosen rule). Grey: reserve.")
+        unit = "ρ" if plan.currency == "rho" else "ε"
+        st.markdown(f"**{totals}** under the {acc.RULE_LABELS.get(rule, rule)} rule; budget {unit} = {fmt(plan.budget)}, "
+                    f"reserve = {fmt(plan.reserved)}.")
+        if shares is None:
+            st.info("No budget chart: the plan has no finite total (see the message above).")
+        else:
+            show_figure(ef.make_budget_figure(shares), key="eps_b_fig", filename="budget_shares.html",
+                        caption=("Each statistic's share of the budget: the bars add up to the budget, in "
+                                 f"{unit}. " + ("Under this rule the total is a composition, not a sum: each bar is "
+                                                "the composed total split in proportion to the statistic's own ε. "
+                                                if shares.proportional else "") + "White: not spent; grey: reserve."))
     exports("eps_b", table=alloc, params=dict(mode=mode, rule=rule, delta=delta, reserve=reserve, joint=joint,
                                               budget=budget, objective=objective,
                                               statistics=json.loads(edited.to_json(orient="records"))), name="budget_plan")

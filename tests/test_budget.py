@@ -193,3 +193,43 @@ def test_minimal_privacy_and_half_width_inverse():
     g = replace(s, mechanism="gaussian")
     e = B.minimal_privacy(g, rule="advanced", delta_i=1e-7)
     assert B.half_width_at(g, e, rule="advanced", delta_i=1e-7) == pytest.approx(500, rel=1e-8)
+
+
+# --------------------------------------------------------------------------- issue 12: numbers mean their labels
+def counts(k, mech):
+    return [B.StatisticSpec(f"c{i}", "count", 50, mechanism=mech) for i in range(k)]
+
+
+def test_zcdp_allocation_epsilon_is_the_noise_actually_used():
+    # Laplace rows under zCDP: the ε column is the pure ε of the Laplace noise (Δ₁/b), δ = 0 (issue 12 ex. 2)
+    p = B.plan_budget_first(counts(20, "laplace"), epsilon=1.0, delta=1e-6, rule="zcdp")
+    for a in p.allocations:
+        assert a.epsilon == pytest.approx(1.0 / a.scale, rel=1e-12)
+        assert a.delta == 0.0 and a.rho == pytest.approx(a.epsilon**2 / 2, rel=1e-12)
+    # Gaussian rows under zCDP: ε is the exact analytic ε of σ at the plan's δ (scipy root of Balle–Wang δ(ε))
+    from scipy import optimize, stats
+    p = B.plan_budget_first(counts(5, "gaussian"), epsilon=1.0, delta=1e-6, rule="zcdp")
+    for a in p.allocations:
+        s = a.scale
+        dlt = lambda e: stats.norm.cdf(1 / (2 * s) - e * s) - math.exp(e) * stats.norm.cdf(-1 / (2 * s) - e * s)  # noqa: E731
+        assert a.epsilon == pytest.approx(optimize.brentq(lambda e: dlt(e) - 1e-6, 0, 50, xtol=1e-14), rel=1e-7)
+        assert a.delta == 1e-6
+
+
+@pytest.mark.parametrize("rule", B.PLAN_RULES)
+@pytest.mark.parametrize("mode", ["accuracy_first", "budget_first"])
+@pytest.mark.parametrize("mech", ["laplace", "gaussian"])
+def test_budget_shares_sum_to_the_budget_in_its_unit(rule, mode, mech):
+    ss = counts(6, mech)
+    if mode == "accuracy_first":
+        p = B.plan_accuracy_first(ss, rule=rule, delta=1e-6, reserve_fraction=0.25)
+    else:
+        p = B.plan_budget_first(ss, epsilon=2.0, delta=1e-6, rule=rule, reserve_fraction=0.25)
+    sh = B.budget_shares(p)
+    assert sh.unit == ("ρ" if rule == "zcdp" else "ε")
+    assert math.fsum(sh.values) + sh.unused + sh.reserve == pytest.approx(p.budget, rel=1e-9)
+    assert sh.reserve == pytest.approx(0.25 * p.budget, rel=1e-12)
+    assert math.fsum(sh.values) == pytest.approx(p.rho if rule == "zcdp" else p.epsilon, rel=1e-9)
+    if mode == "budget_first":
+        assert p.budget == pytest.approx(2.0 if rule != "zcdp" else A.zcdp_rho_for_epsilon(2.0, 1e-6), rel=1e-12)
+    assert min(sh.values) > 0 and sh.unused >= 0

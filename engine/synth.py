@@ -18,6 +18,7 @@ numbers; E14 — MST and AIM are (ε, δ = 1e-9)-DP, the paper reports ε only.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import threading
@@ -27,9 +28,10 @@ from typing import Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import parallel_config
 
 from engine.data import DiscreteTable
+from engine.parallel import imap_unordered
 from engine.stratify import draw_group_proportions, proportions_to_sizes
 
 ProgressFn = Callable[[float, str], None]
@@ -644,13 +646,14 @@ def _fit_job(i: int, model, df: pd.DataFrame, domain: dict, rng: np.random.Gener
 
 
 def run_fit_jobs(jobs: Sequence[FitJob], *, n_jobs: int = 1, progress: ProgressFn | None = None,
-                 backend: str = "loky") -> list[tuple[object, np.random.Generator]]:
-    """Fit every job, sequentially (``n_jobs=1``) or over ``n_jobs`` joblib/loky worker processes.
+                 backend: str | None = None) -> list[tuple[object, np.random.Generator]]:
+    """Fit every job, sequentially (``n_jobs=1``) or through ``engine.parallel`` (``n_jobs`` processes).
 
     Returns ``(fitted model, generator after the fit)`` in job order, identical for any ``n_jobs`` because
     each job owns its generator. ``progress(fraction, message)`` is nondecreasing and ends at 1.0: with one job
     at a time it follows each fit's own progress inside the job's share; with workers it advances as each job
-    finishes. ``backend="loky"`` (processes) by default: with threads, mbi's estimation runs under
+    finishes. ``backend=None`` uses the active ``joblib.parallel_config`` (a Dask cluster, say), else worker
+    processes; a name forces that joblib backend. Not threads by default: with threads, mbi's estimation runs under
     ``_MBI_LOCK`` one fit at a time, and removing the lock gave no consistent speed-up in our measurements
     (2 shared cores). Each process compiles its own JAX programs; for MST on Adult compilation dominates
     (a new ε recompiles even in a warm process), which caps the gain from a second process.
@@ -677,11 +680,11 @@ def run_fit_jobs(jobs: Sequence[FitJob], *, n_jobs: int = 1, progress: ProgressF
         # are unpickled, or their arrays are silently cast to float32 and sampling changes.
         _import_mbi()
     _report(progress, 0.0, f"Fitting {total} models on {n_jobs} workers (the first run compiles code)")
-    gen = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")(
-        delayed(_fit_job)(i, job.model, job.df, job.domain, job.rng) for i, job in enumerate(jobs))
-    for done, (i, model, r) in enumerate(gen, start=1):
-        out[i] = (model, r)
-        _report(progress, done / total, f"{jobs[i].label} fitted ({done} of {total})")
+    tasks = [(i, job.model, job.df, job.domain, job.rng) for i, job in enumerate(jobs)]
+    with parallel_config(backend=backend) if backend is not None else contextlib.nullcontext():
+        for done, (_, (i, model, r)) in enumerate(imap_unordered(_fit_job, tasks, n_jobs=n_jobs), start=1):
+            out[i] = (model, r)
+            _report(progress, done / total, f"{jobs[i].label} fitted ({done} of {total})")
     return out
 
 

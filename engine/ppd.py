@@ -26,7 +26,6 @@ is a scalar absolute value; :func:`method_guarantee` uses σ(Δ_z) as a scalar).
 
 from __future__ import annotations
 
-import io
 import itertools
 import math
 from dataclasses import dataclass
@@ -34,9 +33,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 from numpy.typing import ArrayLike
 from scipy import optimize, special, stats
+
+from engine.data import read_uploaded_csv
+from engine.parallel import imap_unordered
 
 __all__ = [
     "PublicInfo", "GaussianPublicInfo", "Prop1MSE", "Stage1Result", "CountRelease", "PostprocessResult",
@@ -1078,9 +1079,13 @@ def _check_alg1_inputs(y, s, prior_alpha):
     a0 = np.asarray(prior_alpha, dtype=float)
     if y.ndim != 1 or y.shape != a0.shape or y.size < 2:
         raise ValueError("y and prior_alpha must be 1-D of the same length (≥ 2 cells)")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("the noisy counts y must be finite numbers")
+    if not np.all(np.isfinite(a0)) or np.any(np.abs(a0) > np.finfo(float).max / max(a0.size, 1)):
+        raise ValueError("prior_alpha must be finite numbers")
     if np.any(a0 <= 0):
         raise ValueError("prior_alpha must be > 0")
-    if int(s) != s or s < 0:
+    if not math.isfinite(s) or int(s) != s or s < 0:
         raise ValueError(f"the public total s must be a non-negative integer, got {s!r}")
     return y, int(s), a0
 
@@ -1101,9 +1106,12 @@ def posterior_exact_counts(y: ArrayLike, s: int, prior_alpha: ArrayLike, *, epsi
     r = _dlap_r(epsilon, sensitivity)
     X = _compositions(s, y.size)
     A = a0.sum()
-    g = special.gammaln
-    log_dm = (g(A) + g(s + 1) - g(s + A)
-              + np.sum(g(X + a0) - g(a0) - g(X + 1), axis=1))
+    # log DM(x; s, α₀) with the Γ ratios as log rising factorials Σ_{i<x} log(a + i) (x ≤ s): the usual
+    # gammaln(x + a) − gammaln(a) cancels catastrophically for large α₀ (a strong prior), and overflows.
+    steps = np.arange(s)
+    rise = np.concatenate([np.zeros((a0.size, 1)), np.cumsum(np.log(a0[:, None] + steps[None, :]), axis=1)], axis=1)
+    log_dm = (special.gammaln(s + 1) - float(np.log(A + steps).sum())
+              + np.sum(rise[np.arange(a0.size)[None, :], X] - special.gammaln(X + 1), axis=1))
     log_acc = log_dm + np.abs(y - X).sum(axis=1) * math.log(r)
     acc = float(np.exp(special.logsumexp(log_acc)))
     w = np.exp(log_acc - log_acc.max())
@@ -1111,7 +1119,7 @@ def posterior_exact_counts(y: ArrayLike, s: int, prior_alpha: ArrayLike, *, epsi
     B = A + s
     beta = X + a0
     m_x = beta / B
-    v_x = beta * (B - beta) / (B * B * (B + 1))
+    v_x = m_x * (1.0 - m_x) / (B + 1)
     mean = w @ m_x
     var = w @ v_x + w @ (m_x - mean) ** 2
     return PosteriorSummary(mean=mean, sd=np.sqrt(var), acceptance=acc, n_accepted=None,
@@ -1390,6 +1398,10 @@ def validate_county_csv(df: pd.DataFrame) -> CountyPanel:
     if not isinstance(df, pd.DataFrame):
         raise ValueError("expected a table (pandas DataFrame)")
     cols = {str(c).strip().lower(): c for c in df.columns}
+    twice = [c for c in _CSV_COLUMNS if sum(str(x).strip().lower() == c for x in df.columns) > 1]
+    if twice:
+        raise ValueError(f"the column {twice[0]} appears more than once (names are case-insensitive); expected "
+                         "each of " + ", ".join(_CSV_COLUMNS) + " once")
     missing = [c for c in _CSV_COLUMNS if c not in cols]
     if missing:
         raise ValueError(f"missing column(s) {', '.join(missing)}; expected the columns "
@@ -1474,22 +1486,16 @@ def validate_county_csv(df: pd.DataFrame) -> CountyPanel:
 
 
 def read_county_csv(data: bytes) -> CountyPanel:
-    """Parse uploaded CSV bytes (≤ 10 MB, UTF-8) and validate them with :func:`validate_county_csv`."""
-    if len(data) > MAX_COUNTY_CSV_BYTES:
-        raise ValueError(f"the file is {len(data) / 1e6:.1f} MB; the limit is {MAX_COUNTY_CSV_BYTES / 1e6:.0f} MB")
-    if not data.strip():
-        raise ValueError("the file is empty; expected a CSV with columns " + ", ".join(_CSV_COLUMNS))
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ValueError("the file is not UTF-8 text; expected a CSV file") from None
-    try:
-        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, sep=None, engine="python")
-    except Exception as exc:  # pandas raises several parser error types
-        raise ValueError(f"could not read the file as CSV ({exc.__class__.__name__}); expected a "
-                         "comma-separated file with a header row") from None
-    df = df.replace({"": None})
-    return validate_county_csv(df)
+    """Parse uploaded county CSV bytes with the product's one bounded reader, then :func:`validate_county_csv`.
+
+    ``engine.data.read_uploaded_csv`` enforces the byte, record, column and row limits before any frame is built
+    (at most 10 MB, 30 columns and 500 × 240 rows here) and refuses ragged rows, blank or duplicate column
+    names; every column stays text (``as_text``) so the counts are checked as whole numbers by the validator,
+    and only empty cells count as missing (a county may be called "NA").
+    """
+    ds = read_uploaded_csv(data, max_bytes=MAX_COUNTY_CSV_BYTES, max_rows=500 * 240, max_cols=30,
+                           min_rows=1, min_cols=2, as_text=True, missing_codes=("",))
+    return validate_county_csv(ds.frame)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1622,7 +1628,7 @@ def _release_chain(i: int, panel: CountyPanel, t: int, rep: int, e: float, m: st
 
 def _run_chains(panel: CountyPanel, chains: list[tuple], opts: dict, n_jobs: int,
                 progress: Callable[[float, str], None] | None) -> list[pd.DataFrame]:
-    """Run (t, rep, ε, method, α) chains, in order or over joblib/loky processes; frames in chain order.
+    """Run (t, rep, ε, method, α) chains, in order or through ``engine.parallel``; frames in chain order.
 
     Processes, not threads: the Gibbs sweeps are Python loops that hold the GIL. Each chain's seed is a
     SeedSequence of (root, t, rep, ε, method, α), never a shared generator, so the frames do not depend on
@@ -1641,9 +1647,7 @@ def _run_chains(panel: CountyPanel, chains: list[tuple], opts: dict, n_jobs: int
                 + f", ε = {e:g}, month {panel.months[t]}, draw {rep + 1}")
 
     n_jobs = max(1, min(int(n_jobs), len(jobs)))
-    results = (map(lambda j: _release_chain(*j), jobs) if n_jobs == 1 else
-               Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")(
-                   delayed(_release_chain)(*j) for j in jobs))
+    results = (r for _, r in imap_unordered(_release_chain, jobs, n_jobs=n_jobs))
     for done, (i, frame) in enumerate(results, start=1):
         frames[i] = frame
         if progress is not None:

@@ -5,7 +5,8 @@ Pure Python (no streamlit). Spec ``epsilon_calculator.md`` §4.7, following Roge
 statistic), Thm 6.1.7 (AsymptGOF), eqs 7.14/7.19 (nonprojected/projected statistics), Lemma 6.2.3
 (independence covariance), Alg. 11 (2MLE) and Alg. 13 (AsymptIndep), eq. 7.24 and Alg. 15 (GenChiTest),
 Algs 8 and 16 (Monte Carlo critical values). Weighted chi-square tails by exact convolution or Imhof (1961).
-Monte Carlo grids run in parallel with joblib, one spawned seed per task, so results do not depend on n_jobs.
+Monte Carlo grids run in parallel through ``engine.parallel``, one spawned seed per task, so results do not depend
+on n_jobs or on where the tasks run.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from typing import Callable, Literal
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 from scipy import integrate, optimize, special, stats
+
+from engine.parallel import imap_unordered
 
 MAX_TRIALS = 100_000
 
@@ -821,10 +823,6 @@ def _grid_task(kind: str, null: np.ndarray, probs: np.ndarray, n: int, noise: st
     return {t: int(round(v * trials)) for t, v in res.rates.items()}
 
 
-def _indexed_task(i: int, args: tuple) -> tuple[int, dict[str, int]]:
-    return i, _grid_task(*args)
-
-
 def simulate_grid(kind: Literal["gof", "independence"], null, alternative, *, ns, privacy, alpha,
                   noise: Literal["gaussian", "laplace"], trials=1000, m=59, seed=0, n_jobs=1, tests=None,
                   chunk=250, progress: Callable[[float], None] | None = None) -> pd.DataFrame:
@@ -870,9 +868,7 @@ def simulate_grid(kind: Literal["gof", "independence"], null, alternative, *, ns
             out[i] = _grid_task(*a_, progress=inner)
             done += a_[7]
     else:
-        gen = Parallel(n_jobs=int(n_jobs), return_as="generator_unordered")(
-            delayed(_indexed_task)(i, a_) for i, a_ in enumerate(args))
-        for i, rej in gen:
+        for i, rej in imap_unordered(_grid_task, args, n_jobs=int(n_jobs)):
             out[i] = rej
             done += args[i][7]
             if progress is not None:

@@ -28,6 +28,7 @@ from engine.data import (DataValidationError, discrete_table_from_csv, load_adul
 from ui import page_end, page_setup
 from ui.common import CORES
 from ui.exports import csv_bytes, download_csv, download_json, figure_html
+from ui.text import md_escape
 from ui.upload import uploaded_bytes
 from ui.widgets import seed_input
 
@@ -238,18 +239,67 @@ st.markdown(
 )
 st.info(PUBLIC_SIZES)
 
+mode = st.radio("View", MODES, key="sv_mode", horizontal=True, bind="query-params", label_visibility="collapsed")
+PP_VIEW = mode == "Partially private release"
+
 with st.sidebar:
     st.header("Stratification")
-    source = st.selectbox("Data source", SOURCES, key="sv_source", help=SOURCE_HELP, bind="query-params")
-    acs_level = "sex_race"
-    if source == "ACS preset":
-        acs_level = {"Sex × race": "sex_race", "Race": "race"}[
-            st.radio("ACS groups", ("Sex × race", "Race"), key="sv_acs_level", horizontal=True, bind="query-params")]
-    seed = seed_input(key="sv_seed")
-    synth_label = st.selectbox("Synthesizer", list(SYNTH_KEYS), key="sv_synth", bind="query-params",
-                               help="Independent, Full histogram and MWEM redraw live; MST and AIM (the paper's "
-                               "synthesizers) run on a button.")
+    # The partially private view has its own data, ε and seed: the settings of the other two views stay drawn
+    # (so their values and link survive a visit) but greyed out in a closed box, since none of them applies.
+    side = st.expander("Settings of the other two views (not used here)") if PP_VIEW else st.container()
+    with side:
+        source = st.selectbox("Data source", SOURCES, key="sv_source", help=SOURCE_HELP, bind="query-params",
+                              disabled=PP_VIEW)
+        acs_level = "sex_race"
+        if source == "ACS preset":
+            acs_level = {"Sex × race": "sex_race", "Race": "race"}[
+                st.radio("ACS groups", ("Sex × race", "Race"), key="sv_acs_level", horizontal=True,
+                         bind="query-params", disabled=PP_VIEW)]
+        if PP_VIEW:
+            seed = int(st.number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key="sv_seed",
+                                       bind="query-params", disabled=True))
+        else:
+            seed = seed_input(key="sv_seed")
+        synth_label = st.selectbox("Synthesizer", list(SYNTH_KEYS), key="sv_synth", bind="query-params",
+                                   disabled=mode != "Synthetic data",
+                                   help="Synthetic-data view only. Independent, Full histogram and MWEM redraw "
+                                   "live; MST and AIM (the paper's synthesizers) run on a button.")
 synth = SYNTH_KEYS[synth_label]
+
+
+SIM_SOURCES = ("Mixture", "ACS preset")
+MEAN_KEYS = ("sv_eps", "sv_alpha", "sv_k", "sv_n", "sv_reps", "sv_min_frac", "sv_small", "sv_paper_grid",
+             "sv_estimator", "sv_R", "sv_gamma", "sv_clip", "sv_tau", "sv_sigma_mode", "sv_weights", "sv_holdout",
+             "sv_eps_w", "sv_parity_norm")
+
+
+def unused(key: str, *, estimator: str = "laplace", weights: str = "exact") -> bool:
+    """True when control ``key`` has no effect in the current view and data source (it is then disabled).
+
+    Mean view: k and α shape only the simulated Dirichlet sizes (Mixture, Categorical), n only the simulated
+    sources; τ, σ_i and the weights only simulated mixtures; γ and the clipping width only the Laplace
+    estimator. Synthetic view: ε, the minimum stratum fraction and the paper grid; k, α, n for the simulated
+    categorical table. Partially private view: none (it has its own controls).
+    """
+    if PP_VIEW:
+        return True
+    if mode == "Synthetic data":
+        if key in ("sv_eps", "sv_min_frac", "sv_paper_grid"):
+            return False
+        return not (key in ("sv_alpha", "sv_k", "sv_n") and source == "Categorical")
+    if key in ("sv_alpha", "sv_k"):
+        return source not in ("Mixture", "Categorical")
+    if key == "sv_n":
+        return source not in ("Mixture", "ACS preset", "Categorical")
+    if key in ("sv_tau", "sv_sigma_mode", "sv_weights"):
+        return source not in SIM_SOURCES
+    if key == "sv_holdout":
+        return source not in SIM_SOURCES or weights != "holdout share"
+    if key == "sv_eps_w":
+        return source not in SIM_SOURCES or weights != "noisy"
+    if key in ("sv_gamma", "sv_clip"):
+        return estimator != "laplace"
+    return False
 
 
 def draw_controls(*, main: bool) -> None:
@@ -258,62 +308,76 @@ def draw_controls(*, main: bool) -> None:
     Drawn in the main area inside the mean-mode fragment (so moving one reruns only that view) and in the
     sidebar in the other views. A keyed widget's identity ignores its container, so the value and the link
     survive a change of view; every control is drawn in every view, or Streamlit would drop its state and its
-    query parameter.
+    query parameter. A control that the current view and data source do not use is drawn disabled
+    (:func:`unused`), so it cannot suggest an effect it does not have.
     """
     global eps, paper_grid, alpha, k, n, reps, min_frac, small, estimator, R, gamma, clip_mode, tau, sigma_mode
     global weights_mode, holdout, eps_w, parity_norm
     cols = st.columns(4) if main else [st.container()] * 4
     eps = float(cols[0].select_slider("Privacy budget ε", options=EPS_GRID, value=1.0, key="sv_eps",
-                                      format_func=num_label, bind="query-params",
+                                      format_func=num_label, bind="query-params", disabled=unused("sv_eps"),
                                       help="Smaller ε = stronger privacy = more noise."))
     alpha = float(cols[1].select_slider("Dirichlet α (group-size imbalance)", options=ALPHA_GRID, value=0.3,
-                                        key="sv_alpha", format_func=num_label, bind="query-params", help=SMALL_ALPHA))
-    k = int(cols[2].slider("Number of groups k", 2, 50, 9, key="sv_k", bind="query-params"))
+                                        key="sv_alpha", format_func=num_label, bind="query-params", help=SMALL_ALPHA,
+                                        disabled=unused("sv_alpha")))
+    k = int(cols[2].slider("Number of groups k", 2, 50, 9, key="sv_k", bind="query-params",
+                           disabled=unused("sv_k")))
     n = int(cols[3].select_slider("Records n", options=N_GRID, value=10_000, key="sv_n",
-                                  format_func=lambda v: f"{v:,}", bind="query-params"))
+                                  format_func=lambda v: f"{v:,}", bind="query-params", disabled=unused("sv_n")))
     cols = st.columns(4) if main else cols
     reps = int(cols[0].slider("Repetitions", 1, 200, 30, key="sv_reps", bind="query-params",
+                              disabled=unused("sv_reps"),
                               help="How many times the noise (and the simulated data) are redrawn."))
     min_frac = float(cols[1].slider("Minimum stratum fraction", 0.0, 0.05, 0.001, step=0.0005, format="%.4f",
-                                    key="sv_min_frac", bind="query-params",
+                                    key="sv_min_frac", bind="query-params", disabled=unused("sv_min_frac"),
                                     help="Groups with at most this share of the records are pooled or dropped."))
     small = cols[2].radio("Groups below the threshold", ("Pool", "Drop"), key="sv_small", horizontal=True,
-                          bind="query-params", help="Pool: estimate them together once (mean estimation default). "
+                          bind="query-params", disabled=unused("sv_small"),
+                          help="Pool: estimate them together once (mean estimation default). "
                           "Drop: release nothing for them (the paper's synthesis code).").lower()
-    paper_grid = cols[3].toggle("Paper grid (sweep ε over 0.01 … 5)", key="sv_paper_grid", bind="query-params")
-    if reps > 50:
+    paper_grid = cols[3].toggle("Paper grid (sweep ε over 0.01 … 5)", key="sv_paper_grid", bind="query-params",
+                                disabled=unused("sv_paper_grid"))
+    if reps > 50 and not unused("sv_reps"):
         st.warning("More than 50 repetitions can make the page slow to redraw.")
     with st.expander("Mean estimation options"):
         cols = st.columns(3) if main else [st.container()] * 3
         estimator = cols[0].radio("Estimator", ("Laplace", "Coinpress"), key="sv_estimator", horizontal=True,
-                                  bind="query-params").lower()
+                                  bind="query-params", disabled=unused("sv_estimator")).lower()
         R = float(cols[0].number_input("Public bound R on |group means|", 0.1, 100.0, 3.0, step=0.5, key="sv_R",
-                                       bind="query-params"))
+                                       bind="query-params", disabled=unused("sv_R")))
         gamma = float(cols[0].select_slider("Failure probability γ", options=(0.001, 0.01, 0.05, 0.1, 0.2),
-                                            value=0.05, key="sv_gamma", format_func=num_label, bind="query-params"))
+                                            value=0.05, key="sv_gamma", format_func=num_label, bind="query-params",
+                                            disabled=unused("sv_gamma", estimator=estimator),
+                                            help="Laplace estimator only (Coinpress uses β = 0.01)."))
         clip_mode = cols[1].radio("Clipping width", ("paper", "rigorous"), key="sv_clip", horizontal=True,
-                                  bind="query-params", help="paper: R + √log(m/γ); rigorous: R + √(2 log(2m/γ)).")
+                                  bind="query-params", disabled=unused("sv_clip", estimator=estimator),
+                                  help="Laplace estimator only. paper: R + √log(m/γ); rigorous: R + √(2 log(2m/γ)).")
         tau = float(cols[1].select_slider("Spread of group means τ", options=(0.0, 0.25, 0.5, 1.0, 2.0), value=1.0,
-                                          key="sv_tau", format_func=num_label, bind="query-params"))
+                                          key="sv_tau", format_func=num_label, bind="query-params",
+                                          disabled=unused("sv_tau"), help="Simulated sources only."))
         sigma_mode = cols[1].radio("Within-group spread σ_i", ("equal", "uniform"), key="sv_sigma_mode",
-                                   horizontal=True, bind="query-params",
-                                   help="equal: σ_i = 1; uniform: σ_i ~ U(0.1, 2) (paper App. B).")
+                                   horizontal=True, bind="query-params", disabled=unused("sv_sigma_mode"),
+                                   help="Simulated sources only. equal: σ_i = 1; uniform: σ_i ~ U(0.1, 2) "
+                                   "(paper App. B).")
         weights_label = cols[2].radio("Group weights", ("exact", "holdout share", "noisy"), key="sv_weights",
-                                      horizontal=True, bind="query-params",
-                                      help="exact: public sizes; holdout: from a public share of rows (removed "
-                                      "from the private data); noisy: counts + Laplace noise at an extra ε_w.")
+                                      horizontal=True, bind="query-params", disabled=unused("sv_weights"),
+                                      help="Simulated sources only. exact: public sizes; holdout: from a public "
+                                      "share of rows (removed from the private data); noisy: counts + Laplace "
+                                      "noise at an extra ε_w.")
         holdout = float(cols[2].slider("Holdout share", 0.1, 0.9, 0.5, step=0.1, key="sv_holdout",
-                                       bind="query-params"))
+                                       bind="query-params", disabled=unused("sv_holdout", weights=weights_label)))
         eps_w = float(cols[2].select_slider("ε_w for noisy weights", options=(0.01, 0.1, 0.5, 1.0, 5.0), value=0.1,
-                                            key="sv_eps_w", format_func=num_label, bind="query-params"))
+                                            key="sv_eps_w", format_func=num_label, bind="query-params",
+                                            disabled=unused("sv_eps_w", weights=weights_label)))
         parity_norm = cols[0].toggle("Normalised parity error (divide by true means)", key="sv_parity_norm",
-                                     bind="query-params")
+                                     bind="query-params", disabled=unused("sv_parity_norm"))
+    if any(unused(key, estimator=estimator, weights=weights_label) for key in MEAN_KEYS):
+        st.caption("Greyed-out controls do not apply to this view or data source.")
     weights_mode = {"exact": "exact", "holdout share": "holdout", "noisy": "noisy"}[weights_label]
 
 
-mode = st.radio("View", MODES, key="sv_mode", horizontal=True, bind="query-params", label_visibility="collapsed")
 if mode != "Mean estimation":
-    with st.sidebar:
+    with side:
         draw_controls(main=False)
 
 # ----------------------------------------------------------------------------------------------------------
@@ -333,7 +397,7 @@ if source == "Upload":
             upload_digest = hashlib.sha256(data).hexdigest()
             upload_frame, err = c_upload(upload_digest, data)
             if err:
-                st.error(f"This file cannot be used: {err}")
+                st.error(f"This file cannot be used: {md_escape(err, max_len=400)}")
             else:
                 cols = list(upload_frame.columns)
                 groups = st.multiselect("Group columns (1–2)", cols, default=cols[:1], max_selections=2,
@@ -341,14 +405,14 @@ if source == "Upload":
                 binary = [c for c in cols if upload_frame[c].dropna().nunique() == 2]
                 label = st.selectbox("Binary label (optional)", ["(none)"] + binary, key="sv_up_label", bind="query-params")
                 if not groups:
-                    st.error("Pick at least one group column: the strata are the combinations of its values.")
+                    st.warning("Pick at least one group column: the strata are the combinations of its values.")
                 else:
                     upload_table, err = c_upload_table(upload_digest, upload_frame, tuple(groups),
                                                        None if label == "(none)" else label)
                     if err:
-                        st.error(f"This file cannot be used: {err}")
+                        st.error(f"This file cannot be used: {md_escape(err, max_len=400)}")
                     else:
-                        st.caption(upload_table.source)
+                        st.caption(md_escape(upload_table.source, max_len=400))
         else:
             st.info("Upload a CSV to use your own data; until then the other views show the default data.")
 
@@ -404,7 +468,8 @@ def mean_inputs():
     frame = upload_frame.dropna()
     num_cols = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
     if not num_cols:
-        st.error("Mean estimation needs a numeric column; this file has none.")
+        st.warning("Mean estimation needs a numeric column; this file has none. Upload a file with one, or use "
+                   "the Synthetic data view.")
         st.stop()
     col = st.selectbox("Numeric column", num_cols, key="sv_up_value", bind="query-params")
     c1, c2 = st.columns(2)
@@ -433,7 +498,7 @@ def render_mean() -> None:
             df = c_mean_on_data(inp["key"], inp["x"], inp["g"], inp["k"], eps_list, R, gamma, reps, seed,
                                 estimator, min_frac, small, clip_mode)
     except ValueError as exc:
-        st.error(f"These settings leave nothing to estimate: {exc}. Lower the minimum stratum fraction or choose "
+        st.warning(f"These settings leave nothing to estimate: {md_escape(exc)}. Lower the minimum stratum fraction or choose "
                  "“Pool” for groups below the threshold.")
         return
     if inp["kind"] == "data":
@@ -487,7 +552,7 @@ def render_mean() -> None:
         losers = [labels[i] for i, ok in zip(np.flatnonzero(nz), analytic.table["stratified_better"]) if not ok]
         if losers:
             st.warning(f"At ε = {eps:g}, these groups are below their crossover size and would be better served "
-                       f"by the naive/pooled estimate: {', '.join(map(str, losers[:12]))}"
+                       f"by the naive/pooled estimate: {', '.join(map(md_escape, losers[:12]))}"
                        f"{' …' if len(losers) > 12 else ''}.")
 
     # 3. Population error.
@@ -616,11 +681,11 @@ def run_pair(table_key, table, eps_value, small_s, clf):
                     progress=prog, n_jobs=CORES)
             except Y.SynthesizerUnavailable as exc:
                 status.update(label="Unavailable", state="error")
-                st.error(str(exc))
+                st.error(md_escape(exc, max_len=400))
                 return None
             except ValueError as exc:
                 status.update(label="Could not run", state="error")
-                st.error(str(exc))
+                st.error(md_escape(exc, max_len=400))
                 return None
             status.update(label="Done", state="complete", expanded=False)
         if len(store) >= 8:
@@ -632,7 +697,7 @@ def run_pair(table_key, table, eps_value, small_s, clf):
             return {v: c_synth_run(table_key, table, synth, eps_value, v, seed, min_frac, small_s, clf)
                     for v in ("vanilla", "stratified")}
     except ValueError as exc:
-        st.error(f"{synth_label} cannot run with these settings: {exc}. If every group is below the minimum "
+        st.warning(f"{synth_label} cannot run with these settings: {md_escape(exc, max_len=400)}. If every group is below the minimum "
                  "stratum fraction, lower it; if the table is too large for this synthesizer, pick another one.")
         return None
 
@@ -732,9 +797,10 @@ def render_synth() -> None:
         show(F.make_parity_heatmap(pv, ps), key="sv_fig_parity", filename="parity_heatmap",
              caption="Each cell: how far the synthetic group's column mean is from the real one, relative to it. "
                      f"Seed {seed}.")
-        if mv.parity.fallback_groups or ms.parity.fallback_groups:
+        missing = sorted(set(mv.parity.fallback_groups) | set(ms.parity.fallback_groups), key=str)
+        if missing:
             st.caption("Groups missing from a synthetic table were compared with the whole synthetic table: "
-                       f"{', '.join(map(str, set(mv.parity.fallback_groups) | set(ms.parity.fallback_groups)))}.")
+                       f"{', '.join(md_escape(_decode_group(g, table)) for g in missing)}.")
         if strata is not None:
             st.markdown("**Strata**")
             stab = strata.copy()
@@ -742,16 +808,20 @@ def render_synth() -> None:
                 stab[gc] = [labels.get(gc, ())[v] if gc in labels and v < len(labels[gc]) else v for v in stab[gc]]
             st.dataframe(stab, hide_index=True)
             download_csv(stab, filename="strata.csv", key="sv_dl_strata", label="Download strata table (CSV)")
-        # Synthetic sample download (decoded labels), header lines record how it was made.
+        # Synthetic sample download (decoded labels). A plain CSV that reads back with any CSV reader (and into
+        # this page's upload); how it was made goes in a JSON sidecar, not in comment lines.
         which = st.radio("Synthetic sample to download", ("stratified", "vanilla"), key="sv_dl_which", horizontal=True,
                          bind="query-params")
         run = runs[which]
-        header = (f"# synthetic data; synthesizer={synth}; variant={which}; epsilon={eps:g}; "
-                  f"delta={run.delta:g}; seed={seed}\n").encode()
-        st.download_button("Download synthetic data (CSV)", data=partial(_synth_csv, header, run.synthetic,
-                                                                          table.labels),
-                           file_name=f"synthetic_{synth}_{which}_eps{eps:g}_seed{seed}.csv", mime="text/csv",
-                           key="sv_dl_synth", on_click="ignore")
+        stem = f"synthetic_{synth}_{which}_eps{eps:g}_seed{seed}"
+        d1, d2 = st.columns(2)
+        d1.download_button("Download synthetic data (CSV)", data=partial(_synth_csv, run.synthetic, table.labels),
+                           file_name=f"{stem}.csv", mime="text/csv", key="sv_dl_synth", on_click="ignore")
+        with d2:
+            download_json(dict(file=f"{stem}.csv", synthesizer=synth, variant=which, epsilon=eps, delta=run.delta,
+                               seed=seed, source=source, rows=int(len(run.synthetic)), paper=PAPER),
+                          filename=f"{stem}.json", key="sv_dl_synth_meta",
+                          label="Download how it was made (JSON)")
     # Paper grid sweep (behind a button).
     if paper_grid:
         st.subheader("Quality against ε (paper grid)")
@@ -779,7 +849,7 @@ def render_synth() -> None:
                                 bar.progress((i + 1) / len(jobs), text=f"{i + 1} of {len(jobs)} fits done")
                     except (ValueError, Y.SynthesizerUnavailable) as exc:
                         status.update(label="Could not run", state="error")
-                        st.error(str(exc))
+                        st.error(md_escape(exc, max_len=400))
                         return
                     status.update(label="Done", state="complete", expanded=False)
                 store[skey] = pd.concat(out, ignore_index=True)
@@ -806,8 +876,8 @@ def _decode_group(label: str, table) -> str:
     return " × ".join(out)
 
 
-def _synth_csv(header: bytes, df: pd.DataFrame, labels) -> bytes:
-    return header + csv_bytes(Y.decode_table(df, labels))
+def _synth_csv(df: pd.DataFrame, labels) -> bytes:
+    return csv_bytes(Y.decode_table(df, labels))
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -514,6 +514,47 @@ def test_alg1_guards():
         ppd.lemma7_toy(201, epsilon=1)
 
 
+def test_alg1_non_finite_inputs_are_refused():
+    # Issue 17: "inf" or "nan" typed into the toy's text boxes gave NaN tables without a word.
+    for y, a0 in (([math.inf, 1, 4], [3, 3, 2]), ([math.nan, 1, 4], [3, 3, 2]), ([6, 1, 4], [math.inf, 1, 1]),
+                  ([6, 1, 4], [1e308, 1e308, 1e308])):
+        with pytest.raises(ValueError, match="finite"):
+            ppd.posterior_exact_counts(y, 10, a0, epsilon=1, sensitivity=2)
+        with pytest.raises(ValueError, match="finite"):
+            ppd.posterior_rejection_counts(y, 10, a0, epsilon=1, sensitivity=2, n_proposals=10, rng=0)
+
+
+@pytest.mark.parametrize("scale", [1e13, 1e150])
+def test_alg1_exact_strong_prior_against_mpmath(scale):
+    """A strong prior (large α₀): the posterior by 40-digit enumeration with mpmath's rising factorials."""
+    import mpmath as mp
+    mp.mp.dps = 40
+    y, s, eps, sens = [6, 1, 4], 10, 1.0, 2.0
+    a0 = [1 * scale, 3 * scale, 2 * scale]
+    r = mp.e ** (-mp.mpf(eps) / sens)
+    A = mp.mpf(sum(a0))
+    W = mp.mpf(0)
+    M = [mp.mpf(0)] * 3
+    S2 = [mp.mpf(0)] * 3
+    for x0 in range(s + 1):
+        for x1 in range(s + 1 - x0):
+            x = (x0, x1, s - x0 - x1)
+            dm = mp.factorial(s) / mp.rf(A, s)
+            for a, xi in zip(a0, x):
+                dm *= mp.rf(mp.mpf(a), xi) / mp.factorial(xi)
+            w = dm * r ** sum(abs(yi - xi) for yi, xi in zip(y, x))
+            W += w
+            for j in range(3):
+                m = (a0[j] + x[j]) / (A + s)
+                M[j] += w * m
+                S2[j] += w * (m * (1 - m) / (A + s + 1) + m * m)
+    ex = ppd.posterior_exact_counts(y, s, a0, epsilon=eps, sensitivity=sens)
+    for j in range(3):
+        mean = M[j] / W
+        assert ex.mean[j] == pytest.approx(float(mean), rel=1e-12)
+        assert ex.sd[j] == pytest.approx(float(mp.sqrt(S2[j] / W - mean ** 2)), rel=1e-6)
+
+
 # ---------------------------------------------------------------------------------------------- P16 WEM
 def test_wem_naive_lattice_mean_p16():
     u = np.arange(-600, 601)
@@ -660,10 +701,48 @@ def test_csv_rule_violations(mutate, match):
 def test_read_county_csv_bytes_errors():
     with pytest.raises(ValueError, match="empty"):
         ppd.read_county_csv(b"")
-    with pytest.raises(ValueError, match="limit is 10 MB"):
+    with pytest.raises(ValueError, match="limit is 10"):
         ppd.read_county_csv(b"x" * (10_000_001))
     with pytest.raises(ValueError, match="missing column"):
         ppd.read_county_csv(b"a,b\n1,2\n")
+
+
+def _county_csv_bytes(J=3, T=2) -> bytes:
+    return _panel_frame(ppd.synth_pa_like(J=J, T=T)).to_csv(index=False).encode()
+
+
+def test_read_county_csv_refuses_a_column_bomb_quickly():
+    # Issue 17: the county reader had its own pd.read_csv(sep=None) and built the frame before any column limit.
+    import time
+    bomb = b"county,month,cases,deaths,population," + b",".join(b"c%d" % i for i in range(450_000)) + b"\n"
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="columns"):
+        ppd.read_county_csv(bomb + bomb.replace(b"c", b"1"))
+    assert time.perf_counter() - t0 < 2.0
+
+
+def test_read_county_csv_uses_the_shared_checks():
+    # Duplicate names, ragged rows and an unclosed quote get the shared reader's messages (pandas renamed
+    # a duplicate "county" to "county.1" and read on).
+    good = _county_csv_bytes()
+    header, rest = good.split(b"\n", 1)
+    with pytest.raises(ValueError, match="(?i)more than once"):
+        ppd.read_county_csv(header + b",county\n" + b"\n".join(r + b",x" for r in rest.split(b"\n") if r) + b"\n")
+    with pytest.raises(ValueError, match="(?i)line up|values"):
+        ppd.read_county_csv(good + b"County 09,Month 01,1\n")
+    with pytest.raises(ValueError, match="(?i)quote"):
+        ppd.read_county_csv(good + b'"County 09,Month 01,1,0,5\n')
+
+
+def test_read_county_csv_keeps_text_and_other_encodings():
+    # Counties named "NA" stay names (only empty cells are missing); semicolons and UTF-16 are read.
+    P = ppd.synth_pa_like(J=3, T=2)
+    df = _panel_frame(P)
+    df["County"] = df["County"].map({"County 01": "NA", "County 02": "N", "County 03": "County 03"})
+    Q = ppd.read_county_csv(df.to_csv(index=False).encode())
+    assert set(Q.counties) == {"NA", "N", "County 03"}
+    Q2 = ppd.read_county_csv(df.to_csv(index=False, sep=";").encode("utf-16"))
+    np.testing.assert_array_equal(Q2.cases, Q.cases)
 
 
 # ---------------------------------------------------------------------------------------------- P18 / release

@@ -24,6 +24,7 @@ from engine.risk import posterior_bound
 from ui.charts import show_figure
 from ui.common import CORES
 from ui.exports import download_csv, download_json
+from ui.text import md_escape
 from ui.upload import uploaded_bytes
 from ui.widgets import log_grid, log_slider, seed_input
 
@@ -347,6 +348,12 @@ def _parse_upload(digest: str, _data: bytes):
         return None, str(exc)
 
 
+def _export(frame: pd.DataFrame) -> pd.DataFrame:
+    """A release table for download without its entirely empty columns (α when no WEM-prior draw is in it),
+    so the CSV reads back with any reader, this product's included (an all-missing column is refused)."""
+    return frame.dropna(axis=1, how="all")
+
+
 def _public_tuple(public: ppd.PublicInfo) -> tuple:
     return (public.state_total, public.cases_ge_deaths, public.nonnegative, public.previous_month_prior,
             public.exact_share)
@@ -463,7 +470,7 @@ def _alg1_section(seed: int) -> None:
             a0 = _parse_vector(a_txt, "prior α₀", integer=False)
             ex, rj, lit = _alg1(tuple(y), int(s), tuple(a0), float(e), float(d), seed)
         except ValueError as exc:
-            st.error(f"Cannot compute the posterior: {exc}")
+            st.warning(f"Cannot compute the posterior: {md_escape(exc, max_len=400)}")
             return
         table = pd.DataFrame({
             "method": ["exact (enumeration)", "Algorithm 1, corrected", "Algorithm 1 as printed: incorrect "
@@ -510,8 +517,8 @@ def render_partially_private_release() -> None:
         if data is not None:
             parsed, err = _parse_upload(hashlib.sha256(data).hexdigest(), data)
             if err:
-                st.error(f"This file cannot be used: {err}. Expected columns county, month, cases, deaths, "
-                         "population with one row per county × month.")
+                st.error(f"This file cannot be used: {md_escape(err.rstrip('.'), max_len=400)}. Expected columns "
+                         "county, month, cases, deaths, population with one row per county × month.")
             else:
                 panel = parsed
     if panel.synthetic:
@@ -583,7 +590,7 @@ def render_partially_private_release() -> None:
             frames.append(_run_unit(panel_key, panel, t, float(eps), "pp", float("nan"), float(sens), float(kappa),
                                     int(reps), cfg["public"], int(sweeps), pp_sens, int(seed)))
         except ValueError as exc:
-            st.error(f"PP cannot run with these settings: {exc}")
+            st.error(f"PP cannot run with these settings: {md_escape(exc, max_len=400)}")
 
     # ------------------------------------------------------------ WEM buttons
     wem = [m for m in active if m != "pp"]
@@ -616,7 +623,7 @@ def render_partially_private_release() -> None:
             _run_units(units, panel_key, panel, cfg, "α sweep")
             done["alpha"] = run_key
     except ValueError as exc:
-        st.error(f"The WEM run failed: {exc}")
+        st.error(f"The WEM run failed: {md_escape(exc, max_len=400)}")
     wem_ready = done.get("now") == run_key and bool(wem)
     if wem_ready:
         for m in wem:
@@ -639,7 +646,7 @@ def render_partially_private_release() -> None:
                     caption=f"Each dot is a county in one of {reps} draws (seed {seed}). Small counties get large "
                             "relative errors. Exact matches (zero error, including counties published exactly) "
                             "are drawn at the floor 1e-5.")
-        download_csv(res, filename="ppd_release.csv", key="pp_dl_release")
+        download_csv(_export(res), filename="ppd_release.csv", key="pp_dl_release")
         series = {}
         if "pp" in active:
             series["pp"] = _series(panel_key, panel, "pp", {**cfg, "alpha": float("nan")})
@@ -666,7 +673,7 @@ def render_partially_private_release() -> None:
                                      int(seed)) for e in SWEEP_EPS for m in active], ignore_index=True)
         show_figure(figs.make_loss_vs_epsilon_figure(sweep), key="pp_fig_eps", filename="ppd_loss_vs_epsilon.html",
                     caption=f"Total ℓ₂ loss over all counties at {panel.months[t]}; dots are draws (seed {seed}).")
-        download_csv(sweep, filename="ppd_epsilon_sweep.csv", key="pp_dl_eps")
+        download_csv(_export(sweep), filename="ppd_epsilon_sweep.csv", key="pp_dl_eps")
     if done.get("alpha") == run_key and prior_on:
         sweep = pd.concat([_run_unit(panel_key, panel, t, float(eps), "wem_prior", a, float(sens), float(kappa),
                                      int(reps), cfg["public"], int(sweeps), pp_sens, int(seed)) for a in SWEEP_ALPHA]
@@ -676,7 +683,7 @@ def render_partially_private_release() -> None:
         show_figure(figs.make_alpha_sweep_figure(sweep), key="pp_fig_alpha", filename="ppd_alpha_sweep.html",
                     caption="A prior that is too weak adds little; one that is too strong drags the release "
                             "towards last month (the U-shape of L499).")
-        download_csv(sweep, filename="ppd_alpha_sweep.csv", key="pp_dl_alpha")
+        download_csv(_export(sweep), filename="ppd_alpha_sweep.csv", key="pp_dl_alpha")
 
     _alg1_section(int(seed))
     download_json(params, filename="ppd_parameters.json", key="pp_dl_json")

@@ -53,7 +53,7 @@ def test_defaults_render(base):
 
 SLIDERS = [("sv_eps", 0.1), ("sv_alpha", 2.0), ("sv_k", 5), ("sv_n", 2000), ("sv_reps", 10), ("sv_min_frac", 0.02),
            ("sv_R", 5.0), ("sv_gamma", 0.2), ("sv_tau", 2.0)]
-RADIOS = [("radio", "sv_small", "Drop"), ("radio", "sv_estimator", "Coinpress"), ("radio", "sv_clip", "rigorous"),
+RADIOS = [("radio", "sv_small", "Drop"), ("radio", "sv_clip", "rigorous"), ("radio", "sv_estimator", "Coinpress"),
           ("radio", "sv_sigma_mode", "uniform"), ("radio", "sv_estimator", "Laplace"),
           ("radio", "sv_weights", "holdout share"), ("slider", "sv_holdout", 0.3),
           ("radio", "sv_weights", "noisy"), ("select_slider", "sv_eps_w", 1.0)]
@@ -214,10 +214,11 @@ def test_synthetic_paper_grid_sweep_runs_on_button():
     assert len(_charts(at)) == n_before + 1
 
 
-def test_all_groups_dropped_gives_clear_error():
+def test_all_groups_dropped_gives_clear_message():
+    # A user-correctable state: a warning that says what to change, not an error box.
     at = _app(sv_k="50", sv_alpha="10", sv_min_frac="0.05", sv_small="Drop")
-    assert not at.exception
-    assert any("leave nothing to estimate" in e.value for e in at.error)
+    assert not at.exception and not at.error
+    assert any("leave nothing to estimate" in e.value for e in at.warning)
 
 
 def test_mean_controls_in_main_area_and_kept_across_views():
@@ -238,3 +239,136 @@ def test_mean_controls_in_main_area_and_kept_across_views():
     assert at.select_slider(key="sv_eps").value == 0.2 and at.radio(key="sv_estimator").value == "Coinpress"
     titles = [json.loads(c)["layout"].get("title", {}).get("text", "") for c in _charts(at)]
     assert "Per-group error at ε = 0.2" in titles
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Issue 12 / 17: CSV round trips, controls that do not apply, hostile uploads
+# ------------------------------------------------------------------------------------------------------------
+import csv  # noqa: E402
+import io  # noqa: E402
+import sys  # noqa: E402
+
+import pandas as pd  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "tests" / "product"))
+from walk import capture_downloads  # noqa: E402
+
+from engine.data import read_uploaded_csv  # noqa: E402
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_downloads(**params) -> tuple[AppTest, dict[str, bytes]]:
+    with capture_downloads() as dl:
+        at = _app(**params)
+        assert not at.exception
+        files = dl.files(".csv")
+    return at, files
+
+
+def _assert_reads_back(name: str, data: bytes) -> pd.DataFrame:
+    first = data.split(b"\n", 1)[0]
+    assert not first.startswith(b"#"), f"{name} starts with a comment line"
+    header = next(csv.reader(io.StringIO(data.decode("utf-8"))))
+    df = pd.read_csv(io.BytesIO(data))  # pandas defaults
+    assert list(map(str, df.columns)) == header, name
+    read_uploaded_csv(data, min_cols=1, max_rows=10_000_000, max_cols=10_000)  # this product's reader
+    return df
+
+
+@pytest.mark.parametrize("params", [
+    {},
+    {"sv_mode": "Synthetic data", "sv_source": "Categorical", "sv_n": "1000", "sv_k": "3"},
+    {"sv_mode": "Partially private release"},
+], ids=["mean", "synthetic", "partially_private"])
+def test_every_csv_download_reads_back(params):
+    at, files = _csv_downloads(**params)
+    assert files, "no CSV download captured"
+    for name, data in files.items():
+        _assert_reads_back(name, data)
+
+
+def test_synthetic_csv_reuploads_into_this_page():
+    at, files = _csv_downloads(sv_mode="Synthetic data", sv_source="Categorical", sv_n="1000", sv_k="3")
+    name = next(n for n in files if n.startswith("synthetic_"))
+    df = _assert_reads_back(name, files[name])
+    assert {"group", "x1", "y"} <= set(df.columns)
+    up = _app(sv_source="Upload", sv_mode="Synthetic data")
+    up.file_uploader(key="sv_upload").set_value(("s.csv", files[name], "text/csv")).run()
+    assert not up.exception
+    assert not [e.value for e in up.error]
+    # The provenance travels in a JSON sidecar next to it.
+    assert any(b.proto.label.startswith("Download how it was made") for b in at.get("download_button"))
+
+
+HOSTILE_HEADER = '=HYPERLINK("http://evil.example/x","click")'
+
+
+def _hostile_upload() -> bytes:
+    rows = ["g,v,y," + '"' + HOSTILE_HEADER.replace('"', '""') + '"']
+    rng_vals = [(i % 3, (i * 7) % 10, i % 2, (i * 3) % 4) for i in range(300)]
+    rows += [f"{'![x](http://evil.example/p)' if g == 0 else 'G' + str(g)},{v},{y},{h}" for g, v, y, h in rng_vals]
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_hostile_upload_headers_neutralised_in_every_csv():
+    with capture_downloads() as dl:
+        at = _app(sv_source="Upload", sv_mode="Synthetic data")
+        at.file_uploader(key="sv_upload").set_value(("h.csv", _hostile_upload(), "text/csv")).run()
+        at.multiselect(key="sv_up_groups").set_value(["g"]).run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        files = dl.files(".csv")
+    assert any(n.startswith("synthetic_") for n in files)
+    for name, data in files.items():
+        for row in csv.reader(io.StringIO(data.decode("utf-8"))):
+            for cell in row:
+                assert not cell.startswith(FORMULA_START) or _is_number(cell), (name, cell)
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+        return True
+    except ValueError:
+        return False
+
+
+def test_hostile_upload_values_do_not_reach_markdown():
+    at = _app(sv_source="Upload")
+    at.file_uploader(key="sv_upload").set_value(("h.csv", _hostile_upload(), "text/csv")).run()
+    at.multiselect(key="sv_up_groups").set_value(["g"]).run()
+    at.selectbox(key="sv_up_value").set_value("v").run()
+    at.select_slider(key="sv_eps").set_value(0.01).run()
+    assert not at.exception
+    texts = [e.value for kind in ("markdown", "caption", "warning", "info", "error", "success")
+             for e in getattr(at, kind)]
+    assert not [t for t in texts if "](http://evil" in t], "uploaded text reached Markdown unescaped"
+
+
+NOT_IN_PP = ("sv_eps", "sv_alpha", "sv_k", "sv_n", "sv_synth", "sv_reps", "sv_min_frac", "sv_seed", "sv_source")
+
+
+def _visible_enabled(at, key):
+    for kind in ("select_slider", "slider", "selectbox", "number_input", "radio", "toggle"):
+        for w in getattr(at, kind):
+            if w.key == key:
+                return not w.disabled
+    return False
+
+
+def test_partially_private_view_hides_controls_that_do_not_apply():
+    at = _app(sv_eps="0.2", sv_k="5")
+    at.radio(key="sv_mode").set_value("Partially private release").run()
+    assert not at.exception
+    live = [k for k in NOT_IN_PP if _visible_enabled(at, k)]
+    assert not live, f"controls that do not apply in the partially private view: {live}"
+    # Their values (and links) survive a round trip through the view.
+    at.radio(key="sv_mode").set_value("Mean estimation").run()
+    assert at.select_slider(key="sv_eps").value == 0.2 and at.slider(key="sv_k").value == 5
+
+
+def test_synthesizer_control_does_not_apply_in_mean_view():
+    at = _app()
+    assert not _visible_enabled(at, "sv_synth")
+    at.radio(key="sv_mode").set_value("Synthetic data").run()
+    assert _visible_enabled(at, "sv_synth")

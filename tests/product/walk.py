@@ -210,3 +210,39 @@ def walk(page: str, *, seed: int, steps: int, oracle: Callable[[AppTest], None] 
         _check(f"step {step}")
     result.moves = history
     return result
+
+
+class capture_downloads:
+    """Context manager that records every deferred download a page registers (``st.download_button`` with a
+    callable), so a test can build the bytes a user would get: ``with capture_downloads() as dl: at.run()``,
+    then ``dl.files()`` → {file_name: bytes} for the buttons of the latest run."""
+
+    def __enter__(self):
+        from streamlit.runtime.media_file_manager import MediaFileManager
+
+        self._cls = MediaFileManager
+        self._orig = MediaFileManager.add_deferred
+        self.entries: dict[str, Callable[[], object]] = {}
+        entries, orig = self.entries, self._orig
+
+        def add_deferred(mgr, data_callable, mimetype, coordinates, file_name=None, **kw):
+            entries[str(file_name)] = data_callable
+            return orig(mgr, data_callable, mimetype, coordinates, file_name=file_name, **kw)
+
+        MediaFileManager.add_deferred = add_deferred
+        return self
+
+    def __exit__(self, *exc):
+        self._cls.add_deferred = self._orig
+        return False
+
+    def clear(self) -> None:
+        self.entries.clear()
+
+    def files(self, suffix: str = "") -> dict[str, bytes]:
+        out = {}
+        for name, fn in self.entries.items():
+            if name.endswith(suffix):
+                data = fn()
+                out[name] = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        return out

@@ -526,6 +526,29 @@ def size_pmf_mixture(base: np.ndarray, *, p_full: float) -> np.ndarray:
     return size_law_mixture(base, p_full=p_full).pmf
 
 
+def size_law_from_controls(n: int, *, family: Literal["gaussian", "point", "uniform", "mixture"], mean: float,
+                           sd: float, low: int, high: int, base: Literal["gaussian", "point", "uniform"] = "gaussian",
+                           p_full: float = 0.0) -> SizeLaw:
+    """The size law a set of Theorem 3 controls describe (spec §7 Tab 2): the point family uses floor(mean + 0.5),
+    clipped to [0, n]; the mixture adds ``p_full`` at n to the ``base`` family."""
+    if family == "mixture":
+        if base == "mixture":
+            raise ValueError("the mixture's base must be gaussian, point or uniform.")
+        return size_law_mixture(size_law_from_controls(n, family=base, mean=mean, sd=sd, low=low, high=high),
+                                p_full=p_full)
+    if family == "point":
+        n = _check_n_pmf(n)
+        mu = float(mean)
+        if not math.isfinite(mu):
+            raise ValueError(f"mean must be finite; got {mean!r}.")
+        return size_law_point(n, m=int(min(max(math.floor(mu + 0.5), 0), n)))
+    if family == "uniform":
+        return size_law_uniform(n, low=low, high=high)
+    if family == "gaussian":
+        return size_law_truncnorm(n, mean=mean, sd=sd)
+    raise ValueError(f"family must be gaussian, point, uniform or mixture; got {family!r}.")
+
+
 def _tilt_logs(logp: np.ndarray, eps: float) -> tuple[float, float, float]:
     """log E_t̃[m], log E_t̃[n − m] and log E_t[m] (−inf for 0), from log t (−inf entries skipped)."""
     idx = np.flatnonzero(np.isfinite(logp))
@@ -1568,6 +1591,12 @@ def summarize_frame(df: pd.DataFrame, *, stratum_col: str | None = None, cluster
     if not isinstance(df, pd.DataFrame):
         raise ValueError("df must be a pandas DataFrame.")
     cols = [c for c in (stratum_col, cluster_col, value_col) if c is not None]
+    roles = {"stratum": stratum_col, "cluster": cluster_col, "value": value_col}
+    for c in set(cols):
+        same = [r for r, v in roles.items() if v == c]
+        if len(same) > 1:
+            raise ValueError(f"the {' and '.join(same)} columns must be different: the same column {c!r} is "
+                             "chosen for both. Choose another column for one of them.")
     for c in cols:
         if c not in df.columns:
             raise ValueError(f"column {c!r} is not in the file; columns are: {', '.join(map(str, df.columns))}.")
@@ -1585,7 +1614,11 @@ def summarize_frame(df: pd.DataFrame, *, stratum_col: str | None = None, cluster
             example = raw[bad].iloc[0]
             raise ValueError(f"value column {value_col!r} must be numeric; found {int(bad.sum())} non-numeric "
                              f"entries such as {example!r}.")
-        sub[value_col] = vals.astype(float)
+        vals = vals.astype(float)
+        if np.isinf(vals.to_numpy()).any():
+            raise ValueError(f"value column {value_col!r} must hold finite numbers; found "
+                             f"{int(np.isinf(vals.to_numpy()).sum())} infinite entries.")
+        sub[value_col] = vals
     n0 = len(sub)
     sub = sub.dropna() if cols else sub
     dropped = n0 - len(sub)

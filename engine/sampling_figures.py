@@ -12,6 +12,7 @@ References
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -191,6 +192,27 @@ def size_pmf_table(law: sp.SizeLaw | np.ndarray, *, epsilon: float, max_points: 
     tt_bin = np.add.reduceat(tilt[a:b + 1], starts - a)
     ends = np.minimum(starts + width - 1, b)
     return pd.DataFrame({"size_from": starts, "size_to": ends, "t": t_bin, "t_tilted": tt_bin})
+
+
+@dataclass(frozen=True)
+class RandomSizeView:
+    """Everything the Random sample size tab shows, from one computation: cards, calibration, P2 and P3 tables."""
+
+    bounds: sp.RandomSizeBounds
+    calibration: sp.Calibration
+    pmf_table: pd.DataFrame
+    sigma_table: pd.DataFrame
+
+
+def random_size_view(law: sp.SizeLaw, *, epsilon: float, epsilon_target: float, mean: float,
+                     current_sd: float | None, points: int = 40) -> RandomSizeView:
+    """Theorem 3 for ``law`` plus the σ-curve at ``mean`` whose row at ``current_sd`` (the Gaussian family's σ;
+    None for other families) is the same :class:`~engine.sampling.RandomSizeBounds` the cards show."""
+    b = sp.amplify_random_size(law, epsilon=epsilon)
+    cal = sp.calibrate_random_size(law, epsilon_target=epsilon_target)
+    sig = sigma_curve_table(n=law.n, mean=mean, epsilon=epsilon, points=points, current_sd=current_sd,
+                            current=b if current_sd is not None else None)
+    return RandomSizeView(b, cal, size_pmf_table(law, epsilon=epsilon), sig)
 
 
 def make_pmf_figure(df: pd.DataFrame, *, tilted_mean: float) -> go.Figure:

@@ -8,7 +8,7 @@ spec shared/specs/sampling_designer.md.
 from __future__ import annotations
 
 import hashlib
-import io
+import inspect
 import math
 
 import numpy as np
@@ -17,9 +17,11 @@ import streamlit as st
 
 from engine import sampling as sp
 from engine import sampling_figures as sf
+from engine.sampling_frames import parse_numbers
 from ui import page_end, page_setup
 from ui.exports import download_csv, download_figure_html, download_json
-from ui.upload import uploaded_bytes
+from ui.text import md_escape, md_quote
+from ui.upload import csv_uploader
 from ui.widgets import log_slider, seed_input
 
 page_setup("Sampling designer", icon=":material/filter_alt:")
@@ -40,6 +42,13 @@ DEGRADATION_BANNER = ("This design can make privacy worse: one person can change
                       "which a released count reveals at {loss}.")
 BADGE = {"paper": ":blue-badge[paper]", "external": ":orange-badge[external]", "derived": ":green-badge[derived]",
          "shortcut": ":gray-badge[paper shortcut — do not use]"}
+
+
+def log_slider_off(label: str, *, disabled: bool, **kw) -> float:
+    """``log_slider``, disabled where it does not apply once ``ui.widgets.log_slider`` takes ``disabled``."""
+    if "disabled" in inspect.signature(log_slider).parameters:
+        kw["disabled"] = disabled
+    return log_slider(label, **kw)
 
 
 def fmt(v: float | None) -> str:
@@ -93,28 +102,14 @@ def c_rate_table(eps: float, n: int) -> pd.DataFrame:
     return sf.rate_curve_table(epsilon=eps, n=n)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def c_pmf(family: str, n: int, mean: float, sd: float, low: int, high: int, base: str, p_full: float) -> np.ndarray:
-    def one(fam: str) -> np.ndarray:
-        if fam == "point":
-            return sp.size_pmf_point(n, m=int(min(max(math.floor(mean + 0.5), 0), n)))
-        if fam == "uniform":
-            return sp.size_pmf_uniform(n, low=low, high=high)
-        return sp.size_pmf_truncnorm(n, mean=mean, sd=sd)
-    if family == "mixture":
-        return sp.size_pmf_mixture(one(base), p_full=p_full)
-    return one(family)
-
-
-@st.cache_data(max_entries=256, show_spinner=False)
-def c_random_size(key: tuple, _pmf: np.ndarray, eps: float, target: float):
-    return (sp.amplify_random_size(_pmf, epsilon=eps), sp.calibrate_random_size(_pmf, epsilon_target=target),
-            sf.size_pmf_table(_pmf, epsilon=eps))
-
-
-@st.cache_data(max_entries=256, show_spinner=False)
-def c_sigma_table(n: int, mean: float, eps: float) -> pd.DataFrame:
-    return sf.sigma_curve_table(n=n, mean=mean, epsilon=eps)
+@st.cache_data(max_entries=64, show_spinner=False)
+def c_random_view(family: str, n: int, mean: float, sd: float, low: int, high: int, base: str, p_full: float,
+                  eps: float, target: float) -> sf.RandomSizeView:
+    """Cards, calibration, σ-curve and size-law tables of the Random sample size tab: one engine result."""
+    law = sp.size_law_from_controls(n, family=family, mean=mean, sd=sd, low=low, high=high, base=base,
+                                    p_full=p_full)
+    return sf.random_size_view(law, epsilon=eps, epsilon_target=target, mean=mean,
+                               current_sd=sd if family == "gaussian" and sd > 0 else None)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -153,25 +148,6 @@ def c_shift(N: tuple, mean: tuple, S: tuple, m: int, bounds: tuple, within: bool
     return sp.neyman_worst_shift(np.array(N), np.array(mean), np.array(S), m=m, bounds=bounds, within_bounds=within)
 
 
-@st.cache_data(max_entries=8, show_spinner=False, scope="session")
-def c_read_frame(digest: str, _data: bytes):
-    """Parse an uploaded frame in memory (keyed by SHA-256); returns (frame, error message)."""
-    if not _data.strip():
-        return None, "the file is empty. Expected a CSV with a header row and one row per population unit."
-    try:
-        df = pd.read_csv(io.BytesIO(_data), sep=None, engine="python", nrows=MAX_FRAME_ROWS + 1) \
-            if len(_data) < 200_000 else pd.read_csv(io.BytesIO(_data), nrows=MAX_FRAME_ROWS + 1)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
-        return None, (f"the file could not be read as CSV ({type(exc).__name__}). Expected comma-separated text "
-                      "with a header row, e.g. 'stratum,cluster,value'.")
-    if len(df) > MAX_FRAME_ROWS:
-        return None, f"the file has more than {MAX_FRAME_ROWS:,} rows; upload at most {MAX_FRAME_ROWS:,}."
-    if len(df) == 0 or df.shape[1] == 0:
-        return None, "the file has no data rows. Expected a header row and one row per population unit."
-    df.columns = [str(c).strip() for c in df.columns]
-    return df, None
-
-
 @st.cache_data(max_entries=16, show_spinner=False, scope="session")
 def c_summary(digest: str, _df: pd.DataFrame, stratum: str | None, cluster: str | None, value: str | None, ddof: int):
     try:
@@ -193,21 +169,9 @@ st.markdown(
     f"McMillan & Sarathy, *Controlling Privacy Loss in Sampling Schemes* (FORC 2022; seed file {SEED}). "
     "Badges: " + " ".join(BADGE.values()))
 
-g1, g2, g3, g4 = st.columns(4)
-with g1:
-    EPS = log_slider("ε per record on the sample", key="sd_eps", min_value=1e-3, max_value=10.0, value=1.0,
-                     help="The privacy budget your mechanism spends on the sample (per person in the sample).")
-with g2:
-    delta_on = st.toggle("Approximate DP (δ > 0)", value=False, key="sd_delta_on", bind="query-params",
-                         help="Only the simple random sampling results carry a δ; the others are pure ε.")
-    DELTA = log_slider("δ on the sample", key="sd_delta", min_value=1e-12, max_value=1e-3, value=1e-6,
-                       steps_per_decade=4) if delta_on else 0.0
-with g3:
-    N_POP = int(st.number_input("Population size n", min_value=2, max_value=10**9, value=10_000, step=1,
-                                key="sd_n", bind="query-params"))
-with g4:
-    TARGET = log_slider("Target population ε′ (calibration)", key="sd_target", min_value=1e-3, max_value=5.0,
-                        value=1.0, help="Used by the calibration boxes: what ε may I spend on the sample?")
+# The strip is drawn after the tabs (into this placeholder, above them) so that it knows which tab is open and
+# can disable the controls that tab does not use.
+STRIP = st.container()
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -215,19 +179,25 @@ with g4:
 # is not drawn would drop its file
 # ----------------------------------------------------------------------------------------------------------
 
+def _reader_options() -> dict:
+    """Options of the shared reader this page needs, where the installed ``csv_uploader`` offers them: a frame
+    may have one column (a cluster id), and its codes are kept as text (the value column is converted here)."""
+    params = inspect.signature(csv_uploader).parameters
+    return {k: v for k, v in (("min_cols", 1), ("as_text", True)) if k in params}
+
+
 def frame_upload() -> tuple[sp.FrameSummary | None, str | None]:
     with st.expander("Upload a sampling frame (CSV, one row per population unit)", expanded=False):
         st.markdown("Columns: a **stratum** column and/or a **cluster** column, and optionally a numeric **value** "
                     "column (used for Neyman's S_h). The strata fill the Stratified tab, the cluster sizes the "
                     "Cluster tab. The file stays in memory and is never written to disk.")
-        data = uploaded_bytes("Sampling frame CSV", key="sd_frame", max_bytes=50_000_000)
-        if data is None:
+        ds = csv_uploader("Sampling frame CSV", key="sd_frame", max_bytes=50_000_000, max_rows=MAX_FRAME_ROWS,
+                          min_rows=1, **_reader_options())
+        if ds is None:
             return None, None
-        digest = hashlib.sha256(data).hexdigest()
-        df, err = c_read_frame(digest, data)
-        if err:
-            st.error(f"This file cannot be used: {err}")
-            return None, None
+        df = ds.frame
+        up = st.session_state.get("sd_frame")
+        digest = f"{getattr(up, 'file_id', '')}-{getattr(up, 'size', '')}-{df.shape}"
         cols = ["(none)"] + list(df.columns)
         c1, c2, c3, c4 = st.columns(4)
         s_col = c1.selectbox("Stratum column", cols, key="sd_col_stratum", bind="query-params")
@@ -239,9 +209,16 @@ def frame_upload() -> tuple[sp.FrameSummary | None, str | None]:
         if pick[0] is None and pick[1] is None:
             st.info("Choose a stratum column and/or a cluster column to use this file.")
             return None, None
+        chosen = [(role, c) for role, c in zip(("stratum", "cluster", "value"), pick) if c is not None]
+        for c in {c for _, c in chosen}:
+            roles = [role for role, x in chosen if x == c]
+            if len(roles) > 1:
+                st.warning(f"The same column {md_quote(c)} is chosen as the {' and the '.join(roles)} column. "
+                           "Each role needs its own column: choose another one, or (none).")
+                return None, None
         summ, err = c_summary(digest, df, pick[0], pick[1], pick[2], 1 if ddof1 else 0)
         if err:
-            st.error(f"This file cannot be used: {err}")
+            st.error(f"This file cannot be used: {md_escape(err, max_len=400)}")
             return None, None
         if summ.strata is not None and len(summ.strata) > MAX_STRATA:
             st.error(f"This file has {len(summ.strata):,} strata; the designer handles at most {MAX_STRATA}. "
@@ -255,12 +232,12 @@ def frame_upload() -> tuple[sp.FrameSummary | None, str | None]:
             st.error("The cluster column has fewer than 2 distinct clusters; cluster sampling needs at least 2.")
             return None, None
         for note in summ.notes:
-            st.info(note)
+            st.info(md_escape(note, max_len=400))
         st.warning(H_EQUALS_P)
         st.success(f"Frame read: {summ.n:,} units"
                    + (f", {len(summ.strata)} strata" if summ.strata is not None and pick[0] else "")
                    + (f", {len(summ.cluster_sizes):,} clusters" if summ.cluster_sizes is not None else "") + ".")
-        return summ, f"{digest[:12]}-{pick}-{int(ddof1)}"
+        return summ, f"{digest}-{pick}-{int(ddof1)}"
 
 
 FRAME, FRAME_ID = frame_upload()
@@ -275,6 +252,31 @@ TAB_LABELS = ["Simple random samples", "Random sample size", "Rounding & data-de
 # their tab is open, and keep their value for the session, not in a link copied on another tab.)
 tabs = st.tabs(TAB_LABELS, key="sd_tab", bind="query-params")
 OPEN = [t.open is not False for t in tabs]   # None (state not tracked) would mean all tabs are drawn
+# Which global controls each tab uses: the others are disabled while it is open (they keep their value and link).
+USES_DELTA = OPEN[0]
+USES_N = OPEN[0] or OPEN[1] or OPEN[2]
+
+with STRIP:
+    g1, g2, g3, g4 = st.columns(4)
+    with g1:
+        EPS = log_slider("ε per record on the sample", key="sd_eps", min_value=1e-3, max_value=10.0, value=1.0,
+                         help="The privacy budget your mechanism spends on the sample (per person in the sample).")
+    with g2:
+        delta_on = st.toggle("Approximate DP (δ > 0)", value=False, key="sd_delta_on", bind="query-params",
+                             disabled=not USES_DELTA,
+                             help="Only the simple random sampling results carry a δ (Simple tab); the others "
+                                  "are pure ε.")
+        DELTA = log_slider_off("δ on the sample", key="sd_delta", min_value=1e-12, max_value=1e-3, value=1e-6,
+                               steps_per_decade=4, disabled=not USES_DELTA) if delta_on else 0.0
+    with g3:
+        N_POP = int(st.number_input("Population size n", min_value=2, max_value=10**9, value=10_000, step=1,
+                                    key="sd_n", bind="query-params", disabled=not USES_N,
+                                    help="Used by the Simple, Random size and Rounding tabs; the Cluster and "
+                                         "Stratified tabs take the population from their cluster or stratum "
+                                         "sizes."))
+    with g4:
+        TARGET = log_slider("Target population ε′ (calibration)", key="sd_target", min_value=1e-3, max_value=5.0,
+                            value=1.0, help="Used by the calibration boxes: what ε may I spend on the sample?")
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -388,43 +390,51 @@ def tab_random(eps: float, n: int, target: float, outputs: bool = True) -> None:
     st.markdown("The sample size m is drawn from a distribution t, then m records are drawn without replacement. "
                 "What matters is the mean of t *tilted* towards large sizes, E_t̃[m] with t̃(m) ∝ e^{εm}·t(m): a "
                 "tiny chance of sampling everyone can erase the gain (§3).")
-    if n > sp.MAX_RANDOM_SIZE_N:
-        st.error(f"Random sample sizes are computed for populations up to {sp.MAX_RANDOM_SIZE_N:,} (n = {n:,}). "
-                 "Lower the population size to use this tab.")
-        return
+    too_big = n > sp.MAX_RANDOM_SIZE_N
+    if too_big:
+        st.warning(f"Random sample sizes are computed for populations up to {sp.MAX_RANDOM_SIZE_N:,} (n = {n:,}). "
+                   "Lower the population size to see this tab's numbers.")
     c1, c2 = st.columns([1, 2])
     with c1:
         if st.button("Figure 2 setting (n = 10,000, ε = 0.01, mean n/2)", key="sd_fig2", on_click=figure2_setting):
             st.rerun()
         fam_label = st.selectbox("Size distribution", list(FAMILIES), key="sd_family", bind="query-params")
         family = FAMILIES[fam_label]
-        mean = float(st.number_input("Mean (or point) sample size", min_value=0.0, max_value=1e6, value=5000.0,
-                                     step=1.0, key="sd_mean", bind="query-params"))
-        sd = float(st.number_input("Standard deviation σ", min_value=0.0, max_value=5e5, value=100.0, step=1.0,
-                                   key="sd_sigma", bind="query-params"))
-        low = int(st.number_input("Uniform: smallest size", min_value=0, max_value=10**6, value=4000, step=1,
-                                  key="sd_low", bind="query-params"))
-        high = int(st.number_input("Uniform: largest size", min_value=0, max_value=10**6, value=6000, step=1,
-                                   key="sd_high", bind="query-params"))
         base_label = st.selectbox("Mixture: base distribution", [k for k in FAMILIES if FAMILIES[k] != "mixture"],
-                                  key="sd_base", bind="query-params")
-        p_full = log_slider("Mixture: chance of sampling everyone", key="sd_p_full", min_value=1e-30,
-                            max_value=0.1, value=1e-10, steps_per_decade=2)
+                                  key="sd_base", bind="query-params", disabled=family != "mixture")
+        # the law actually used: the family, or the mixture's base; controls it does not read are disabled
+        shape = FAMILIES[base_label] if family == "mixture" else family
+        mean = float(st.number_input("Mean (or point) sample size", min_value=0.0, max_value=1e6, value=5000.0,
+                                     step=1.0, key="sd_mean", bind="query-params", disabled=shape == "uniform"))
+        sd = float(st.number_input("Standard deviation σ", min_value=0.0, max_value=5e5, value=100.0, step=1.0,
+                                   key="sd_sigma", bind="query-params", disabled=shape != "gaussian"))
+        low = int(st.number_input("Uniform: smallest size", min_value=0, max_value=10**6, value=4000, step=1,
+                                  key="sd_low", bind="query-params", disabled=shape != "uniform"))
+        high = int(st.number_input("Uniform: largest size", min_value=0, max_value=10**6, value=6000, step=1,
+                                   key="sd_high", bind="query-params", disabled=shape != "uniform"))
+        p_full = log_slider_off("Mixture: chance of sampling everyone", key="sd_p_full", min_value=1e-30,
+                                max_value=0.1, value=1e-10, steps_per_decade=2, disabled=family != "mixture")
         notes = []
-        if mean > n:
-            notes.append(f"mean {mean:g} > n; using n")
+        if mean > n and shape != "uniform":
+            notes.append(f"mean {mean:,.6g} is above n = {n:,}; using n")
             mean = float(n)
-        high, low = min(high, n), min(low, n)
-        if low > high:
-            notes.append("uniform bounds swapped")
-            low, high = high, low
+        if shape == "uniform":
+            if max(high, low) > n:
+                notes.append(f"uniform bounds above n = {n:,} are cut to n")
+            high, low = min(high, n), min(low, n)
+            if low > high:
+                notes.append("uniform bounds swapped")
+                low, high = high, low
         if notes:
-            st.caption("Adjusted: " + "; ".join(notes) + ".")
-    if not outputs:
+            st.warning("Adjusted: " + "; ".join(notes) + ".")
+    if not outputs or too_big:
         return
-    pmf = c_pmf(family, n, mean, sd, low, high, FAMILIES[base_label], p_full)
-    key = (family, n, mean, sd, low, high, FAMILIES[base_label], p_full)
-    b, cal, pmf_df = c_random_size(key, pmf, eps, target)
+    try:
+        view = c_random_view(family, n, mean, sd, low, high, FAMILIES[base_label], p_full, eps, target)
+    except ValueError as exc:
+        st.error(f"These settings cannot be computed: {md_escape(exc, max_len=300)}")
+        return
+    b, cal = view.bounds, view.calibration
     with c2:
         cc = st.columns(4)
         metric("lower ε′ (Thm 3)", b.epsilon_lower, help="Some ε-DP mechanism does at least this badly.",
@@ -439,14 +449,14 @@ def tab_random(eps: float, n: int, target: float, outputs: bool = True) -> None:
             st.error("No amplification: this size distribution puts enough weight near 'everyone' that the "
                      "population gets the full ε.")
         calibration_box(cal, n=n, shortcut_gives=None, shortcut_label="ε′·n/E_t[m]")
-    sig = c_sigma_table(n, mean, eps)
-    show(sf.make_sigma_figure(sig, epsilon=eps, current_sd=sd if family == "gaussian" else None),
-         key="sd_fig_sigma", filename="random_size_bounds_vs_sigma", table=sig,
+    show(sf.make_sigma_figure(view.sigma_table, epsilon=eps, current_sd=sd if family == "gaussian" else None),
+         key="sd_fig_sigma", filename="random_size_bounds_vs_sigma", table=view.sigma_table,
          caption="Reading: for a Gaussian sample size centred at your mean, the guarantee degrades from about "
                  "(mean/n)·ε towards the full ε as the spread σ grows, because the tilt rewards large sizes "
-                 "(Theorem 3, Figure 2 of the paper; the discretisation is ours, Erratum E9).")
-    show(sf.make_pmf_figure(pmf_df, tilted_mean=b.tilted_mean), key="sd_fig_pmf", filename="random_size_pmf",
-         table=pmf_df,
+                 "(Theorem 3, Figure 2 of the paper; the discretisation is ours, Erratum E9). The cross marks the "
+                 "cards' values (Gaussian family; the CSV's row with current = True).")
+    show(sf.make_pmf_figure(view.pmf_table, tilted_mean=b.tilted_mean), key="sd_fig_pmf",
+         filename="random_size_pmf", table=view.pmf_table,
          caption="Reading: blue is how likely each sample size is; orange is the same distribution re-weighted by "
                  "e^{εm}. The guarantee depends on the orange mean (dotted line), not the blue one (Theorem 3).")
     download_json({"epsilon": eps, "n": n, "target": target, "family": family, "mean": mean, "sd": sd, "low": low,
@@ -457,16 +467,6 @@ def tab_random(eps: float, n: int, target: float, outputs: bool = True) -> None:
 # ----------------------------------------------------------------------------------------------------------
 # Tab 3: rounding and data-dependent sizes (Theorem 6)
 # ----------------------------------------------------------------------------------------------------------
-
-def parse_numbers(text: str, *, integer: bool = False) -> list[float]:
-    parts = [p for p in text.replace(";", ",").replace("\n", ",").split(",") if p.strip()]
-    out = [float(p) for p in parts]
-    if any(not math.isfinite(v) for v in out):
-        raise ValueError("numbers must be finite")
-    if integer and any(v != int(v) for v in out):
-        raise ValueError("whole numbers expected")
-    return out
-
 
 def paper_43_setting() -> None:
     st.session_state["sd_r"] = 0.1
@@ -552,18 +552,21 @@ def tab_rounding(eps: float, n: int, target: float, outputs: bool = True) -> Non
 # ----------------------------------------------------------------------------------------------------------
 
 SIZE_SOURCES = ["equal sizes", "list", "lognormal generator", "uploaded frame"]
+MAX_CLUSTER_SIZE = 10**9   # one cluster cannot exceed the largest population the page takes
 CLUSTER_STATE = "sd__cluster_design"   # not a widget key: (sizes, ℓ) of the Cluster tab, for the Simple tab
 
 
 @st.fragment
-def tab_cluster(eps: float, n: int, target: float, frame: sp.FrameSummary | None, outputs: bool = True) -> None:
+def tab_cluster(eps: float, target: float, frame: sp.FrameSummary | None, outputs: bool = True) -> None:
     """Tab 4 (design controls always, so the Simple tab can overlay the design; the rest only when ``outputs``)."""
     st.subheader("Cluster sampling: draw ℓ of k clusters, keep everyone in them (Theorems 7–9)")
     c1, c2 = st.columns([1, 2])
     with c1:
         src = st.radio("Cluster sizes", SIZE_SOURCES, horizontal=True, key="sd_size_src", bind="query-params")
+        # k is a control only where the sizes do not fix it (a list or a frame has its own number of clusters)
         k = int(st.number_input("Number of clusters k", min_value=2, max_value=MAX_CLUSTERS, value=100, step=1,
-                                key="sd_k", bind="query-params"))
+                                key="sd_k", bind="query-params")) if src in SIZE_SOURCES[:1] + SIZE_SOURCES[2:3] \
+            else None
         sizes = None
         if src == "equal sizes":
             c = int(st.slider("Records per cluster c", min_value=0, max_value=10_000, value=20, step=1, key="sd_c",
@@ -573,13 +576,15 @@ def tab_cluster(eps: float, n: int, target: float, frame: sp.FrameSummary | None
             text = st.text_area("Cluster sizes (comma-separated; k is the number of entries)", value="3, 8, 15, 40",
                                 key="sd_size_list", bind="query-params")
             try:
-                vals = parse_numbers(text, integer=True)
-                if len(vals) < 2 or len(vals) > MAX_CLUSTERS or min(vals) < 0:
-                    raise ValueError(f"need 2 to {MAX_CLUSTERS:,} sizes, each ≥ 0")
+                vals = parse_numbers(text, integer=True, max_entries=MAX_CLUSTERS)
+                if len(vals) < 2 or min(vals) < 0 or max(vals) > MAX_CLUSTER_SIZE:
+                    raise ValueError(f"need 2 to {MAX_CLUSTERS:,} sizes, each from 0 to {MAX_CLUSTER_SIZE:,}")
                 sizes = tuple(int(v) for v in vals)
                 k = len(sizes)
+                st.caption(f"k = {k:,} clusters (the number of entries).")
             except ValueError as exc:
-                st.error(f"Cluster sizes not understood ({exc}). Expected whole numbers separated by commas.")
+                st.warning(f"Cluster sizes not understood ({md_escape(exc)}). Expected whole numbers separated by "
+                           "commas, e.g. 3, 8, 15, 40.")
                 st.session_state.pop(CLUSTER_STATE, None)   # no design: no overlay on the Simple tab
                 return
         elif src == "lognormal generator":
@@ -597,6 +602,7 @@ def tab_cluster(eps: float, n: int, target: float, frame: sp.FrameSummary | None
                 return
             sizes = tuple(int(v) for v in frame.cluster_sizes.to_numpy())
             k = len(sizes)
+            st.caption(f"k = {k:,} clusters from the uploaded frame.")
         ell = int(st.number_input("Clusters drawn ℓ", min_value=1, max_value=MAX_CLUSTERS - 1, value=10, step=1,
                                   key="sd_ell", bind="query-params"))
         if ell >= k:
@@ -624,7 +630,7 @@ def tab_cluster(eps: float, n: int, target: float, frame: sp.FrameSummary | None
         if b.worst_lower >= 0.9 * eps:
             st.error("Almost no amplification: the clusters are large enough that a private analysis can tell "
                      "which clusters were drawn.")
-        calibration_box(cal, n=n, shortcut_gives=None, shortcut_label="")
+        calibration_box(cal, n=int(sum(sizes)), shortcut_gives=None, shortcut_label="")
         with st.expander("Theorem 9: a test that spots whether a cluster was drawn"):
             share = st.slider("ε_c as a share of ε (loss given the cluster is drawn)", min_value=0.0, max_value=1.0,
                               value=1.0, step=0.05, key="sd_ec_share", bind="query-params")
@@ -858,7 +864,7 @@ for i, keys in enumerate(TAB_KEYS):
 
 # The Cluster tab is filled before the first tab so the rate plot can overlay the current cluster design.
 with tabs[3]:
-    tab_cluster(EPS, N_POP, TARGET, FRAME, OPEN[3])
+    tab_cluster(EPS, TARGET, FRAME, OPEN[3])
 if 0 in DRAWN:
     with tabs[0]:
         tab_simple(EPS, DELTA, N_POP, TARGET, OPEN[0])

@@ -262,7 +262,7 @@ def _upload(at: AppTest, data: bytes, name: str = "frame.csv") -> AppTest:
 
 
 def test_good_frame_upload_fills_strata_and_clusters():
-    rows = ["region,block,income"] + [f"{'N' if i % 3 else 'S'},{i % 7},{(i * 37) % 100}" for i in range(300)]
+    rows = ["region,block,income"] + [f"{'north' if i % 3 else 'south'},{i % 7},{(i * 37) % 100}" for i in range(300)]
     at = _upload(fresh(STRATA).run(), "\n".join(rows).encode())
     at.selectbox(key="sd_col_stratum").set_value("region").run()
     at.selectbox(key="sd_col_cluster").set_value("block").run()
@@ -284,7 +284,7 @@ def test_good_frame_upload_fills_strata_and_clusters():
 
 @pytest.mark.parametrize("data, columns, message", [
     (b"", None, "empty"),
-    (b"\x00\x01\x02\xff\xfe", None, "could not be read"),
+    (b"\x00\x01\x02\xff\xfe", None, "not CSV text"),
     (b"s,v\na,1\nb,x\nc,3\n", ("s", "(none)", "v"), "must be numeric"),
     (("s,v\n" + "\n".join(f"s{i},{i}" for i in range(250))).encode(), ("s", "(none)", "v"), "at most 200"),
     (b"s,k\na,1\nb,1\n", ("(none)", "k", "(none)"), "fewer than 2"),
@@ -314,7 +314,9 @@ def test_extreme_population_sizes(n):
     at.run()
     assert not at.exception
     if n > 10**6:
-        assert any("up to 1,000,000" in e.value for e in at.error)
+        # a user-correctable state: a warning, and the tab's controls stay drawn (and in the link)
+        assert any("up to 1,000,000" in w.value for w in at.warning)
+        assert at.selectbox(key="sd_family") is not None
     else:
         assert any("exceeds the population size" in w.value for w in at.warning)
 
@@ -327,3 +329,69 @@ def test_small_strata_not_covered_by_theorem11():
     assert not at.exception
     # r = 20/6000: stratum D (N_h = 100) has r·N_h = 1/3 < 1
     assert any("does not cover stratum 'D'" in w.value for w in at.warning)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Issue 12 / 17 regressions (written before the fixes)
+# ----------------------------------------------------------------------------------------------------------
+
+def test_random_size_defaults_cards_are_right():
+    # issue 12 ex. 1: n = 10,000, ε = 1, mean 5,000, σ = 100; mpmath (40 digits): 0.999903, 0.999735, 9,998.46
+    at = fresh(RANDOM).run()
+    assert not at.exception
+    assert metric_value(at, "upper ε′ (Thm 3)") == pytest.approx(0.999903, abs=1e-4)
+    assert metric_value(at, "lower ε′ (Thm 3)") == pytest.approx(0.999735, abs=1e-4)
+    assert metric_value(at, "tilted mean E_t̃[m]") == pytest.approx(9998.46, abs=1.0)
+
+
+def _calib_text(at: AppTest) -> str:
+    return " ".join(m.value for m in at.markdown if "for everyone in the population of" in m.value)
+
+
+def test_cluster_calibration_names_the_design_population():
+    # issue 12 ex. 3: k = 100 clusters of c = 20 → a population of 2,000, not the global n = 10,000
+    at = fresh(CLUSTER).run()
+    assert "population of 2,000" in _calib_text(at), _calib_text(at)
+    at = _set(at, "sd_c", 7)
+    assert "population of 700" in _calib_text(at), _calib_text(at)
+
+
+def test_frame_cluster_calibration_uses_frame_sizes():
+    rows = ["block"] + [str(i % 4) for i in range(30)]
+    rows = ["block,x"] + [f"{i % 4},{i}" for i in range(30)]
+    at = _upload(fresh(CLUSTER).run(), "\n".join(rows).encode())
+    at.selectbox(key="sd_col_cluster").set_value("block").run()
+    at.radio(key="sd_size_src").set_value("uploaded frame").run()
+    assert not at.exception
+    assert "population of 30" in _calib_text(at), _calib_text(at)
+
+
+@pytest.mark.parametrize("data", [
+    b'stratum,value\n"a,1\nb,2\n',                        # unclosed quote (issue 12 ex. 7)
+    b"stratum,value\na,1,9\nb,2\nc,3\n",                  # ragged rows
+])
+def test_broken_csv_refused_with_message(data):
+    at = _upload(fresh(STRATA).run(), data)
+    assert not at.exception, at.exception
+    assert any("cannot be used" in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_same_column_twice_is_refused_clearly():
+    rows = ["region,income"] + [f"{'N' if i % 3 else 'S'},{i}" for i in range(40)]
+    at = _upload(fresh(STRATA).run(), "\n".join(rows).encode())
+    at.selectbox(key="sd_col_stratum").set_value("region").run()
+    at.selectbox(key="sd_col_value").set_value("region").run()
+    assert not at.exception, at.exception
+    msgs = [e.value for e in at.error] + [w.value for w in at.warning] + [i.value for i in at.info]
+    assert any("same column" in m for m in msgs), msgs
+
+
+def test_column_names_are_escaped_in_markdown():
+    rows = ["![x](http://evil.example/p),income"] + [f"{'N' if i % 3 else 'S'},{i}" for i in range(40)]
+    at = _upload(fresh(STRATA).run(), "\n".join(rows).encode())
+    at.selectbox(key="sd_col_stratum").set_value("![x](http://evil.example/p)").run()
+    at.selectbox(key="sd_col_value").set_value("![x](http://evil.example/p)").run()
+    assert not at.exception
+    shown = [e.value for e in at.error] + [w.value for w in at.warning] + [m.value for m in at.markdown] \
+        + [c.value for c in at.caption] + [i.value for i in at.info] + [s.value for s in at.success]
+    assert not any("](http://evil" in s for s in shown), [s for s in shown if "evil" in s]

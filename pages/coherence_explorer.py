@@ -19,7 +19,7 @@ from engine import coherence_figures as cf
 from engine import coherence_links as cl
 from engine import maxinfo as mi
 from engine.data import census_population
-from ui import load_active_dataset, page_end, page_setup
+from ui import cluster, load_active_dataset, page_end, page_setup
 from ui.charts import show_figure
 from ui.common import CORES
 from ui.exports import download_csv, download_json
@@ -107,7 +107,7 @@ def _session_cached(name: str, key: tuple, compute, max_entries: int = 8):
 
 def _experiment(data_key: tuple, config: co.ExperimentConfig, df: pd.DataFrame, progress=None):
     return _session_cached("experiment", (data_key, config),
-                           lambda: co.run_experiment(df, config, n_jobs=CORES, progress=progress))
+                           lambda: cluster.run(co.run_experiment, df, config, n_jobs=CORES, progress=progress))
 
 
 @st.cache_data(max_entries=8, show_spinner=False, scope="session")
@@ -117,7 +117,8 @@ def _floor(data_key: tuple, config: co.ExperimentConfig, _df: pd.DataFrame):
 
 def _sweep(data_key: tuple, config: co.ExperimentConfig, df: pd.DataFrame, progress=None):
     return _session_cached("sweep", (data_key, config),
-                           lambda: co.run_epsilon_sweep(df, config, SWEEP_EPS, n_jobs=CORES, progress=progress),
+                           lambda: cluster.run(co.run_epsilon_sweep, df, config, SWEEP_EPS, n_jobs=CORES,
+                                               progress=progress),
                            max_entries=4)
 
 
@@ -554,6 +555,7 @@ with tab_runs:
     else:
         confirm_needed = False
     ok_long = st.checkbox("Yes, run the long experiment", key="coh_confirm_long") if confirm_needed else True
+    cluster.show_where(CORES)
     if st.button("Run experiment", key="coh_run", type="primary", disabled=bool(perr) or not ok_long):
         bar = st.progress(0.0, text="Running repetitions…")
         try:
@@ -641,6 +643,7 @@ with tab_sweep:
         st.markdown(f"ε ∈ {{0.1, 0.3, 1, 3, 10, ∞}}, {sweep_reps} repetitions each, the same splits for every ε "
                     f"(seed {seed}). The DP release adds {noise}; negative counts become 0; n/2 synthetic "
                     "records are drawn. At ε = ∞ no noise is added: an exact histogram, not DP.")
+        cluster.show_where(CORES)
         if st.button("Run ε sweep", key="coh_sweep_run"):
             bar = st.progress(0.0, text="Sweeping ε…")
             sc = replace(config, repetitions=sweep_reps)

@@ -7,6 +7,7 @@ spec shared/specs/sampling_designer.md.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import math
@@ -80,9 +81,26 @@ def show(fig, *, key: str, filename: str, caption: str, table: pd.DataFrame | No
             download_csv(table, filename=f"{filename}.csv", key=f"{key}_csv")
 
 
-def calibration_box(cal: sp.Calibration, *, n: int, shortcut_gives: float | None, shortcut_label: str) -> None:
+def guarded(tab):
+    """Run a tab; an engine ``ValueError`` (a domain edge of these settings) becomes a message, not a traceback.
+
+    Engine messages can quote user text (a stratum name, a list entry), so they are escaped (issue 17)."""
+    @functools.wraps(tab)
+    def run(*args, **kwargs):
+        try:
+            return tab(*args, **kwargs)
+        except ValueError as exc:
+            st.error(f"These settings cannot be computed: {md_escape(exc, max_len=400)}. Change the setting "
+                     "named here.")
+    return run
+
+
+def calibration_box(cal: sp.Calibration, *, n: int, shortcut_gives: float | None, shortcut_label: str,
+                    design: str = "") -> None:
     with st.container(border=True):
         st.markdown("**Calibration: per-record ε to use on the sample** " + BADGE[cal.status])
+        if design:
+            st.caption(design)
         scale = cal.noise_scale_per_sensitivity
         st.markdown(CALIB_SENTENCE.format(target=fmt(cal.epsilon_target), n=f"{n:,}", lam=fmt(cal.epsilon_sample),
                                           scale=fmt(scale)), help=f"Full value: ε = {cal.epsilon_sample!r}. "
@@ -294,6 +312,7 @@ def current_cluster_band(eps: float):
 
 
 @st.fragment
+@guarded
 def tab_simple(eps: float, delta: float, n: int, target: float, outputs: bool = True) -> None:
     """Tab 1 (controls always; numbers and the rate plot only when ``outputs``, i.e. the tab is open)."""
     st.subheader("Simple random samples: SRS without replacement, Poisson, with replacement")
@@ -311,6 +330,9 @@ def tab_simple(eps: float, delta: float, n: int, target: float, outputs: bool = 
         else:
             q = log_slider("Sampling rate q", key="sd_rate", min_value=1e-5, max_value=1.0, value=0.01)
             m = max(1, min(n, math.floor(q * n + 0.5)))
+            if m != q * n:
+                st.caption(f"SRS draws a whole number of records: m = {m:,} (rate m/n = {fmt(m / n)}); Poisson "
+                           f"sampling uses q = {fmt(q)} itself.")
         schemes = st.multiselect("Schemes", ["SRSWOR", "Poisson", "SRSWR"], default=["SRSWOR", "Poisson"],
                                  key="sd_schemes", bind="query-params",
                                  help="SRSWR (with replacement) is external and incomplete: δ′ is not computed.")
@@ -342,9 +364,15 @@ def tab_simple(eps: float, delta: float, n: int, target: float, outputs: bool = 
                     st.warning(w)
         if not cards:
             st.info("Pick at least one scheme.")
-        cal = sp.calibrate_srswor(epsilon_target=target, rate=q)
-        gives = sp.amplify_poisson(epsilon=cal.epsilon_sample_paper_approx, rate=q).epsilon_population
-        calibration_box(cal, n=n, shortcut_gives=gives, shortcut_label="ε′/q, [a] §2.4, Erratum E1")
+        # the rate the calibrated design really samples at: m/n for SRS, q for Poisson (they differ when q·n is
+        # not whole); SRS wins when both are shown, and the box says which it used
+        srs = "Poisson" not in schemes or "SRSWOR" in schemes or "SRSWR" in schemes
+        q_cal = m / n if srs else q
+        cal = sp.calibrate_srswor(epsilon_target=target, rate=q_cal)
+        gives = sp.amplify_poisson(epsilon=cal.epsilon_sample_paper_approx, rate=q_cal).epsilon_population
+        calibration_box(cal, n=n, shortcut_gives=gives, shortcut_label="ε′/q, [a] §2.4, Erratum E1",
+                        design=(f"SRS without replacement of m = {m:,} from n = {n:,} (rate {fmt(q_cal)})" if srs
+                                else f"Poisson sampling at rate q = {fmt(q_cal)}") + "; Theorem 2 inverted.")
     with st.expander("Why: changing the sample size reveals something too (Lemma 16)"):
         st.markdown(
             "If one person joins a population of n and the sample size also changes from m to m′, the two "
@@ -384,6 +412,7 @@ def figure2_setting() -> None:
 
 
 @st.fragment
+@guarded
 def tab_random(eps: float, n: int, target: float, outputs: bool = True) -> None:
     """Tab 2 (controls always; numbers and plots only when ``outputs``)."""
     st.subheader("Random sample size, independent of the data (Theorem 3)")
@@ -474,6 +503,7 @@ def paper_43_setting() -> None:
 
 
 @st.fragment
+@guarded
 def tab_rounding(eps: float, n: int, target: float, outputs: bool = True) -> None:
     """Tab 3 (controls always; numbers and the sawtooth only when ``outputs``)."""
     st.subheader("Sample sizes that depend on the data: rounding (§4, Theorem 6)")
@@ -511,7 +541,12 @@ def tab_rounding(eps: float, n: int, target: float, outputs: bool = True) -> Non
             st.error(NO_AMP_BANNER.format(val=fmt(amp.epsilon_population), eps=fmt(eps), rstar=fmt(rstar)))
         cal = sp.calibrate_randomized_rounding(epsilon_target=target, rate=r)
         gives = sp.amplify_randomized_rounding(epsilon=cal.epsilon_sample_paper_approx, rate=r).epsilon_population
-        calibration_box(cal, n=n, shortcut_gives=gives, shortcut_label="ε′/(6r), [a] §6.3, Erratum E2")
+        calibration_box(cal, n=n, shortcut_gives=gives, shortcut_label="ε′/(6r), [a] §6.3, Erratum E2",
+                        design=f"Proportional sample of r·n with randomised rounding, r = {fmt(r)}; Theorem 6 "
+                               "inverted exactly.")
+        if n < 1 / r:
+            st.warning(f"Theorem 6 covers populations of at least 1/r = {fmt(1 / r)} records; the population "
+                       f"size n = {n:,} is smaller, so this calibration does not apply to it.")
         with st.container(border=True):
             st.markdown(f"**Size channel for the pair ({pair_n:,}, {pair_n + 1:,})** {BADGE['derived']}")
             dcols = st.columns(2)
@@ -524,14 +559,15 @@ def tab_rounding(eps: float, n: int, target: float, outputs: bool = True) -> Non
             if pair_n < 1 / r:
                 st.caption(f"N = {pair_n:,} is below 1/r = {fmt(1 / r)}: Theorem 6 does not cover this pair.")
         try:
-            deltas = parse_numbers(delta_text)
+            deltas = parse_numbers(delta_text, max_entries=MAX_STRATA)
             if not deltas:
                 raise ValueError("enter at least one number")
             d = sp.degradation_loss(deltas, epsilon=eps)
             st.markdown(f"**Degradation** {BADGE['paper']} (§4.1): releasing all counts loses ε·‖Δ‖₁ = "
                         f"**{fmt(d.loss_all_counts)}**; releasing one count loses ε·‖Δ‖∞ = **{fmt(d.loss_one_count)}**.")
         except ValueError as exc:
-            st.error(f"Δ list not understood ({exc}). Expected numbers separated by commas, e.g. 2, -3, 5.")
+            st.warning(f"Δ list not understood ({md_escape(exc)}). Expected numbers separated by commas, "
+                       "e.g. 2, -3, 5.")
     lo = saw_from if saw_from > 0 else math.ceil(1 / r - 1e-9)
     saw = c_sawtooth(eps, r, lo, lo + saw_len - 1)
     # The randomised-rounding size channel is at most the Poisson-rate-r amplification of ε (derived, §4.3).
@@ -557,6 +593,7 @@ CLUSTER_STATE = "sd__cluster_design"   # not a widget key: (sizes, ℓ) of the C
 
 
 @st.fragment
+@guarded
 def tab_cluster(eps: float, target: float, frame: sp.FrameSummary | None, outputs: bool = True) -> None:
     """Tab 4 (design controls always, so the Simple tab can overlay the design; the rest only when ``outputs``)."""
     st.subheader("Cluster sampling: draw ℓ of k clusters, keep everyone in them (Theorems 7–9)")
@@ -689,6 +726,7 @@ DRAW_STATE = "sd__draw_result"   # not a widget key: the last randomised draw (s
 
 
 @st.fragment
+@guarded
 def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None, frame_id: str | None,
                outputs: bool = True) -> None:
     """Tab 5 (table and top controls always; cards, allocations and plots only when ``outputs``)."""
@@ -717,7 +755,7 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
         try:
             strata = sp.strata_from_table(pd.DataFrame(edited), epsilon=eps, max_strata=MAX_STRATA)
         except ValueError as exc:
-            st.error(f"The strata table cannot be used: {exc}")
+            st.warning(f"The strata table cannot be used: {md_escape(exc, max_len=300)}")
             return
         N, S = strata["N_h"], strata["S_h"]
         total_N = int(N.sum())
@@ -738,7 +776,7 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
         return
     U = U_in if U_in > 0 else float(max(strata["hi_h"].max(), 1e-9))
     if len(N) * m_min > m or np.any(N < m_min):
-        st.error(f"The minimum per stratum ({m_min}) cannot be met: it needs {len(N) * m_min} units and every "
+        st.warning(f"The minimum per stratum ({m_min}) cannot be met: it needs {len(N) * m_min} units and every "
                  "stratum at least that large. Lower the minimum or raise m.")
         return
     r = m / total_N
@@ -759,7 +797,7 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
         uncovered = [strata["names"][h] for h in range(len(N)) if r * N[h] < 1 - 1e-9]
         st.caption(f"Theorem 11 needs r·N_h ≥ 1 in every stratum, i.e. N_h ≥ {fmt(1 / r)}.")
         if uncovered:
-            st.warning("Theorem 11 does not cover stratum " + ", ".join(f"'{x}'" for x in uncovered)
+            st.warning("Theorem 11 does not cover stratum " + ", ".join(md_quote(x) for x in uncovered)
                        + f" (r·N_h < 1 at r = {fmt(r)}).")
         if np.any(strata["eps_h"] != eps):
             st.caption("This card uses the global ε; per-stratum ε_h only enter the allocation comparison below.")
@@ -818,7 +856,7 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
     metric("‖Δ‖₁ of the sample sizes", shift.l1_rounded, container=sc[1])
     metric("ε·‖Δ‖₁ (all counts released)", deg.loss_all_counts, container=sc[2])
     metric("ε·‖Δ‖∞ (one count released)", deg.loss_one_count, container=sc[3])
-    st.caption(f"Worst addition: value {fmt(shift.value)} in stratum '{strata['names'][shift.stratum]}' "
+    st.caption(f"Worst addition: value {fmt(shift.value)} in stratum {md_quote(strata['names'][shift.stratum])} "
                f"(S_h becomes {fmt(shift.sd_after)}); searched on a 201-point grid per stratum, ddof 0.")
     if shift.l1_rounded > 0:
         st.error(DEGRADATION_BANNER.format(delta=f"{shift.l1_rounded} in total (up to {shift.linf_rounded} in one "

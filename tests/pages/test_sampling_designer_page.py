@@ -328,7 +328,7 @@ def test_small_strata_not_covered_by_theorem11():
     at.run()
     assert not at.exception
     # r = 20/6000: stratum D (N_h = 100) has r·N_h = 1/3 < 1
-    assert any("does not cover stratum 'D'" in w.value for w in at.warning)
+    assert any("does not cover stratum “D”" in w.value for w in at.warning)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -58,6 +58,7 @@ __all__ = [
     "single_column_experiment",
     "single_column_w1",
     "gaussian_histogram_sigma",
+    "sweep_for_export",
     "dp_domain_size",
 ]
 
@@ -948,6 +949,19 @@ def noise_floor(df: pd.DataFrame, config: ExperimentConfig, reps: int = 200) -> 
 def _sweep_one(prepared, config, rep):
     tr = run_trial(prepared, config, rep)
     return config.release.epsilon, rep, tr.w1
+
+
+def sweep_for_export(sweep: pd.DataFrame) -> pd.DataFrame:
+    """The ε-sweep table as written to CSV: ε = ∞ (exact histogram) becomes an empty ε cell plus ``dp = no``.
+
+    Not from the seed: a CSV must read back with pandas' defaults and with this product's bounded reader, which
+    refuses non-finite numbers; the ``dp`` column keeps the meaning that an exact histogram is not DP.
+    """
+    out = sweep.copy()
+    finite = np.isfinite(out["epsilon"].to_numpy(dtype=float))
+    out["epsilon"] = out["epsilon"].where(finite)
+    out.insert(1, "dp", np.where(finite, "yes", "no (exact histogram, ε = ∞)"))
+    return out
 
 
 def run_epsilon_sweep(

@@ -662,7 +662,7 @@ with tab_sweep:
             show_figure(fig6, key="coh_fig_sweep", filename="coherence_w1_vs_epsilon.html",
                         caption="Moving left (smaller ε, more noise) the distances fall to the grey band — what "
                                 "random splitting alone produces. At ∞ the release is an exact histogram: not DP.")
-            download_csv(sw, filename="coherence_epsilon_sweep.csv", key="coh_dl_sweep")
+            download_csv(co.sweep_for_export(sw), filename="coherence_epsilon_sweep.csv", key="coh_dl_sweep")
 
 
 # --- theory

@@ -514,3 +514,12 @@ def test_figures_build(pop_small):
     assert list(f7b.data[0].y) == list(sc.terms)
     s7 = co.single_column_experiment(np.arange(100) % 2, {"all": np.ones(100, bool)}, reps=20)
     assert len(cf.make_single_column_figure(s7).data) == 2
+
+
+def test_sweep_for_export_marks_the_exact_histogram_and_stays_finite():
+    sw = pd.DataFrame({"epsilon": [0.1, math.inf], "group": ["g", "g"], "size": [10, 10],
+                       "mean_w1": [0.1, 0.5], "q05_w1": [0.0, 0.4], "q95_w1": [0.2, 0.6]})
+    out = co.sweep_for_export(sw)
+    assert out["epsilon"].iloc[0] == 0.1 and math.isnan(out["epsilon"].iloc[1])
+    assert list(out["dp"]) == ["yes", "no (exact histogram, ε = ∞)"]
+    assert sw["epsilon"].iloc[1] == math.inf  # the input is not modified

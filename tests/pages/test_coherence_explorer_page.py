@@ -3,9 +3,11 @@ buttons produce results and exports, uploads are validated, and query parameters
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -338,3 +340,61 @@ def test_label_moved_into_the_lens_is_said():
     _ok(at)
     assert "SEX" not in at.multiselect(key="coh_lens").value
     assert any("SEX" in x.value and "label" in x.value and "lens" in x.value for x in at.info)
+
+
+# ------------------------------------------------------------------ every CSV the page writes reads back
+class _Downloads:
+    """Record the deferred downloads (``st.download_button`` with a callable) a run registers."""
+
+    def __enter__(self):
+        from streamlit.runtime.media_file_manager import MediaFileManager
+
+        self._cls, self._orig, self.files = MediaFileManager, MediaFileManager.add_deferred, {}
+        files, orig = self.files, self._orig
+
+        def add_deferred(mgr, data_callable, mimetype, coordinates, file_name=None, **kw):
+            files[str(file_name)] = data_callable
+            return orig(mgr, data_callable, mimetype, coordinates, file_name=file_name, **kw)
+
+        MediaFileManager.add_deferred = add_deferred
+        return self
+
+    def __exit__(self, *exc):
+        self._cls.add_deferred = self._orig
+        return False
+
+    def csvs(self) -> dict[str, bytes]:
+        out = {}
+        for name, fn in self.files.items():
+            if name.endswith(".csv"):
+                data = fn()
+                out[name] = data.encode() if isinstance(data, str) else bytes(data)
+        return out
+
+
+def test_every_csv_reads_back_with_pandas_and_our_reader():
+    import io
+
+    from engine.data import read_uploaded_csv
+
+    name = "=HYPERLINK(1)"  # a formula-looking group name must come back neutralised, not as a formula
+    link = '[{"name": "%s", "conditions": [{"column": "AGEP", "low": 50}]}]' % name
+    with _Downloads() as dl:
+        at = _app(coh_n="2000", coh_reps="5", coh_learner="Decision tree", coh_built=link,
+                  coh_release="ε-DP histogram → synthetic records (Laplace)").run()
+        at.button(key="coh_run").click().run()
+        at.button(key="coh_sweep_run").click().run()
+        _ok(at)
+        files = dl.csvs()
+    assert {"coherence_w1_per_run.csv", "coherence_summary.csv", "coherence_epsilon_sweep.csv"} <= set(files)
+    for fname, data in files.items():
+        assert not data.lstrip().startswith(b"#"), fname
+        frame = pd.read_csv(io.BytesIO(data))
+        assert len(frame) >= 1 and frame.shape[1] >= 2, fname
+        back = read_uploaded_csv(data)
+        assert list(back.frame.columns) == list(frame.columns), fname
+        assert not any(str(v).startswith("=") for v in frame.astype(str).to_numpy().ravel()), fname
+        assert not any(str(c).startswith("=") for c in frame.columns), fname
+    sweep = pd.read_csv(io.BytesIO(files["coherence_epsilon_sweep.csv"]))
+    assert sorted(set(sweep["epsilon"].dropna())) == [0.1, 0.3, 1.0, 3.0, 10.0]
+    assert (sweep["epsilon"].isna() == sweep["dp"].str.startswith("no")).all()  # ∞: exact, not DP

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 
 __all__ = ["imap_unordered", "map_ordered", "spawn_seeds"]
 
@@ -26,8 +26,15 @@ __all__ = ["imap_unordered", "map_ordered", "spawn_seeds"]
 _ROUND_PER_WORKER = 4
 
 
+#: Backend for joblib calls made *inside* a task (a random forest's trees, say): threads in the task's own
+#: process, as joblib's process backends do for nested calls. Dask's backend would otherwise send every inner
+#: call, even ``n_jobs=1``, back to the cluster as tiny tasks. This never decides where the tasks run.
+_NESTED_BACKEND = "threading"
+
+
 def _indexed(fn: Callable, i: int, *args) -> tuple[int, Any]:
-    return i, fn(*args)
+    with parallel_config(backend=_NESTED_BACKEND):
+        return i, fn(*args)
 
 
 def _check_n_jobs(n_jobs) -> int | None:

@@ -479,8 +479,11 @@ def laplace_mean(x, *, R: float, gamma: float, epsilon: float, rng, mode: str = 
 # ---------------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False)
-class _Layout:
-    """Which groups have their own stratum, which are pooled, and the strata's row sizes."""
+class StrataLayout:
+    """Which groups have their own stratum, which are pooled, and the strata's row sizes.
+
+    ``status`` names each group's fate for display: "kept", "pooled" or "dropped".
+    """
 
     sizes: np.ndarray      # (k,)
     kept: np.ndarray       # (k,) own stratum
@@ -488,8 +491,26 @@ class _Layout:
     strata_sizes: np.ndarray   # (K,) sizes of kept strata then (if any) the pooled stratum
     stratum_of_group: np.ndarray  # (k,) index into strata, −1 if dropped
 
+    @property
+    def status(self) -> tuple[str, ...]:
+        return tuple("kept" if k else ("pooled" if p else "dropped") for k, p in zip(self.kept, self.pooled))
 
-def _layout(sizes: np.ndarray, min_frac: float, small_strata: str) -> _Layout:
+
+def strata_layout(sizes, *, min_frac: float, small_strata: str) -> StrataLayout:
+    """The small-strata rule: a group with 0 < |G_i| ≤ min_frac·n is small; small groups are merged into one
+    pooled stratum (``"pool"``) or not released (``"drop"``); empty groups are always dropped.
+
+    Raises ``ValueError`` when every stratum would be dropped.
+
+    References
+    ----------
+    Spec §2.3 (small strata); seed ``004_c5ca305e20a1adba.txt`` code default ``smallest_strata = 0.001``.
+    """
+    return _layout(np.asarray(sizes, dtype=np.int64).ravel(), _check_min_frac(min_frac),
+                   _check_small(small_strata))
+
+
+def _layout(sizes: np.ndarray, min_frac: float, small_strata: str) -> StrataLayout:
     n = sizes.sum()
     small = (sizes <= min_frac * n) & (sizes > 0)
     empty = sizes == 0
@@ -504,10 +525,10 @@ def _layout(sizes: np.ndarray, min_frac: float, small_strata: str) -> _Layout:
     if pooled.any():
         stratum_of_group[pooled] = kept_idx.size
         strata_sizes.append(sizes[pooled].sum())
-    return _Layout(sizes, kept, pooled, np.asarray(strata_sizes, dtype=np.int64), stratum_of_group)
+    return StrataLayout(sizes, kept, pooled, np.asarray(strata_sizes, dtype=np.int64), stratum_of_group)
 
 
-def _clipped_stratum_means(x: np.ndarray, g: np.ndarray, lay: _Layout, C: np.ndarray) -> np.ndarray:
+def _clipped_stratum_means(x: np.ndarray, g: np.ndarray, lay: StrataLayout, C: np.ndarray) -> np.ndarray:
     """Mean of clip(x, −C_s, C_s) within each stratum s (vectorised with bincount)."""
     s = lay.stratum_of_group[g]
     use = s >= 0
@@ -517,7 +538,7 @@ def _clipped_stratum_means(x: np.ndarray, g: np.ndarray, lay: _Layout, C: np.nda
     return sums / lay.strata_sizes
 
 
-def _recombine(lay: _Layout, strata_est: np.ndarray, weights: np.ndarray | None):
+def _recombine(lay: StrataLayout, strata_est: np.ndarray, weights: np.ndarray | None):
     """Group estimates, recombination weights and the population estimate Σ w_i p̂_i (S4 Eq. 4)."""
     k = lay.sizes.size
     est = np.full(k, np.nan)
@@ -674,11 +695,16 @@ def crossover_size(bias: float, *, R: float, gamma: float, epsilon: float, sigma
 
 
 def analytic_mean_errors(sizes, *, R: float, gamma: float, epsilon: float, mu=None, sigma=None,
-                         mode: str = "paper") -> AnalyticMeanErrors:
+                         mode: str = "paper", min_frac: float = 0.0, small_strata: str = "pool"
+                         ) -> AnalyticMeanErrors:
     """Closed-form population and group error laws for fixed sizes (spec §2.4; S4 Prop. 9 discussion).
 
-    Population privacy part: naive E|·| = 2C(n)/(nε), RMSE √8·C(n)/(nε); stratified RMSE √(8ΣC_i²)/(nε);
-    variance ratio ΣC_i²/C(n)². Statistical sd √(Σ n_i σ_i²)/n. With ``mu``: bias d_i = |μ_pop − μ_i|,
+    Population privacy part: naive E|·| = 2C(n)/(nε), RMSE √8·C(n)/(nε); stratified RMSE √(8ΣC_s²)/(n_rel ε)
+    over the strata actually released (:func:`strata_layout` with ``min_frac``/``small_strata``: a pooled
+    stratum counts once with its summed size; dropped groups leave the recombination, whose weights are
+    renormalised over the n_rel released rows); variance ratio = (stratified RMSE / naive RMSE)², which is
+    ΣC_i²/C(n)² when every group is its own stratum (the default ``min_frac=0``). The group table stays per
+    group at its own size. Statistical sd √(Σ n_i σ_i²)/n. With ``mu``: bias d_i = |μ_pop − μ_i|,
     E|stratified group error| = E|N(0, σ_i²/n_i) + Lap(b_i)|, E|naive group error| =
     E|d_i + N(0, Σ n_j σ_j²/n²) + Lap(2C(n)/(nε))| (closed form, checked against quadrature), and both
     crossover sizes.
@@ -717,11 +743,16 @@ def analytic_mean_errors(sizes, *, R: float, gamma: float, epsilon: float, mu=No
         table["crossover_privacy"] = [crossover_size(d[i], R=R, gamma=gamma, epsilon=eps, mode=mode) for i in range(k)]
         table["crossover_total"] = [crossover_size(d[i], R=R, gamma=gamma, epsilon=eps, sigma=sig[i], mode=mode)
                                     for i in range(k)]
+    lay = strata_layout(s.astype(np.int64), min_frac=min_frac, small_strata=small_strata)
+    Cs = np.atleast_1d(clip_halfwidth(lay.strata_sizes.astype(float), R=R, gamma=gamma, mode=mode))
+    n_rel = float(lay.strata_sizes.sum())
+    naive_rmse = math.sqrt(8) * Cn / (n * eps)
+    strat_rmse = math.sqrt(8 * np.sum(Cs**2)) / (n_rel * eps)
     return AnalyticMeanErrors(
         pop_naive_mean_abs=float(2 * Cn / (n * eps)),
-        pop_naive_rmse=float(math.sqrt(8) * Cn / (n * eps)),
-        pop_strat_rmse=float(math.sqrt(8 * np.sum(Ci**2)) / (n * eps)),
-        variance_ratio=float(np.sum(Ci**2) / Cn**2),
+        pop_naive_rmse=float(naive_rmse),
+        pop_strat_rmse=float(strat_rmse),
+        variance_ratio=float((strat_rmse / naive_rmse) ** 2),
         pop_statistical_sd=float(stat_sd),
         table=table,
     )
@@ -845,7 +876,7 @@ def strat_coinpress(x, groups, *, low: float, high: float, sigmas, rhos, beta: f
     return MeanRelease("strat_coinpress", pop, groups_est, w, lay.kept, lay.pooled, float(r.sum()), "rho-zCDP")
 
 
-def _strata_sigmas(lay: _Layout, sig: np.ndarray) -> np.ndarray:
+def _strata_sigmas(lay: StrataLayout, sig: np.ndarray) -> np.ndarray:
     out = list(sig[lay.kept])
     if lay.pooled.any():
         out.append(float(sig[lay.pooled].max()))

@@ -44,10 +44,6 @@ def _add_hlines(fig: go.Figure, lines: Sequence[dict]) -> None:
     fig.update_layout(shapes=shapes, annotations=notes)
 
 
-def group_status(kept: Sequence[bool], pooled: Sequence[bool]) -> list[str]:
-    return ["kept" if k else ("pooled" if p else "dropped") for k, p in zip(kept, pooled)]
-
-
 def make_group_sizes_figure(sizes, labels: Sequence[str], status: Sequence[str], *, title: str = "Group sizes"
                             ) -> go.Figure:
     """Bar chart of the sorted group sizes on a log axis, coloured kept / pooled / dropped."""
@@ -68,9 +64,11 @@ def make_group_sizes_figure(sizes, labels: Sequence[str], status: Sequence[str],
 
 def make_group_error_figure(df: pd.DataFrame, analytic: pd.DataFrame | None, *, epsilon: float, R: float,
                             gamma: float, mode: str = "paper", sigma: float = 1.0, min_frac: float = 0.0,
-                            n: int | None = None, max_points: int = 4000, seed: int = 0) -> go.Figure:
+                            n: int | None = None, max_points: int = 4000, seed: int = 0,
+                            show_curve: bool = True) -> go.Figure:
     """|error| against group size (log–log) per method, with the analytic stratified curve, the naive bias d_i
-    and crossover markers; sizes below min_frac·n are shaded."""
+    and crossover markers; sizes below min_frac·n are shaded. ``show_curve=False`` leaves out the clipped-
+    Laplace curve (for estimators it does not describe, e.g. Coinpress)."""
     d = df[(df["level"] == "group") & np.isclose(df["epsilon"], epsilon)].dropna(subset=["estimate"])
     fig = go.Figure()
     rng = np.random.default_rng(seed)
@@ -87,7 +85,7 @@ def make_group_error_figure(df: pd.DataFrame, analytic: pd.DataFrame | None, *, 
             name=METHOD_LABELS.get(method, method), marker=dict(color=METHOD_COLORS.get(method), size=5, opacity=0.45),
             hovertemplate="group size %{x:.0f}<br>|error| %{y:.3g}<extra>" + method + "</extra>"))
     sizes = d["n_i"].to_numpy(float)
-    if sizes.size:
+    if sizes.size and show_curve:
         grid = np.logspace(0, math.log10(max(sizes.max() * 2, 10)), 80)
         curve = S.stratified_error_curve(grid, R=R, gamma=gamma, epsilon=epsilon, sigma=sigma, mode=mode)
         fig.add_trace(go.Scatter(x=grid, y=curve, mode="lines", name="Stratified, expected |error|",

@@ -142,9 +142,10 @@ def c_mean_on_data(data_key: str, _x: np.ndarray, _g: np.ndarray, k: int, epsilo
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def c_analytic(sizes: tuple, R: float, gamma: float, eps: float, mu: tuple, sigma: tuple, mode: str):
+def c_analytic(sizes: tuple, R: float, gamma: float, eps: float, mu: tuple, sigma: tuple, mode: str,
+               min_frac: float, small: str):
     return S.analytic_mean_errors(np.array(sizes), R=R, gamma=gamma, epsilon=eps, mu=np.array(mu),
-                                  sigma=np.array(sigma), mode=mode)
+                                  sigma=np.array(sigma), mode=mode, min_frac=min_frac, small_strata=small)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -484,6 +485,10 @@ def mean_inputs():
                 key=f"up-{upload_digest}-{col}-{center}-{scale}-{groups}", k=len(cat.categories))
 
 
+def weights_label_text() -> str:
+    return {"holdout": "holdout-share", "noisy": "noisy"}.get(weights_mode, "exact")
+
+
 def render_mean() -> None:
     inp = mean_inputs()
     st.caption(inp["note"])
@@ -498,8 +503,8 @@ def render_mean() -> None:
             df = c_mean_on_data(inp["key"], inp["x"], inp["g"], inp["k"], eps_list, R, gamma, reps, seed,
                                 estimator, min_frac, small, clip_mode)
     except ValueError as exc:
-        st.warning(f"These settings leave nothing to estimate: {md_escape(exc)}. Lower the minimum stratum fraction or choose "
-                 "“Pool” for groups below the threshold.")
+        st.warning(f"These settings leave nothing to estimate: {md_escape(exc)}. Lower the minimum stratum "
+                   "fraction or choose “Pool” for groups below the threshold.")
         return
     if inp["kind"] == "data":
         kk = inp["k"]
@@ -507,9 +512,7 @@ def render_mean() -> None:
     labels = inp["labels"]
     nz = sizes > 0
     ntot = int(sizes.sum())
-    lay_kept = sizes > min_frac * ntot
-    lay_pooled = (~lay_kept) & nz & (small == "pool")
-    status = F.group_status(lay_kept & nz, lay_pooled)
+    status = list(S.strata_layout(sizes, min_frac=min_frac, small_strata=small).status)
 
     # 1. Group sizes and Theorem 10 cards.
     st.subheader("1. Group sizes")
@@ -537,17 +540,22 @@ def render_mean() -> None:
 
     # 2. Per-group error.
     st.subheader("2. Per-group error: naive vs stratified")
+    # The closed forms describe the clipped Laplace estimator with exact public weights: they are drawn (and
+    # the cards shown) only for that estimator, never beside Coinpress runs they do not describe.
     analytic = None
-    if nz.sum() >= 1:
+    if nz.sum() >= 1 and estimator == "laplace":
         analytic = c_analytic(tuple(int(v) for v in sizes[nz]), R, gamma, eps, tuple(mu[nz]), tuple(sigma[nz]),
-                              clip_mode)
+                              clip_mode, min_frac, small)
     fig = F.make_group_error_figure(df, analytic.table if analytic is not None else None, epsilon=eps, R=R,
                                     gamma=gamma, mode=clip_mode, sigma=float(np.median(sigma[nz])),
-                                    min_frac=min_frac, n=ntot, seed=seed)
+                                    min_frac=min_frac, n=ntot, seed=seed, show_curve=estimator == "laplace")
     show(fig, key="sv_fig_group_error", filename="group_error", table=partial(_summary_table, df, labels),
-         caption=CROSSOVER_CAPTION + " Dots: one repetition each; line: the expected stratified error for a group "
-         "of that size; dashes: the naive estimate's bias for each group (it does not shrink as ε grows); "
-         f"crosses: crossover sizes. Seed {seed}.")
+         caption=CROSSOVER_CAPTION + (" Dots: one repetition each; line: the expected stratified error for a "
+                                      "group of that size; dashes: the naive estimate's bias for each group (it "
+                                      "does not shrink as ε grows); crosses: crossover sizes."
+                                      if analytic is not None else " Dots: one repetition each (the closed-form "
+                                      "lines describe the Laplace estimator and are not drawn for Coinpress).")
+         + f" Seed {seed}.")
     if analytic is not None and "stratified_better" in analytic.table:
         losers = [labels[i] for i, ok in zip(np.flatnonzero(nz), analytic.table["stratified_better"]) if not ok]
         if losers:
@@ -562,21 +570,28 @@ def render_mean() -> None:
          caption="Box: the error of the population estimate over repetitions. Stratifying adds noise from every "
                  "group, so the population estimate is a little worse; with large groups the extra cost is small "
                  f"compared with the sampling error. Seed {seed}.")
+    c = st.columns(4)
     if analytic is not None:
-        c = st.columns(4)
-        c[0].metric("Privacy RMSE ratio (stratified / naive)", fmt(analytic.pop_strat_rmse / analytic.pop_naive_rmse))
-        c[1].metric("Σ C_i² / C(n)²", fmt(analytic.variance_ratio))
-        if estimator == "coinpress":
-            rho = accounting.pure_to_zcdp(eps)
-            c[2].metric("Budget (each method)", f"ρ = {fmt(rho)}", help=COINPRESS_LABEL)
-            c[3].metric("As (ε, δ = 1e-6)-DP", fmt(accounting.zcdp_to_dp(rho, 1e-6, method="standard")))
-            st.caption(f"Coinpress is {COINPRESS_LABEL}: ρ = ε²/2 = {fmt(rho)}, schedule (ρ/4, 3ρ/4), β = 0.01.")
-        else:
-            extra = f" + ε_w = {eps_w:g}" if weights_mode == "noisy" else ""
-            c[2].metric("Budget, stratified", f"ε = {eps:g}{extra}",
-                        help="Each group gets the full ε; disjoint groups compose in parallel.")
-            c[3].metric("Budget, split", f"ε/2 + ε/2 = {eps:g}")
+        c[0].metric("Privacy RMSE ratio (stratified / naive)", fmt(analytic.pop_strat_rmse / analytic.pop_naive_rmse),
+                    help="Analytic, over the strata released (a pooled stratum counts once).")
+        c[1].metric("Σ C_i² / C(n)²", fmt(analytic.variance_ratio),
+                    help="Privacy variance ratio, stratified over naive (the square of the RMSE ratio).")
+    if estimator == "coinpress":
+        rho = accounting.pure_to_zcdp(eps)
+        c[2].metric("Budget (each method)", f"ρ = {fmt(rho)}", help=COINPRESS_LABEL)
+        c[3].metric("As (ε, δ = 1e-6)-DP", fmt(accounting.zcdp_to_dp(rho, 1e-6, method="standard")))
+        st.caption(f"Coinpress is {COINPRESS_LABEL}: ρ = ε²/2 = {fmt(rho)}, schedule (ρ/4, 3ρ/4), β = 0.01. "
+                   "The closed-form error lines and ratio cards describe the Laplace estimator, so they are not "
+                   "drawn here.")
+    else:
+        extra = f" + ε_w = {eps_w:g}" if weights_mode == "noisy" and inp["kind"] == "sim" else ""
+        c[2].metric("Budget, stratified", f"ε = {eps:g}{extra}",
+                    help="Each group gets the full ε; disjoint groups compose in parallel.")
+        c[3].metric("Budget, split", f"ε/2 + ε/2 = {eps:g}{extra}")
         st.caption("Rule of thumb: stratifying costs little at population level when 8·Σ C_i² ≪ n·ε²·σ².")
+        if weights_mode != "exact" and inp["kind"] == "sim":
+            st.caption("The analytic lines and cards assume exact public weights; the dots use the "
+                       f"{weights_label_text()} weights.")
 
     # 4. ε sweep.
     st.subheader("4. Error against ε")

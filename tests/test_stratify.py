@@ -458,7 +458,7 @@ def test_figures_build():
     from engine import stratify_figures as F
 
     sizes = np.array([5000, 300, 4])
-    fig = F.make_group_sizes_figure(sizes, ["a", "b", "c"], F.group_status([True, True, False], [False, False, True]))
+    fig = F.make_group_sizes_figure(sizes, ["a", "b", "c"], ["kept", "kept", "pooled"])
     assert {t.name for t in fig.data} == {"Kept", "Pooled"}
     df = S.run_mean_experiment(sizes=sizes, mu=[0.0, 1.0, -1.0], sigma=1, epsilons=[1.0, 0.1], R=2, gamma=0.1,
                                reps=3, rng=0)
@@ -485,3 +485,60 @@ def test_group_moments_match_pandas_groupby():
     assert sizes[:4].tolist() == ref["size"].tolist() and sizes[4] == 0
     assert np.allclose(means[:4], ref["mean"]) and np.allclose(sds[:4], ref.iloc[:, 2])
     assert means[4] == 0.0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The kept / pooled / dropped rule (spec §2.3), one definition that the page calls (issue 13)
+# ---------------------------------------------------------------------------------------------------------
+P2_SIZES = [6000, 2500, 1000, 400, 80, 15, 5]
+
+
+@pytest.mark.parametrize("min_frac,small,expected", [
+    (0.001, "pool", ["kept"] * 6 + ["pooled"]),                      # spec X4: only the size-5 group is small
+    (0.005, "pool", ["kept"] * 5 + ["pooled", "pooled"]),            # spec X4: sizes 15 and 5
+    (0.005, "drop", ["kept"] * 5 + ["dropped", "dropped"]),
+    (0.0, "drop", ["kept"] * 7),
+])
+def test_strata_layout_rule_spec_x4(min_frac, small, expected):
+    lay = S.strata_layout(np.array(P2_SIZES), min_frac=min_frac, small_strata=small)
+    assert list(lay.status) == expected
+    # |G_i| ≤ min_frac·n is small (written out here from spec §2.3, n = 10,000)
+    n = sum(P2_SIZES)
+    assert [("kept" if s > min_frac * n else ("pooled" if small == "pool" else "dropped")) for s in P2_SIZES] \
+        == expected
+    pooled_total = sum(s for s, st in zip(P2_SIZES, expected) if st == "pooled")
+    kept_sizes = [s for s, st in zip(P2_SIZES, expected) if st == "kept"]
+    assert list(lay.strata_sizes) == kept_sizes + ([pooled_total] if pooled_total else [])
+
+
+def test_strata_layout_empty_groups_and_all_dropped():
+    lay = S.strata_layout(np.array([0, 50, 50]), min_frac=0.0, small_strata="pool")
+    assert list(lay.status) == ["dropped", "kept", "kept"]
+    one = S.strata_layout(np.array([1, 1, 1]), min_frac=0.5, small_strata="pool")
+    assert list(one.status) == ["pooled"] * 3 and list(one.strata_sizes) == [3]  # a single pooled stratum
+    with pytest.raises(ValueError, match="every stratum is dropped"):
+        S.strata_layout(np.array([1, 1, 1]), min_frac=0.5, small_strata="drop")
+
+
+@pytest.mark.parametrize("min_frac,small", [(0.05, "pool"), (0.05, "drop"), (0.0, "pool")])
+def test_analytic_population_uses_the_released_strata(min_frac, small):
+    # Spec X2 sizes; with min_frac 0.05 the size-400 and size-100 groups (≤ 500) are small. The population card
+    # must describe the estimator that runs: pooled groups share one stratum of 500 rows; dropped groups leave
+    # the recombination (weights renormalised over 9,500 rows). C(m) = R + √log(m/γ) written out (spec §2.2).
+    sizes, R, gamma, eps = [5000, 3000, 1500, 400, 100], 2.0, 0.1, 0.5
+    C = lambda m: R + math.sqrt(math.log(m / gamma))  # noqa: E731
+    n = sum(sizes)
+    if min_frac == 0.0:
+        strata, n_rel = sizes, n
+    elif small == "pool":
+        strata, n_rel = [5000, 3000, 1500, 500], n
+    else:
+        strata, n_rel = [5000, 3000, 1500], 9500
+    strat = math.sqrt(8 * sum(C(m) ** 2 for m in strata)) / (n_rel * eps)
+    naive = math.sqrt(8) * C(n) / (n * eps)
+    a = S.analytic_mean_errors(np.array(sizes), R=R, gamma=gamma, epsilon=eps, min_frac=min_frac, small_strata=small)
+    assert a.pop_strat_rmse == pytest.approx(strat, rel=1e-12)
+    assert a.pop_naive_rmse == pytest.approx(naive, rel=1e-12)
+    assert a.variance_ratio == pytest.approx((strat / naive) ** 2, rel=1e-12)
+    if min_frac == 0.0:
+        assert a.pop_strat_rmse == pytest.approx(0.0063595, rel=1e-4)  # spec X2

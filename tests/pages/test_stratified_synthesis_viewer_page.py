@@ -372,3 +372,12 @@ def test_synthesizer_control_does_not_apply_in_mean_view():
     assert not _visible_enabled(at, "sv_synth")
     at.radio(key="sv_mode").set_value("Synthetic data").run()
     assert _visible_enabled(at, "sv_synth")
+
+
+def test_laplace_closed_forms_not_shown_beside_coinpress_runs():
+    at = _app(sv_estimator="Coinpress")
+    assert not at.exception
+    m = _metrics(at)
+    assert "Privacy RMSE ratio (stratified / naive)" not in m and "Budget (each method)" in m
+    names = [t.get("name") for c in _charts(at) for t in json.loads(c)["data"]]
+    assert "Stratified, expected |error|" not in names

@@ -401,6 +401,12 @@ if source == "Upload":
                 st.error(f"This file cannot be used: {md_escape(err, max_len=400)}")
             else:
                 cols = list(upload_frame.columns)
+                if st.session_state.get("_sv_up_digest") not in (None, upload_digest):
+                    # A different file: the column choices made for the previous one are re-derived from this
+                    # one's columns (first column as the group, defaults for value and label).
+                    for key in ("sv_up_groups", "sv_up_value", "sv_up_label"):
+                        st.session_state.pop(key, None)
+                st.session_state["_sv_up_digest"] = upload_digest
                 groups = st.multiselect("Group columns (1–2)", cols, default=cols[:1], max_selections=2,
                                         key="sv_up_groups", bind="query-params")
                 binary = [c for c in cols if upload_frame[c].dropna().nunique() == 2]

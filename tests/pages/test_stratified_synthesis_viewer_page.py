@@ -381,3 +381,17 @@ def test_laplace_closed_forms_not_shown_beside_coinpress_runs():
     assert "Privacy RMSE ratio (stratified / naive)" not in m and "Budget (each method)" in m
     names = [t.get("name") for c in _charts(at) for t in json.loads(c)["data"]]
     assert "Stratified, expected |error|" not in names
+
+
+def test_new_upload_rederives_column_choices():
+    # Issue 12 (state integrity): the group column chosen for one file was kept for the next file, whose
+    # columns differ, leaving "Pick at least one group column" instead of the default for the new file.
+    at = _app(sv_source="Upload")
+    rows = "\n".join(f"{i % 3},{(i // 3) % 4},{i % 2},{(i * 7) % 10}" for i in range(300))
+    at.file_uploader(key="sv_upload").set_value(("a.csv", f"a,b,g,v\n{rows}\n".encode(), "text/csv")).run()
+    at.multiselect(key="sv_up_groups").set_value(["g"]).run()
+    rows2 = "\n".join(f"{i % 3},{(i * 5) % 11},{i % 2}" for i in range(300))
+    at.file_uploader(key="sv_upload").set_value(("b.csv", f"p,q,r\n{rows2}\n".encode(), "text/csv")).run()
+    assert not at.exception and not at.error
+    assert at.multiselect(key="sv_up_groups").value == ["p"]
+    assert not [w.value for w in at.warning if "Pick at least one group column" in w.value]

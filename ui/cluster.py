@@ -37,6 +37,7 @@ CLUSTER_ERRORS = (OSError, TimeoutError, concurrent.futures.CancelledError)
 
 _failures: dict[str, tuple[float, str]] = {}
 _failures_lock = threading.Lock()
+_made: list = []  # every client this process opened, so reset() can close them
 
 
 @dataclass(frozen=True)
@@ -73,11 +74,20 @@ def scheduler_address() -> str | None:
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
-def _client(address: str):
-    """One client per server process and address (an exception is not cached, so the next call retries)."""
+def _connection(address: str) -> tuple:
+    """One client per server process and address (an exception is not cached, so the next call retries).
+
+    Returned inside a tuple: a ``Client`` is awaitable, and Streamlit refuses to cache an awaitable.
+    """
     from distributed import Client
 
-    return Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+    client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+    _made.append(client)
+    return (client,)
+
+
+def _client(address: str):
+    return _connection(address)[0]
 
 
 def _note_failure(address: str, message: str) -> None:
@@ -86,8 +96,13 @@ def _note_failure(address: str, message: str) -> None:
 
 
 def reset() -> None:
-    """Forget the cached client and any remembered failure (tests, or after fixing the configuration)."""
-    _client.clear()
+    """Close and forget the cached clients and any remembered failure (tests, or after fixing the setting)."""
+    _connection.clear()
+    while _made:
+        try:
+            _made.pop().close()
+        except Exception:  # closing a client whose scheduler is gone may fail; it is forgotten either way
+            pass
     with _failures_lock:
         _failures.clear()
 
@@ -104,11 +119,11 @@ def placement() -> Placement:
     try:
         client = _client(address)
         if client.status != "running":  # the scheduler went away since we connected: start afresh
-            _client.clear()
+            _connection.clear()
             client = _client(address)
         workers = client.scheduler_info(n_workers=-1).get("workers", {})
     except Exception as exc:  # any failure to connect means "run locally"; the page says why
-        _client.clear()
+        _connection.clear()
         message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         _note_failure(address, message)
         return Placement(address, problem=message)
@@ -158,5 +173,5 @@ def run(fn, *args, n_jobs: int, **kwargs):
             return fn(*args, n_jobs=max(2, where.threads), **kwargs)
     except CLUSTER_ERRORS as exc:
         _note_failure(where.address, f"lost during a run: {type(exc).__name__}")
-        _client.clear()
+        _connection.clear()
         return fn(*args, n_jobs=n_jobs, **kwargs)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from fractions import Fraction
 import warnings
 from dataclasses import dataclass, field
 from typing import Literal, Mapping, Sequence
@@ -756,6 +757,30 @@ def truncnorm_tilted_means(n: int, *, mean: float, sds: Sequence[float], epsilon
 # 4.6 Data-dependent sizes, rounding (Theorems 6 and 11)
 # ----------------------------------------------------------------------------------------------------------
 
+def _split_rate_times(rate: float, N) -> tuple[np.ndarray, np.ndarray]:
+    """floor(r·N) and its fractional part, with r read as the decimal the user chose (its shortest repr).
+
+    A float product r·N loses the fraction at large N (at N ≈ 10⁹ its error is ~5e-9), a snap relative to |r·N|
+    swallows real fractions (1e-9·5·10⁷ = 0.05), and the binary 0.05 is 0.05 + 2.8e-18, which N = 10⁹ turns into
+    2.8e-9. Exact integers on the decimal instead; a distance below 2⁻⁵⁰·r·N (a 17-digit decimal's error, as in
+    r = 1/3 read as 0.3333333333333333) counts as an integer.
+    """
+    num, den = Fraction(repr(float(rate))).as_integer_ratio()
+    Ns = np.atleast_1d(np.asarray(N)).astype(np.int64)
+    lo = np.empty(Ns.size, dtype=float)
+    frac = np.empty(Ns.size, dtype=float)
+    for i, n in enumerate(Ns.tolist()):
+        q, rem = divmod(num * n, den)
+        f = rem / den
+        tol = 2.0 ** -50 * max(1.0, num * n / den)
+        if f <= tol:
+            f = 0.0
+        elif 1.0 - f <= tol:
+            q, f = q + 1, 0.0
+        lo[i], frac[i] = q, f
+    return lo, frac
+
+
 def rounding_size_pmf(population_size: int, *, rate: float,
                       method: Literal["deterministic", "randomized"]) -> dict[int, float]:
     """Distribution of the sample size r·N after deterministic or randomised rounding.
@@ -769,13 +794,12 @@ def rounding_size_pmf(population_size: int, *, rate: float,
     """
     N = _check_int(population_size, "population_size", 0)
     r = _check_rate(rate)
-    x = float(_snap(r * N))
+    lo_a, frac_a = _split_rate_times(r, N)
+    lo, frac = int(lo_a[0]), float(frac_a[0])
     if method == "deterministic":
-        return {int(math.floor(x + 0.5)): 1.0}
+        return {lo + (1 if frac >= 0.5 else 0): 1.0}
     if method != "randomized":
         raise ValueError(f"method must be 'deterministic' or 'randomized'; got {method!r}.")
-    lo = math.floor(x)
-    frac = x - lo
     if frac == 0:
         return {int(lo): 1.0}
     return {int(lo): 1.0 - frac, int(lo) + 1: frac}
@@ -832,13 +856,10 @@ def size_channel_curve(*, epsilon: float, rate: float, method: Literal["determin
     N = np.arange(n_min, n_max + 1)
     sizes, probs = [], []
     for NN in (N, N + 1):
-        x = _snap(r * NN)
+        lo, frac = _split_rate_times(r, NN)
         if method == "deterministic":
-            lo = np.floor(x + 0.5)
-            frac = np.zeros_like(x)
-        else:
-            lo = np.floor(x)
-            frac = x - lo
+            lo = lo + (frac >= 0.5)
+            frac = np.zeros_like(frac)
         sizes.append(np.stack([lo, lo + 1], axis=1))
         probs.append(np.stack([1 - frac, frac], axis=1))
     loss = _size_channel_batch(sizes[0], probs[0], sizes[1], probs[1], eps)

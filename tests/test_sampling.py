@@ -995,3 +995,26 @@ def test_size_pmf_table_tilt_from_log_law():
     mid = (df["size_from"] + df["size_to"]) / 2
     assert float((df["t_tilted"] * mid).sum()) == pytest.approx(9998.46, abs=2.0)
     assert df["t_tilted"].sum() == pytest.approx(1.0, abs=1e-9)
+
+
+def test_rounding_law_exact_at_large_populations():
+    # r·N = 50,000,000.05: the old relative snap (1e-9·|x| = 0.05) made this a fixed size of 50,000,000
+    p = sp.rounding_size_pmf(1_000_000_001, rate=0.05, method="randomized")
+    assert sorted(p) == [50_000_000, 50_000_001]
+    assert p[50_000_001] == pytest.approx(0.05, rel=1e-9)
+    # and the intended integers still are integers (binary 0.02·150 = 2.9999999999999996)
+    assert sp.rounding_size_pmf(150, rate=0.02, method="randomized") == {3: 1.0}
+    assert sp.rounding_size_pmf(3, rate=1 / 3, method="randomized") == {1: 1.0}
+    N, loss = sp.size_channel_curve(epsilon=1.0, rate=0.05, method="randomized", n_min=1_000_000_000,
+                                    n_max=1_000_000_002)
+    direct = [sp.size_channel_loss(sp.rounding_size_pmf(int(n), rate=0.05, method="randomized"),
+                                   sp.rounding_size_pmf(int(n) + 1, rate=0.05, method="randomized"), epsilon=1.0)
+              for n in N]
+    assert loss == pytest.approx(direct, rel=1e-12)
+    # pair (10⁹ + 1, 10⁹ + 2): sizes {5e7: .95, 5e7+1: .05} vs {5e7: .9, 5e7+1: .1}: mpmath, 30 digits
+    import mpmath as m_
+    with m_.workdps(30):
+        e = m_.e
+        vals = [abs(m_.log((m_.mpf("0.95") * a + m_.mpf("0.05") * b) / (m_.mpf("0.9") * a + m_.mpf("0.1") * b)))
+                for a, b in ((1, 1 / e), (1 / e, 1), (1, e), (1, 1 / e))]
+    assert loss[1] == pytest.approx(float(max(vals)), rel=1e-9)

@@ -248,3 +248,22 @@ def test_private_test_grid_identical_on_cluster(dask_client):
     got, n_tasks = _on_cluster(dask_client, lambda: P.simulate_grid("gof", p0, p1, n_jobs=2, **kw))
     assert n_tasks >= 1 and len(ref) == 2 * 2 * len(P.GOF_TESTS)
     pd.testing.assert_frame_equal(got, ref)
+
+
+@pytest.mark.slow
+def test_synth_mst_per_stratum_fits_identical_on_cluster(dask_client):
+    # The stratified viewer's MST fits: fitted JAX models come back pickled from the workers; the sample must
+    # equal the in-process fits (float64 kept, per-stratum seeds). Tiny on purpose: JAX compiles per process.
+    df, dom = _strata_frame([400, 300])
+    df["w"] = (df["v"] + df["g"]) % 2
+    dom = {**dom, "w": 2}
+
+    def fit(n_jobs):
+        s = Y.StratifiedSynthesizer(lambda: Y.MST(2.0, 1e-9, iters=30), ["g"], min_frac=0.01)
+        s.fit(df, dom, rng=11, n_jobs=n_jobs)
+        return s.sample(700, rng=4)
+
+    ref = fit(1)
+    got, n_tasks = _on_cluster(dask_client, lambda: fit(2))
+    assert n_tasks >= 1
+    pd.testing.assert_frame_equal(got, ref)

@@ -13,6 +13,7 @@ References
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
 import io
@@ -479,56 +480,274 @@ _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
 def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
-    """Copy of ``frame`` where text cells starting with =, +, -, @ (or tab/CR) get a leading apostrophe.
+    """Copy of ``frame`` where text cells and column names starting with =, +, -, @ (or tab/CR) get a leading
+    apostrophe.
 
     Spreadsheets execute such cells as formulas when a CSV export is opened (CSV injection, OWASP); numbers
     are left alone, so −3 stays a number.
     """
     out = frame.copy()
+    out.columns = [_neutralise_cell(c) for c in out.columns]
     for col in out.columns:
         s = out[col]
         if pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s):
-            out[col] = s.map(lambda v: "'" + v if isinstance(v, str) and v.startswith(_FORMULA_PREFIXES) else v)
+            out[col] = s.map(_neutralise_cell)
     return out
+
+
+def _neutralise_cell(v: object) -> object:
+    return "'" + v if isinstance(v, str) and v.startswith(_FORMULA_PREFIXES) else v
 
 
 def _fmt_bytes(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n:,} bytes"
 
 
-def _decode(data: bytes) -> tuple[str, str | None]:
-    head = data[:65536]
+#: Bounds checked while the raw text is scanned, before any frame exists (issue 17): one record (a line, or
+#: several lines inside quotes), one cell, one column name, and all cells together. A column bomb, a line
+#: bomb or a huge cell is refused after reading at most ``MAX_UPLOAD_RECORD_CHARS`` characters.
+MAX_UPLOAD_RECORD_CHARS = 1_000_000
+MAX_UPLOAD_CELL_CHARS = 10_000
+MAX_UPLOAD_NAME_CHARS = 200
+MAX_UPLOAD_CELLS = 2_000_000
+_EXCERPT_CHARS = 40
+_HEAD_BYTES = 65536
+
+
+def _excerpt(text: object) -> str:
+    """A short quoted excerpt of user text for a message (``repr`` shows control characters as escapes).
+
+    Messages are plain text; the UI escapes them before they reach Markdown (``ui.upload``).
+    """
+    s = str(text)
+    return repr(s[:_EXCERPT_CHARS] + ("…" if len(s) > _EXCERPT_CHARS else ""))
+
+
+_BINARY_MESSAGE = (
+    "This is a binary file (for example Excel .xlsx, a zip or an image), not CSV text. "
+    "Expected a plain-text CSV: in Excel use File → Save As → CSV UTF-8, then upload that file."
+)
+_UTF16_NOTE = "The file is UTF-16 text (Excel's “Unicode text”); it was read as such."
+
+
+def _detect_encoding(data: bytes) -> tuple[str, str | None]:
+    """The codec to stream ``data`` with, and a note for the user; validity is checked in 1 MB chunks."""
+    if data.startswith(codecs.BOM_UTF8):
+        return "utf-8-sig", None
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16", _UTF16_NOTE
+    head = data[:_HEAD_BYTES]
     if b"\x00" in head:
-        raise DataValidationError(
-            "This is a binary file (for example Excel .xlsx, a zip or an image), not CSV text. "
-            "Expected a plain-text CSV: in Excel use File → Save As → CSV UTF-8, then upload that file."
-        )
+        even, odd = head[0::2], head[1::2]
+        # UTF-16 without a byte-order mark: ASCII text has a zero in every other byte.
+        if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
+            return "utf-16-le", _UTF16_NOTE
+        if even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
+            return "utf-16-be", _UTF16_NOTE
+        raise DataValidationError(_BINARY_MESSAGE)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
     try:
-        return data.decode("utf-8-sig"), None
+        for start in range(0, len(data), 1 << 20):
+            decoder.decode(view[start:start + (1 << 20)], final=False)
+        decoder.decode(b"", final=True)
+        return "utf-8", None
     except UnicodeDecodeError:
-        text = data.decode("latin-1")
-        controls = sum(ch < " " and ch not in "\r\n\t" for ch in text[:65536])
-        if controls > 0.01 * min(len(text), 65536):
+        text = head.decode("latin-1")
+        controls = sum(ch < " " and ch not in "\r\n\t" for ch in text)
+        if controls > 0.01 * len(text):
             raise DataValidationError(
                 "The file is not readable text (it is neither UTF-8 nor Latin-1 CSV). "
                 "Expected a plain-text CSV file; save it as CSV UTF-8 and upload again."
+            ) from None
+        return "latin-1", "The file is not UTF-8; it was read as Latin-1 (Western European). Check accented names."
+
+
+def _sniff_delimiter(data: bytes, encoding: str) -> str:
+    """Comma, semicolon or tab: the one that splits the first lines into the same number (> 1) of values.
+
+    Reads only the first 64 KB. (csv.Sniffer is not used: its regular expressions can take quadratic time
+    on hostile text.)
+    """
+    head = data[:_HEAD_BYTES].decode(encoding, errors="ignore")
+    lines = [ln for ln in head.splitlines()[:20] if ln.strip()]
+    if len(data) > _HEAD_BYTES and len(lines) > 1:
+        lines = lines[:-1]  # the last line of the head may be cut
+    best, best_score = ",", (0.0, 0)
+    for d in ",;\t":
+        counts = [len(next(csv.reader([ln], delimiter=d), [])) for ln in lines]
+        if not counts or counts[0] < 2:
+            continue
+        score = (sum(c == counts[0] for c in counts) / len(counts), counts[0])
+        if score > best_score:
+            best, best_score = d, score
+    return best
+
+
+class _Scan:
+    """Line source for ``csv.reader`` that counts what it hands out and stops at the first bound crossed."""
+
+    def __init__(self, stream, *, delim: str, max_record: int, max_cols: int):
+        self.stream, self.delim, self.max_record, self.max_cols = stream, delim, max_record, max_cols
+        self.line_no = 0          # lines read so far
+        self.record_chars = 0     # characters of the record being read
+        self.record_start = 1     # line where that record began
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        line = self.stream.readline(self.max_record + 1)
+        if not line:
+            raise StopIteration
+        self.line_no += 1
+        if self.record_chars == 0:
+            self.record_start = self.line_no
+            # Fast refusal of a column bomb: with no quote on the record's first line, fields = delimiters + 1.
+            if '"' not in line and line.count(self.delim) >= self.max_cols:
+                raise DataValidationError(
+                    f"Line {self.line_no} has {line.count(self.delim) + 1:,} columns; at most {self.max_cols} "
+                    "are allowed. Expected one row per line with one value per column."
+                )
+        self.record_chars += len(line)
+        if self.record_chars > self.max_record:
+            raise DataValidationError(
+                f"The row starting on line {self.record_start} is longer than {self.max_record:,} characters: "
+                "a huge value, or a quote (\") that is never closed. Expected short values, with quotes in pairs."
             )
-        return text, "The file is not UTF-8; it was read as Latin-1 (Western European). Check accented names."
+        if "\x00" in line:
+            raise DataValidationError(_BINARY_MESSAGE)
+        return line
 
 
-def _sniff_delimiter(text: str) -> str:
-    sample = "\n".join(text.splitlines()[:50])
+def _scan_records(data: bytes, encoding: str, delim: str, *, max_rows: int, max_cols: int, min_cols: int,
+                  max_cells: int, max_record: int, max_cell: int) -> tuple[list[str], list[list[str]], list[int]]:
+    """Header, rows and each row's line number, checked record by record against every bound."""
+    stream = io.TextIOWrapper(io.BytesIO(data), encoding=encoding, newline="")
+    scan = _Scan(stream, delim=delim, max_record=max_record, max_cols=max_cols)
+    reader = csv.reader(scan, delimiter=delim, quotechar='"', strict=True)
+    header: list[str] | None = None
+    rows: list[list[str]] = []
+    lines: list[int] = []
     try:
-        return csv.Sniffer().sniff(sample, delimiters=",;\t").delimiter
-    except csv.Error:
-        first = sample.splitlines()[0] if sample else ""
-        counts = {d: first.count(d) for d in ",;\t"}
-        best = max(counts, key=counts.get)
-        return best if counts[best] > 0 else ","
+        for row in reader:
+            chars, start = scan.record_chars, scan.record_start
+            scan.record_chars = 0
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue  # blank line
+            if chars > max_cell and max(map(len, row)) > max_cell:
+                col = next(i for i, v in enumerate(row) if len(v) > max_cell) + 1
+                raise DataValidationError(
+                    f"Line {start}, column {col} holds a value of more than {max_cell:,} characters; at most "
+                    f"{max_cell:,} are allowed. Expected short values (numbers, codes, labels)."
+                )
+            if header is None:
+                header = row
+                if len(header) > max_cols:
+                    raise DataValidationError(
+                        f"The file has {len(header)} columns; at most {max_cols} are allowed.")
+                if len(header) == 1 and min_cols > 1:
+                    raise DataValidationError(
+                        "Only one column was found. Expected columns separated by commas, semicolons or tabs "
+                        f"(the header read as {_excerpt(header[0].strip())}). Check the delimiter, or that the "
+                        "file is a CSV."
+                    )
+                if len(header) < min_cols:
+                    raise DataValidationError(
+                        f"The file has {len(header)} columns; at least {min_cols} are needed.")
+                continue
+            if len(row) != len(header):
+                raise DataValidationError(
+                    f"The rows do not line up: line {start} has {len(row)} values but the header has "
+                    f"{len(header)} columns. Expected every row to have one value per column (quote values "
+                    "that contain the delimiter)."
+                )
+            rows.append(row)
+            lines.append(start)
+            if len(rows) > max_rows:
+                raise DataValidationError(
+                    f"The file has more than {max_rows:,} data rows; at most {max_rows:,} are allowed. "
+                    "Upload a sample."
+                )
+            if len(rows) * len(header) > max_cells:
+                raise DataValidationError(
+                    f"The file has more than {max_cells:,} values ({len(header)} columns × {len(rows):,} rows "
+                    "so far); upload fewer rows or columns."
+                )
+    except csv.Error as exc:
+        if "unexpected end of data" in str(exc):
+            raise DataValidationError(
+                f"A quote (\") opened on line {scan.record_start} is never closed. Expected quotes in pairs "
+                "around a value; write a quote inside a value as two quotes (\"\")."
+            ) from None
+        if "expected after" in str(exc):
+            raise DataValidationError(
+                f"Line {scan.line_no} has text right after a closing quote. Expected a quoted value to be "
+                "quoted as a whole, with a quote inside it written as two quotes (\"\")."
+            ) from None
+        if "field limit" in str(exc):
+            raise DataValidationError(
+                f"The row starting on line {scan.record_start} holds a value of more than {max_cell:,} "
+                "characters, or a quote (\") that is never closed. Expected short values, quotes in pairs."
+            ) from None
+        raise DataValidationError(
+            f"Line {scan.line_no} cannot be read as CSV. Expected comma-, semicolon- or tab-separated values."
+        ) from None
+    except UnicodeDecodeError:
+        raise DataValidationError(
+            f"Line {scan.line_no + 1} is not valid {encoding.upper()} text. Expected a plain-text CSV; "
+            "save it as CSV UTF-8 and upload again."
+        ) from None
+    if header is None:
+        raise DataValidationError("The file has no readable rows. Expected a CSV with a header row.")
+    return header, rows, lines
 
 
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_NON_FINITE = re.compile(r"^[+-]?(inf|infinity|nan)$", re.IGNORECASE)
 
+
+
+def _parse_column(col: str, raw: np.ndarray, line_of: np.ndarray, codes: set[str], as_text: bool) -> pd.Series:
+    """One uploaded column as finite numbers or stripped text (missing codes → NaN), or a clear refusal.
+
+    Numbers are parsed by pandas' C converter first and only the cells it rejects are looked at in Python,
+    so an all-number column costs one vectorised pass.
+    """
+    numbers = np.full(len(raw), np.nan) if as_text else pd.to_numeric(raw, errors="coerce").astype(float)
+    is_num = ~np.isnan(numbers)
+    other = np.flatnonzero(~is_num)
+    stripped = np.array([str(v).strip() for v in raw[other]], dtype=object)
+    missing = np.isin(stripped, list(codes)) if len(stripped) else np.zeros(0, bool)
+    if is_num.sum() == 0 and missing.all():
+        raise DataValidationError(
+            f"Column {_excerpt(col)} is empty: every value is missing. Remove the column or fill it in."
+        )
+    text_at = other[~missing]
+    if not as_text:
+        n_present = int(is_num.sum()) + len(text_at)
+        non_finite = [i for i in text_at if _NON_FINITE.match(str(raw[i]).strip())]
+        infinite = np.flatnonzero(np.isinf(numbers))
+        if (infinite.size or non_finite) and (is_num.sum() + len(non_finite)) >= 0.8 * n_present:
+            at = min([*infinite[:1], *non_finite[:1]])
+            value = str(raw[at]).strip()
+            what = ("a number too large to compute with" if _NUMBER.match(value)
+                    else "a value that is not a finite number")
+            raise DataValidationError(
+                f"Column {_excerpt(col)} has {what} (line {line_of[at]}: {_excerpt(value)}). Expected finite "
+                "numbers; leave the cell empty or write NA for a missing value."
+            )
+        if len(text_at) == 0:
+            return pd.Series(numbers)
+        if is_num.sum() >= 0.8 * n_present:
+            at = int(text_at[0])
+            raise DataValidationError(
+                f"Column {_excerpt(col)} mixes numbers and text (line {line_of[at]} has "
+                f"{_excerpt(str(raw[at]).strip())}). Expected one type per column; use one of "
+                f"{sorted(codes - {''})} or an empty cell for a missing value."
+            )
+    text = pd.Series(raw, dtype=object).str.strip()
+    return text.where(~text.isin(codes)).astype(object)
 
 def read_uploaded_csv(
     data: bytes,
@@ -540,15 +759,22 @@ def read_uploaded_csv(
     missing_codes: Sequence[str] = ("N", "NA", ""),
     min_cols: int = 2,
     as_text: bool = False,
+    max_cells: int = MAX_UPLOAD_CELLS,
+    max_record_chars: int = MAX_UPLOAD_RECORD_CHARS,
+    max_cell_chars: int = MAX_UPLOAD_CELL_CHARS,
 ) -> Dataset:
-    """Validate and parse an uploaded CSV held in memory (never written to disk).
+    """Validate and parse an uploaded CSV held in memory (never written to disk), within fixed bounds.
 
-    Accepts UTF-8 (with or without BOM) or Latin-1 text, delimited by comma, semicolon or tab (sniffed),
-    with one header row. ``missing_codes`` (after trimming spaces) become NaN; columns whose values are all
-    numbers become numeric. Raises :class:`DataValidationError` whose message says what is wrong and what is
-    expected: empty or binary file, over the byte/row/column limits, a single column (wrong delimiter), no
-    header row, blank or duplicate column names, ragged rows, too few rows, an entirely empty column, or a
-    column mixing numbers and text.
+    Accepts UTF-8 (with or without BOM), UTF-16 (Excel's "Unicode text") or Latin-1 text, delimited by comma,
+    semicolon or tab, with one header row. The raw text is scanned record by record (``csv`` module) and the
+    scan stops at the first bound crossed — bytes, one record's characters, one cell's characters, columns,
+    rows, cells — so time and memory stay proportional to the bounds whatever the file; a frame is built only
+    from a file within all of them. ``missing_codes`` (after trimming spaces) become NaN; columns whose values
+    are all (finite) numbers become numeric. Raises :class:`DataValidationError` whose message says what is
+    wrong and what is expected: empty or binary file, over a bound, a single column (wrong delimiter), no
+    header row, blank, over-long or duplicate column names, ragged rows, an unclosed quote, too few rows, an
+    entirely empty column, a column mixing numbers and text, or a non-finite number (inf, nan, 1e309).
+    Messages quote at most a short excerpt of the file; they are plain text (escape before Markdown).
 
     ``min_cols`` (default 2) is the fewest columns a page accepts; 1 allows a one-column file. With
     ``as_text=True`` every column stays text (stripped strings; missing codes still become NaN) and no
@@ -564,43 +790,30 @@ def read_uploaded_csv(
             f"The file is {_fmt_bytes(len(data))}; the limit is {_fmt_bytes(max_bytes)}. "
             "Upload a smaller extract (fewer rows or columns)."
         )
-    if not data.strip():
+    if not data or data.isspace():  # isspace, not strip: no copy of a 50 MB file
         raise DataValidationError(
             "The file is empty. Expected a CSV file with a header row of column names and data rows below it."
         )
-    text, note = _decode(data)
+    encoding, note = _detect_encoding(data)
     notes = [note] if note else []
-    delim = _sniff_delimiter(text)
-    try:
-        raw = pd.read_csv(
-            io.StringIO(text), sep=delim, header=None, dtype=str, keep_default_na=False,
-            nrows=max_rows + 2, skip_blank_lines=True, engine="c",
-        )
-    except pd.errors.ParserError as exc:
-        m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
-        detail = (f"line {m.group(2)} has {m.group(3)} values but the header has {m.group(1)} columns"
-                  if m else "rows have different numbers of values")
-        raise DataValidationError(
-            f"The rows do not line up: {detail}. Expected every row to have one value per column "
-            "(quote values that contain the delimiter)."
-        ) from None
-    except (pd.errors.EmptyDataError, UnicodeError):
-        raise DataValidationError("The file has no readable rows. Expected a CSV with a header row.") from None
-    header = [str(h).strip() for h in raw.iloc[0].tolist()]
-    body = raw.iloc[1:].reset_index(drop=True)
-    if len(header) == 1 and min_cols > 1:
-        raise DataValidationError(
-            "Only one column was found. Expected columns separated by commas, semicolons or tabs "
-            f"(the header read as {header[0][:60]!r}). Check the delimiter, or that the file is a CSV."
-        )
-    if len(header) < min_cols:
-        raise DataValidationError(f"The file has {len(header)} columns; at least {min_cols} are needed.")
-    if len(header) > max_cols:
-        raise DataValidationError(f"The file has {len(header)} columns; at most {max_cols} are allowed.")
+    delim = _sniff_delimiter(data, encoding)
+    header, rows, lines = _scan_records(
+        data, encoding, delim, max_rows=max_rows, max_cols=max_cols, min_cols=min_cols, max_cells=max_cells,
+        max_record=max_record_chars, max_cell=max_cell_chars,
+    )
+    header = [h.strip() for h in header]
+    if encoding in ("utf-8", "latin-1") and header[0].startswith("\ufeff"):
+        header[0] = header[0][1:]
     blanks = [i + 1 for i, h in enumerate(header) if h == ""]
     if blanks:
         raise DataValidationError(
             f"Column {blanks[0]} has no name. Expected a header row with a name for every column."
+        )
+    long_names = [i + 1 for i, h in enumerate(header) if len(h) > MAX_UPLOAD_NAME_CHARS]
+    if long_names:
+        raise DataValidationError(
+            f"Column {long_names[0]}'s name is longer than {MAX_UPLOAD_NAME_CHARS} characters. "
+            "Expected short column names."
         )
     if all(_NUMBER.match(h) for h in header):
         raise DataValidationError(
@@ -613,44 +826,21 @@ def read_uploaded_csv(
     dups = [h for h, c in seen.items() if c > 1]
     if dups:
         raise DataValidationError(
-            f"Column names must be unique: {dups[0]!r} appears {seen[dups[0]]} times. Rename the duplicates."
+            f"Column names must be unique: {_excerpt(dups[0])} appears {seen[dups[0]]} times. "
+            "Rename the duplicates."
         )
-    if len(body) > max_rows:
+    if len(rows) < min_rows:
         raise DataValidationError(
-            f"The file has more than {max_rows:,} data rows; at most {max_rows:,} are allowed. Upload a sample."
+            f"The file has {len(rows)} data row{'s' if len(rows) != 1 else ''}; at least {min_rows} are needed."
         )
-    if len(body) < min_rows:
-        raise DataValidationError(
-            f"The file has {len(body)} data row{'s' if len(body) != 1 else ''}; at least {min_rows} are needed."
-        )
-    body.columns = header
+    cells = np.empty((len(rows), len(header)), dtype=object)
+    cells[:] = rows  # every row has len(header) strings (checked in the scan)
+    del rows
+    line_of = np.asarray(lines)
     codes = {c.strip() for c in missing_codes}
-    frame = {}
-    for col in header:
-        s = body[col].astype(str).str.strip()
-        missing = s.isin(codes)
-        if missing.all():
-            raise DataValidationError(
-                f"Column {col!r} is empty: every value is missing. Remove the column or fill it in."
-            )
-        if as_text:
-            frame[col] = s.where(~missing).astype(object)
-            continue
-        present = s[~missing]
-        is_num = present.str.match(_NUMBER)
-        if is_num.all():
-            frame[col] = pd.to_numeric(s.where(~missing), errors="coerce")
-        elif is_num.mean() >= 0.8:
-            bad_row = int(present.index[~is_num.to_numpy()][0]) + 2  # 1-based, plus header line
-            bad_val = present[~is_num].iloc[0]
-            raise DataValidationError(
-                f"Column {col!r} mixes numbers and text (line {bad_row} has {bad_val[:40]!r}). Expected one "
-                f"type per column; use one of {sorted(codes - {''})} or an empty cell for a missing value."
-            )
-        else:
-            frame[col] = s.where(~missing).astype(object)
+    frame = {col: _parse_column(col, cells[:, j], line_of, codes, as_text) for j, col in enumerate(header)}
     df = pd.DataFrame(frame)
     if any(df[c].map(lambda v: isinstance(v, str) and v.startswith(_FORMULA_PREFIXES)).any()
-           for c in df.columns if df[c].dtype == object):
+           for c in df.columns if df[c].dtype == object) or any(h.startswith(_FORMULA_PREFIXES) for h in header):
         notes.append("Some cells start with =, +, - or @; they are kept as text and neutralised in exports.")
     return Dataset("upload", "Uploaded CSV", df, infer_schema(df), "uploaded file (kept in memory only)", tuple(notes))

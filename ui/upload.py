@@ -8,6 +8,7 @@ import streamlit as st
 
 from engine.data import (MAX_UPLOAD_BYTES, MAX_UPLOAD_COLS, MAX_UPLOAD_ROWS, DataValidationError, Dataset,
                          read_uploaded_csv)
+from ui.text import md_escape
 
 
 def uploaded_bytes(label: str, *, key: str, max_bytes: int = MAX_UPLOAD_BYTES, help: str | None = None,
@@ -28,30 +29,42 @@ def uploaded_bytes(label: str, *, key: str, max_bytes: int = MAX_UPLOAD_BYTES, h
     return data
 
 
+def show_upload_error(message: object, *, container=None) -> None:
+    """``st.error`` for a refused upload, with the reason escaped: it may quote the file's text (issue 17).
+
+    Pages that call ``engine.data.read_uploaded_csv`` themselves show ``DataValidationError`` through this.
+    """
+    target = container if container is not None else st
+    target.error(f"This file cannot be used: {md_escape(message, max_len=600)}")
+
+
 @st.cache_data(max_entries=8, show_spinner=False, scope="session")
-def _parse(digest: str, _data: bytes, max_bytes: int, max_rows: int, max_cols: int, min_rows: int):
+def _parse(digest: str, _data: bytes, max_bytes: int, max_rows: int, max_cols: int, min_rows: int,
+           min_cols: int = 2, as_text: bool = False):
     try:
         return read_uploaded_csv(_data, max_bytes=max_bytes, max_rows=max_rows, max_cols=max_cols,
-                                 min_rows=min_rows), None
+                                 min_rows=min_rows, min_cols=min_cols, as_text=as_text), None
     except DataValidationError as exc:
         return None, str(exc)
 
 
 def csv_uploader(label: str, *, key: str, max_bytes: int = MAX_UPLOAD_BYTES, max_rows: int = MAX_UPLOAD_ROWS,
                  max_cols: int = MAX_UPLOAD_COLS, min_rows: int = 2, help: str | None = None,
-                 container=None) -> Dataset | None:
+                 container=None, min_cols: int = 2, as_text: bool = False) -> Dataset | None:
     """Upload + validate a CSV; on a bad file show ``st.error`` with the reason and return None.
 
-    Parsed data are cached per session, keyed by the SHA-256 of the bytes.
+    Parsed data are cached per session, keyed by the SHA-256 of the bytes. ``min_cols`` and ``as_text`` are
+    passed to ``engine.data.read_uploaded_csv``. Notes (e.g. "read as Latin-1") are shown as ``st.info``.
     """
     target = container if container is not None else st
     data = uploaded_bytes(label, key=key, max_bytes=max_bytes, help=help, container=target)
     if data is None:
         return None
-    dataset, error = _parse(hashlib.sha256(data).hexdigest(), data, max_bytes, max_rows, max_cols, min_rows)
+    dataset, error = _parse(hashlib.sha256(data).hexdigest(), data, max_bytes, max_rows, max_cols, min_rows,
+                            min_cols, as_text)
     if error:
-        target.error(f"This file cannot be used: {error}")
+        show_upload_error(error, container=target)
         return None
     for note in dataset.notes:
-        target.info(note)
+        target.info(md_escape(note, max_len=600))
     return dataset

@@ -320,9 +320,27 @@ for nm in chosen:
 groups += [g for g in custom if all(c.column in df.columns for c in g.conditions)]
 groups = groups[:MAX_GROUPS]
 
+n_labelled = int(df[label].notna().sum())
 gcol1, gcol2 = sb.columns([1, 1])
 gamma_mode = gcol1.radio("γ as", ["members", "% of n"], key="coh_gamma_mode", bind="query-params")
-gamma_in = gcol2.number_input("γ (smallest group size kept)", min_value=0.0, value=100.0, step=10.0,
+# γ ∈ [0, n] (spec §7.1): 100 members, or a tenth of a small dataset, whose every group 100 would exclude.
+gamma_members_default = float(min(100, max(2, n_labelled // 10)))
+gamma_max = float(n_labelled) if gamma_mode == "members" else 100.0
+gamma_default = gamma_members_default if gamma_mode == "members" else \
+    round(100.0 * gamma_members_default / n_labelled, 2)
+prev_mode = st.session_state.get("_coh_prev_gamma_mode")
+st.session_state["_coh_prev_gamma_mode"] = gamma_mode
+if data_changed:
+    st.session_state["coh_gamma"] = gamma_default
+elif prev_mode is not None and prev_mode != gamma_mode and "coh_gamma" in st.session_state:
+    # Same γ, new unit: a mode switch converts the value instead of reading 100 members as 100 % of n.
+    g_old = float(st.session_state["coh_gamma"])
+    st.session_state["coh_gamma"] = (round(100.0 * g_old / n_labelled, 2) if gamma_mode == "% of n"
+                                     else float(round(g_old / 100.0 * n_labelled)))
+if st.session_state.get("coh_gamma", 0.0) > gamma_max:
+    st.session_state["coh_gamma"] = gamma_max
+gamma_in = gcol2.number_input("γ (smallest group size kept)", min_value=0.0, max_value=gamma_max,
+                              value=min(gamma_default, gamma_max), step=1.0 if gamma_mode == "% of n" else 10.0,
                               key="coh_gamma", bind="query-params",
                               help="Smaller groups are left out: with few members, random splitting alone "
                                    "creates large distances.")
@@ -341,16 +359,17 @@ if release_kind == "gaussian_histogram":
     delta = delta_exponent(key="coh_delta_exp", value=-6, min_exp=-12, max_exp=-3, container=sb)
 coarsen = sb.toggle("Coarsen the clear release (binned features)", value=False, key="coh_coarsen",
                     bind="query-params", disabled=release_choice not in ("clear", "subsample"))
-bins = sb.slider("Bins for numeric features", 2, 20, 10, key="coh_bins", bind="query-params")
 coarsen = bool(coarsen) and release_choice in ("clear", "subsample")
 needs_features = release_kind in co.HISTOGRAM_KINDS or coarsen or release_choice == "column_subset"
+binned_release = release_kind in co.HISTOGRAM_KINDS or coarsen
+bins = sb.slider("Bins for numeric features", 2, 20, 10, key="coh_bins", bind="query-params",
+                 disabled=not binned_release, help="Used by the histogram releases and the coarsened clear release.")
 feat_default = [c for c in SYN_FEATURES if c in lens] if census_like else _default_features(df, lens, bins)
 if data_changed:
     st.session_state["coh_features"] = feat_default
 features = sb.multiselect("Released features (⊆ lens)", lens, default=feat_default, key="coh_features",
                           bind="query-params", disabled=not needs_features,
                           help="Which lens columns the binned/DP release publishes.")
-n_labelled = int(df[label].notna().sum())
 k_max = max(10, n_labelled // 2)
 if st.session_state.get("coh_k", 10) > k_max:  # a smaller dataset than the one k was chosen for
     st.session_state["coh_k"] = k_max
@@ -361,7 +380,8 @@ learner_kind = sb.selectbox("Learner", list(LEARNERS), format_func=LEARNERS.get,
 output = sb.radio("Output", ["hard", "soft"], key="coh_output", bind="query-params", horizontal=True,
                   format_func={"hard": "hard (±1)", "soft": "soft (2·P − 1)"}.get)
 with sb.expander("Advanced"):
-    trees = st.slider("Trees (random forest)", 10, 200, 50, key="coh_trees", bind="query-params")
+    trees = st.slider("Trees (random forest)", 10, 200, 50, key="coh_trees", bind="query-params",
+                      disabled=learner_kind != "random_forest")
 reps = sb.slider("Repetitions R", 5, 100, 20, key="coh_reps", bind="query-params")
 alpha = sb.slider("α (largest W1 tolerated)", 0.0, 2.0, 0.20, step=0.01, key="coh_alpha", bind="query-params")
 beta_label = sb.select_slider("β (theory: allowed failure probability)", list(BETA_OPTIONS), value="0.05",
@@ -375,6 +395,9 @@ if not lens:
     st.stop()
 if not groups:
     st.warning("Choose at least one group in the sidebar.")
+    st.stop()
+if needs_features and not features:
+    st.warning("Choose at least one released feature (the lens columns this release publishes) in the sidebar.")
     st.stop()
 
 release = co.ReleaseSpec(
@@ -670,14 +693,13 @@ with tab_sweep:
 def _theory_panel() -> None:
     """Theory panel (spec §7.4): analytic, redraws alone when its own controls move."""
     dp_release = release_kind in co.HISTOGRAM_KINDS and math.isfinite(epsilon)
-    if dp_release:
+    if dp_release:  # the release's ε replaces the hypothetical-ε control, which does not apply
         eps_t = epsilon
         st.markdown(f"Using the release's ε = {eps_t:g}.")
     else:
         st.markdown("This release is not DP; below: a hypothetical ε-DP release.")
-    eps_h = log_slider("Hypothetical ε (theory)", key="coh_hyp_eps", min_value=1e-4, max_value=1.0, value=0.01)
-    if not dp_release:
-        eps_t = eps_h
+        eps_t = log_slider("Hypothetical ε (theory)", key="coh_hyp_eps", min_value=1e-4, max_value=1.0,
+                           value=0.01)
     a_t = max(alpha, 0.01)
     st.markdown(
         "**Theorem 7**: an ε-DP release that ignores record order keeps every group of ≥ γ members coherent "

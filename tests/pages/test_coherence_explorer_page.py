@@ -66,7 +66,9 @@ def test_every_control_changes_the_output():
         ("coh_groups", lambda a: a.multiselect(key="coh_groups").set_value(
             ["Everyone", "Has the sensitive attribute", "Age 65+"])),
         ("coh_gamma", lambda a: a.number_input(key="coh_gamma").set_value(400.0)),
-        ("coh_gamma_mode", lambda a: a.radio(key="coh_gamma_mode").set_value("% of n")),
+        # a unit switch converts γ (same groups kept); the new value in the new unit changes the output
+        ("coh_gamma_mode", lambda a: a.radio(key="coh_gamma_mode").set_value("% of n").run()
+         .number_input(key="coh_gamma").set_value(30.0)),
         ("coh_learner", lambda a: a.selectbox(key="coh_learner").set_value("decision_tree")),
         ("coh_output", lambda a: a.radio(key="coh_output").set_value("soft")),
         ("coh_trees", lambda a: a.selectbox(key="coh_learner").set_value("random_forest")),
@@ -87,7 +89,8 @@ def test_every_control_changes_the_output():
         ("coh_beta", lambda a: a.select_slider(key="coh_beta").set_value("1e-6")),
         ("coh_hyp_eps", lambda a: a.select_slider(key="coh_hyp_eps").set_value(0.1)),
         ("coh_table1", lambda a: a.toggle(key="coh_table1").set_value(True)),
-        ("coh_gamma_mode_back", lambda a: a.radio(key="coh_gamma_mode").set_value("members")),
+        ("coh_gamma_mode_back", lambda a: a.radio(key="coh_gamma_mode").set_value("members").run()
+         .number_input(key="coh_gamma").set_value(50.0)),
         ("coh_sec7", lambda a: a.toggle(key="coh_sec7").set_value(True)),
         ("coh_s7_curator", lambda a: a.radio(key="coh_s7_curator").set_value("count")),
         ("coh_sensitive", lambda a: a.selectbox(key="coh_sensitive").set_value("2")),
@@ -128,8 +131,8 @@ def test_run_experiment_and_exports():
     assert next(m.value for m in at.metric if m.label.startswith("β̂")) == "0/5"
     assert before != "0/5"
     # a settings change keeps the old result with a notice
-    at.slider(key="coh_bins").set_value(5).run()
     at.toggle(key="coh_coarsen").set_value(True).run()
+    at.slider(key="coh_bins").set_value(5).run()
     assert any("Settings changed" in w.value for w in at.warning)
 
 
@@ -398,3 +401,30 @@ def test_every_csv_reads_back_with_pandas_and_our_reader():
     sweep = pd.read_csv(io.BytesIO(files["coherence_epsilon_sweep.csv"]))
     assert sorted(set(sweep["epsilon"].dropna())) == [0.1, 0.3, 1.0, 3.0, 10.0]
     assert (sweep["epsilon"].isna() == sweep["dp"].str.startswith("no")).all()  # ∞: exact, not DP
+
+
+def test_gamma_follows_the_data_and_its_unit():
+    """γ = 100 members excluded every group of a 60-row upload; a unit switch read 100 members as 100 % of n."""
+    rows = "a,b,y\n" + "".join(f"{i},{i % 3},{'s' if i % 4 == 0 else 'n'}\n" for i in range(60))
+    at = _app(coh_source="Upload a CSV", coh_learner="Decision tree").run()
+    _upload(at, rows.encode())
+    _ok(at)
+    assert at.number_input(key="coh_gamma").value == 6  # a tenth of n = 60
+    assert list(at.dataframe[0].value["in the collection 𝒞*"]) == ["yes", "yes"]
+    assert not any("larger than the dataset" in w.value for w in at.warning)
+    at.radio(key="coh_gamma_mode").set_value("% of n").run()
+    assert at.number_input(key="coh_gamma").value == pytest.approx(10.0)  # 6 of 60 members = 10 %
+    at.radio(key="coh_gamma_mode").set_value("members").run()
+    assert at.number_input(key="coh_gamma").value == pytest.approx(6.0)
+
+
+def test_controls_that_do_not_apply_are_disabled_or_replaced():
+    at = _app(coh_n="2000", coh_learner="Decision tree").run()
+    assert at.slider(key="coh_trees").disabled and at.slider(key="coh_bins").disabled
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_release="ε-DP histogram → synthetic records (Laplace)",
+              coh_eps="0.1").run()
+    _ok(at)
+    assert not at.slider(key="coh_bins").disabled
+    # the release's ε replaces the hypothetical-ε control instead of sitting beside it
+    assert "coh_hyp_eps" not in [w.key for w in at.select_slider]
+    assert any("Using the release's ε = 0.1" in m.value for m in at.markdown)

@@ -129,9 +129,10 @@ def oracle(at) -> None:
     exact = release in HIST and vals.get("coh_eps") == "∞"
     if exact:
         assert "Theorem 7 applies" not in joined and "DP release (ε = ∞" not in joined
-        assert "not DP" in joined
     if "coh_lens" not in vals or not at.dataframe:
         return  # upload not yet made, or a message stopped the page (checked by the harness: no error box)
+    if exact:
+        assert "not DP" in joined
     label, lens = vals["coh_label"], list(vals["coh_lens"])
     assert label not in lens
     if not lens:
@@ -243,14 +244,16 @@ _ORIGINAL_MOVE = walk_module.random_move
 @pytest.mark.slow
 def test_coherence_explorer_random_walks(monkeypatch):
     monkeypatch.setattr(walk_module, "random_move", _move_with_format_func)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     total = 0
     for seed, steps, params, extra_skip, on_start in WALKS:
         res = walk(PAGE, seed=seed, steps=steps, oracle=oracle, start_params=params,
                    skip_keys=SKIP + tuple(extra_skip), on_start=on_start, timeout=60)
         total += res.states
-    elapsed = time.perf_counter() - t0
-    print(f"coherence walk: {total} states in {elapsed:.1f} s; checks {STATS}")
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(f"coherence walk: {total} states in {elapsed:.1f} s wall, {cpu:.1f} s CPU; checks {STATS}")
     assert total >= 300
     assert STATS["theory"] >= 200 and STATS["sizes"] >= 300 and STATS["w1_scipy"] >= 50, STATS
-    assert elapsed <= 120
+    # CPU time of this process (the scripts run in its threads): the wall time depends on what else the shared
+    # machine runs; ~80 s wall on an idle core.
+    assert cpu <= 90, cpu

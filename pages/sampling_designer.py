@@ -235,19 +235,20 @@ def frame_upload() -> tuple[sp.FrameSummary | None, str | None]:
                            "Each role needs its own column: choose another one, or (none).")
                 return None, None
         summ, err = c_summary(digest, df, pick[0], pick[1], pick[2], 1 if ddof1 else 0)
+        # the file was read; what follows depends on the column choice, so it is a warning, not an error
         if err:
-            st.error(f"This file cannot be used: {md_escape(err, max_len=400)}")
+            st.warning(f"These columns cannot be used: {md_escape(err, max_len=400)}")
             return None, None
         if summ.strata is not None and len(summ.strata) > MAX_STRATA:
-            st.error(f"This file has {len(summ.strata):,} strata; the designer handles at most {MAX_STRATA}. "
+            st.warning(f"This file has {len(summ.strata):,} strata; the designer handles at most {MAX_STRATA}. "
                      "Choose a coarser stratum column.")
             return None, None
         if summ.cluster_sizes is not None and len(summ.cluster_sizes) > MAX_CLUSTERS:
-            st.error(f"This file has {len(summ.cluster_sizes):,} clusters; the designer handles at most "
+            st.warning(f"This file has {len(summ.cluster_sizes):,} clusters; the designer handles at most "
                      f"{MAX_CLUSTERS:,}. Choose a coarser cluster column.")
             return None, None
         if summ.cluster_sizes is not None and len(summ.cluster_sizes) < 2:
-            st.error("The cluster column has fewer than 2 distinct clusters; cluster sampling needs at least 2.")
+            st.warning("The cluster column has fewer than 2 distinct clusters; cluster sampling needs at least 2.")
             return None, None
         for note in summ.notes:
             st.info(md_escape(note, max_len=400))

@@ -90,7 +90,17 @@ def _log1m_prod(deltas: np.ndarray) -> float:
 
 def _residual_delta(delta: float, deltas: np.ndarray) -> float:
     """δ̂ = 1 − (1−δ)/Π(1−δᵢ), the δ left for the ε-part (exact, via log1p/expm1)."""
-    return float(-math.expm1(math.log1p(-delta) - _log1m_prod(deltas)))
+    return _one_minus_exp(math.log1p(-delta) - _log1m_prod(deltas))
+
+
+def _one_minus_exp(x: float) -> float:
+    """1 − eˣ = −expm1(x), as −∞ where eˣ overflows (a used-up δ share), never OverflowError."""
+    return -math.expm1(x) if x < 700.0 else -math.inf
+
+
+def _expm1(x: float) -> float:
+    """eˣ − 1 as ∞ where it overflows (spec §3: overflowing bounds are ∞)."""
+    return math.expm1(x) if x < 700.0 else math.inf
 
 
 # --------------------------------------------------------------------------- mechanisms
@@ -175,14 +185,15 @@ def _k_delta(ms: Sequence[Mechanism]) -> int:
 
 def mechanism_rho(m: Mechanism) -> float | None:
     """ρᵢ of one run (None if the kind has no zCDP guarantee: approx_dp)."""
+    # ½(a/b)² by mech._half_square: ∞ on overflow instead of OverflowError / ZeroDivisionError (issue 17)
     if m.kind in ("laplace", "pure_dp"):
-        return m.epsilon**2 / 2.0
+        return mech._half_square(m.epsilon, 1.0)
     if m.kind == "discrete_laplace":
-        return (m.sensitivity / m.scale) ** 2 / 2.0
+        return mech._half_square(m.sensitivity, m.scale)
     if m.kind == "gaussian":
-        return 1.0 / (2.0 * m.noise_multiplier**2)
+        return mech._half_square(1.0, m.noise_multiplier)
     if m.kind == "discrete_gaussian":
-        return m.sensitivity**2 / (2.0 * m.sigma**2)
+        return mech._half_square(m.sensitivity, m.sigma)
     if m.kind == "zcdp":
         return m.rho
     return None
@@ -259,7 +270,7 @@ def advanced_composition_drv(epsilon, *, k, delta, delta_each=0.0) -> Compositio
     dp = delta - k * float(delta_each)
     if dp <= 0:
         return _invalid("advanced_drv", delta, k, "kδ₀ already uses up the target δ")
-    val = e0 * math.sqrt(2.0 * k * -math.log(dp)) + k * e0 * math.expm1(e0)
+    val = e0 * math.sqrt(2.0 * k * -math.log(dp)) + k * e0 * _expm1(e0)
     return CompositionResult("advanced_drv", val, delta, k, True, "", "external")
 
 
@@ -268,7 +279,7 @@ def kov_analytic_composition(epsilon, *, k, delta, delta_each=0.0) -> Compositio
     e0, k, delta = _pos("epsilon", epsilon), int(k), _check_delta(delta)
     if k < 1:
         raise ValueError(f"k must be ≥ 1, got {k!r}")
-    dt = float(-math.expm1(math.log1p(-delta) - k * math.log1p(-float(delta_each))))
+    dt = _one_minus_exp(math.log1p(-delta) - k * math.log1p(-float(delta_each)))
     if dt <= 0:
         return _invalid("kov_analytic", delta, k, "the per-mechanism δ₀ already use up the target δ")
     base = k * e0 * math.tanh(e0 / 2.0)
@@ -360,7 +371,7 @@ def kov_optimal_composition(epsilons, deltas=None, *, delta) -> CompositionResul
 # --------------------------------------------------------------------------- zCDP
 def pure_to_zcdp(epsilon) -> float:
     """ε-DP implies (ε²/2)-zCDP ([T] Thm 2.2.3; Bun–Steinke 2016 Prop. 1.4)."""
-    return _pos("epsilon", epsilon) ** 2 / 2.0
+    return mech._half_square(_pos("epsilon", epsilon), 1.0)
 
 
 def zcdp_to_dp(rho, delta, *, xi=0.0, method: Literal["best", "standard", "bun_steinke", "rdp"] = "best") -> float:
@@ -375,7 +386,7 @@ def zcdp_to_dp(rho, delta, *, xi=0.0, method: Literal["best", "standard", "bun_s
     2.245966
     """
     r = _pos("rho", rho)
-    d = _check_delta(delta)
+    d = mech._share_delta(delta)  # also a per-mechanism share δ/(2K), which may lie below the 1e-300 floor
     xi = float(xi)
     if method == "standard":
         return xi + r + 2.0 * math.sqrt(r * -math.log(d))
@@ -582,11 +593,17 @@ def compose(mechanisms, *, delta, rule: Rule, pld_resolution=1e-4,
             return _invalid(rule, delta, k, "approx_dp rows have no zCDP/RDP guarantee")
         if rule == "zcdp":
             rho = math.fsum(m.count * mechanism_rho(m) for m in ms)
-            return CompositionResult("zcdp", zcdp_to_dp(rho, delta), delta, k, True, "", "thesis-corrected")
+            # ρ underflows to 0 for ε ≲ 1e-154: the exact ε is then 0 as well
+            eps_z = (zcdp_to_dp(rho, delta) if math.isfinite(rho) else math.inf) if rho > 0 else 0.0
+            return CompositionResult("zcdp", eps_z, delta, k, True, "", "thesis-corrected")
         curve = np.sum([rdp_curve(m) for m in ms], axis=0)
         conv = rdp_to_dp(curve, delta=delta)
         return CompositionResult("rdp", conv.epsilon, delta, k, True, "", "external", conv.order)
-    pairs = _per_row_pairs(ms, delta)
+    # A Gaussian whose δ(0) is already ≤ δᵢ has εᵢ = 0; the rules below want εᵢ > 0, so such a row is charged
+    # the smallest positive float (a larger ε is still a valid bound). One with εᵢ = ∞ makes the bound ∞.
+    pairs = [(e if e > 0 else 5e-324, d, c) for e, d, c in _per_row_pairs(ms, delta)]
+    if not all(math.isfinite(e) for e, _, _ in pairs):
+        return _invalid(rule, delta, k, "a mechanism has infinite ε at its δᵢ")
     if rule in ("advanced_drv", "kov_analytic"):
         distinct = {(round(e, 15), d) for e, d, _ in pairs}
         if len(distinct) > 1:

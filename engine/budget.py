@@ -161,7 +161,7 @@ def _privacy_of_scale(stat: StatisticSpec, scale: float, *, rule: str, delta_i: 
     if stat.mechanism in ("laplace", "discrete_laplace"):
         eps = d / scale
         return eps * eps / 2.0 if rule == "zcdp" else eps
-    rho = d * d / (2.0 * scale * scale)
+    rho = mech._half_square(d, scale)
     if rule == "zcdp":
         return rho
     if stat.mechanism == "gaussian":
@@ -199,7 +199,7 @@ def _as_mechanism(stat: StatisticSpec, scale: float, privacy: float, rule: str, 
         return acc.gaussian(scale / d)
     if _is_int(d) and one_d:
         return acc.discrete_gaussian(scale, int(round(d)))
-    return acc.zcdp(d * d / (2.0 * scale * scale))
+    return acc.zcdp(mech._half_square(d, scale))
 
 
 def _delta_i(stats_: Sequence[StatisticSpec], delta: float, rule: str) -> float:
@@ -231,6 +231,15 @@ def minimal_privacy(stat: StatisticSpec, *, rule: PlanRule, delta_i=0.0, beta=No
     bisection. ``beta`` (optional) is the statistic's failure probability, split over its cells.
     """
     _check_rule(rule)
+    p = _minimal_privacy(stat, rule=rule, delta_i=delta_i, beta=beta)
+    if not math.isfinite(p):
+        # e.g. a sum over [0, 1e200] at ±0.001: Δ²z²/(2w²) is beyond any float (issue 17: no OverflowError)
+        raise ValueError(f"{stat.name}: the privacy this target needs is too large to compute; widen the target "
+                         "or narrow the clipping range")
+    return p
+
+
+def _minimal_privacy(stat: StatisticSpec, *, rule: str, delta_i, beta) -> float:
     target = stat.hold_half_width if stat.hold_half_width is not None else stat.target_half_width
     if not (target > 0):
         raise ValueError(f"{stat.name}: the target half-width must be > 0")
@@ -240,7 +249,7 @@ def minimal_privacy(stat: StatisticSpec, *, rule: PlanRule, delta_i=0.0, beta=No
         return eps * eps / 2.0 if rule == "zcdp" else eps
     if stat.mechanism == "gaussian" and rule == "zcdp":
         z = float(special.ndtri(1.0 - (1.0 - conf) / 2.0))
-        return _sens(stat) ** 2 * z * z / (2.0 * target * target)
+        return mech._half_square(_sens(stat) * z, target)
     if stat.mechanism in ("gaussian", "discrete_gaussian") and rule != "zcdp" and not delta_i > 0:
         raise ValueError(f"{stat.name}: a Gaussian statistic under an (ε, δ) rule needs delta_i > 0")
     scale = _scale_for_target(stat, target, conf)
@@ -271,7 +280,7 @@ def _joint_betas(ss, *, rule: str, beta: float, delta_i: float, delta: float) ->
         c = np.array([_sens(s) / _target(s) for s in ss])
         return beta * c / c.sum()
     if all(s.mechanism == "gaussian" for s in ss) and rule == "zcdp":
-        c = np.array([_sens(s) ** 2 / (2.0 * _target(s) ** 2) for s in ss])
+        c = np.array([mech._half_square(_sens(s), _target(s)) for s in ss])
         d = np.array([float(s.cells) for s in ss])
 
         def betas(log_lam: float) -> np.ndarray:
@@ -336,7 +345,7 @@ def _alloc(s, scale, priv, *, rule, delta_i, conf, delta, held) -> StatisticAllo
         di = 0.0
         rho = 0.5 * eps * eps
     else:
-        rho = 0.5 * (d / scale) ** 2
+        rho = mech._half_square(d, scale)
         if rule == "zcdp":
             di = delta
             if s.mechanism == "gaussian":
@@ -498,7 +507,7 @@ def plan_budget_first(stats, *, epsilon, delta=1e-6, rule="basic", reserve_fract
             else:
                 u = {i: ss[i].weight for i in free}
                 if rule == "basic":
-                    w = {i: (u[i] * mins[i] ** 2) ** (1.0 / 3.0) for i in free}
+                    w = {i: u[i] ** (1.0 / 3.0) * mins[i] ** (2.0 / 3.0) for i in free}
                 else:
                     w = {i: math.sqrt(u[i] * mins[i]) for i in free}
                 tot = math.fsum(w.values())

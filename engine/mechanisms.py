@@ -58,6 +58,24 @@ def _delta(delta: float, *, allow_zero: bool = True) -> float:
     return d
 
 
+def _share_delta(delta: float) -> float:
+    """A δ share charged to one mechanism: any δ in (0, 1).
+
+    The 1e-300 floor (spec §3) bounds what a user enters; a composition charges each Gaussian δ/(2K), which at
+    δ = 1e-300 lies below it (issue 17). The computations are in log space, so every positive δ is usable.
+    """
+    d = _finite("delta", delta)
+    if not 0.0 < d < 1.0:
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    return d
+
+
+def _half_square(a: float, b: float) -> float:
+    """½(a/b)², e.g. ρ = Δ²/(2σ²), as ∞ when it overflows (a float ** would raise OverflowError)."""
+    r = a / b
+    return 0.5 * r * r
+
+
 def _integer_sensitivity(sensitivity: float) -> int:
     s = _positive("sensitivity", sensitivity)
     if abs(s - round(s)) > 1e-12:
@@ -106,6 +124,8 @@ def query_sensitivity(query: Query, *, lower: float = 0.0, upper: float = 1.0, n
         return Sensitivity(1.0, 1.0, query, neighbour)
     if hi <= lo:
         raise ValueError(f"upper must be > lower, got lower={lower!r}, upper={upper!r}")
+    if not math.isfinite(hi - lo):
+        raise ValueError("the range U − L is too large to be a number; use clipping bounds within ±1e300")
     if query == "sum":
         s = hi - lo if neighbour == "replace" else max(abs(lo), abs(hi))
         return Sensitivity(s, s, query, neighbour)
@@ -140,7 +160,8 @@ def _dgauss_log_tail(sigma: float, thresholds: np.ndarray) -> np.ndarray:
         return special.log_ndtr(-(np.floor(x) + 0.5) / sigma)
     ys = _dgauss_support(sigma)
     ys = np.concatenate([-ys[:0:-1], ys])
-    logp = -ys**2 / (2.0 * sigma**2)
+    with np.errstate(over="ignore"):  # (y/σ)² → ∞ for tiny σ: a point mass at 0, not 0/0
+        logp = -0.5 * (ys / sigma) ** 2
     logz = special.logsumexp(logp)
     logp = logp - logz
     # reverse cumulative log-sum: tail[j] = log Σ_{i ≥ j} p_i
@@ -157,7 +178,8 @@ def _dgauss_std(sigma: float) -> float:
     if sigma > 1e5:
         return sigma
     ys = _dgauss_support(sigma)
-    w = np.exp(-ys**2 / (2.0 * sigma**2))
+    with np.errstate(over="ignore"):
+        w = np.exp(-0.5 * (ys / sigma) ** 2)
     w[1:] *= 2.0
     return float(math.sqrt(np.sum(w * ys**2) / np.sum(w)))
 
@@ -273,8 +295,8 @@ def gaussian_delta(epsilon: float, *, sigma: float, sensitivity: float = 1.0) ->
 
 
 def gaussian_epsilon(delta: float, *, sigma: float, sensitivity: float = 1.0) -> float:
-    """Smallest ε with δ(ε; σ) ≤ delta for the Gaussian mechanism [X-BW]; 0 if δ(0) ≤ delta."""
-    d = _delta(delta, allow_zero=False)
+    """Smallest ε with δ(ε; σ) ≤ delta for the Gaussian mechanism [X-BW]; 0 if δ(0) ≤ delta (any δ in (0, 1))."""
+    d = _share_delta(delta)
     s, sens = _positive("sigma", sigma), _positive("sensitivity", sensitivity)
     ld = math.log(d)
     if _log_gaussian_delta(0.0, s, sens) <= ld:
@@ -292,7 +314,7 @@ def gaussian_sigma(epsilon: float, delta: float, *, sensitivity: float = 1.0,
                    rule: Literal["analytic", "classic"] = "analytic") -> float:
     """Noise σ giving (ε, δ)-DP: analytic [X-BW] (smallest σ) or classic [X-DR Thm A.1] (ε < 1)."""
     eps = _positive("epsilon", epsilon)
-    d = _delta(delta, allow_zero=False)
+    d = _share_delta(delta)
     sens = _positive("sensitivity", sensitivity)
     if rule == "classic":
         if eps >= 1.0:
@@ -312,7 +334,7 @@ def gaussian_sigma(epsilon: float, delta: float, *, sensitivity: float = 1.0,
 
 
 def _log_dgauss_delta(epsilon: float, sigma: float, sensitivity: int) -> float:
-    t = epsilon * sigma**2 / sensitivity
+    t = epsilon * sigma * sigma / sensitivity  # a float product is ∞ on overflow; ** would raise
     la, lb = _dgauss_log_tail(sigma, np.array([t - sensitivity / 2.0, t + sensitivity / 2.0]))
     if la == -math.inf:
         return -math.inf
@@ -334,8 +356,8 @@ def discrete_gaussian_delta(epsilon: float, *, sigma: float, sensitivity: int = 
 
 
 def discrete_gaussian_epsilon(delta: float, *, sigma: float, sensitivity: int = 1) -> float:
-    """Smallest ε with discrete-Gaussian δ(ε) ≤ delta [X-CKS Thm 7]."""
-    d = _delta(delta, allow_zero=False)
+    """Smallest ε with discrete-Gaussian δ(ε) ≤ delta [X-CKS Thm 7] (any δ in (0, 1))."""
+    d = _share_delta(delta)
     s, sens = _positive("sigma", sigma), _integer_sensitivity(sensitivity)
     ld = math.log(d)
     if _log_dgauss_delta(0.0, s, sens) <= ld:
@@ -447,7 +469,7 @@ def calibrate(mechanism: Mech, *, sensitivity: float, epsilon: float | None = No
                 s = sens / math.sqrt(2.0 * r)
             else:
                 s = gaussian_sigma(epsilon, d, sensitivity=sens, rule=gaussian_rule)
-        r = sens**2 / (2.0 * s * s)
+        r = _half_square(sens, s)
         if epsilon is not None:
             eps = epsilon
         elif d == 0.0:
@@ -477,7 +499,7 @@ def calibrate(mechanism: Mech, *, sensitivity: float, epsilon: float | None = No
             s = sens / math.sqrt(2.0 * r)
         else:
             s = _dgauss_sigma(epsilon, d, sens_i)
-    r = sens**2 / (2.0 * s * s)
+    r = _half_square(sens, s)
     if epsilon is not None:
         eps = epsilon
     elif d == 0.0:

@@ -355,3 +355,35 @@ def test_curve_and_table_progress():
     assert tcalls == sorted(tcalls) and tcalls[-1] == 1.0
     pld = table.set_index("rule").loc["pld", "epsilon"]
     assert pld == pytest.approx(_dp_accounting_pld([(dp_accounting.LaplaceDpEvent(10.0), 1200)], 1e-6, 1e-4), abs=1e-5)
+
+
+def test_gaussian_rows_compose_at_delta_1e_300():
+    # δᵢ = 1e-300/(2·20) is below the input floor; the (ε, δ) rules must still give a value (issue 17)
+    from scipy import optimize, special
+    ms = [A.gaussian(10, count=20), A.laplace(0.2, count=30)]
+    di = 1e-300 / 40
+
+    def log_delta(e, s=10.0):  # Balle–Wang δ(ε), in logs through scipy's log_ndtr
+        la, lb = special.log_ndtr(1 / (2 * s) - e * s), special.log_ndtr(-1 / (2 * s) - e * s)
+        return la + math.log(-math.expm1(e + lb - la))
+    ei = optimize.brentq(lambda e: log_delta(e) - math.log(di), 0.1, 20, xtol=1e-14)
+    assert A.compose(ms, delta=1e-300, rule="basic").epsilon == pytest.approx(30 * 0.2 + 20 * ei, rel=1e-9)
+    for rule in ("advanced", "kov_analytic", "kov_optimal"):
+        r = A.compose(ms, delta=1e-300, rule=rule)
+        assert r.valid is False or math.isfinite(r.epsilon)
+
+
+_extreme = st.one_of(st.sampled_from([1e-300, 1e-12, 1.0, 1e12, 1e300]),
+                     st.floats(1e-300, 1e300).filter(lambda x: x > 0))
+
+
+@given(kind=st.sampled_from(A.KINDS), v=_extreme, count=st.sampled_from([1, 2, 100, 100_000]),
+       delta=st.sampled_from([1e-300, 1e-6, 0.5, 0.9]), rule=st.sampled_from([r for r in A.ALL_RULES if r != "pld"]))
+def test_compose_at_extreme_parameters_returns_a_result_never_overflow(kind, v, count, delta, rule):
+    # spec §3: overflowing bounds are ∞, never raise (issue 17: OverflowError from expm1, ** and log1p sums)
+    m = {"laplace": lambda: A.laplace(v, count), "pure_dp": lambda: A.pure_dp(v, count),
+         "approx_dp": lambda: A.approx_dp(v, 0.5, count), "gaussian": lambda: A.gaussian(v, count),
+         "discrete_laplace": lambda: A.discrete_laplace(v, 1, count),
+         "discrete_gaussian": lambda: A.discrete_gaussian(v, 1, count), "zcdp": lambda: A.zcdp(v, count)}[kind]()
+    r = A.compose([m], delta=delta, rule=rule)
+    assert (not r.valid and math.isnan(r.epsilon)) or r.epsilon >= 0

@@ -233,3 +233,20 @@ def test_budget_shares_sum_to_the_budget_in_its_unit(rule, mode, mech):
     if mode == "budget_first":
         assert p.budget == pytest.approx(2.0 if rule != "zcdp" else A.zcdp_rho_for_epsilon(2.0, 1e-6), rel=1e-12)
     assert min(sh.values) > 0 and sh.unused >= 0
+
+
+def test_gaussian_rows_at_delta_1e_300():
+    # δᵢ = δ/(2K) falls below the 1e-300 input floor: the plan must still be computed (issue 17)
+    ss = counts(2, "gaussian")
+    p = B.plan_accuracy_first(ss, rule="basic", delta=1e-300)
+    for a in p.allocations:
+        assert a.delta == pytest.approx(2.5e-301) and math.isfinite(a.epsilon) and a.epsilon > 0
+    q = B.plan_budget_first(ss, epsilon=50.0, rule="basic", delta=1e-300)
+    assert q.feasible and q.epsilon <= 50.0
+
+
+def test_huge_sensitivity_is_a_value_error_not_an_overflow():
+    s = B.StatisticSpec("s", "sum", 1e-3, lower=0, upper=1e200, mechanism="gaussian")
+    for rule in ("zcdp", "basic"):
+        with pytest.raises(ValueError):
+            B.plan_accuracy_first([s], rule=rule)

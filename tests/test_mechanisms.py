@@ -221,3 +221,30 @@ def test_dfhprr_optimum_tight(noise):
     best = min(tau_of(x) for x in xs)
     assert w.tau <= best * (1 + 1e-4)
     assert w.tau >= best * (1 - 2e-4)
+
+
+# --------------------------------------------------------------------------- issue 17: engine domain edges
+def test_gaussian_epsilon_at_a_halved_delta_below_the_input_floor():
+    # a composition charges each Gaussian δ/(2K): at δ = 1e-300 that is below the 1e-300 input floor
+    import mpmath as mp
+    mp.mp.dps = 60
+    s, d = 10.0, 2.5e-302
+
+    def delta(e):
+        e = mp.mpf(e)
+        return mp.ncdf(1 / (2 * s) - e * s) - mp.e**e * mp.ncdf(-1 / (2 * s) - e * s)
+    exact = mp.findroot(lambda e: mp.log(delta(e)) - mp.log(d), 3.7)
+    assert M.gaussian_epsilon(d, sigma=s) == pytest.approx(float(exact), rel=1e-9)
+    assert M.discrete_gaussian_epsilon(d, sigma=s) > 0
+    assert M.gaussian_sigma(1.0, d) > 0
+
+
+def test_squared_sensitivity_never_raises_overflow():
+    c = M.calibrate("gaussian", sensitivity=1e200, scale=1e-100, delta=1e-6)
+    assert c.rho == math.inf and c.epsilon == math.inf  # spec §3: overflowing values are ∞, never raise
+    c = M.calibrate("gaussian", sensitivity=1e200, epsilon=1.0, delta=1e-6)
+    assert c.rho == pytest.approx(0.5 / M.gaussian_sigma(1.0, 1e-6) ** 2, rel=1e-9)
+    c = M.calibrate("gaussian", sensitivity=1e200, epsilon=1.0, delta=1e-6, gaussian_rule="zcdp")
+    assert math.isfinite(c.rho) and c.scale > 1e199
+    with pytest.raises(ValueError, match="too large"):
+        M.query_sensitivity("sum", lower=-1e308, upper=1e308)

@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 
 from engine.coherence import Condition, GroupSpec
 
-__all__ = ["BuiltGroups", "groups_to_json", "parse_built_groups", "MAX_CHARS", "MAX_GROUPS", "MAX_CONDITIONS",
+__all__ = ["BuiltGroups", "groups_to_json", "parse_built_groups", "range_condition", "MAX_CHARS", "MAX_GROUPS", "MAX_CONDITIONS",
            "MAX_VALUES", "MAX_TEXT", "MAX_DEPTH"]
 
 MAX_CHARS = 8_000        # the whole parameter
@@ -185,3 +185,33 @@ def parse_built_groups(text: object, *, columns: Iterable[str] | None = None) ->
     detail = "; ".join(f"{g.name} (needs {', '.join(sorted({c.column for c in g.conditions} - known))})"
                        for g in dropped)
     return BuiltGroups(tuple(kept), f"groups using columns these data do not have were left out: {detail}")
+
+
+def range_condition(column: str, low_text: str, high_text: str) -> tuple[Condition | None, str | None]:
+    """The group builder's "in range [low, high)" condition from two text boxes; never raises.
+
+    Blank = unbounded on that side. Returns ``(None, None)`` when both are blank (nothing to add yet), and
+    ``(None, reason)`` for anything but finite numbers with low < high (``float`` alone would accept "nan",
+    "inf" and "1e309").
+    """
+    bounds = []
+    for what, text in (("low", low_text), ("high", high_text)):
+        t = (text or "").strip()
+        if not t:
+            bounds.append(None)
+            continue
+        if len(t) > 40:
+            return None, f"{what} is not a number (at most 40 characters)"
+        try:
+            x = float(t)
+        except ValueError:
+            return None, f"{what} must be a number, or blank for no bound"
+        if not math.isfinite(x):
+            return None, f"{what} must be a finite number, or blank for no bound"
+        bounds.append(x)
+    lo, hi = bounds
+    if lo is None and hi is None:
+        return None, None
+    if lo is not None and hi is not None and lo >= hi:
+        return None, "low must be smaller than high (the range is [low, high))"
+    return Condition(column, low=lo, high=hi), None

@@ -464,7 +464,7 @@ st.caption(f"n = {n:,} labelled rows; γ = {gamma:,.0f}: smaller groups are left
 
 with st.expander("Build a group (conditions joined by AND)"):
     bc1, bc2 = st.columns(2)
-    b_name = bc1.text_input("Group name", key="coh_b_name")
+    b_name = bc1.text_input("Group name", key="coh_b_name", max_chars=cl.MAX_TEXT)
     b_col = bc2.selectbox("Column", list(df.columns), key="coh_b_col")
     b_mode = st.radio("Condition", ["is one of", "in range [low, high)"], key="coh_b_mode", horizontal=True)
     cond = None
@@ -477,13 +477,9 @@ with st.expander("Build a group (conditions joined by AND)"):
         rc1, rc2 = st.columns(2)
         lo = rc1.text_input("low (blank = no lower bound)", key="coh_b_low")
         hi = rc2.text_input("high (blank = no upper bound)", key="coh_b_high")
-        try:
-            lo_v = float(lo) if lo.strip() else None
-            hi_v = float(hi) if hi.strip() else None
-            if lo_v is not None or hi_v is not None:
-                cond = co.Condition(b_col, low=lo_v, high=hi_v)
-        except ValueError:
-            st.error("low and high must be numbers (or blank).")
+        cond, range_problem = cl.range_condition(b_col, lo, hi)
+        if range_problem:
+            st.warning(f"{range_problem[0].upper()}{range_problem[1:]}.")
     pending = st.session_state.setdefault("coh_pending_conditions", [])
     ac1, ac2, ac3 = st.columns(3)
     if ac1.button("AND another condition", key="coh_b_and", disabled=cond is None):
@@ -492,12 +488,17 @@ with st.expander("Build a group (conditions joined by AND)"):
         conds = tuple(pending + ([cond] if cond is not None else []))
         name = b_name.strip() or " & ".join(
             f"{c.column} in {list(c.values)}" if c.values else f"{c.column} in [{c.low}, {c.high})" for c in conds)
+        name = name if len(name) <= cl.MAX_TEXT else name[: cl.MAX_TEXT - 1] + "…"
         try:
             co.group_masks(df, [co.GroupSpec(name, conds)])
             if name in prepared.group_sizes or any(g.name == name for g in custom):
                 st.error(f"A group named {md_quote(name)} already exists.")
             elif len(groups) >= MAX_GROUPS:
                 st.error(f"At most {MAX_GROUPS} groups.")
+            elif (link_problem := cl.parse_built_groups(
+                    cl.groups_to_json(custom + [co.GroupSpec(name, conds)])).problem) is not None:
+                # Only groups a shared link can carry are added (a link must restore them).
+                st.warning(f"This group cannot be added: {md_escape(link_problem, max_len=300)}.")
             else:
                 custom.append(co.GroupSpec(name, conds))
                 pending.clear()

@@ -114,3 +114,24 @@ def test_any_json_shape_never_raises(obj):
     parsed = cl.parse_built_groups(text)
     for g in parsed.groups:  # whatever is accepted is well formed
         assert g.name.strip() and 1 <= len(g.conditions) <= cl.MAX_CONDITIONS
+
+
+@pytest.mark.parametrize("lo, hi, ok", [
+    ("65", "", (65.0, None)), ("", "25", (None, 25.0)), (" 18 ", "25", (18.0, 25.0)), ("-1e3", "1e3", (-1e3, 1e3)),
+])
+def test_range_condition_accepts_finite_bounds(lo, hi, ok):
+    cond, problem = cl.range_condition("AGEP", lo, hi)
+    assert problem is None and (cond.low, cond.high) == ok and cond.column == "AGEP"
+
+
+@pytest.mark.parametrize("lo, hi, words", [
+    ("nan", "", "finite"), ("", "inf", "finite"), ("1e309", "", "finite"), ("-Infinity", "", "finite"),
+    ("abc", "", "must be a number"), ("5", "5", "smaller"), ("7", "2", "smaller"), ("1" * 50, "", "40"),
+])
+def test_range_condition_refuses_with_a_reason(lo, hi, words):
+    cond, problem = cl.range_condition("AGEP", lo, hi)
+    assert cond is None and words in problem
+
+
+def test_range_condition_blank_is_nothing_yet():
+    assert cl.range_condition("AGEP", " ", "") == (None, None)

@@ -428,3 +428,20 @@ def test_controls_that_do_not_apply_are_disabled_or_replaced():
     # the release's ε replaces the hypothetical-ε control instead of sitting beside it
     assert "coh_hyp_eps" not in [w.key for w in at.select_slider]
     assert any("Using the release's ε = 0.1" in m.value for m in at.markdown)
+
+
+def test_group_builder_refuses_non_finite_bounds():
+    """float() accepted "nan" and "1e309": a NaN bound built an empty group, an infinite one a link that cannot
+    be read back."""
+    at = _app(coh_n="2000", coh_learner="Decision tree").run()
+    at.selectbox(key="coh_b_col").set_value("AGEP").run()
+    at.radio(key="coh_b_mode").set_value("in range [low, high)").run()
+    for bad in ("nan", "1e309", "abc"):
+        at.text_input(key="coh_b_low").set_value(bad).run()
+        _ok(at)
+        assert any("low" in w.value.lower() and "number" in w.value for w in at.warning), bad
+        assert at.button(key="coh_b_add").disabled
+    at.text_input(key="coh_b_low").set_value("70").run()
+    at.text_input(key="coh_b_high").set_value("20").run()
+    assert any("smaller than high" in w.value for w in at.warning)
+    assert at.button(key="coh_b_add").disabled

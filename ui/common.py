@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import traceback
 
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
 from engine.data import DATASET_DESCRIPTIONS, DATASETS, Dataset, load_dataset
 from ui.charts import register_template
+from ui.links import link_notice, sanitise_link
 
 logger = logging.getLogger("dpdash")
 
@@ -77,9 +80,80 @@ def dataset_picker(container=None, *, page_id: str = "") -> str:
     return choice
 
 
+class ScrubUserData(logging.Filter):
+    """Keep a logged exception's type and traceback frames, drop its message (issue 17, clean logs).
+
+    Streamlit logs every uncaught exception with its message, and messages may quote an uploaded cell or a
+    link value. Frames show our code, not data, so they stay; chained causes are kept the same way. Exception
+    objects passed as log arguments become their type name, and long or free-text string arguments are
+    withheld.
+    """
+
+    WITHHELD = "<message withheld: it may quote user data>"
+    _PLAIN_ARG = re.compile(r"^[\w.:/<>\- ]{0,80}$")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            record.exc_text = self.scrubbed_traceback(record.exc_info[1])
+        if isinstance(record.msg, BaseException):
+            record.msg = type(record.msg).__name__
+        if record.args:
+            args = record.args if isinstance(record.args, tuple) else (record.args,)
+            record.args = tuple(self._scrub(a) for a in args)
+        return True
+
+    @classmethod
+    def _scrub(cls, arg: object) -> object:
+        if isinstance(arg, BaseException):
+            return type(arg).__name__
+        if isinstance(arg, str) and not cls._PLAIN_ARG.match(arg):
+            return "<withheld>"
+        if isinstance(arg, (dict, list, tuple, set, bytes)):
+            return f"<{type(arg).__name__} withheld>"
+        return arg
+
+    @classmethod
+    def scrubbed_traceback(cls, exc: BaseException) -> str:
+        """The traceback text Python would print, with every exception message replaced."""
+        chain, seen = [], set()
+        e: BaseException | None = exc
+        while e is not None and id(e) not in seen:
+            seen.add(id(e))
+            chain.append(e)
+            e = e.__cause__ if e.__cause__ is not None else (None if e.__suppress_context__ else e.__context__)
+        parts = []
+        for i, e in enumerate(reversed(chain)):
+            if i:
+                parts.append("\nThe above exception led to the following one:\n\n")
+            parts.append("Traceback (most recent call last):\n")
+            parts.extend(traceback.format_tb(e.__traceback__))
+            parts.append(f"{type(e).__module__}.{type(e).__qualname__}: {cls.WITHHELD}\n")
+        return "".join(parts).rstrip("\n")
+
+
+_SCRUB = ScrubUserData()
+_SCRUBBED_LOGGERS: set[str] = set()
+
+
+def install_log_filter() -> None:
+    """Put :class:`ScrubUserData` on Streamlit's loggers (each has its own handler and does not propagate),
+    on this app's logger and on the root logger. Idempotent and cheap: only loggers not yet seen are touched.
+    """
+    from streamlit.logger import _loggers
+
+    loggers = {name: logging.getLogger(name) for name in ("", "dpdash", "tornado.application", "tornado.general")}
+    loggers.update(list(_loggers.items()))  # a copy: other sessions' threads may add loggers meanwhile
+    for name, log in loggers.items():
+        if name not in _SCRUBBED_LOGGERS:
+            log.addFilter(_SCRUB)
+            _SCRUBBED_LOGGERS.add(name)
+
+
 def page_setup(title: str, *, icon: str | None = None) -> None:
     """Call first on every page: page config, chart theme and the shared sidebar (dataset picker)."""
     st.set_page_config(page_title=f"{title} · Privacy/utility explorer", page_icon=icon or ":material/shield_lock:", layout="wide")
+    install_log_filter()
+    sanitise_link()  # before the first widget reads the URL
     register_template()
     with st.sidebar:
         _navigation()
@@ -103,8 +177,8 @@ def _navigation() -> None:
 
 
 def page_end() -> None:
-    """Call last on every page: report link values that the page did not use (issues 14 and 17).
+    """Call last on every page: one dismissible notice naming the link values the page did not use.
 
-    A stub until the link sanitiser lands; it must stay cheap, as it runs on every full rerun.
+    Issues 14 (honest links) and 17. Cheap: it does nothing unless the link changed since the last check.
     """
-    return None
+    link_notice()

@@ -320,10 +320,7 @@ class MWEM:
             measured.append((j, local, float(true_q[q] + r.laplace(0.0, 2 * T / self.epsilon))))
             for _ in range(int(self.sweeps)):
                 for jj, cell, val in measured:
-                    mask = margs[jj][0] == cell
-                    qa = A[mask].sum()
-                    A[mask] *= math.exp((val - qa) / (2.0 * n))
-                    A *= n / A.sum()
+                    A = _mw_update(A, margs[jj][0] == cell, val, n)
             _report(progress, (t + 1) / T, f"MWEM round {t + 1}/{T}")
         self.columns_, self.shape_ = cols, shape
         self.p_ = _normalise(A)
@@ -367,6 +364,31 @@ def _mbi_sample(model, m: int, rng: np.random.Generator, cols: Sequence[str]) ->
         finally:
             np.random.set_state(state)
     return pd.DataFrame({c: np.asarray(data[c], dtype=np.int64) for c in cols})
+
+
+def _mw_update(A: np.ndarray, mask: np.ndarray, val: float, n: float) -> np.ndarray:
+    """One multiplicative-weights step, A[mask] *= exp(e) with e = (val − q)/(2n), q = Σ A[mask], then A
+    renormalised to total n — computed as the two normalised scale factors, never exp(e) itself, which
+    overflows for small n and ε (MWEM's Lap(2T/ε) measurements can exceed 1418·n). In place; returns A.
+
+    References: Hardt, Ligett & McSherry (2012), MWEM update; spec §3 item 3.
+    """
+    qa = float(A[mask].sum())
+    rest = float(A.sum()) - qa
+    if qa <= 0.0 or rest <= 0.0:
+        return A  # all mass off (exp(e)·0 = 0) or all on the measured cell: the normalised A does not change
+    e = (val - qa) / (2.0 * n)
+    if e >= 0:
+        damp = math.exp(-e)                       # ≤ 1
+        denom = qa + rest * damp
+        A[mask] *= n / denom
+        A[~mask] *= n * damp / denom
+    else:
+        boost = math.exp(e)                       # < 1
+        denom = qa * boost + rest
+        A[mask] *= n * boost / denom
+        A[~mask] *= n / denom
+    return A
 
 
 def _exp_mech(scores: np.ndarray, eps: float, sensitivity: float, rng: np.random.Generator) -> int:

@@ -535,7 +535,9 @@ def render_mean() -> None:
                 ("α̂ (MLE)", alpha_hat), ("Σ log n_i", S.realized_logsum(sizes[nz])), ("Theorem 10 E", E),
                 ("Worst (equal)", b.worst), ("Best (one big group)", b.best), ("Gap share", gap)]
         for c, (lab, v) in zip(cards, vals):
-            c.metric(lab, fmt(v), help=f"Full value: {v!r}")
+            # Equal group sizes have no finite MLE (spec §2.7: α̂ = ∞); say why instead of printing ∞.
+            shown = "unbounded (equal sizes)" if lab == "α̂ (MLE)" and v == math.inf else fmt(v)
+            c.metric(lab, shown, help=f"Full value: {v!r}")
         st.caption(ALPHA_NOTE + " Gap share = how far the expected Σ log n_i sits from the equal-sizes worst case "
                    "towards the one-big-group best case (0 = worst, 1 = best).")
     fig = c_sizes_fig(tuple(int(v) for v in sizes), tuple(map(str, labels)), tuple(status))

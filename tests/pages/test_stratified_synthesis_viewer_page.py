@@ -395,3 +395,13 @@ def test_new_upload_rederives_column_choices():
     assert not at.exception and not at.error
     assert at.multiselect(key="sv_up_groups").value == ["p"]
     assert not [w.value for w in at.warning if "Pick at least one group column" in w.value]
+
+
+def test_equal_group_sizes_alpha_hat_is_explained_not_infinite():
+    # Two groups of 150 rows: α̂ has no finite maximum-likelihood value (spec §2.7: α̂ = ∞); the card says why.
+    rows = "\n".join(f"{'A' if i % 2 else 'B'},{(i * 7) % 10}" for i in range(300))
+    at = _app(sv_source="Upload")
+    at.file_uploader(key="sv_upload").set_value(("eq.csv", f"g,v\n{rows}\n".encode(), "text/csv")).run()
+    at.selectbox(key="sv_up_value").set_value("v").run()
+    assert not at.exception
+    assert _metrics(at)["α̂ (MLE)"] == "unbounded (equal sizes)"

@@ -641,9 +641,12 @@ def random_size_lower_bound_direct(law: SizeLaw | np.ndarray, *, epsilon: float)
     m = idx.astype(float)
     base = logp[idx] - (n - m) * eps
     frac = m / n
-    # (m/n)e^{−ε} + (1 − m/n) = 1 − (m/n)(1 − e^{−ε}), written with expm1 to keep precision at small ε
+    # (m/n)e^{−ε} + (1 − m/n) = 1 − (m/n)(1 − e^{−ε}): with expm1 for precision at small ε, and as
+    # log((n − m)/n + (m/n)e^{−ε}) where that nears 0 (m = n at large ε: expm1(−50) rounds to −1)
     with np.errstate(divide="ignore"):
-        inner = np.log1p(frac * np.expm1(-eps))
+        x = frac * np.expm1(-eps)
+        inner = np.where(x > -0.5, np.log1p(np.maximum(x, -0.5)),
+                         np.logaddexp(np.log(n - m) - math.log(n), np.log(m) - math.log(n) - eps))
     return float(logsumexp(base) - logsumexp(base + inner))
 
 
@@ -1112,6 +1115,17 @@ def calibrate_cluster(sizes: Sequence[int], *, epsilon_target: float, n_drawn: i
 # 4.9 Stratified sampling and allocation
 # ----------------------------------------------------------------------------------------------------------
 
+#: Largest magnitude of a value, SD or bound in the stratified functions: their squares (variances, U², (x − μ)²)
+#: must stay finite in double precision (1e100² = 1e200; 1e155² overflows).
+MAX_MAGNITUDE = 1e100
+
+
+def _check_magnitude(a: np.ndarray, name: str) -> None:
+    if np.any(np.abs(a) > MAX_MAGNITUDE):
+        raise ValueError(f"{name} must lie within ±1e+100 (their squares must stay finite); got a value of "
+                         f"{float(np.max(np.abs(a))):.3g}. Rescale the values (e.g. to thousands).")
+
+
 def _check_strata(N_h, *others, names=()) -> list[np.ndarray]:
     N = np.asarray(N_h, dtype=float).ravel()
     if N.size < 1:
@@ -1125,6 +1139,7 @@ def _check_strata(N_h, *others, names=()) -> list[np.ndarray]:
             raise ValueError(f"{name} has {a.size} entries but N_h has {N.size}; they must have equal length.")
         if not np.all(np.isfinite(a)):
             raise ValueError(f"{name} must be finite numbers.")
+        _check_magnitude(a, name)
         out.append(a)
     return out
 
@@ -1260,6 +1275,7 @@ def neyman_worst_shift(N_h, mean_h, sd_h, *, m: int, bounds: Sequence[tuple[floa
     m = _check_int(m, "m", 0, int(N.sum()))
     grid = _check_int(grid, "grid", 2)
     bd = np.asarray(bounds, dtype=float)
+    _check_magnitude(bd, "bounds")
     if bd.shape != (N.size, 2):
         raise ValueError(f"bounds must give (lo, hi) for each of the {N.size} strata.")
     if np.any(bd[:, 0] > bd[:, 1]):
@@ -1343,6 +1359,7 @@ def allocation_variance(m_h, N_h, S_h, *, value_max: float, epsilon: float | Seq
     U = float(value_max)
     if not math.isfinite(U) or U <= 0:
         raise ValueError(f"value_max must be a finite number > 0; got {value_max!r}.")
+    _check_magnitude(np.asarray([U]), "value_max")
     eps = _check_eps_h(epsilon, N.size)
     samp, noise, lam = _variance_terms(mh, N, S, U, eps)
     return AllocationVariance(samp, noise, lam, float(samp.sum() + noise.sum()))
@@ -1392,6 +1409,7 @@ def privacy_aware_allocation(N_h, S_h, *, m: int, value_max: float, epsilon: flo
     U = float(value_max)
     if not math.isfinite(U) or U <= 0:
         raise ValueError(f"value_max must be a finite number > 0; got {value_max!r}.")
+    _check_magnitude(np.asarray([U]), "value_max")
     eps = _check_eps_h(epsilon, H)
     W2 = (N / N.sum()) ** 2
     R = m - H * m_min

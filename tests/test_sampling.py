@@ -1018,3 +1018,15 @@ def test_rounding_law_exact_at_large_populations():
         vals = [abs(m_.log((m_.mpf("0.95") * a + m_.mpf("0.05") * b) / (m_.mpf("0.9") * a + m_.mpf("0.1") * b)))
                 for a, b in ((1, 1 / e), (1 / e, 1), (1, e), (1, 1 / e))]
     assert loss[1] == pytest.approx(float(max(vals)), rel=1e-9)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: sp.privacy_aware_allocation([3, 4, 5], [1, 2, 3], m=6, value_max=1e308, epsilon=1.0),
+    lambda: sp.compare_allocations([3, 4, 5], [1, 2, 1e200], m=6, value_max=10, epsilon=1.0),
+    lambda: sp.allocation_variance([2, 2, 2], [3, 4, 5], [1, 2, 3], value_max=1e300, epsilon=1.0),
+    lambda: sp.neyman_worst_shift([3, 4], [0, 1e300], [1, 1], m=4, bounds=[(0, 1), (0, 1e300)]),
+])
+def test_huge_values_are_a_domain_error_not_an_overflow(call):
+    # a frame with values near 1e308 reached U² and (x − μ)² and raised OverflowError (a traceback on the page)
+    with pytest.raises(ValueError, match="1e\\+?100"):
+        call()

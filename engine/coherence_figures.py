@@ -23,6 +23,12 @@ GREY = "#B0B0B0"
 MAX_POINTS = 600  # per trace; quantile-downsampled beyond (a sorted sample is its quantile function)
 
 
+def _plain(text: object) -> str:
+    """A user's group name as Plotly shows it: Plotly reads ``<a href>``, ``<br>`` and entities in titles,
+    labels and legends, so ``&``, ``<`` and ``>`` become entities and show as typed (issue 17, inert text)."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _color(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
@@ -61,10 +67,10 @@ def make_predictions_figure(
     b = np.asarray(pred_b, dtype=float)
     fig = go.Figure()
     if a.size == 0 or b.size == 0:
-        fig.update_layout(title=f"{group}: a half has no members")
+        fig.update_layout(title=f"{_plain(group)}: a half has no members")
         return _alt(fig, "empty")
     d = co.w1(a, b)
-    title = f"{group}: W1 = {d:.3f}  (released {a.size:,}, held out {b.size:,})"
+    title = f"{_plain(group)}: W1 = {d:.3f}  (released {a.size:,}, held out {b.size:,})"
     if mode == "ecdf":
         grid = np.unique(np.concatenate([[-1.0], a, b, [1.0]]))
         if grid.size > 4 * MAX_POINTS:
@@ -97,7 +103,7 @@ def make_group_w1_figure(
     """Plot 2: W1 of each group on one split; groups outside 𝒞* in grey; α as a line."""
     w = np.asarray(w1, dtype=float)
     colors = [(_color(0) if inc else GREY) for inc in in_collection]
-    labels = [f"{nm} ({s:,})" for nm, s in zip(names, sizes)]
+    labels = [f"{_plain(nm)} ({s:,})" for nm, s in zip(names, sizes)]
     text = ["undefined" if np.isnan(v) else f"{v:.3f}" for v in w]
     fig = go.Figure(go.Bar(x=labels, y=np.nan_to_num(w), marker_color=colors, text=text, textposition="outside",
                            hovertemplate="%{x}<br>W1 = %{text}<extra></extra>", name="W1"))
@@ -122,7 +128,7 @@ def make_sorted_w1_figure(result: co.ExperimentResult, *, gamma: float, alpha: f
         if col.size == 0:
             continue
         x = (np.arange(1, col.size + 1) - 0.5) / col.size
-        fig.add_trace(go.Scatter(x=x, y=col, mode="lines+markers" if col.size <= 30 else "lines", name=nm,
+        fig.add_trace(go.Scatter(x=x, y=col, mode="lines+markers" if col.size <= 30 else "lines", name=_plain(nm),
                                  line=dict(color=_color(j))))
     fm.hline(fig, y=alpha, line=dict(color=_color(3), dash="dash"), annotation_text=f"α = {alpha:.2f}")
     if estimate is not None:
@@ -175,7 +181,7 @@ def make_size_w1_figure(summary: pd.DataFrame, *, gamma: float, gamma_theorem7: 
     fig = go.Figure()
     s = summary.dropna(subset=["mean_w1"])
     colors = [(_color(0) if inc else GREY) for inc in s["in_collection"]]
-    fig.add_trace(go.Scatter(x=s["size"], y=s["mean_w1"], mode="markers+text", text=s["group"],
+    fig.add_trace(go.Scatter(x=s["size"], y=s["mean_w1"], mode="markers+text", text=[_plain(g) for g in s["group"]],
                              textposition="top center", marker=dict(color=colors, size=12), name="groups",
                              error_y=dict(type="data", array=np.nan_to_num(s["sd_w1"].to_numpy()), visible=True)))
     # On a log axis, annotations take log10 coordinates: place them explicitly.
@@ -206,7 +212,7 @@ def make_sweep_figure(sweep: pd.DataFrame, *, clear_means: Mapping[str, float] |
         d = sweep[sweep["group"] == g].sort_values("epsilon")
         x = np.where(np.isfinite(d["epsilon"]), d["epsilon"], inf_x)
         fig.add_trace(go.Scatter(
-            x=x, y=d["mean_w1"], mode="lines+markers", name=g, line=dict(color=_color(j)),
+            x=x, y=d["mean_w1"], mode="lines+markers", name=_plain(g), line=dict(color=_color(j)),
             error_y=dict(type="data", symmetric=False, array=(d["q95_w1"] - d["mean_w1"]).to_numpy(),
                          arrayminus=(d["mean_w1"] - d["q05_w1"]).to_numpy()),
         ))
@@ -218,9 +224,9 @@ def make_sweep_figure(sweep: pd.DataFrame, *, clear_means: Mapping[str, float] |
                               opacity=0.25, line_width=0)
         if clear_means and g in clear_means and np.isfinite(clear_means[g]):
             fm.hline(fig, y=clear_means[g], line=dict(color=_color(j), dash="dash"),
-                          annotation_text=f"clear release: {g}", annotation_position="top left")
+                          annotation_text=f"clear release: {_plain(g)}", annotation_position="top left")
     ticks = finite + [inf_x]
-    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[f"{e:g}" for e in finite] + ["∞ (no noise)"],
+    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[f"{e:g}" for e in finite] + ["∞ (exact, not DP)"],
                      title="ε of the DP histogram release")
     fig.update_layout(title="W1 vs ε (grey band: split-noise floor, q05–q95)", yaxis_title="mean W1 (q05–q95)")
     return _alt(fig, "Mean W1 per group against epsilon with the noise floor band")
@@ -269,10 +275,10 @@ def make_single_column_figure(res: co.SingleColumnResult, *, title: str | None =
     for j, nm in enumerate(res.group_names):
         w = res.w1[:, j]
         w = w[~np.isnan(w)]
-        fig.add_trace(go.Box(y=w, name=f"{nm} ({res.group_sizes[j]:,})", marker_color=_color(j), boxpoints=False))
+        fig.add_trace(go.Box(y=w, name=f"{_plain(nm)} ({res.group_sizes[j]:,})", marker_color=_color(j), boxpoints=False))
         b = res.bound[j]
         if np.isfinite(b):
-            fig.add_trace(go.Scatter(x=[f"{nm} ({res.group_sizes[j]:,})"], y=[min(b, 2.0)], mode="markers",
+            fig.add_trace(go.Scatter(x=[f"{_plain(nm)} ({res.group_sizes[j]:,})"], y=[min(b, 2.0)], mode="markers",
                                      marker=dict(symbol="line-ew-open", size=40, color="black"),
                                      name="paper's bound" if j == 0 else None, showlegend=j == 0))
     fig.update_layout(title=title or "One yes/no column in the clear: W1 over random splits (bar = Theorem 9 bound)",

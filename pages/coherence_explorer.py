@@ -671,9 +671,12 @@ with tab_sweep:
         if st.button("Run ε sweep", key="coh_sweep_run"):
             bar = st.progress(0.0, text="Sweeping ε…")
             sc = replace(config, repetitions=sweep_reps)
-            sw = _sweep(data_key, sc, df, progress=lambda d, t: bar.progress(d / t, text=f"{d}/{t} runs"))
-            fl = _floor(data_key, sc, df)
-            st.session_state["coh_sweep"] = ((data_key, sc), sw, fl)
+            try:
+                sw = _sweep(data_key, sc, df, progress=lambda d, t: bar.progress(d / t, text=f"{d}/{t} runs"))
+                fl = _floor(data_key, sc, df)
+                st.session_state["coh_sweep"] = ((data_key, sc), sw, fl)
+            except ValueError as exc:
+                st.warning(f"The ε sweep could not run: {md_escape(exc, max_len=300)}")
             bar.empty()
         stored = st.session_state.get("coh_sweep")
         if stored is not None:
@@ -730,7 +733,8 @@ def _theory_panel() -> None:
         e_a = mi.eps_max(n, a_t, beta, n_groups, min(m_s, n), kind="approx")
         dm = mi.delta_max_approx(e_a, n, beta, n_groups) if math.isfinite(e_a) else math.nan
         st.markdown(
-            f"Largest ε certified for the smallest kept group (**{md_escape(smallest_c)}**, {m_s:,} members) at α = {a_t:.2f}: "
+            f"Largest ε certified for the smallest kept group (**{md_escape(smallest_c)}**, {m_s:,} members) "
+            f"at α = {a_t:.2f}: "
             + (f"pure ε ≤ **{e_p:.4g}** (Theorem 7)" if math.isfinite(e_p) else "no pure ε (infeasible)")
             + "; "
             + (f"approximate ε ≤ **{e_a:.4g}** with δ ≤ {dm:.3g} (Theorem 8)" if math.isfinite(e_a)
@@ -801,22 +805,29 @@ with tab_s7:
                                 format_func={"column": "the column (Thm 9)",
                                              "count": "only the count of ones (Thm 11)"}.get)
             vals = sorted({_fmt_value(v) for v in df[bit_col].dropna().unique()}, key=str)
-            res7 = _single_column(data_key, bit_col, vals[-1], tuple(g for g in groups if g.name in coll_names),
-                                  int(seed), float(beta), label, curator, df)
-            if curator == "count":
-                st.caption("The learner sees only how many ones the released half holds and swaps its two scores "
-                           "when that is more than half: the distances are the same as for the column, but "
-                           "Theorem 11's bound (for a predictor seeing every column) is far weaker, often above 2.")
-            fig8 = cf.make_single_column_figure(
-                res7, title=None if curator == "column" else
-                "Only the count of ones published: W1 over random splits (bar = Theorem 11 bound)")
-            show_figure(fig8, key="coh_fig_sec7", filename="coherence_section7.html",
-                        caption="Boxes: W1 of the one-bit predictor over 1,000 splits; bars: the paper's bound, "
-                                "exceeded in at most a share β of splits.")
-            st.caption(f"Theorem 9 at α = {max(alpha, 0.01):.2f}: γ = "
-                       f"{mi.gamma_single_column(n, max(alpha, 0.01), beta, n_groups):,.0f} members. Share of splits "
-                       "above the bound: " + ", ".join(f"{md_escape(nm)} {x:.3f}" for nm, x in
-                                                      zip(res7.group_names, res7.exceed_fraction)) + f" (seed {seed}).")
+            try:
+                res7 = _single_column(data_key, bit_col, vals[-1],
+                                      tuple(g for g in groups if g.name in coll_names), int(seed), float(beta),
+                                      label, curator, df)
+            except ValueError as exc:
+                st.warning(f"The demonstration could not run: {md_escape(exc, max_len=300)}")
+                res7 = None
+            if res7 is not None:
+                if curator == "count":
+                    st.caption("The learner sees only how many ones the released half holds and swaps its two scores "
+                               "when that is more than half: the distances are the same as for the column, but "
+                               "Theorem 11's bound (for a predictor seeing every column) is far weaker, often above 2.")
+                fig8 = cf.make_single_column_figure(
+                    res7, title=None if curator == "column" else
+                    "Only the count of ones published: W1 over random splits (bar = Theorem 11 bound)")
+                show_figure(fig8, key="coh_fig_sec7", filename="coherence_section7.html",
+                            caption="Boxes: W1 of the one-bit predictor over 1,000 splits; bars: the paper's bound, "
+                                    "exceeded in at most a share β of splits.")
+                shares = ", ".join(f"{md_escape(nm)} {x:.3f}" for nm, x in
+                                   zip(res7.group_names, res7.exceed_fraction))
+                st.caption(f"Theorem 9 at α = {max(alpha, 0.01):.2f}: γ = "
+                           f"{mi.gamma_single_column(n, max(alpha, 0.01), beta, n_groups):,.0f} members. "
+                           f"Share of splits above the bound: {shares} (seed {seed}).")
 
 download_json({"data": list(data_key), "config": asdict(config), "alpha": alpha, "gamma": gamma, "beta": beta},
               filename="coherence_settings.json", key="coh_dl_settings", label="Download current settings (JSON)")

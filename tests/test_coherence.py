@@ -506,7 +506,7 @@ def test_figures_build(pop_small):
     sweep = pd.DataFrame({"epsilon": [0.1, math.inf], "group": ["g", "g"], "size": [10, 10],
                           "mean_w1": [0.1, 0.5], "q05_w1": [0.0, 0.4], "q95_w1": [0.2, 0.6]})
     f6 = cf.make_sweep_figure(sweep, clear_means={"g": 1.0}, floor={"g": np.array([0.05, 0.1])})
-    assert list(f6.layout.xaxis.ticktext)[-1] == "∞ (no noise)"
+    assert list(f6.layout.xaxis.ticktext)[-1] == "∞ (exact, not DP)"
     f7 = cf.make_theory_figure(n=1e4, alpha=0.5, beta=0.05, n_groups=2, epsilon=0.01, group_sizes={"g": 500})
     assert np.nanmax(np.asarray(f7.data[1].x)[~np.isnan(np.asarray(f7.data[1].y, dtype=float))]) <= 0.5
     sc = mi.gamma_pure(0.01, 1e4, 0.5, 0.05, 2)
@@ -523,3 +523,15 @@ def test_sweep_for_export_marks_the_exact_histogram_and_stays_finite():
     assert out["epsilon"].iloc[0] == 0.1 and math.isnan(out["epsilon"].iloc[1])
     assert list(out["dp"]) == ["yes", "no (exact histogram, ε = ∞)"]
     assert sw["epsilon"].iloc[1] == math.inf  # the input is not modified
+
+
+def test_figures_show_group_names_as_typed():
+    """A name from a link such as <a href=…> must not become a link in a chart (Plotly reads HTML tags)."""
+    from engine import coherence_figures as cf
+
+    name = '<a href="http://host.invalid/">x</a> & <br>'
+    f2 = cf.make_group_w1_figure([name], [10], np.array([0.5]), [True], alpha=0.2)
+    label = f2.data[0].x[0]
+    assert "<" not in label and ">" not in label and "&lt;a href" in label and "&amp;" in label
+    f1 = cf.make_predictions_figure(np.array([-1.0, 1.0]), np.array([1.0, 1.0]), group=name)
+    assert "<a " not in f1.layout.title.text

@@ -67,3 +67,22 @@ def test_mst_on_adult_vanilla_vs_stratified_with_group_metrics(page, app_url):
     strata = page.get_by_test_id("stMetric").filter(has_text="Strata modelled").get_by_test_id("stMetricValue")
     assert int(strata.inner_text()) > 1  # one model per kept sex × race stratum
     assert page.get_by_test_id("stException").count() == 0
+
+
+def test_partially_private_view_greys_out_the_other_views_settings(page, app_url):
+    # Issue 12: ε, α, k, n and the synthesizer do not apply in the partially private view; they stay in a closed
+    # box, disabled, and keep the link's values for the other views.
+    from urllib.parse import quote
+
+    from playwright.sync_api import expect
+
+    open_page(page, f"{app_url}/stratified_synthesis_viewer?sv_mode={quote('Partially private release')}&sv_k=4")
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_text("Settings of the other two views (not used here)")).to_be_visible()
+    expect(sidebar.get_by_test_id("stSlider").filter(has_text="Privacy budget ε")).to_be_hidden()
+    sidebar.get_by_text("Settings of the other two views (not used here)").click()
+    eps = sidebar.get_by_test_id("stSlider").filter(has_text="Privacy budget ε")
+    expect(eps).to_be_visible()
+    expect(eps.get_by_role("slider")).to_be_disabled()
+    expect(sidebar.get_by_test_id("stSelectbox").filter(has_text="Synthesizer").locator("input")).to_be_disabled()
+    assert "sv_k=4" in page.url

@@ -139,16 +139,16 @@ def cached_halfwidth_curves(mechs: tuple, l1: float, l2: float, delta: float, co
     return pd.DataFrame(rows, columns=["mechanism", "epsilon", "half_width"])
 
 
-# ``_progress`` is unhashed: st.cache_data cannot replay a progress bar, so a cache hit simply skips the calls
+# No UI inside a cached function (issue 12): the long PLD runs with a progress bar use ``session_memo`` instead
 @st.cache_data(**CACHE)
-def cached_curve(mechs: tuple, delta: float, ks: tuple, rules: tuple, with_pld: bool, _progress=None) -> pd.DataFrame:
+def cached_curve(mechs: tuple, delta: float, ks: tuple, rules: tuple, with_pld: bool) -> pd.DataFrame:
     rs = tuple(r for r in rules if r != "pld" or with_pld)
-    return acc.composition_curve(list(mechs), delta=delta, ks=list(ks), rules=rs, pld_points=12, progress=_progress)
+    return acc.composition_curve(list(mechs), delta=delta, ks=list(ks), rules=rs, pld_points=12)
 
 
 @st.cache_data(**CACHE)
-def cached_table(mechs: tuple, delta: float, rules: tuple, _progress=None) -> pd.DataFrame:
-    return acc.composition_table(list(mechs), delta=delta, rules=rules, progress=_progress)
+def cached_table(mechs: tuple, delta: float, rules: tuple) -> pd.DataFrame:
+    return acc.composition_table(list(mechs), delta=delta, rules=rules)
 
 
 @st.cache_data(**CACHE)
@@ -251,19 +251,28 @@ def cached_indep_demo(alt: tuple, n: int, noise: str, privacy: float, alpha: flo
     return tab, proj, res
 
 
-# Bounded (max_entries, ttl): each entry is a whole Monte Carlo table. Results do not depend on the number of
-# joblib workers (one spawned seed per chunk), so ``_n_jobs`` and the progress bar stay out of the cache key.
-@st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
-def cached_simulation(kind: str, null: tuple, alt: tuple, ns: tuple, privs: tuple, alpha: float, noise: str,
-                      trials: int, seed: int, _n_jobs: int = 1, _bar=None) -> pd.DataFrame:
-    bar = _bar
+def session_memo(name: str, key, compute, *, max_entries: int = 8):
+    """``compute()`` once per ``key`` in this session, the result kept in session state (bounded, oldest first).
 
-    def prog(f: float) -> None:
-        if bar is not None:
-            bar.progress(min(1.0, f), text=f"Simulating… {f:.0%}")
+    For the two runs that show a progress bar (Tab 7 "Simulate", PLD of more than 1,000 mechanisms): a
+    ``st.cache_data`` function must not drive a bar made outside it, or replaying the cache fails (issue 12),
+    so these results live in session state and the bar is driven by a plain callback outside any cache.
+    """
+    store = st.session_state.setdefault(f"eps__memo_{name}", {})
+    if key in store:
+        return store[key]
+    value = compute()
+    while len(store) >= max_entries:
+        store.pop(next(iter(store)))
+    store[key] = value
+    return value
 
+
+def run_simulation(kind: str, null: tuple, alt: tuple, ns: tuple, privs: tuple, alpha: float, noise: str,
+                   trials: int, seed: int, n_jobs: int, progress) -> pd.DataFrame:
+    """Tab 7's Monte Carlo table; the same for any number of workers (one spawned seed per chunk)."""
     return pt.simulate_grid(kind, np.array(null), np.array(alt), ns=list(ns), privacy=list(privs), alpha=alpha,
-                            noise=noise, trials=trials, m=59, seed=seed, n_jobs=_n_jobs, progress=prog)
+                            noise=noise, trials=trials, m=59, seed=seed, n_jobs=n_jobs, progress=progress)
 
 
 # =========================================================================== URL-encoded tables
@@ -280,9 +289,14 @@ def table_state(key: str, default: pd.DataFrame) -> pd.DataFrame:
 
 
 def encode_table(key: str, df: pd.DataFrame) -> None:
+    """Mirror an edited table in the link; a table too long for a link is left out of it, and the page says so."""
     payload = ec.encode_table(df)
     if len(payload) > ec.MAX_LINK_CHARS:
-        return  # too long for a link: the link keeps its last table (the editor still holds the edit)
+        if key in st.query_params:
+            del st.query_params[key]
+        st.caption(f"This table is too long to travel in the link ({len(payload):,} characters; at most "
+                   f"{ec.MAX_LINK_CHARS:,}): share the parameters file (JSON download) instead.")
+        return
     if st.query_params.get(key) != payload:
         st.query_params[key] = payload
 
@@ -456,6 +470,27 @@ def comp_mechanisms() -> tuple[list[acc.Mechanism], str]:
     return ec.mechanisms_from_frame(st.session_state.get("eps_comp_rows_current", COMP_DEFAULT)), mode
 
 
+def _composition_results(c2, ms, delta, ks, rules, trules, with_pld: bool, big_pld: bool):
+    """Tab 2's curve and table (PLD of a long list behind its button, with a progress bar)."""
+    with c2:
+        if big_pld and with_pld:
+            # the curve's 12 PLD points (resolution 1e-3) take about a seventh of the table's one at 1e-4
+            bar = st.progress(0.0, text="Composing PLD…")
+            curve, table = session_memo("pld", (tuple(ms), delta, ks, rules, trules), lambda: (
+                acc.composition_curve(list(ms), delta=delta, ks=list(ks), rules=rules, pld_points=12,
+                                      progress=lambda f: bar.progress(0.15 * f, text=f"PLD curve (12 values of k)… "
+                                                                                    f"{0.15 * f:.0%}")),
+                acc.composition_table(list(ms), delta=delta, rules=trules,
+                                      progress=lambda f: bar.progress(0.15 + 0.85 * f, text=f"PLD table (resolution "
+                                                                      f"1e-4)… {0.15 + 0.85 * f:.0%}"))))
+            bar.empty()
+        else:
+            with st.spinner("Composing…"):
+                curve = cached_curve(tuple(ms), delta, ks, rules, with_pld)
+                table = cached_table(tuple(ms), delta, trules)
+    return curve, table
+
+
 @st.fragment
 def tab_composition(outputs: bool = True) -> None:
     """Tab 2 (controls and the list editor always; curves and table only when ``outputs``)."""
@@ -509,19 +544,11 @@ def tab_composition(outputs: bool = True) -> None:
         if not with_pld:
             c2.info("PLD for more than 1,000 mechanisms runs only when you press the button above.")
     trules = tuple(r for r in rules if r != "pld" or with_pld)
-    with c2:
-        if big_pld and with_pld:
-            # the curve's 12 PLD points (resolution 1e-3) take about a seventh of the table's one at 1e-4
-            bar = st.progress(0.0, text="Composing PLD…")
-            curve = cached_curve(tuple(ms), delta, ks, rules, with_pld, _progress=lambda f: bar.progress(
-                0.15 * f, text=f"PLD curve (12 values of k)… {0.15 * f:.0%}"))
-            table = cached_table(tuple(ms), delta, trules, _progress=lambda f: bar.progress(
-                0.15 + 0.85 * f, text=f"PLD table (resolution 1e-4)… {0.15 + 0.85 * f:.0%}"))
-            bar.empty()
-        else:
-            with st.spinner("Composing…"):
-                curve = cached_curve(tuple(ms), delta, ks, rules, with_pld)
-                table = cached_table(tuple(ms), delta, trules)
+    try:
+        curve, table = _composition_results(c2, ms, delta, ks, rules, trules, with_pld, big_pld)
+    except ENGINE_ERRORS as e:
+        say_problem(c2, e, "Change the list or δ.")
+        return
     fig = ef.make_composition_figure(curve, log_axes=log_axes, delta=delta)
     with c2:
         show_figure(fig, key="eps_comp_fig", filename="composition.html",
@@ -665,6 +692,8 @@ def build_sequence(kind: str) -> list[float]:
         base, r, s = float(ss.get("eps_a_const", 0.01)), int(ss.get("eps_a_r", 50)), float(ss.get("eps_a_s", 10.0))
         return [base * s if (i + 1) % r == 0 else base for i in range(int(ss.get("eps_a_count", 2000)))]
     text = str(ss.get("eps_a_paste", ""))
+    if len(text) > 2_000_000:
+        raise ValueError("the pasted list is too long: at most 100,000 values")
     vals = [v for v in text.replace(";", ",").replace("\n", ",").split(",") if v.strip()]
     try:
         out = [float(v) for v in vals]
@@ -711,9 +740,13 @@ def tab_adaptive(outputs: bool = True) -> None:
         return
     try:
         seq = build_sequence(kind)
-        trace, halts = cached_adaptive(tuple(seq), eg, dg, int(n))
-    except ValueError as e:
+    except ValueError as e:  # our own message about the pasted list
         c2.error(str(e))
+        return
+    try:
+        trace, halts = cached_adaptive(tuple(seq), eg, dg, int(n))
+    except ENGINE_ERRORS as e:
+        say_problem(c2, e, "Change the sequence, ε_g, δ_g or n.")
         return
     fig = ef.make_adaptive_figure(trace, epsilon_g=eg, halts={r: h.halt_round for r, h in halts.items()})
     with c2:
@@ -788,8 +821,8 @@ def tab_risk(outputs: bool = True) -> None:
             if len(prof):
                 curves = {"Composition tab (PLD profile)": risk.tradeoff_from_profile(
                     fpr, epsilons=prof["epsilon"].to_numpy(), deltas=prof["delta"].to_numpy()), **curves}
-        except ValueError as e:
-            st.warning(f"The Composition tab's list cannot be used: {e}")
+        except ENGINE_ERRORS as e:
+            st.warning(f"The Composition tab's list cannot be used: {md_escape(e, max_len=400)}")
     show_figure(ef.make_tradeoff_figure(fpr, curves), key="eps_r_fig_trade", filename="tradeoff.html",
                 caption="Any membership test's (false-positive, false-negative) pair must lie above the curve. "
                         "The dashed diagonal is guessing (Kairouz–Oh–Viswanath 2015; Dong–Roth–Su 2022).")
@@ -817,7 +850,11 @@ def tab_widths(outputs: bool = True) -> None:
     noise = c3.radio("DP noise", ["gaussian", "laplace"], key="eps_w_noise", horizontal=True, **bind())
     if not outputs:
         return
-    widths = cached_widths(int(n), float(beta), noise)
+    try:
+        widths = cached_widths(int(n), float(beta), noise)
+    except ENGINE_ERRORS as e:
+        say_problem(c1, e, "Change n or β.")
+        return
     ann = None
     if noise == "gaussian":
         rz = widths[widths.method == "rz_monitor"].set_index("k")["tau"]
@@ -990,8 +1027,8 @@ def tab_tests(outputs: bool = True) -> None:
             pi1, pi2, null, alt = indep_setting(r, c, pi1_text, pi2_text, shift_text)
             icv = cached_indep_cv(tuple(pi1), tuple(pi2), float(n), float(rho_eff), float(alpha))
             ins, isizes = cached_indep_naive_size(tuple(pi1), tuple(pi2), float(rho_eff), float(alpha))
-    except ValueError as e:
-        c1.error(str(e))
+    except ENGINE_ERRORS as e:  # the vector parsers quote the typed text: escaped by say_problem
+        say_problem(c1, e)
         return
     with c2:
         if test == "gof":
@@ -1069,11 +1106,12 @@ def tab_tests(outputs: bool = True) -> None:
         with st.status("Running the simulation…", expanded=False) as status:
             bar = st.progress(0.0, text="Simulating…")
             try:
-                res = cached_simulation(test, null_t, alt_t, ns_grid, priv_grid, float(alpha), noise, int(trials),
-                                        int(seed), _n_jobs=n_jobs, _bar=bar)
-            except ValueError as e:
+                res = session_memo("sim", sim_key, lambda: run_simulation(
+                    test, null_t, alt_t, ns_grid, priv_grid, float(alpha), noise, int(trials), int(seed), n_jobs,
+                    lambda f: bar.progress(min(1.0, f), text=f"Simulating… {f:.0%}")), max_entries=4)
+            except ENGINE_ERRORS as e:
                 status.update(label="Simulation not run", state="error")
-                st.error(f"{e}. The data are drawn from the null and from the null + Δ: both need entries > 0.")
+                say_problem(st, e, "The data are drawn from the null and from the null + Δ: both need entries > 0.")
                 return
             bar.empty()
             status.update(label="Simulation done", state="complete")
@@ -1122,8 +1160,8 @@ def _coherence_eps_max(mi) -> float:
     try:
         em = mi.eps_max(cn, ca, cb, int(cg), cgam, kind=ck)
         st.metric("ε_max", fmt(em), help="NaN = no ε > 0 certifies this γ")
-    except ValueError as e:
-        st.error(str(e))
+    except ENGINE_ERRORS as e:
+        say_problem(st, e)
         em = math.nan
     st.markdown("The full analysis is on the [Coherence explorer](coherence_explorer) page.")
     return em
@@ -1161,8 +1199,8 @@ def tab_maxinfo(outputs: bool = True) -> None:
             bits = mi.maxinfo_pure_dp(epsilon=eps, n=n, beta=beta).product_bits
             gamma, beta_star = mi.pvalue_correction(alpha, beta=beta, m_bits=bits), beta
         bound = mi.maxinfo_pure_dp(epsilon=eps, n=n, beta=beta_star if beta_star else alpha / 2)
-    except ValueError as e:
-        c2.error(str(e))
+    except ENGINE_ERRORS as e:
+        say_problem(c2, e)
         return
     with c2:
         m = st.columns(4)
@@ -1184,8 +1222,8 @@ def tab_maxinfo(outputs: bool = True) -> None:
         gt = _target_gamma_input(alpha)
         try:
             st.info(f"Largest ε whose corrected threshold is ≥ {gt:.3g}: **{fmt(mi.max_epsilon_for_correction(alpha, gamma=gt, n=n))}**")
-        except ValueError as e:
-            st.error(str(e))
+        except ENGINE_ERRORS as e:
+            say_problem(st, e)
         rs = _outcomes_input()
         st.caption(f"log₂(|Y|/β) = **{fmt(mi.maxinfo_description_length(rs, beta=0.05))} bits** at β = 0.05 (Thm 1.5.1).")
     em = _coherence_eps_max(mi)

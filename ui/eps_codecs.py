@@ -19,10 +19,11 @@ import pandas as pd
 
 from engine import accounting as acc
 from engine import budget as bud
+from ui.links import MAX_VALUE_CHARS
 from ui.text import md_escape, md_quote
 
-#: Longest link value read (characters): 50 rows of 12 short cells fit in well under this.
-MAX_LINK_CHARS = 20_000
+#: Longest link value read or written (characters): the link sanitiser's bound (ui.links drops longer values).
+MAX_LINK_CHARS = MAX_VALUE_CHARS
 #: Deepest JSON nesting accepted: object → rows list → row list.
 MAX_DEPTH = 3
 MAX_ROWS = 50

@@ -410,9 +410,11 @@ def test_fix_accuracy_replaces_the_privacy_slider():
 
 def test_link_table_bombs_do_not_crash():
     for key, tab in (("eps_b_rows", BUDGET), ("eps_comp_rows", COMP)):
-        at = fresh(eps_tab=tab, eps_comp_mode="A list", **{key: "[" * 1500 + "]" * 1500})
-        assert not at.exception
-        assert any("nested" in w.value for w in at.warning)
+        for bomb in ("[" * 1500 + "]" * 1500, '{"cols": [[["kind"]]], "rows": []}'):
+            at = fresh(eps_tab=tab, eps_comp_mode="A list", **{key: bomb})
+            assert not at.exception
+            assert len(table_with(at, "name" if key == "eps_b_rows" else "kind")) in (2, 3)  # the default table
+        assert any("nested" in w.value for w in at.warning)  # depth 4: past the link sanitiser, refused here
     bad = '{"cols": ["kind", "epsilon", "delta", "multiplier", "sigma", "scale", "sensitivity", "rho", "count"], ' \
           '"rows": [["laplace", 0.1, 0, null, null, null, 1, null, 1e999]]}'
     at = fresh(eps_tab=COMP, eps_comp_mode="A list", eps_comp_rows=bad)
@@ -425,3 +427,20 @@ def test_budget_row_name_is_not_markdown():
     assert not at.exception
     shown = [e.value for e in (*at.error, *at.warning, *at.markdown, *at.caption, *at.success, *at.info)]
     assert not any("](http://host" in s for s in shown), shown
+
+
+def test_long_runs_replay_without_touching_ui_from_a_cache():
+    # issue 12 (state integrity): a cached function must not drive a progress bar made outside it, or the
+    # second identical run (same session, or the same link in a new session) fails on cache replay
+    for _ in range(2):
+        at = fresh(eps_tab=TESTS, eps_t_trials="50")
+        for _ in range(2):
+            at.button(key="eps_t_sim").click().run()
+            assert not at.exception, [e.value for e in at.exception]
+            assert [f for f in frames(at) if "std_error" in f.columns]
+    for _ in range(2):
+        at = fresh(eps_tab=COMP, eps_comp_kmax="1500")
+        for _ in range(2):
+            at.button(key="eps_comp_pldbtn").click().run()
+            assert not at.exception, [e.value for e in at.exception]
+            assert "pld" in set(table_with(at, "rule")["rule"])

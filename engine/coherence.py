@@ -68,6 +68,8 @@ MAX_DP_CELLS = 2_000_000
 MAX_LEVELS = 20
 MAX_LENS = 30
 MIN_LABELLED_ROWS = 20
+#: Largest feature magnitude the learners take (float32 trees; squares in the scalers stay finite).
+MAX_ABS_FEATURE = 1e30
 #: Spawn key used by ``noise_floor`` (repetitions use 0..999).
 _FLOOR_SPAWN_KEY = 1_000_003
 _TOL = 1e-9
@@ -589,6 +591,12 @@ def prepare(df: pd.DataFrame, config: ExperimentConfig) -> PreparedData:
         if data[c].isna().all():
             raise ValueError(f"lens column {c!r} is entirely missing")
         raw_cols.append(_codes_raw(data[c]))
+        big = float(np.max(np.abs(raw_cols[-1])))
+        if big > MAX_ABS_FEATURE:
+            # scikit-learn's trees cast to float32 (max ≈ 3.4e38) and the scalers square values: refuse
+            # here with the column's name rather than fail inside the learner.
+            raise ValueError(f"lens column {c!r} has values up to {big:.3g} in size; the learners need "
+                             f"|value| ≤ {MAX_ABS_FEATURE:.0e}: rescale the column (e.g. to thousands)")
     raw = np.column_stack(raw_cols).astype(float)
     feature_idx = tuple(lens.index(c) for c in features)
 

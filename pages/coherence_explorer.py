@@ -84,7 +84,10 @@ def _preview(data_key: tuple, config: co.ExperimentConfig, _df: pd.DataFrame):
     if err:
         return None, err, 0.0
     t0 = time.perf_counter()
-    trial = co.run_trial(prepared, config, 0, keep_predictions=True)
+    try:
+        trial = co.run_trial(prepared, config, 0, keep_predictions=True)
+    except ValueError as exc:  # e.g. a learner refusing the data: a message, not a traceback
+        return None, str(exc), 0.0
     return trial, None, time.perf_counter() - t0
 
 

@@ -535,3 +535,19 @@ def test_figures_show_group_names_as_typed():
     assert "<" not in label and ">" not in label and "&lt;a href" in label and "&amp;" in label
     f1 = cf.make_predictions_figure(np.array([-1.0, 1.0]), np.array([1.0, 1.0]), group=name)
     assert "<a " not in f1.layout.title.text
+
+
+@pytest.mark.parametrize("big", [1e308, -1e39, 3.5e38])
+def test_values_beyond_single_precision_get_a_clear_error(big):
+    """scikit-learn's trees work in float32: 1e308 in an upload crashed the preview with sklearn's own error."""
+    df = pd.DataFrame({"a": [big if i % 2 else 1.0 for i in range(60)], "b": [i % 3 for i in range(60)],
+                       "y": ["s" if i % 4 == 0 else "n" for i in range(60)]})
+    c = co.ExperimentConfig(label="y", sensitive_value="s", lens=("a", "b"), groups=(co.GroupSpec("Everyone"),),
+                            learner=co.LearnerSpec(kind="decision_tree"), repetitions=1)
+    with pytest.raises(ValueError, match=r"'a'.*1e\+30"):
+        co.prepare(df, c)
+    ok = df.assign(a=[1e29 if i % 2 else 1.0 for i in range(60)])
+    for kind in ("decision_tree", "logistic", "nearest_neighbor"):
+        cc = replace(c, learner=co.LearnerSpec(kind=kind, output="soft"))
+        t = co.run_trial(co.prepare(ok, cc), cc, 0)
+        assert np.all(np.isfinite(t.w1))

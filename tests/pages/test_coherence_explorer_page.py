@@ -449,3 +449,12 @@ def test_group_builder_refuses_non_finite_bounds():
     at.text_input(key="coh_b_high").set_value("20").run()
     assert any("smaller than high" in w.value for w in at.warning)
     assert at.button(key="coh_b_add").disabled
+
+
+def test_upload_with_huge_numbers_gets_a_message_not_a_traceback():
+    rows = "a,b,y\n" + "".join(f"{1e308 if i % 2 else -1e308},{i % 3},{'s' if i % 4 == 0 else 'n'}\n"
+                               for i in range(60))
+    at = _app(coh_source="Upload a CSV", coh_learner="Decision tree").run()
+    _upload(at, rows.encode())
+    _ok(at)
+    assert any("cannot be run" in w.value and "rescale" in w.value for w in at.warning)

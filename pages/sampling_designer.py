@@ -789,7 +789,10 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
     with cc[0].container(border=True):
         st.markdown(f"**Proportional allocation, randomised rounding (Thm 11)** {BADGE[a.status]}")
         st.caption(f"rate r = m/N = {fmt(r)}; relation: {a.neighbour} (Erratum E12)")
-        metric("population ε′", a.epsilon_population, help=f"Source: {a.source}.")
+        # a bound Theorem 11 does not give is no guarantee: the card says so instead of showing it as one
+        metric("population ε′", a.epsilon_population if pa.theorem11_applies else None,
+               help=f"Source: {a.source}." if pa.theorem11_applies else
+               "Not covered: Theorem 11 needs r·N_h ≥ 1 in every stratum (see the warning below).")
         st.markdown(f":gray[shortcut 6rε = {fmt(a.epsilon_paper_approx)}] {BADGE['shortcut']}")
         for w in a.warnings:
             # restated below: the stratum names, and Theorem 11's per-stratum size condition
@@ -812,7 +815,10 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
     with cc[1]:
         cal = sp.calibrate_randomized_rounding(epsilon_target=target, rate=r)
         gives = sp.amplify_randomized_rounding(epsilon=cal.epsilon_sample_paper_approx, rate=r).epsilon_population
-        calibration_box(cal, n=total_N, shortcut_gives=gives, shortcut_label="ε′/(6r), [a] §6.3, Erratum E2")
+        calibration_box(cal, n=total_N, shortcut_gives=gives, shortcut_label="ε′/(6r), [a] §6.3, Erratum E2",
+                        design=f"Proportional allocation at r = m/N = {fmt(r)}; Theorem 11 inverted exactly."
+                        + ("" if pa.theorem11_applies else " Not a guarantee here: Theorem 11 does not cover "
+                                                           "every stratum (see the warning)."))
 
     # allocations
     st.markdown("#### Allocations and the error of the private stratified mean " + BADGE["derived"])

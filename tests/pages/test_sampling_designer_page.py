@@ -331,6 +331,9 @@ def test_small_strata_not_covered_by_theorem11():
     assert not at.exception
     # r = 20/6000: stratum D (N_h = 100) has r·N_h = 1/3 < 1
     assert any("does not cover stratum “D”" in w.value for w in at.warning)
+    # and the card does not show the Theorem 6 value as if it were a guarantee
+    card = [m for m in at.metric if m.label == "population ε′"][0]
+    assert card.value == "—" and "Not covered" in card.proto.help
 
 
 # ----------------------------------------------------------------------------------------------------------

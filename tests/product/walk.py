@@ -168,15 +168,18 @@ def check_health(at: AppTest, *, allowed_errors: Iterable[str] = (), where: str 
 def walk(page: str, *, seed: int, steps: int, oracle: Callable[[AppTest], None] | None = None,
          start_params: dict[str, str] | None = None, skip_keys: Iterable[str] = (),
          only_keys: Iterable[str] | None = None, allowed_errors: Iterable[str] = (), timeout: float = 60,
-         on_start: Callable[[AppTest], None] | None = None) -> WalkResult:
+         on_start: Callable[[AppTest], None] | None = None,
+         key_prefixes: Iterable[str] | None = None) -> WalkResult:
     """Run one seeded random walk of ``steps`` moves on ``page``; raise :class:`WalkFailure` on a broken state.
 
     ``skip_keys`` are never moved (e.g. file uploaders, long-run buttons); ``only_keys``, when given, limits the
-    walk to those controls. ``on_start`` may prepare the session (an upload, a button) before the first check.
+    walk to those controls; ``key_prefixes``, when given, limits it to keys starting with one of them (e.g. one
+    tab's controls). ``on_start`` may prepare the session (an upload, a button) before the first check.
     """
     rng = np.random.default_rng(seed)
     skip = set(skip_keys)
     only = set(only_keys) if only_keys is not None else None
+    prefixes = tuple(key_prefixes) if key_prefixes is not None else None
     at = AppTest.from_file(page, default_timeout=timeout)
     for k, v in (start_params or {}).items():
         at.query_params[k] = v
@@ -198,7 +201,8 @@ def walk(page: str, *, seed: int, steps: int, oracle: Callable[[AppTest], None] 
     _check("start")
     for step in range(steps):
         candidates = [(kind, w) for kind in KINDS for w in getattr(at, kind)
-                      if w.key and w.key not in skip and (only is None or w.key in only) and not w.disabled]
+                      if w.key and w.key not in skip and (only is None or w.key in only) and not w.disabled
+                      and (prefixes is None or w.key.startswith(prefixes))]
         if not candidates:
             break
         kind, w = candidates[int(rng.integers(len(candidates)))]

@@ -20,7 +20,11 @@ from typing import Any
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 
-__all__ = ["imap_unordered", "map_ordered", "spawn_seeds"]
+__all__ = ["environment", "imap_unordered", "map_ordered", "spawn_seeds"]
+
+#: Packages whose versions decide the numbers a task returns (the same seeds give the same draws only with the
+#: same numpy; a forest's trees depend on scikit-learn's version).
+_RESULT_PACKAGES = ("numpy", "scipy", "pandas", "scikit-learn", "joblib", "jax", "mbi")
 
 #: Tasks per worker in one ordered round when a backend cannot stream (progress then moves once a round).
 _ROUND_PER_WORKER = 4
@@ -143,3 +147,24 @@ def spawn_seeds(seed, n: int) -> list[np.random.SeedSequence]:
     # Built from the spawn keys, not root.spawn(): spawn() advances the root, so a second call would differ.
     return [np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, i), pool_size=root.pool_size)
             for i in range(int(n))]
+
+
+def environment() -> dict[str, str]:
+    """Python and the versions of the packages that decide task results, in this process.
+
+    Run on a worker (``client.submit(environment)``), it also proves the worker can import this engine: a
+    cluster whose answer differs from the server's could return other numbers, so the app does not use it.
+
+    >>> sorted(environment())[:2]
+    ['jax', 'joblib']
+    """
+    import platform
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for name in _RESULT_PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "absent"
+    return out

@@ -32,12 +32,15 @@ SECRETS_SECTION, SECRETS_KEY = "dask", "scheduler_address"
 CONNECT_TIMEOUT_S = 5
 #: After a failed connection, seconds before the next attempt (so a dead scheduler does not slow every rerun).
 RETRY_AFTER_S = 60
+#: Seconds a first tiny task may take on a new connection (it proves the cluster can run this app's code).
+PROBE_TIMEOUT_S = 20
 #: Errors that mean "the cluster went away", not "the computation is wrong" (comm errors subclass OSError).
 CLUSTER_ERRORS = (OSError, TimeoutError, concurrent.futures.CancelledError)
 
 _failures: dict[str, tuple[float, str]] = {}
 _failures_lock = threading.Lock()
 _made: list = []  # every client this process opened, so reset() can close them
+_verified: set[int] = set()  # ids of clients whose cluster passed the probe
 
 
 @dataclass(frozen=True)
@@ -103,8 +106,32 @@ def reset() -> None:
             _made.pop().close()
         except Exception:  # closing a client whose scheduler is gone may fail; it is forgotten either way
             pass
+    _verified.clear()
     with _failures_lock:
         _failures.clear()
+
+
+def _probe(client) -> str | None:
+    """None when the scheduler and every worker run this engine with the server's package versions, else why not.
+
+    Without the probe a cluster that cannot import ``engine`` hangs the run: the scheduler fails to read the
+    tasks and the futures never finish.
+    """
+    from engine.parallel import environment
+
+    future = client.submit(environment, pure=False)
+    try:
+        remote = [future.result(timeout=PROBE_TIMEOUT_S)]
+        remote += list(client.run(environment).values())
+    except Exception as exc:
+        future.cancel()
+        return (f"it could not run this app's code ({type(exc).__name__}); the scheduler and every worker need this "
+                "repository on their PYTHONPATH and the pinned requirements")
+    here = environment()
+    diff = sorted({f"{k} {env.get(k)} there, {v} here" for env in remote for k, v in here.items() if env.get(k) != v})
+    if diff:
+        return f"its packages differ from this server's ({'; '.join(diff[:3])}), so its numbers could differ"
+    return None
 
 
 def placement() -> Placement:
@@ -131,6 +158,12 @@ def placement() -> Placement:
         _failures.pop(address, None)
     if not workers:
         return Placement(address, problem="the scheduler has no workers")
+    if id(client) not in _verified:
+        problem = _probe(client)
+        if problem is not None:
+            _note_failure(address, problem)
+            return Placement(address, problem=problem)
+        _verified.add(id(client))
     threads = sum(int(w.get("nthreads", 1)) for w in workers.values())
     return Placement(address, client, len(workers), threads)
 

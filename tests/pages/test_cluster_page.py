@@ -81,6 +81,33 @@ def test_malformed_address_is_reported_not_raised(monkeypatch):
     assert not where.on_cluster and where.problem
 
 
+def test_cluster_with_other_package_versions_is_not_used(monkeypatch, scheduler):
+    # The worker processes report their real versions; this process pretends to run another numpy.
+    from importlib import metadata
+
+    address, _ = scheduler
+    real = metadata.version
+    monkeypatch.setattr(metadata, "version", lambda name: "0.0.1" if name == "numpy" else real(name))
+    monkeypatch.setenv(cluster.ENV_VAR, address)
+    where = cluster.placement()
+    assert not where.on_cluster and "packages differ" in where.problem and "numpy" in where.problem
+    assert cluster.run(lambda *, n_jobs: n_jobs, n_jobs=2) == 2  # stays local
+
+
+def test_cluster_that_cannot_run_the_engine_is_not_used(monkeypatch, scheduler):
+    # A closure is shipped by value, so this probe fails on the worker as a missing engine would.
+    import engine.parallel as par
+
+    def broken():
+        raise ModuleNotFoundError("No module named 'engine'")
+
+    address, _ = scheduler
+    monkeypatch.setattr(par, "environment", broken)
+    monkeypatch.setenv(cluster.ENV_VAR, address)
+    where = cluster.placement()
+    assert not where.on_cluster and "could not run this app's code" in where.problem
+
+
 def test_address_from_the_secrets_file(scheduler):
     address, _ = scheduler
 

@@ -96,9 +96,10 @@ def _ledger_section() -> dict:
     except ValueError as exc:
         msg = str(exc)
         if msg == ppd.COMPOSITION_MESSAGE:
-            st.error(f"No total: {msg}. The labels differ: {', '.join(sorted(set(labels)))}.")
+            # the labels are typed cells (or a link's): quoted escaped, never as Markdown (issue 17)
+            st.warning(f"No total: {msg}. The labels differ: {', '.join('“' + md_escape(x, max_len=60) + '”' for x in sorted(set(labels))[:10])}.")
         else:
-            st.error(f"No total: every ε must be a number > 0 ({msg}).")
+            st.warning(f"No total: every ε must be a number > 0 ({md_escape(msg, max_len=200)}).")
         out["error"] = msg
         return out
     st.metric("Total budget relative to this public information", f"ε = {total:.4g}")

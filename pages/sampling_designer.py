@@ -197,20 +197,15 @@ STRIP = st.container()
 # is not drawn would drop its file
 # ----------------------------------------------------------------------------------------------------------
 
-def _reader_options() -> dict:
-    """Options of the shared reader this page needs, where the installed ``csv_uploader`` offers them: a frame
-    may have one column (a cluster id), and its codes are kept as text (the value column is converted here)."""
-    params = inspect.signature(csv_uploader).parameters
-    return {k: v for k, v in (("min_cols", 1), ("as_text", True)) if k in params}
-
-
 def frame_upload() -> tuple[sp.FrameSummary | None, str | None]:
     with st.expander("Upload a sampling frame (CSV, one row per population unit)", expanded=False):
         st.markdown("Columns: a **stratum** column and/or a **cluster** column, and optionally a numeric **value** "
                     "column (used for Neyman's S_h). The strata fill the Stratified tab, the cluster sizes the "
                     "Cluster tab. The file stays in memory and is never written to disk.")
+        # one column is enough (a cluster id); codes stay text (stratum "01" is not the number 1), and the value
+        # column is converted and checked by summarize_frame
         ds = csv_uploader("Sampling frame CSV", key="sd_frame", max_bytes=50_000_000, max_rows=MAX_FRAME_ROWS,
-                          min_rows=1, **_reader_options())
+                          min_rows=1, min_cols=1, as_text=True)
         if ds is None:
             return None, None
         df = ds.frame
@@ -776,6 +771,8 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
     if not outputs:
         return
     U = U_in if U_in > 0 else float(max(strata["hi_h"].max(), 1e-9))
+    if U_in <= 0:   # the value in use, beside the control that reads 0
+        c2.caption(f"Using U = {fmt(U)}, the largest hi_h.")
     if len(N) * m_min > m or np.any(N < m_min):
         st.warning(f"The minimum per stratum ({m_min}) cannot be met: it needs {len(N) * m_min} units and every "
                  "stratum at least that large. Lower the minimum or raise m.")

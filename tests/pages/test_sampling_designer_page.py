@@ -454,3 +454,26 @@ def test_one_record_strata_and_single_unit_sample():
     assert metric_value(at, "population ε′") == pytest.approx(math.log1p(2 * z) + math.log1p(z), rel=1e-3)
     at = _set(at, "sd_alloc_m", 1)            # fewer units than strata: a warning, not a traceback
     assert not at.exception and any("cannot be met" in w.value for w in at.warning)
+
+
+def test_one_column_frame_and_text_codes():
+    # a frame of cluster ids only is one column; codes such as "01" and "1" stay distinct strata (read as text)
+    at = _upload(fresh(CLUSTER).run(), ("block\n" + "\n".join(["01", "1", "01", "2", "2", "2"]) + "\n").encode())
+    assert not at.exception and not any("cannot be used" in e.value for e in at.error), [e.value for e in at.error]
+    at.selectbox(key="sd_col_cluster").set_value("block").run()
+    at.radio(key="sd_size_src").set_value("uploaded frame").run()
+    assert any("3 clusters" in s.value for s in at.success), [s.value for s in at.success]
+    assert "population of 6" in _calib_text(at)
+
+
+def test_hostile_link_lists_do_not_inject_or_crash():
+    for key, tab in (("sd_size_list", CLUSTER), ("sd_delta_sizes", ROUNDING)):
+        for text in ("![x](http://evil.example/p)", "1, inf", "1e309, 2", "[" * 1500, "9" * 5000, "1," * 200_001):
+            at = fresh(tab)
+            at.query_params[key] = text
+            if key == "sd_size_list":
+                at.query_params["sd_size_src"] = "list"
+            at.run()
+            assert not at.exception, (key, text[:30])
+            shown = [w.value for w in at.warning] + [e.value for e in at.error] + [m.value for m in at.markdown]
+            assert not any("](http://evil" in s for s in shown), key

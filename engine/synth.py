@@ -813,7 +813,8 @@ class StratifiedSynthesizer:
         table["size"] = sizes.to_numpy()
         table["kept"] = kept
         table["pooled"] = (~kept) & has_pool
-        table["weight"] = w / denom
+        # Each group's share of the mixture; a pooled group's rows come from the pooled model.
+        table["weight"] = np.where(table["pooled"], sizes.to_numpy(), w) / denom
         self.strata = table
         self.pooled_weight_ = pooled_size / denom
         self.domain_ = domain

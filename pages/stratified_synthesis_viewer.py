@@ -25,7 +25,7 @@ from engine import stratify_figures as F
 from engine import synth as Y
 from engine.data import (DataValidationError, discrete_table_from_csv, load_adult, load_adult_numeric,
                          read_uploaded_csv)
-from ui import page_end, page_setup
+from ui import cluster, page_end, page_setup
 from ui.common import CORES
 from ui.exports import csv_bytes, download_csv, download_json, figure_html
 from ui.text import md_escape
@@ -666,13 +666,15 @@ def synth_table():
     return "adult", c_adult(), note + " " + ADULT_ATTRIBUTION
 
 
-def privacy_line(run: Y.SynthRun, n_strata: int) -> None:
+def privacy_line(run: Y.SynthRun, n_strata: int, small_s: str) -> None:
     if synth in ("mst", "aim"):
         st.markdown(f"**Privacy:** (ε = {eps:g}, δ = 1e-9)-DP; the paper reports ε only.")
     else:
         st.markdown(f"**Privacy:** Pure ε-DP with ε = {eps:g}.")
+    small_text = ("small strata are modelled together as one pooled stratum" if small_s == "pool"
+                  else "dropped strata are not synthesized")
     st.caption(f"Stratified: each of {n_strata} strata receives the full ε; total ε by parallel composition; "
-               "dropped strata are not synthesized.")
+               f"{small_text}.")
 
 
 def run_pair(table_key, table, eps_value, small_s, clf):
@@ -686,10 +688,11 @@ def run_pair(table_key, table, eps_value, small_s, clf):
             st.error("MST and AIM need the mbi package: pip install 'mbi==2.0.0' 'jax[cpu]==0.10.2'.")
             return None
         st.info(f"{synth_label.split(' ')[0]} takes tens of seconds (the first run compiles code); press Run.")
+        cluster.show_where(CORES)
         if not st.button(f"Run {synth_label.split(' ')[0]}", key="sv_run_mbi", type="primary"):
             return None
         name = synth_label.split(' ')[0]
-        with st.status(f"Running {name}: vanilla and stratified, on {CORES} cores…", expanded=True) as status:
+        with st.status(f"Running {name}: vanilla and stratified…", expanded=True) as status:
             bar = st.progress(0.0, text="Starting")
             train, test = Y.train_test_split_table(table, seed=seed)
             base = c_real_baseline(table_key, table, seed, clf)
@@ -697,7 +700,7 @@ def run_pair(table_key, table, eps_value, small_s, clf):
             def prog(f, msg):
                 bar.progress(min(f, 1.0), text=msg[:120])
             try:
-                out = Y.fit_and_evaluate_variants(
+                out = cluster.run(Y.fit_and_evaluate_variants,
                     train, test, domain=table.domain, synthesizer=synth, epsilon=eps_value,
                     variants=("vanilla", "stratified"), group_cols=list(table.group_cols), label_col=table.label_col,
                     seed=seed, min_frac=min_frac, small_strata=small_s, real_baseline=base, classifier=clf,
@@ -749,7 +752,7 @@ def _sweep_mbi(table, synth_name, seed_, min_frac_, small_s, clf, bar) -> list[p
     for i, e in enumerate(grid):
         def prog(f, msg, i=i, e=e):
             bar.progress(min((i + f) / len(grid), 1.0), text=f"ε = {e:g}: {msg}"[:120])
-        runs = Y.fit_and_evaluate_variants(train, test, domain=table.domain, synthesizer=synth_name, epsilon=e,
+        runs = cluster.run(Y.fit_and_evaluate_variants, train, test, domain=table.domain, synthesizer=synth_name, epsilon=e,
                                            group_cols=list(table.group_cols), label_col=table.label_col, seed=seed_,
                                            min_frac=min_frac_, small_strata=small_s, classifier=clf, n_jobs=CORES,
                                            progress=prog)
@@ -775,8 +778,9 @@ def render_synth() -> None:
     if runs:
         van, stra = runs["vanilla"], runs["stratified"]
         strata = stra.strata
-        n_strata = int(strata["kept"].sum()) if strata is not None else 0
-        privacy_line(stra, n_strata)
+        # Models fitted: one per kept stratum, plus one for the pooled small strata (if any).
+        n_strata = int(strata["kept"].sum()) + int(strata["pooled"].any()) if strata is not None else 0
+        privacy_line(stra, n_strata, small_s)
         mv, ms = van.metrics, stra.metrics
         summary = pd.DataFrame([
             ("Workload error (2-way marginals)", mv.workload_global, ms.workload_global, "lower"),
@@ -853,6 +857,7 @@ def render_synth() -> None:
         if skey not in store:
             if synth in ("mst", "aim"):
                 st.caption("A sweep of MST/AIM over six ε values takes several minutes.")
+                cluster.show_where(CORES)
             if st.button("Run ε sweep", key="sv_run_sweep"):
                 jobs = [(e, v) for e in S.PAPER_EPSILONS for v in ("vanilla", "stratified")]
                 with st.status("Running the ε sweep…", expanded=True) as status:

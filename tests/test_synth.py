@@ -132,6 +132,10 @@ def test_stratified_pool_mode():
     s.fit(df, dom, rng=0)
     out = s.sample(1000, rng=0)
     assert len(out) == 1000 and s.pooled_model_ is not None
+    # The strata table shows each group's share of the mixture: the pooled group's 100 of 1,000 rows go through
+    # the pooled model, so its weight is 0.1, not 0, and the weights sum to 1 (spec §3: weights n_s/Σ n_s).
+    assert s.strata["weight"].tolist() == pytest.approx([0.6, 0.3, 0.1])
+    assert s.strata["pooled"].tolist() == [False, False, True]
 
 
 def test_sample_counts_modes():

@@ -458,3 +458,39 @@ def test_upload_with_huge_numbers_gets_a_message_not_a_traceback():
     _upload(at, rows.encode())
     _ok(at)
     assert any("cannot be run" in w.value and "rescale" in w.value for w in at.warning)
+
+
+def test_failure_rate_card_matches_the_downloaded_runs():
+    """Card, chart title and CSVs come from one result: β̂(α) and its Clopper–Pearson interval recomputed from the
+    per-run W1 CSV (spec §3.3, scipy's beta quantiles), W1 = 2|p_a − p_b| for hard predictions (§3.2), and the
+    summary's mean W1 equal to the per-run mean."""
+    import io
+
+    from scipy.stats import beta as beta_dist
+
+    with _Downloads() as dl:
+        at = _app(coh_n="2000", coh_reps="12", coh_learner="Decision tree", coh_alpha="0.15", coh_gamma="50",
+                  coh_groups=["Everyone", "Has the sensitive attribute", "Men 18–24"]).run()
+        at.button(key="coh_run").click().run()
+        _ok(at)
+        files = dl.csvs()
+    runs = pd.read_csv(io.BytesIO(files["coherence_w1_per_run.csv"]))
+    summary = pd.read_csv(io.BytesIO(files["coherence_summary.csv"]))
+    defined = runs["w1"].notna()
+    assert (abs(runs.loc[defined, "w1"] - 2 * (runs.loc[defined, "frac_negative_a"]
+                                              - runs.loc[defined, "frac_negative_b"]).abs()) < 1e-12).all()
+    kept = runs[runs["size"] >= 50]
+    m = kept.groupby("rep")["w1"].max()
+    alpha = round(float(m.median()), 2)  # α applies to the stored result: choose one that splits the runs
+    at.slider(key="coh_alpha").set_value(alpha).run()
+    _ok(at)
+    R, k = int(m.notna().sum()), int((m > alpha).sum())
+    lo = 0.0 if k == 0 else beta_dist.ppf(0.025, k, R - k + 1)
+    hi = 1.0 if k == R else beta_dist.ppf(0.975, k + 1, R - k)
+    cards = {x.label: x.value for x in at.metric}
+    assert 0 < k < R, (k, R)  # a non-trivial case (the seed and α are chosen for it)
+    assert cards["β̂(α): share of runs failing"] == f"{k}/{R}"
+    assert cards["95% interval"] == f"[{lo:.3f}, {hi:.3f}]"
+    means = runs.groupby("group")["w1"].mean()
+    for _, row in summary.iterrows():
+        assert abs(row["mean_w1"] - means[row["group"]]) < 1e-9

@@ -700,7 +700,12 @@ with tab_sweep:
 def _theory_panel() -> None:
     """Theory panel (spec §7.4): analytic, redraws alone when its own controls move."""
     dp_release = release_kind in co.HISTOGRAM_KINDS and math.isfinite(epsilon)
-    if dp_release:  # the release's ε replaces the hypothetical-ε control, which does not apply
+    if dp_release and release_kind == "gaussian_histogram":
+        eps_t = epsilon
+        st.markdown(f"Using the release's ε = {eps_t:g}. This release is (ε, δ)-DP, not ε-DP: **Theorem 8** is "
+                    "the one that can apply to it (see below); Theorem 7's γ is shown for comparison only, as if "
+                    "the release were ε-DP.")
+    elif dp_release:  # the release's ε replaces the hypothetical-ε control, which does not apply
         eps_t = epsilon
         st.markdown(f"Using the release's ε = {eps_t:g}.")
     else:

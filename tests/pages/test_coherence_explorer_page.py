@@ -494,3 +494,11 @@ def test_failure_rate_card_matches_the_downloaded_runs():
     means = runs.groupby("group")["w1"].mean()
     for _, row in summary.iterrows():
         assert abs(row["mean_w1"] - means[row["group"]]) < 1e-9
+
+
+def test_gaussian_release_is_not_given_the_pure_dp_theorem():
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_eps="0.3",
+              coh_release="(ε, δ)-DP histogram → synthetic records (Gaussian)").run()
+    _ok(at)
+    texts = [m.value for m in at.markdown]
+    assert any("not ε-DP" in t and "Theorem 8" in t and "comparison only" in t for t in texts)

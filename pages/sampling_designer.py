@@ -718,6 +718,7 @@ def frame_to_editor(frame: sp.FrameSummary) -> pd.DataFrame:
                          "hi_h": t["max_h"] if has_v else 1.0, "eps_h": [None] * len(t)})
 
 
+STRATA_SOURCE = "sd__strata_source"   # not a widget key: the strata table's source in the last run
 DRAW_STATE = "sd__draw_result"   # not a widget key: the last randomised draw (seed, m, N_h, sizes)
 
 
@@ -736,6 +737,13 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
         preset = st.selectbox("Preset", list(PRESETS), key="sd_preset", bind="query-params")
         base_name, base = preset, PRESETS[preset]
         default_m = PRESET_M[preset]
+    # m and U default from the strata: when the source changes (preset, frame), they follow it; a link's values
+    # are kept on the first run (no previous source yet)
+    prev = st.session_state.get(STRATA_SOURCE)
+    if prev is not None and prev != base_name:
+        st.session_state["sd_alloc_m"] = default_m
+        st.session_state["sd_U"] = 0.0
+    st.session_state[STRATA_SOURCE] = base_name
     edited = st.data_editor(
         base, key=f"sd_strata_{hashlib.sha1(base_name.encode()).hexdigest()[:8]}", num_rows="dynamic",
         width="stretch", hide_index=True,

@@ -477,3 +477,18 @@ def test_hostile_link_lists_do_not_inject_or_crash():
             assert not at.exception, (key, text[:30])
             shown = [w.value for w in at.warning] + [e.value for e in at.error] + [m.value for m in at.markdown]
             assert not any("](http://evil" in s for s in shown), key
+
+
+def test_sample_size_follows_the_strata_source():
+    # m's default depends on the strata: switching preset (or uploading a frame) re-derives it
+    at = fresh(STRATA).run()
+    assert at.number_input(key="sd_alloc_m").value == 120
+    at = _set(at, "sd_preset", "Allocation example")
+    assert at.number_input(key="sd_alloc_m").value == 300
+    at = _upload(at, ("s,v\n" + "\n".join(f"{'ab'[i % 2]},{i}" for i in range(50))).encode())
+    at.selectbox(key="sd_col_stratum").set_value("s").run()
+    assert at.number_input(key="sd_alloc_m").value == 50     # min(120, ΣN_h)
+    # a link's m is kept on first load
+    at = fresh(STRATA)
+    at.query_params["sd_alloc_m"] = "77"
+    assert at.run().number_input(key="sd_alloc_m").value == 77

@@ -511,6 +511,12 @@ def test_strata_layout_rule_spec_x4(min_frac, small, expected):
     assert list(lay.strata_sizes) == kept_sizes + ([pooled_total] if pooled_total else [])
 
 
+def test_strata_layout_boundary_is_small():
+    # |G_i| = min_frac·n exactly counts as small (spec §2.3: "|G_i| ≤ min_frac·n").
+    lay = S.strata_layout(np.array([900, 100]), min_frac=0.1, small_strata="drop")
+    assert list(lay.status) == ["kept", "dropped"]
+
+
 def test_strata_layout_empty_groups_and_all_dropped():
     lay = S.strata_layout(np.array([0, 50, 50]), min_frac=0.0, small_strata="pool")
     assert list(lay.status) == ["dropped", "kept", "kept"]

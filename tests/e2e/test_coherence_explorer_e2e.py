@@ -62,3 +62,26 @@ def test_link_opens_the_named_tab_and_a_click_enters_the_url(page, app_url):
     page.wait_for_function("() => location.search.includes('coh_tab=W1')")
     wait_idle(page)
     assert page.get_by_test_id("stException").count() == 0
+
+
+def test_switching_the_data_source_keeps_a_lens(page, app_url):
+    """Issue 12: synthetic → shared UCI Adult → synthetic used to stop at "Choose at least one lens feature"."""
+    open_page(page, f"{app_url}/coherence_explorer?{FAST}")
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_text("Shared dataset (sidebar picker)").click()
+    page.wait_for_function("() => location.search.includes('coh_source=')")
+    wait_idle(page)
+    picker = sidebar.get_by_test_id("stSelectbox").filter(has_text="Shared dataset").first
+    picker.click()
+    page.get_by_role("option", name="UCI Adult").click()
+    page.wait_for_function("() => location.search.includes('dataset=')", timeout=60_000)
+    wait_idle(page, timeout=90_000)
+    body = page.get_by_test_id("stMain").inner_text()
+    assert "Choose at least one lens feature" not in body
+    lens = sidebar.get_by_test_id("stMultiSelect").filter(has_text="Lens").first
+    assert "age" in lens.inner_text()
+    sidebar.get_by_text("Synthetic population (generator)").click()
+    wait_idle(page, timeout=60_000)
+    assert "Choose at least one lens feature" not in page.get_by_test_id("stMain").inner_text()
+    assert "AGEP" in sidebar.get_by_test_id("stMultiSelect").filter(has_text="Lens").first.inner_text()
+    assert page.get_by_test_id("stException").count() == 0

@@ -731,7 +731,8 @@ def _theory_panel() -> None:
     st.caption(f"ε = {eps_t:g}, n = {n:,}, |𝒞*| = {n_groups}, α = {a_t:.2f}, β = {beta:.3g}. Theorem 7's γ is "
                f"set by the term {mi.TERM_LABELS[sc.binding_term]}"
                + (" (the max-information part ζ dominates)." if sc.binding_term in (0, 2) else
-                  " (it does not depend on ε: even ε → 0 needs this many members)."))
+                  " (it does not depend on ε: even ε → 0 needs this many members).")
+               + (" The theorems need α > 0: at α = 0 they are shown at α = 0.01." if alpha < 0.01 else ""))
     if sc.vacuous:
         st.warning(f"Vacuous: γ = {sc.gamma:,.0f} exceeds n = {n:,}; the theorem protects no group here.")
     smallest_c = min(coll_names, key=lambda g: prepared.group_sizes[g], default=None)

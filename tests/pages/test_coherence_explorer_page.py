@@ -502,3 +502,9 @@ def test_gaussian_release_is_not_given_the_pure_dp_theorem():
     _ok(at)
     texts = [m.value for m in at.markdown]
     assert any("not ε-DP" in t and "Theorem 8" in t and "comparison only" in t for t in texts)
+
+
+def test_alpha_zero_is_said_to_be_shown_at_001_in_the_theory():
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_alpha="0.0").run()
+    _ok(at)
+    assert any("at α = 0 they are shown at α = 0.01" in c.value for c in at.caption)

@@ -374,7 +374,9 @@ features = sb.multiselect("Released features (⊆ lens)", lens, default=feat_def
                           bind="query-params", disabled=not needs_features,
                           help="Which lens columns the binned/DP release publishes.")
 k_max = max(10, n_labelled // 2)
-if st.session_state.get("coh_k", 10) > k_max:  # a smaller dataset than the one k was chosen for
+if data_changed:
+    st.session_state["coh_k"] = min(500, k_max)
+elif st.session_state.get("coh_k", 10) > k_max:  # e.g. a link's k larger than half these data
     st.session_state["coh_k"] = k_max
 sub_k = sb.number_input("Subsample size k", 10, k_max, min(500, k_max), step=10, key="coh_k", bind="query-params",
                         disabled=release_kind != "subsample")

@@ -271,6 +271,7 @@ def test_switching_the_data_source_rederives_lens_and_label():
     at.radio(key="coh_source").set_value("upload").run()
     _upload(at, _small_upload())
     _ok(at)
+    assert at.number_input(key="coh_k").value == 60  # k re-derived: min(500, n // 2) for 120 rows
     lens = list(at.multiselect(key="coh_lens").value)
     assert lens and at.selectbox(key="coh_label").value not in lens
     assert set(lens) <= {"height", "weight", "smoker", "region"}

@@ -280,4 +280,4 @@ def test_random_walks_mean_and_partially_private_views():
     elapsed = time.perf_counter() - t0
     print(f"stratified viewer walks: {states} states in {elapsed:.1f} s")
     assert states >= 300
-    assert elapsed < 120
+    assert elapsed < 240  # ~40 s on an idle core; a guard against a slow page, not a benchmark

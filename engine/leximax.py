@@ -43,6 +43,11 @@ __all__ = [
 TAU = 1e-9
 #: Tolerance of the verifier (corrected Algorithm 2) and of the saturation fixing test.
 VERIFY_TOL = 1e-7
+#: HiGHS feasibility tolerances for the leximax LPs. They must sit below τ and the snap tolerance (1e-9):
+#: with HiGHS's default 1e-7 the fixed levels drift by more than τ and a later LP_l becomes infeasible, and
+#: Σx misses k by ~1e-8 (found on random 0.01-grid pools; tests/test_leximax.py, hard instances).
+HIGHS_TOL = 1e-10
+_HIGHS_OPTIONS = {"primal_feasibility_tolerance": HIGHS_TOL, "dual_feasibility_tolerance": HIGHS_TOL}
 #: Float tolerance of the finite-set explorer (spec §3 "Arithmetic").
 FINITE_TOL = 1e-12
 
@@ -189,7 +194,8 @@ def _lp_linprog(V: np.ndarray, k: int, l: int, C: np.ndarray) -> tuple[float, np
         bounds[off + 1: off + 1 + m] = (0.0, np.inf)
     c = np.zeros(nvar)
     c[n + m] = -1.0
-    res = linprog(c, A_ub=A_ub, b_ub=np.asarray(b_ub), A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs")
+    res = linprog(c, A_ub=A_ub, b_ub=np.asarray(b_ub), A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs",
+                  options=_HIGHS_OPTIONS)
     if res.status != 0:
         raise RuntimeError(f"LP_{l} failed: {res.message}")
     return float(res.x[n + m]), res.x[:n]
@@ -208,7 +214,8 @@ def _lp_cvxpy(V: np.ndarray, k: int, l: int, C: np.ndarray) -> tuple[float, np.n
     theta = cp.sum(y) if l == m else cp.sum_smallest(y, l)
     cons.append(theta >= (C[l - 2] if l >= 2 else 0.0) + g)
     prob = cp.Problem(cp.Maximize(g), cons)
-    prob.solve(solver=cp.HIGHS, ignore_dpp=True)   # not parametrised: skip the DPP compile
+    prob.solve(solver=cp.HIGHS, ignore_dpp=True,   # not parametrised: skip the DPP compile
+               **_HIGHS_OPTIONS)
     if prob.status not in ("optimal", "optimal_inaccurate"):
         raise RuntimeError(f"LP_{l} failed: {prob.status}")
     return float(g.value), np.asarray(x.value, dtype=float)
@@ -252,24 +259,40 @@ def leximax_marginals(V, *, k: int, alpha: float | Sequence[float] | None = None
     x = np.full(n, k / n)
     for l in range(1, m + 1):
         g, x = solve(V, k, l, C)
+        x = _repair_marginals(x, k, tol)
         gam[l - 1] = g
         C[l - 1] = (C[l - 2] if l >= 2 else 0.0) + g - a[l - 1]
-    x = np.clip(x, 0.0, 1.0)
-    x[x < tol] = 0.0
-    x[x > 1 - tol] = 1.0
-    # HiGHS meets Σx = k only to its feasibility tolerance (~1e-7); spread the residual over the fractional
-    # entries so that Σx = k to round-off and dependent rounding returns exactly k members in every draw.
-    frac = (x > 0) & (x < 1)
-    r = k - x.sum()
-    if frac.any() and r != 0:
-        room = (1 - x[frac]) if r > 0 else x[frac]
-        if room.sum() >= abs(r) * (1 - 1e-12):
-            # ≥, not >: a lone tiny fractional entry can be exactly the residual (then it becomes 0).
-            x[frac] = np.clip(x[frac] + r * room / room.sum(), 0.0, 1.0)
+        # Keep "the previous x is feasible" (App. A) true in floating point: a fixed level may not exceed what
+        # the repaired x achieves plus τ, otherwise LP_{l+1} can be infeasible by the solver's round-off.
+        theta = np.cumsum(np.sort(V.T @ x))[:l]
+        C[:l] = np.minimum(C[:l], theta + TAU)
     y = V.T @ x
     ok = separation_oracle(V, x, C, k=k).ok
     return LeximaxResult(x=x, y=y, gammas=gam, cumulative=C, alpha=a, k=k, method=method, verified=ok,
                          lp_solves=m, seconds=time.perf_counter() - t0)
+
+
+def _repair_marginals(x, k: int, tol: float) -> np.ndarray:
+    """Marginals in [0, 1] with Σx = k to round-off, from a solver's x that meets them to its tolerance.
+
+    Snap entries within ``tol`` of 0 or 1, then spread the residual k − Σx over the entries with room (the
+    fractional ones first), in proportion to their room; dependent rounding then returns exactly k members.
+    """
+    x = np.clip(np.asarray(x, dtype=float), 0.0, 1.0)
+    x[x < tol] = 0.0
+    x[x > 1 - tol] = 1.0
+    for _ in range(3):
+        r = k - math.fsum(x)
+        if r == 0:
+            break
+        room = (1.0 - x) if r > 0 else x.copy()
+        frac = (x > 0) & (x < 1)
+        use = frac if room[frac].sum() >= abs(r) else room > 0
+        total = room[use].sum()
+        if total <= 0:
+            break
+        x[use] = np.clip(x[use] + r * room[use] / total, 0.0, 1.0)
+    return x
 
 
 def maxmin_marginals(V, *, k: int) -> np.ndarray:

@@ -83,15 +83,16 @@ def upload_widgets(page: str, max_runs: int = 40) -> dict[str, dict[str, str]]:
     return found
 
 
-#: Markdown that would fetch or link: an unescaped "](" (image or link) or an HTML image/script tag.
-_INJECTED = re.compile(r"(?<!\\)\](?<!\\)\(|(?<!\\)<\s*(img|script|iframe|a\s)", re.I)
+#: Markdown that would fetch or link off the app: an unescaped "](" whose target has a scheme or "//" (an
+#: image or link to another site; the pages' own links are relative), or an HTML image/script/link tag.
+_INJECTED = re.compile(r"(?<!\\)\]\(\s*<?[^)\s]*(:|//)|(?<!\\)<\s*(img|script|iframe|a\s)", re.I)
 _MARKDOWN_KINDS = ("markdown", "caption", "error", "warning", "info", "success", "toast", "title", "header",
                    "subheader", "exception")
 
 
-def injected_markdown(at: AppTest, allowed: tuple[str, ...] = ()) -> list[str]:
-    """Rendered Markdown texts (messages, captions, widget labels, radio options) that carry a live link,
-    image or HTML tag, except those the page itself writes (``allowed`` substrings, e.g. its own links)."""
+def injected_markdown(at: AppTest) -> list[str]:
+    """Rendered Markdown texts (messages, captions, widget labels, radio options) that carry a live link or
+    image to another site, or an HTML tag."""
     texts: list[str] = []
     for kind in _MARKDOWN_KINDS:
         try:
@@ -102,4 +103,4 @@ def injected_markdown(at: AppTest, allowed: tuple[str, ...] = ()) -> list[str]:
         texts.append(str(getattr(w, "label", "") or ""))
         if w.type == "radio":
             texts += [str(o) for o in w.options]
-    return [t[:200] for t in texts if _INJECTED.search(t) and not any(a in t for a in allowed)]
+    return [t[:200] for t in texts if _INJECTED.search(t)]

@@ -1,0 +1,83 @@
+"""Generated hostile links for every page (issue 17 deliver 6b), with AppTest.
+
+Each link names several of the page's real keys (from its source and a default run) with values an attacker
+or a broken link could carry: wrong types, out of range, non-finite, huge, deeply nested JSON, Markdown/HTML
+injection, control characters. No link may raise, and nothing it carries may reach the screen as a live
+link, image or tag. The links are seeded, so a failure names a reproducible link.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from tests.attack.corpus import INJECTIONS
+from tests.attack.pages import PAGES, injected_markdown, link_keys, run_page
+
+#: Links per page and parameters per link: 25 × 12 = 300 hostile values per page (each run costs a page run).
+LINKS_PER_PAGE = 25
+PARAMS_PER_LINK = 12
+
+NUMBERS = ("inf", "-inf", "nan", "NaN", "1e309", "-1e309", "1e308", "-1e308", "0", "-0", "-1", "1e-320",
+           "2147483648", "9" * 40, "0.5", "1.5", "3", "100000000", "-2147483649", "0x10", "1_000", "")
+WORDS = ("true", "FALSE", "yes", "none", "None", "null", "undefined", "Upload", "adult", "∞", "a" * 5000,
+         "a" * 3000, " ", "%00", "\x00", "é" * 100)
+
+
+def _json_values(rng: random.Random) -> list[str]:
+    hostile_row = [rng.choice(INJECTIONS), rng.choice(["inf", "1e309", "nan", -1, 1e308]),
+                   rng.choice(["1e309", None, True, {"a": 1}])]
+    return [
+        "[" * 1500,
+        "[" * 1500 + "]" * 1500,
+        "{\"a\":" * 300 + "1" + "}" * 300,
+        json.dumps([hostile_row] * rng.randint(1, 3)),
+        json.dumps([["x", 1e308, 1e308]]),
+        "[[\"a\", Infinity, NaN]]",
+        "[[\"a\", 1e999, -1e999]]",
+        json.dumps([[rng.choice(INJECTIONS), 1, 2]] * 200),
+        "[]",
+        "{}",
+        "[[",
+        "not json",
+    ]
+
+
+def hostile_value(rng: random.Random) -> str | list[str]:
+    kind = rng.random()
+    if kind < 0.35:
+        return rng.choice(NUMBERS)
+    if kind < 0.55:
+        return rng.choice(INJECTIONS)
+    if kind < 0.75:
+        return rng.choice(_json_values(rng))
+    if kind < 0.9:
+        return rng.choice(WORDS)
+    return [rng.choice(NUMBERS + INJECTIONS) for _ in range(rng.randint(2, 4))]
+
+
+def hostile_links(page: str, n: int = LINKS_PER_PAGE, seed: int = 17) -> list[dict]:
+    keys = list(link_keys(page))
+    rng = random.Random(f"{seed}:{page}")
+    links = []
+    for _ in range(n):
+        names = rng.sample(keys, min(PARAMS_PER_LINK, len(keys)))
+        if rng.random() < 0.2:
+            names.append(rng.choice(INJECTIONS))  # a hostile parameter name
+        links.append({name: hostile_value(rng) for name in names})
+    return links
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", PAGES, ids=[p.split("/")[-1][:-3] for p in PAGES])
+def test_hostile_links_never_raise_or_inject(page):
+    failures = []
+    for i, link in enumerate(hostile_links(page)):
+        at = run_page(page, link)
+        if at.exception:
+            failures.append(f"link {i} {str(link)[:300]}: {at.exception[0].value[:200]}")
+        elif bad := injected_markdown(at):
+            failures.append(f"link {i} {str(link)[:300]}: injected {bad[:2]}")
+    assert not failures, "\n".join(failures)

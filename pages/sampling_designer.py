@@ -764,13 +764,15 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
         N, S = strata["N_h"], strata["S_h"]
         total_N = int(N.sum())
     c1, c2, c3, c4 = st.columns(4)
-    m = int(c1.number_input("Total sample size m", min_value=1, max_value=10**7, value=default_m, step=1,
-                            key="sd_alloc_m", bind="query-params"))
+    # a default only where the state holds none (passing both makes Streamlit warn)
+    m = int(c1.number_input("Total sample size m", min_value=1, max_value=10**7, step=1, key="sd_alloc_m",
+                            bind="query-params",
+                            **({} if "sd_alloc_m" in st.session_state else {"value": default_m})))
     if outputs and m > total_N:
         c1.warning(f"m exceeds the population ({total_N:,}); using m = {total_N:,}.")
         m = total_N
-    U_in = float(c2.number_input("Value bound U (0 = largest hi_h)", min_value=0.0, max_value=1e12, value=0.0,
-                                 key="sd_U", bind="query-params",
+    U_in = float(c2.number_input("Value bound U (0 = largest hi_h)", min_value=0.0, max_value=1e12, key="sd_U",
+                                 bind="query-params", **({} if "sd_U" in st.session_state else {"value": 0.0}),
                                  help="Values are clipped to [0, U] before the private mean."))
     m_min = int(c3.slider("Minimum per stratum", min_value=1, max_value=10, value=1, key="sd_mmin",
                           bind="query-params"))

@@ -19,11 +19,11 @@ import streamlit as st
 
 from engine import leximax as lx
 from engine import leximax_figures as lf
-from engine.data import DataValidationError, read_uploaded_csv
 from ui import page_end, page_setup
 from ui.charts import show_figure
 from ui.exports import download_csv, download_json
-from ui.upload import uploaded_bytes
+from ui.text import md_escape, md_quote
+from ui.upload import csv_uploader
 from ui.widgets import seed_input
 
 page_setup("Leximax cohort picker", icon=":material/groups:")
@@ -50,8 +50,19 @@ st.markdown(
 # ---------------------------------------------------------------------------------------------------------
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def solve_cached(V: np.ndarray, k: int, alpha: tuple | None, method: str) -> lx.LeximaxResult:
+def _solve_cached(V: np.ndarray, k: int, alpha: tuple | None, method: str) -> lx.LeximaxResult:
     return lx.leximax_marginals(V, k=k, alpha=None if alpha is None else list(alpha), method=method)
+
+
+class SolveFailed(Exception):
+    """An LP could not be solved; the tab shows a plain message instead of a traceback."""
+
+
+def solve_cached(V: np.ndarray, k: int, alpha: tuple | None, method: str) -> lx.LeximaxResult:
+    try:
+        return _solve_cached(V, k, alpha, method)
+    except RuntimeError as exc:
+        raise SolveFailed(str(exc)) from None
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -74,14 +85,6 @@ def saturation_cached(V: np.ndarray, k: int):
     return lx.leximax_saturation(V, k=k)
 
 
-@st.cache_data(max_entries=8, show_spinner=False, scope="session")
-def parse_csv_cached(digest: str, _data: bytes, max_rows: int, max_cols: int, min_rows: int = 2):
-    try:
-        return read_uploaded_csv(_data, max_rows=max_rows, max_cols=max_cols, min_rows=min_rows).frame, None
-    except DataValidationError as exc:
-        return None, str(exc)
-
-
 @st.cache_data(max_entries=4, show_spinner=False)
 def volunteer_cached():
     return lx.volunteer_pool(), lx.volunteer_quotas()
@@ -92,15 +95,17 @@ def random_values(n: int, m: int, grid: float, seed: int) -> np.ndarray:
     return np.round(g.random((n, m)) / grid) * grid
 
 
-def upload_frame(label: str, *, key: str, max_rows: int, max_cols: int, help: str, min_rows: int = 2):
-    data = uploaded_bytes(label, key=key, help=help)
-    if data is None:
-        return None
-    frame, err = parse_csv_cached(hashlib.sha256(data).hexdigest(), data, max_rows, max_cols, min_rows)
-    if err:
-        st.error(f"This file cannot be used: {err}")
-        return None
-    return frame
+def upload_frame(label: str, *, key: str, max_rows: int, max_cols: int, help: str, min_rows: int = 2,
+                 as_text: bool = False):
+    """The product's one bounded reader (ui.upload → engine.data.read_uploaded_csv); None after a message."""
+    ds = csv_uploader(label, key=key, max_rows=max_rows, max_cols=max_cols, min_rows=min_rows, help=help,
+                      as_text=as_text)
+    return None if ds is None else ds.frame
+
+
+def show_problem(prefix: str, exc: object) -> None:
+    """An engine or input error as a plain message; its text may quote uploaded or linked values: escaped."""
+    st.error(f"{prefix} {md_escape(exc, max_len=600)}")
 
 
 def clamp_state(key: str, lo, hi) -> None:
@@ -165,10 +170,10 @@ def pool_controls():
                 return lx.pool_from_values(df, id_col=None if idc == "(none)" else idc, rescale=rescale), \
                     "Uploaded values."
             except ValueError as exc:
-                st.error(f"This file cannot be used: {exc}")
+                show_problem("This file cannot be used:", exc)
                 return None, None
         df = upload_frame("Attributes CSV (candidates × categories)", key="lx_attr_csv", max_rows=MAX_RESPONDENTS,
-                          max_cols=40, help="One row per candidate: an id column and categorical columns "
+                          max_cols=40, as_text=True, help="One row per candidate: an id column and categorical columns "
                                             "(e.g. gender, region). Groups are built from column values.")
         if df is None:
             st.info("Upload a CSV with an id column and categorical columns (e.g. gender, age band, region).")
@@ -208,11 +213,19 @@ def pool_controls():
             return lx.pool_from_attributes(df, groups, id_col=None if idc == "(none)" else idc, rule=rule,
                                            shares=shares), f"Uploaded attributes, rule '{rule}'."
         except ValueError as exc:
-            st.error(f"These groups cannot be built: {exc}")
+            show_problem("These groups cannot be built:", exc)
             return None, None
 
 
 def cohort_tab():
+    try:
+        _cohort_tab()
+    except SolveFailed as exc:
+        st.error("The solver could not finish the leximax linear programs for these settings "
+                 f"({md_escape(exc, max_len=300)}). Try the other solver, a different k, or a coarser value grid.")
+
+
+def _cohort_tab():
     pool, desc = pool_controls()
     if pool is None:
         return
@@ -268,8 +281,8 @@ def cohort_tab():
                 raise ValueError
             approx = solve_cached(V, k, al, solver)
         except ValueError:
-            st.error(f"Custom α needs {m} non-negative numbers separated by commas (one per level); got "
-                     f"{alpha_text!r}. Showing the exact solution.")
+            st.warning(f"Custom α needs {m} non-negative numbers separated by commas (one per level); got "
+                     f"{md_quote(alpha_text, max_len=80)}. Showing the exact solution.")
     res = approx if approx is not None else exact
     sig = approx if mode == "ε-significant" else solve_cached(V, k, (float(eps),) * m, solver)
     util_x, maxmin_x = baselines_cached(V, k)
@@ -406,7 +419,8 @@ def cohort_tab():
                     "size": int(members.sum()), **{f"u({g})": float(v) for g, v in zip(pool.group_names, u)}})
     if log:
         last = log[-1]
-        st.success(f"Drawn with seed **{last['seed']}** at {last['time (UTC)']} UTC: {last['members']}")
+        st.success(f"Drawn with seed **{last['seed']}** at {last['time (UTC)']} UTC: "
+                   f"{md_escape(last['members'], max_len=2_000)}")
         st.dataframe(pd.DataFrame(log), hide_index=True)
         download_csv(pd.DataFrame(log), filename="leximax_draw_log.csv", key="lx_dl_log", label="Draw log (CSV)")
         st.caption("Each draw uses seed = page seed + number of earlier draws; re-running dependent_round with the "
@@ -489,7 +503,7 @@ def finite_tab():
     try:
         U = _parse_matrix(ed, "Utilities")
     except ValueError as exc:
-        st.error(str(exc))
+        show_problem("", exc)
         return
     e = Fraction(str(eps))
     tab = lx.membership_table(U, epsilon=e)
@@ -530,7 +544,7 @@ def finite_tab():
                 st.dataframe(lx.lemma18_check(U, N, epsilon=e, delta=d), hide_index=True)
                 st.caption("Lemma 18: (ε−2δ, 2δ)-significant-tradeoff on noisy ⇒ ε-tradeoff on true.")
         except ValueError as exc:
-            st.error(str(exc))
+            show_problem("", exc)
     download_json({"example": preset, "epsilon": eps, "U": [[str(v) for v in r] for r in U]},
                   filename="leximax_finite_parameters.json", key="lx_dl_fs_params")
 
@@ -545,10 +559,29 @@ def check_cached(pool: pd.DataFrame, quotas: tuple, k: int):
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def leximin_cached(pool: pd.DataFrame, quotas: tuple, k: int, id_col: str, seed: int, time_limit: float,
-                   _progress=None):
-    return lx.leximin_panels(pool, list(quotas), k=k, id_col=id_col, rng=seed, time_limit_s=time_limit,
-                             progress=_progress)
+def leximin_cached(pool: pd.DataFrame, quotas: tuple, k: int, id_col: str, seed: int, time_limit: float):
+    # No progress callback here: a cached function must not touch a UI element (Streamlit replays them).
+    return lx.leximin_panels(pool, list(quotas), k=k, id_col=id_col, rng=seed, time_limit_s=time_limit)
+
+
+@st.cache_resource(show_spinner=False)
+def _leximin_store() -> dict:
+    """Finished button-run lotteries shared by all sessions for the built-in pools (a plain dict: no UI)."""
+    return {}
+
+
+def remember_leximin(key: tuple, dist, *, shared: bool) -> None:
+    """Keep a finished lottery: in this session, and for built-in pools also for other sessions (8 at most)."""
+    st.session_state.setdefault("lx_q_results", {})[key] = dist
+    if shared:
+        store = _leximin_store()
+        store[key] = dist
+        while len(store) > 8:
+            store.pop(next(iter(store)))
+
+
+def recall_leximin(key: tuple):
+    return st.session_state.get("lx_q_results", {}).get(key) or _leximin_store().get(key)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -586,10 +619,10 @@ def quota_tab():
         u1, u2 = st.columns(2)
         with u1:
             pool = upload_frame("Respondents CSV", key="lx_q_pool_csv", max_rows=MAX_RESPONDENTS, max_cols=13,
-                                help="One row per volunteer: an id column and categorical features (≤ 12).")
+                                as_text=True, help="One row per volunteer: an id column and categorical features (≤ 12).")
         with u2:
             qdf = upload_frame("Quotas CSV", key="lx_q_quota_csv", max_rows=500, max_cols=10, min_rows=1,
-                               help="Columns feature,value,min,max (or category,feature,min,max).")
+                               as_text=True, help="Columns feature,value,min,max (or category,feature,min,max).")
         if pool is None or qdf is None:
             st.info("Upload both files: respondents (id + categorical columns) and quotas (feature, value, min, max).")
             return
@@ -597,7 +630,12 @@ def quota_tab():
         try:
             quotas = lx.quotas_from_frame(qdf)
         except ValueError as exc:
-            st.error(f"The quotas file cannot be used: {exc}")
+            show_problem("The quotas file cannot be used:", exc)
+            return
+        clash = sorted({q.feature for q in quotas} & {id_col})
+        if clash:
+            st.error(f"The id column {md_quote(id_col)} is also a quota feature. Choose as id a column with one "
+                     "unique value per person (e.g. person_id), not a feature the quotas count.")
             return
         pool = pool.copy()
         for c in pool.columns:
@@ -608,49 +646,57 @@ def quota_tab():
     try:
         quotas = lx.quotas_from_frame(qed)
         for w in lx.quota_case_warnings(pool, quotas):
-            st.warning(w)
+            st.warning(md_escape(w, max_len=600))
         report = check_cached(pool, tuple(quotas), k)
     except ValueError as exc:
-        st.error(f"These quotas cannot be checked: {exc}")
+        show_problem("These quotas cannot be checked:", exc)
         return
     if not report.feasible:
-        st.error("**The quotas cannot all be met.** " + " ".join(report.problems))
+        # a user-correctable state, not a failure: say so in plain words and show the smallest fix
+        st.warning("**The quotas cannot all be met, so no panel of this size exists.** "
+                   + " ".join(md_escape(p, max_len=400) for p in report.problems))
         sent = lx.relaxation_sentences(report)
         if sent:
             st.markdown(f"**Smallest change that makes them feasible** ({report.seats_changed} seat bound(s) "
-                        "changed; other minimal changes may exist): " + "; ".join(sent) + ".")
+                        "changed; other minimal changes may exist): "
+                        + "; ".join(md_escape(t, max_len=400) for t in sent) + ".")
             st.dataframe(report.relaxation, hide_index=True)
             download_csv(report.relaxation, filename="quota_relaxation.csv", key="lx_dl_relax",
                          label="Relaxation (CSV)")
         return
     st.success(f"✓ The quotas can be met: panels of {k} out of {len(pool)} people exist.")
     auto = len(pool) <= 50
-    params = (hashlib.sha256(pd.util.hash_pandas_object(pool, index=False).values.tobytes()).hexdigest(),
-              tuple(quotas), k, id_col)
     seed = seed_input(key="lx_q_seed", label="Seed (initial panels, draws)")
-    if not auto and st.button("Compute leximin", key="lx_q_run", type="primary"):
-        with st.status("Computing the leximin lottery…", expanded=True) as status:
-            bar = st.progress(0.0)
-
-            def progress(frac, msg):
-                bar.progress(min(1.0, max(0.0, frac)), text=msg)
-
-            try:
-                dist = leximin_cached(pool, tuple(quotas), k, id_col, int(seed), float(tlim), _progress=progress)
-            except ValueError as exc:
-                status.update(label="Failed", state="error")
-                st.error(str(exc))
-                return
-            status.update(label=f"Done in {dist.seconds:.1f} s", state="complete")
-        st.session_state["lx_q_result"] = (params, int(seed), dist)
+    run_key = (hashlib.sha256(pd.util.hash_pandas_object(pool, index=False).values.tobytes()).hexdigest(),
+               tuple(quotas), k, id_col, int(seed), float(tlim))
     if auto:
-        dist = leximin_cached(pool, tuple(quotas), k, id_col, int(seed), float(tlim))
+        try:
+            dist = leximin_cached(pool, tuple(quotas), k, id_col, int(seed), float(tlim))
+        except (ValueError, RuntimeError) as exc:
+            show_problem("The leximin lottery could not be computed:", exc)
+            return
     else:
-        saved = st.session_state.get("lx_q_result")
-        if not saved or saved[0] != params:
+        if st.button("Compute leximin", key="lx_q_run", type="primary") and recall_leximin(run_key) is None:
+            # The solver runs outside any cached function; the progress bar is updated through a plain callback.
+            with st.status("Computing the leximin lottery…", expanded=True) as status:
+                bar = st.progress(0.0)
+
+                def progress(frac, msg):
+                    bar.progress(min(1.0, max(0.0, frac)), text=msg)
+
+                try:
+                    dist = lx.leximin_panels(pool, list(quotas), k=k, id_col=id_col, rng=int(seed),
+                                             time_limit_s=float(tlim), progress=progress)
+                except (ValueError, RuntimeError) as exc:
+                    status.update(label="Failed", state="error")
+                    show_problem("The leximin lottery could not be computed:", exc)
+                    return
+                status.update(label=f"Done in {dist.seconds:.1f} s", state="complete")
+            remember_leximin(run_key, dist, shared=src != "Upload")
+        dist = recall_leximin(run_key)
+        if dist is None:
             st.info("Press **Compute leximin** (large pools take up to a minute; progress is shown).")
             return
-        dist = saved[2]
     met = lx.selection_metrics(dist, k=k)
     a1, a2, a3, a4, a5 = st.columns(5)
     a1.metric("Smallest chance", f"{met.minimum:.4f}")
@@ -665,7 +711,7 @@ def quota_tab():
                f"ILPs, {dist.seconds:.1f} s; residual {dist.residual:.1e}; seed {int(seed)} (initial panels).")
     if dist.never_selectable:
         st.warning(f"{len(dist.never_selectable)} people can never be selected under these quotas: "
-                   + ", ".join(dist.never_selectable[:20]))
+                   + md_escape(", ".join(dist.never_selectable[:20]), max_len=2_000))
     feats = [q.feature for q in quotas]
     feats = list(dict.fromkeys(feats))
     colour = st.selectbox("Colour people by", feats, key="lx_q_colour", bind="query-params")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import traceback
 
 import streamlit as st
@@ -85,12 +84,11 @@ class ScrubUserData(logging.Filter):
 
     Streamlit logs every uncaught exception with its message, and messages may quote an uploaded cell or a
     link value. Frames show our code, not data, so they stay; chained causes are kept the same way. Exception
-    objects passed as log arguments become their type name, and long or free-text string arguments are
-    withheld.
+    objects passed as log arguments become their type name; string and container arguments are withheld (a
+    format argument may be a value; the format string itself is the developer's text).
     """
 
     WITHHELD = "<message withheld: it may quote user data>"
-    _PLAIN_ARG = re.compile(r"^[\w.:/<>\- ]{0,80}$")
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.exc_info and record.exc_info[1] is not None:
@@ -106,9 +104,7 @@ class ScrubUserData(logging.Filter):
     def _scrub(cls, arg: object) -> object:
         if isinstance(arg, BaseException):
             return type(arg).__name__
-        if isinstance(arg, str) and not cls._PLAIN_ARG.match(arg):
-            return "<withheld>"
-        if isinstance(arg, (dict, list, tuple, set, bytes)):
+        if isinstance(arg, (str, bytes, dict, list, tuple, set)):
             return f"<{type(arg).__name__} withheld>"
         return arg
 

@@ -1,0 +1,61 @@
+"""Clean logs (issue 17 deliver 5): logged errors keep type and frames, never the user's values."""
+
+from __future__ import annotations
+
+import io
+import logging
+
+from streamlit.logger import get_logger
+
+from tests.attack.pages import run_page
+from ui.common import ScrubUserData, install_log_filter
+
+SECRET = "SECRET-cell-value-42"
+
+
+def _capture(name: str) -> tuple[logging.Logger, io.StringIO, logging.Handler]:
+    log = get_logger(name)
+    buf = io.StringIO()
+    handler = logging.StreamHandler(buf)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    log.addHandler(handler)
+    return log, buf, handler
+
+
+def _boom(value):
+    try:
+        int(value)
+    except ValueError as exc:
+        raise KeyError(f"no column {value}") from exc
+
+
+def test_filter_keeps_type_and_frames_and_drops_messages():
+    install_log_filter()
+    install_log_filter()  # idempotent
+    log, buf, handler = _capture("streamlit.error_util")
+    try:
+        try:
+            _boom(SECRET)
+        except KeyError as exc:
+            log.error("Uncaught app execution", exc_info=exc)
+            log.warning("value %s in %r", SECRET + " plus words", exc)
+    finally:
+        log.removeHandler(handler)
+    out = buf.getvalue()
+    assert SECRET not in out, out
+    assert "Uncaught app execution" in out and "KeyError" in out and "ValueError" in out
+    assert "_boom" in out and "Traceback (most recent call last)" in out
+    assert ScrubUserData.WITHHELD in out
+    assert sum(f is not None and isinstance(f, ScrubUserData) for f in log.filters) == 1
+
+
+def test_a_page_crash_logs_no_link_value():
+    log, buf, handler = _capture("streamlit.error_util")
+    try:
+        at = run_page("tests/attack/crash_page.py", {"secret": SECRET})
+    finally:
+        log.removeHandler(handler)
+    assert at.exception  # the page did fail
+    out = buf.getvalue()
+    assert "RuntimeError" in out and "parse_cell" in out, out
+    assert SECRET not in out, out

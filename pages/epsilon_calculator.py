@@ -332,8 +332,8 @@ def tab_noise(outputs: bool = True) -> None:
                 "Laplace: Thm 2.1.2; Gaussian: Thm 2.2.2 and the exact analytic calibration (Balle–Wang 2018); "
                 "discrete mechanisms: Canonne–Kamath–Steinke 2020.")
     c1, c2 = st.columns(2)
-    query = c1.selectbox("Query", list(QUERY_FMT), format_func=QUERY_FMT.get, key="eps_n1_query", **bind())
-    neighbour = c1.radio("Neighbouring datasets differ by", list(NEIGH_FMT), format_func=NEIGH_FMT.get,
+    query = c1.selectbox("Query", list(QUERY_FMT), format_func=QUERY_FMT.__getitem__, key="eps_n1_query", **bind())
+    neighbour = c1.radio("Neighbouring datasets differ by", list(NEIGH_FMT), format_func=NEIGH_FMT.__getitem__,
                          key="eps_n1_neigh", **bind())
     use_col = c1.checkbox("Use a column of the shared dataset for L, U and n", key="eps_n1_usecol", **bind())
     lower, upper, n = 0.0, 100.0, None
@@ -366,7 +366,7 @@ def tab_noise(outputs: bool = True) -> None:
     mechs = tuple(m for m in mech.MECHANISMS if m == "laplace" or m == "gaussian"
                   or (m == "discrete_laplace" and is_int(sens.l1)) or (m == "discrete_gaussian" and is_int(sens.l2)))
     integer = len(mechs) == 4
-    mechanism = c2.selectbox("Mechanism", mechs, format_func=MECH_FMT.get, key="eps_n1_mech", **bind(),
+    mechanism = c2.selectbox("Mechanism", mechs, format_func=MECH_FMT.__getitem__, key="eps_n1_mech", **bind(),
                              help=None if integer else "Discrete mechanisms need an integer sensitivity.")
     gauss = "gaussian" in mechanism
     rule = "analytic"
@@ -431,7 +431,9 @@ def noise_outputs(inputs: dict, sens: mech.Sensitivity, mechs: tuple, outputs: b
     m[0].metric("Noise scale", fmt(cal.scale), help="b for Laplace, σ for Gaussian, t for discrete Laplace")
     m[1].metric("Noise std", fmt(cal.std))
     m[2].metric("± half-width", fmt(cal.half_width), help="in query units")
-    m[3].metric("ε" + (f" (δ = {delta:.0e})" if gauss else ""), fmt(cal.epsilon))
+    # beyond 10⁴ (or ∞: a deterministic release) ε means no useful privacy; the calculator's range ends there
+    m[3].metric("ε" + (f" (δ = {delta:.0e})" if gauss else ""),
+                fmt(cal.epsilon) if cal.epsilon <= mech.EPSILON_MAX else "more than 10,000")
     m[4].metric("ρ (zCDP)", fmt(cal.rho))
     per_cell = " in each cell" if inputs["query"] == "histogram" else ""
     st.success(f"We are {conf:.4g}% confident the added noise is at most ±{cal.half_width:.4g}{per_cell} "
@@ -500,10 +502,10 @@ def tab_composition(outputs: bool = True) -> None:
                 "Thm 2.1.5; optimal: Kairouz–Oh–Viswanath 2015 / Murtagh–Vadhan 2016; zCDP: Thms 2.2.3–2.2.5; RDP: "
                 "Mironov 2017; PLD: Google's dp-accounting.")
     c1, c2 = st.columns([1, 2])
-    mode = c1.radio("Mode", ["one", "list"], format_func={"one": "One mechanism, repeated", "list": "A list"}.get,
+    mode = c1.radio("Mode", ["one", "list"], format_func={"one": "One mechanism, repeated", "list": "A list"}.__getitem__,
                     key="eps_comp_mode", horizontal=True, **bind())
     if mode == "one":
-        kind = c1.selectbox("Mechanism", ["laplace", "gaussian"], format_func=MECH_FMT.get, key="eps_comp_kind", **bind())
+        kind = c1.selectbox("Mechanism", ["laplace", "gaussian"], format_func=MECH_FMT.__getitem__, key="eps_comp_kind", **bind())
         if kind == "laplace":
             log_slider("ε per release", key="eps_comp_eps", value=0.1, container=c1)
         else:
@@ -603,7 +605,7 @@ def tab_budget(outputs: bool = True) -> None:
                 "reserve keeps part of the budget for later.")
     c1, c2 = st.columns([1, 3])
     mode = c1.radio("Mode", ["accuracy_first", "budget_first"], key="eps_b_mode", **bind(),
-                    format_func={"accuracy_first": "Accuracy first", "budget_first": "Budget first"}.get)
+                    format_func={"accuracy_first": "Accuracy first", "budget_first": "Budget first"}.__getitem__)
     rule = c1.selectbox("Composition rule", list(bud.PLAN_RULES), key="eps_b_rule", **bind(),
                         format_func=lambda r: acc.RULE_LABELS.get(r, r))
     delta = delta_exponent(key="eps_b_delta", container=c1)
@@ -784,7 +786,7 @@ def tab_risk(outputs: bool = True) -> None:
     prior = c1.slider("Attacker's prior belief (%)", 1, 99, 10, key="eps_r_prior", **bind()) / 100
     shape = c1.radio("Mechanism shape", ["generic", "gaussian", "laplace"], key="eps_r_shape", **bind(),
                      format_func={"generic": "Any (ε, δ) mechanism", "gaussian": "Gaussian (μ = Δ/σ)",
-                                  "laplace": "Laplace (μ = ε)"}.get)
+                                  "laplace": "Laplace (μ = ε)"}.__getitem__)
     mu = c1.number_input("μ = Δ/σ", min_value=0.01, max_value=20.0, value=1.0, key="eps_r_mu", **bind()) if shape == "gaussian" else None
     use_pld = c1.checkbox("Use the Composition tab's PLD profile", key="eps_r_pld", **bind())
     if not outputs:
@@ -958,7 +960,7 @@ def _simulation_controls() -> tuple[str, int, int, int, bool]:
     s1, s2, s3, s4, s5 = st.columns(5)
     # fixed labels: a bound radio stores its label in the URL, so it must not depend on the privacy choice
     sweep = s1.radio("Sweep", ["n", "privacy", "both"], key="eps_t_sweep", **bind(),
-                     format_func={"n": "n", "privacy": "privacy (ρ or ε)", "both": "n × privacy"}.get)
+                     format_func={"n": "n", "privacy": "privacy (ρ or ε)", "both": "n × privacy"}.__getitem__)
     points = s2.slider("Points per axis", 2, 5, 3, key="eps_t_points", **bind(),
                        help="Log-spaced from a tenth to ten times the current value.")
     trials = s3.number_input("Trials", min_value=50, max_value=100_000, value=1000, step=50, key="eps_t_trials", **bind())
@@ -981,7 +983,7 @@ def tab_tests(outputs: bool = True) -> None:
     b3.button("Thesis independence setting (2 × 2)", key="eps_t_prei", on_click=_preset_indep)
     c1, c2 = st.columns([1, 3])
     test = c1.radio("Test", ["gof", "independence"], key="eps_t_test", horizontal=True, **bind(),
-                    format_func={"gof": "Goodness of fit", "independence": "Independence (r × c)"}.get)
+                    format_func={"gof": "Goodness of fit", "independence": "Independence (r × c)"}.__getitem__)
     d, p0mode, p0_text, shift_text = 4, "uniform", "", ""
     r = c = 2
     if test == "gof":
@@ -1001,7 +1003,7 @@ def tab_tests(outputs: bool = True) -> None:
                                    "from cell (r, 1) to (1, 1))", value="", key="eps_t_ishift", **bind())
     n = log_slider("n (records)", key="eps_t_n", min_value=100.0, max_value=1e7, value=10_000.0, steps_per_decade=10, container=c1)
     priv = c1.radio("Privacy", ["rho", "eps"], key="eps_t_priv", horizontal=True, **bind(),
-                    format_func={"rho": "ρ (Gaussian noise)", "eps": "ε (Laplace noise, Lap(2/ε))"}.get)
+                    format_func={"rho": "ρ (Gaussian noise)", "eps": "ε (Laplace noise, Lap(2/ε))"}.__getitem__)
     if priv == "rho":
         rho = log_slider("ρ", key="eps_t_rho", min_value=1e-6, max_value=10.0, value=0.00125, container=c1)
         c1.caption(f"≈ ε = {acc.zcdp_to_dp(rho, 1e-6):.4g} at δ = 1e-6")

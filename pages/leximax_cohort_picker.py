@@ -640,6 +640,9 @@ def quota_tab():
         pool = pool.copy()
         for c in pool.columns:
             pool[c] = pool[c].astype(str).str.strip()
+    if k > len(pool):
+        st.warning(f"The panel size k = {k} is larger than the pool ({len(pool)} people): choose k ≤ {len(pool)}.")
+        return
     qframe = pd.DataFrame([{"feature": q.feature, "value": q.value, "min": q.min, "max": q.max} for q in quotas])
     with st.expander("Quotas (editable)", expanded=src == Q_SOURCES[0]):
         qed = st.data_editor(qframe, key=f"lx_q_editor_{src}", disabled=["feature", "value"], hide_index=True)

@@ -287,3 +287,55 @@ def test_compute_leximin_twice_and_in_a_new_session_same_result():
     # independent check: 36 young (18 F, 18 M) and 24 old (12 F, 12 M) people; k = 6 with 3 F, 3 M and 2–4
     # of each age. Each gender's 3 seats can be split so every person of a gender gets the same chance: 3/30.
     assert float(first) == pytest.approx(3 / 30, abs=1e-4)
+
+
+UPLOADS = [({"lx_source": "Values CSV"}, "lx_values_csv"), ({"lx_source": "Attributes CSV"}, "lx_attr_csv"),
+           ({"lx_tab": TAB_C, "lx_q_source": "Upload"}, "lx_q_pool_csv"),
+           ({"lx_tab": TAB_C, "lx_q_source": "Upload"}, "lx_q_quota_csv")]
+
+
+@pytest.mark.parametrize("params,key", UPLOADS, ids=[k for _p, k in UPLOADS])
+@pytest.mark.parametrize("data,expect", [
+    (b"id,a,b\nc1,0.1,0.2\nc2,0.3\nc3,0.5,0.6\n", "line 3 has 2 values but the header has 3 columns"),
+    (b"id,a,b\nc1,0.1,0.2\nc2,0.3,0.4,0.9\nc3,0.5,0.6\n", "line 3 has 4 values but the header has 3 columns"),
+])
+def test_every_upload_refuses_a_ragged_csv(params, key, data, expect):
+    """Issue 12 deliver 4: every upload widget refuses a ragged CSV with a message saying what is wrong."""
+    at = app(**params)
+    _upload(at, key, data)
+    assert not at.exception
+    assert expect in plain(at.error) and "Expected every row to have one value per column" in plain(at.error)
+
+
+def test_uploaded_names_reach_messages_escaped():
+    """Issue 17: an uploaded column name is text, never Markdown (no image fetched, no link)."""
+    at = app(lx_tab=TAB_C, lx_q_source="Upload")
+    _upload(at, "lx_q_pool_csv", b"person_id,gender\nP1,F\nP2,M\nP3,F\nP4,M\n")
+    at.number_input(key="lx_q_k").set_value(2).run()
+    _upload(at, "lx_q_quota_csv", b"feature,value,min,max\n![x](http://evil.example/p),F,1,2\n")
+    assert not at.exception
+    msgs = " ".join(e.value for e in at.error)
+    assert "evil.example" in plain(at.error) and "![x](http" not in msgs and "\\!\\[x\\]\\(http" in msgs
+
+
+def test_id_column_that_is_also_a_quota_feature_gets_a_clear_message():
+    """Issue 12: one column chosen for two roles (id and quota feature) is named, not a traceback."""
+    at = app(lx_tab=TAB_C, lx_q_source="Upload")
+    _upload(at, "lx_q_pool_csv", b"gender,person_id\nF,P1\nM,P2\nF,P3\nM,P4\n")
+    _upload(at, "lx_q_quota_csv", b"feature,value,min,max\ngender,F,1,2\ngender,M,1,2\n")
+    assert at.selectbox(key="lx_q_id").value == "gender"          # first column: the default id choice
+    assert "is also a quota feature" in plain(at.error) and not at.exception
+    at.selectbox(key="lx_q_id").set_value("person_id").run()
+    at.number_input(key="lx_q_k").set_value(2).run()
+    assert not at.exception and not at.error
+    assert metric(at, "Smallest chance") == "0.5000"
+
+
+def test_numeric_codes_in_respondents_and_quotas_match():
+    """Categories written as numbers (age band 1, 2) are read as text in both files (as_text), so they match."""
+    at = app(lx_tab=TAB_C, lx_q_source="Upload")
+    _upload(at, "lx_q_pool_csv", b"person_id,band\nP1,1\nP2,2\nP3,1\nP4,2\n")
+    _upload(at, "lx_q_quota_csv", b"feature,value,min,max\nband,1,1,1\nband,2,1,1\n")
+    at.number_input(key="lx_q_k").set_value(2).run()
+    assert not at.exception and not at.error
+    assert metric(at, "Smallest chance") == "0.5000"              # one of two people per band: 1/2 each

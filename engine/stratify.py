@@ -637,10 +637,21 @@ def expected_abs_error(shift: float, normal_sd: float, laplace_b: float) -> floa
         return _mean_abs_shift_normal(d, s)
     if s <= 0:
         return d + b * math.exp(-d / b)
-    base = s * s / (2 * b * b)
-    t1 = base - d / b + special.log_ndtr(d / s - s / b)
-    t2 = base + d / b + special.log_ndtr(-d / s - s / b)
-    return float(_mean_abs_shift_normal(d, s) + b * (math.exp(t1) + math.exp(t2)))
+    return float(_mean_abs_shift_normal(d, s) + b * (_exp_half_sq_ndtr(d, s, b, -1.0)
+                                                     + _exp_half_sq_ndtr(d, s, b, 1.0)))
+
+
+def _exp_half_sq_ndtr(d: float, s: float, b: float, sign: float) -> float:
+    """e^{s²/(2b²) + sign·d/b}·Φ(−z), z = s/b + sign·d/s, without forming e^{s²/(2b²)} when s ≫ b.
+
+    For z ≥ 0, Φ(−z) = ½·erfcx(z/√2)·e^{−z²/2} and the exponents cancel to −d²/(2s²) exactly. Otherwise
+    (only for sign = −1, where −d/s < z < 0) the exponent s²/(2b²) − d/b = ½(z² − d²/s²) is negative, so the
+    log-space form cannot overflow.
+    """
+    z = s / b + sign * d / s
+    if z >= 0:
+        return 0.5 * float(special.erfcx(z / math.sqrt(2))) * math.exp(-d * d / (2 * s * s))
+    return math.exp(s * s / (2 * b * b) + sign * d / b + float(special.log_ndtr(-z)))
 
 
 def expected_abs_error_quad(shift: float, normal_sd: float, laplace_b: float) -> float:

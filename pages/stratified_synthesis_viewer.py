@@ -485,7 +485,12 @@ def mean_inputs():
     groups = list(upload_table.group_cols)
     key_frame = frame[groups].astype(str).agg(" × ".join, axis=1)
     cat = pd.Categorical(key_frame)
-    x = (frame[col].to_numpy(float) - center) / scale
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = (frame[col].to_numpy(float) - center) / scale
+    if not np.all(np.isfinite(x)):
+        st.warning("With this public centre and scale the standardised values leave the range of floating-point "
+                   "numbers. Choose a centre near the column's typical values and a scale near its spread.")
+        st.stop()
     return dict(kind="data", x=x, g=cat.codes.astype(int), labels=list(cat.categories),
                 note=f"Your upload: {len(x):,} rows, {len(cat.categories)} groups.",
                 key=f"up-{upload_digest}-{col}-{center}-{scale}-{groups}", k=len(cat.categories))

@@ -548,3 +548,18 @@ def test_analytic_population_uses_the_released_strata(min_frac, small):
     assert a.variance_ratio == pytest.approx((strat / naive) ** 2, rel=1e-12)
     if min_frac == 0.0:
         assert a.pop_strat_rmse == pytest.approx(0.0063595, rel=1e-4)  # spec X2
+
+
+@pytest.mark.parametrize("d,s,b", [(0.0, 1e6, 1e-3), (0.0, 3e4, 1.0), (2.0, 50.0, 0.01), (1e3, 40.0, 0.02),
+                                   (0.5, 1.0, 0.3)])
+def test_expected_abs_error_when_normal_part_dwarfs_laplace(d, s, b):
+    """Issue 12/17: an uploaded column scaled by a tiny public scale gives σ/b ≫ 1, where e^{s²/2b²}·Φ(·)
+    overflowed (OverflowError, page crash). Checked against the same law at 60 digits with mpmath."""
+    import mpmath as mp
+    mp.mp.dps = 60
+    D, Sd, B = mp.mpf(d), mp.mpf(s), mp.mpf(b)
+    mean_abs_normal = Sd * mp.sqrt(2 / mp.pi) * mp.e ** (-D**2 / (2 * Sd**2)) + D * (1 - 2 * mp.ncdf(-D / Sd))
+    lap = mp.e ** (Sd**2 / (2 * B**2)) * (mp.e ** (-D / B) * mp.ncdf(D / Sd - Sd / B)
+                                          + mp.e ** (D / B) * mp.ncdf(-D / Sd - Sd / B))
+    want = float(mean_abs_normal + B * lap)
+    assert S.expected_abs_error(d, s, b) == pytest.approx(want, rel=1e-12)

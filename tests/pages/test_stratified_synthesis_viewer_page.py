@@ -405,3 +405,17 @@ def test_equal_group_sizes_alpha_hat_is_explained_not_infinite():
     at.selectbox(key="sv_up_value").set_value("v").run()
     assert not at.exception
     assert _metrics(at)["α̂ (MLE)"] == "unbounded (equal sizes)"
+
+
+@pytest.mark.parametrize("center,scale", [(0.0, 1e-9), (1e308, 1e-9)])
+def test_upload_extreme_public_scale_no_crash(center, scale):
+    # A tiny public scale makes σ/b huge (the expected-error curve overflowed); an extreme centre makes the
+    # standardised values infinite (the message blamed the minimum stratum fraction).
+    rows = "\n".join(f"{'A' if i % 3 else 'B'},{(i * 7) % 10}" for i in range(300))
+    at = _app(sv_source="Upload")
+    at.file_uploader(key="sv_upload").set_value(("x.csv", f"g,v\n{rows}\n".encode(), "text/csv")).run()
+    at.selectbox(key="sv_up_value").set_value("v").run()
+    at.number_input(key="sv_up_center").set_value(center)
+    at.number_input(key="sv_up_scale").set_value(scale).run()
+    assert not at.exception and not at.error
+    assert not [w.value for w in at.warning if "minimum stratum fraction" in w.value]

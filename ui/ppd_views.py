@@ -637,7 +637,7 @@ def render_partially_private_release() -> None:
     # ------------------------------------------------------------ plots (ii)–(iv)
     if frames:
         res = pd.concat(frames, ignore_index=True)
-        st.subheader(f"Errors at ε = {eps:g}, {panel.months[t]}")
+        st.subheader(f"Errors at ε = {eps:g}, {md_escape(panel.months[t])}")
         loss = (res.drop_duplicates(["rep", "method"]).groupby("method")["total_l2"].agg(["mean", "std", "count"])
                 .reset_index())
         loss["method"] = loss["method"].map(ppd.METHOD_LABELS)
@@ -673,7 +673,8 @@ def render_partially_private_release() -> None:
                                      float(sens), float(kappa), int(reps), cfg["public"], int(sweeps), pp_sens,
                                      int(seed)) for e in SWEEP_EPS for m in active], ignore_index=True)
         show_figure(figs.make_loss_vs_epsilon_figure(sweep), key="pp_fig_eps", filename="ppd_loss_vs_epsilon.html",
-                    caption=f"Total ℓ₂ loss over all counties at {panel.months[t]}; dots are draws (seed {seed}).")
+                    caption=f"Total ℓ₂ loss over all counties at {md_escape(panel.months[t])}; dots are draws "
+                            f"(seed {seed}).")
         download_csv(_export(sweep), filename="ppd_epsilon_sweep.csv", key="pp_dl_eps")
     if done.get("alpha") == run_key and prior_on:
         sweep = pd.concat([_run_unit(panel_key, panel, t, float(eps), "wem_prior", a, float(sens), float(kappa),

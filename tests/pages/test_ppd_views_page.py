@@ -201,3 +201,16 @@ def test_release_algorithm1_non_finite_input_gets_a_message():
     at.text_input(key="pp_alg_y").set_value("inf, 1, 4").run()
     assert not at.exception
     assert any("finite" in w.value for w in at.warning)
+
+
+def test_release_uploaded_month_names_are_inert():
+    evil = "Zz ![m](http://evil.example/q)"  # sorts last: the default month
+    rows = ["county,month,cases,deaths,population"]
+    rows += [f"{c},{m},{5 + i},1,{100 * (i + 1)}" for i, c in enumerate("ABC") for m in ("2020-01", evil)]
+    at = _app(TAB_B)
+    at.radio(key="pp_data").set_value("upload").run()
+    at.get("file_uploader")[0].set_value(("m.csv", ("\n".join(rows) + "\n").encode(), "text/csv")).run()
+    assert not at.exception and not at.error
+    texts = [e.value for kind in ("subheader", "markdown", "caption", "info", "success", "warning")
+             for e in getattr(at, kind)]
+    assert not [t for t in texts if "](http://evil" in t]

@@ -403,8 +403,8 @@ if source == "Upload":
                 cols = list(upload_frame.columns)
                 if st.session_state.get("_sv_up_digest") not in (None, upload_digest):
                     # A different file: the column choices made for the previous one are re-derived from this
-                    # one's columns (first column as the group, defaults for value and label).
-                    for key in ("sv_up_groups", "sv_up_value", "sv_up_label"):
+                    # one's columns (first column as the group, defaults for value, label, centre and scale).
+                    for key in ("sv_up_groups", "sv_up_value", "sv_up_label", "sv_up_center", "sv_up_scale"):
                         st.session_state.pop(key, None)
                 st.session_state["_sv_up_digest"] = upload_digest
                 groups = st.multiselect("Group columns (1–2)", cols, default=cols[:1], max_selections=2,

@@ -563,3 +563,19 @@ def test_expected_abs_error_when_normal_part_dwarfs_laplace(d, s, b):
                                           + mp.e ** (D / B) * mp.ncdf(-D / Sd - Sd / B))
     want = float(mean_abs_normal + B * lap)
     assert S.expected_abs_error(d, s, b) == pytest.approx(want, rel=1e-12)
+
+
+@settings(max_examples=80, deadline=None)
+@given(log_d=st.floats(-6, 3), log_s=st.floats(-6, 6), log_b=st.floats(-6, 6))
+def test_expected_abs_error_property_against_mpmath(log_d, log_s, log_b):
+    """E|d + N(0, s²) + Lap(b)| over twelve decades of s and b (issue 12: full range), against mpmath."""
+    import mpmath as mp
+    mp.mp.dps = 80
+    d, s, b = 10.0**log_d, 10.0**log_s, 10.0**log_b
+    D, Sd, B = mp.mpf(d), mp.mpf(s), mp.mpf(b)
+    normal = Sd * mp.sqrt(2 / mp.pi) * mp.e ** (-D**2 / (2 * Sd**2)) + D * (1 - 2 * mp.ncdf(-D / Sd))
+    lap = mp.e ** (Sd**2 / (2 * B**2)) * (mp.e ** (-D / B) * mp.ncdf(D / Sd - Sd / B)
+                                          + mp.e ** (D / B) * mp.ncdf(-D / Sd - Sd / B))
+    want = float(normal + B * lap)
+    got = S.expected_abs_error(d, s, b)
+    assert math.isfinite(got) and got == pytest.approx(want, rel=1e-9)

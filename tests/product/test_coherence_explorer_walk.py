@@ -16,6 +16,7 @@ and recomputes the headline numbers independently:
 from __future__ import annotations
 
 import base64
+import html
 import json
 import math
 import re
@@ -162,7 +163,8 @@ def oracle(at) -> None:
         m_a, m_b = (int(x.replace(",", "")) for x in re.search(r"released ([\d,]+), held out ([\d,]+)",
                                                                  _title(pred)).groups())
         bar = bars["data"][0]
-        i = next(k for k, lab in enumerate(bar["x"]) if lab.rsplit(" (", 1)[0] == view)
+        # labels carry names as HTML entities (Plotly shows "&lt;=50K" as "<=50K")
+        i = next(k for k, lab in enumerate(bar["x"]) if html.unescape(lab).rsplit(" (", 1)[0] == view)
         assert abs(float(bar["text"][i]) - title_w1) <= 1e-3, "card (bar) and chart (title) disagree"
         assert m_a + m_b <= shown[view]
         if not vals.get("coh_ecdf"):

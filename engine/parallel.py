@@ -14,6 +14,8 @@ and its Dask backend (``joblib._dask``).
 
 from __future__ import annotations
 
+import pickle
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -36,7 +38,46 @@ _ROUND_PER_WORKER = 4
 _NESTED_BACKEND = "threading"
 
 
+class _Shared:
+    """An argument passed to several tasks, reporting its pickled size as its memory size.
+
+    Joblib's Dask backend sends an argument to the workers once (and refers to it afterwards) when it is the
+    same object in every task and ``sizeof`` finds it larger than 1 kB; ``sizeof`` of a plain object such as a
+    dataclass of arrays is only its shell (~56 bytes), so the data would travel with every task. Other
+    backends just pickle the wrapper with its value, as before.
+    """
+
+    __slots__ = ("value", "_nbytes", "__weakref__")
+
+    def __init__(self, value):
+        self.value = value
+        self._nbytes = None
+
+    def __sizeof__(self) -> int:
+        if self._nbytes is None:
+            try:
+                self._nbytes = len(pickle.dumps(self.value, protocol=pickle.HIGHEST_PROTOCOL))
+            except Exception:  # unpicklable here means unshippable anyway; let the backend report it
+                self._nbytes = 0
+        return self._nbytes
+
+    def __reduce__(self):
+        return (_Shared, (self.value,))
+
+
+def _share_repeated(tasks: list[tuple]) -> list[tuple]:
+    """Wrap every argument object that appears in more than one task (by identity) in one :class:`_Shared`."""
+    counts = Counter(id(a) for args in tasks for a in args)
+    wrappers: dict[int, _Shared] = {}
+    out = []
+    for args in tasks:
+        out.append(tuple(wrappers.setdefault(id(a), _Shared(a)) if counts[id(a)] > 1 and not
+                         isinstance(a, (bool, int, float, str, bytes, type(None))) else a for a in args))
+    return out
+
+
 def _indexed(fn: Callable, i: int, *args) -> tuple[int, Any]:
+    args = tuple(a.value if isinstance(a, _Shared) else a for a in args)
     with parallel_config(backend=_NESTED_BACKEND):
         return i, fn(*args)
 
@@ -92,13 +133,14 @@ def imap_unordered(fn: Callable, tasks: Sequence[tuple], *, n_jobs: int | None =
         return
     if n_jobs is not None and n_jobs > 0:
         n_jobs = min(n_jobs, len(tasks))
-    jobs = (delayed(_indexed)(fn, i, *args) for i, args in enumerate(tasks))
+    shipped = _share_repeated(tasks)
+    jobs = (delayed(_indexed)(fn, i, *args) for i, args in enumerate(shipped))
     try:
         runner = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
     except ValueError as exc:
         if "return_as" not in str(exc):
             raise
-        yield from _ordered_rounds(fn, tasks, n_jobs)
+        yield from _ordered_rounds(fn, shipped, n_jobs)
         return
     yield from runner(jobs)
 

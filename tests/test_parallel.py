@@ -166,6 +166,28 @@ def test_inner_joblib_calls_stay_in_the_task(dask_client):
     assert all(set(inner) == {outer} for outer, inner in helper)
 
 
+def test_an_input_shared_by_all_tasks_goes_to_the_cluster_once(dask_client):
+    # A dataclass of arrays looks tiny to Dask's sizeof (its shell only), so without the helper's wrapper it
+    # would travel inside every task; wrapped, joblib scatters it once and tasks refer to it by key.
+    from types import SimpleNamespace
+
+    from dask.sizeof import sizeof
+
+    shared = SimpleNamespace(values=np.arange(200_000, dtype=float))
+    assert sizeof(shared) < 1_000  # the trap
+
+    def held_keys(obj, i):  # a closure: shipped by value
+        from distributed import get_worker
+
+        return float(obj.values.sum()) + i, sorted(str(k) for k in get_worker().data)
+
+    with parallel_config(backend="dask", client=dask_client):
+        out = map_ordered(held_keys, [(shared, i) for i in range(4)], n_jobs=2)
+    total = float(shared.values.sum())
+    assert [v for v, _ in out] == [total + i for i in range(4)]
+    assert all(any(k.startswith("_Shared-") for k in keys) for _, keys in out)
+
+
 # ------------------------------------------------------------------------------------------ every fan-out
 LENS = ("AGEP", "DENSITY", "INDP_CAT", "INDP", "SEX", "EDU", "HISP", "RAC1P")
 GROUPS = (co.GroupSpec("Everyone"), co.GroupSpec("DREM = 1", (co.Condition("DREM", values=(1,)),)))

@@ -23,13 +23,12 @@ from engine import accounting
 from engine import stratify as S
 from engine import stratify_figures as F
 from engine import synth as Y
-from engine.data import (DataValidationError, discrete_table_from_csv, load_adult, load_adult_numeric,
-                         read_uploaded_csv)
+from engine.data import DataValidationError, discrete_table_from_csv, load_adult, load_adult_numeric
 from ui import cluster, page_end, page_setup
 from ui.common import CORES
 from ui.exports import csv_bytes, download_csv, download_json, figure_html
 from ui.text import md_escape
-from ui.upload import uploaded_bytes
+from ui.upload import csv_uploader
 from ui.widgets import seed_input
 
 page_setup("Stratified synthesis viewer", icon=":material/stacked_bar_chart:")
@@ -203,15 +202,6 @@ def c_real_baseline(table_key: str, _table, seed: int, classifier: str = "logreg
     feats = [c for c in _table.domain if c != _table.label_col]
     return Y.downstream_accuracy(train, test, feature_cols=feats, label_col=_table.label_col, domain=_table.domain,
                                  seed=seed, classifier=classifier)
-
-
-@st.cache_data(max_entries=8, show_spinner=False, scope="session")
-def c_upload(digest: str, _data: bytes):
-    try:
-        ds = read_uploaded_csv(_data, max_bytes=UPLOAD_MAX_BYTES, max_rows=200_000, max_cols=30)
-    except DataValidationError as exc:
-        return None, str(exc)
-    return ds.frame, None
 
 
 @st.cache_data(max_entries=8, show_spinner=False, scope="session")
@@ -393,34 +383,34 @@ if source == "Upload":
         st.markdown("**Your CSV** (≤ 10 MB, ≤ 200,000 rows, ≤ 30 columns). Columns with ≤ 50 distinct values are "
                     "categories; other numeric columns are cut into 5 equal-width bins — bin edges computed from "
                     "your data are not protected. Rows with missing values are dropped.")
-        data = uploaded_bytes("Upload a CSV", key="sv_upload", max_bytes=UPLOAD_MAX_BYTES)
-        if data is not None:
-            upload_digest = hashlib.sha256(data).hexdigest()
-            upload_frame, err = c_upload(upload_digest, data)
-            if err:
-                st.error(f"This file cannot be used: {md_escape(err, max_len=400)}")
+        # The product's one bounded reader (engine.data.read_uploaded_csv) through its widget, which shows what
+        # is wrong with a bad file (escaped) and any reading notes.
+        dataset = csv_uploader("Upload a CSV", key="sv_upload", max_bytes=UPLOAD_MAX_BYTES, max_rows=200_000,
+                               max_cols=30)
+        if dataset is not None:
+            upload_digest = hashlib.sha256(st.session_state["sv_upload"].getvalue()).hexdigest()
+            upload_frame = dataset.frame
+            cols = list(upload_frame.columns)
+            if st.session_state.get("_sv_up_digest") not in (None, upload_digest):
+                # A different file: the column choices made for the previous one are re-derived from this
+                # one's columns (first column as the group, defaults for value, label, centre and scale).
+                for key in ("sv_up_groups", "sv_up_value", "sv_up_label", "sv_up_center", "sv_up_scale"):
+                    st.session_state.pop(key, None)
+            st.session_state["_sv_up_digest"] = upload_digest
+            groups = st.multiselect("Group columns (1–2)", cols, default=cols[:1], max_selections=2,
+                                    key="sv_up_groups", bind="query-params")
+            binary = [c for c in cols if upload_frame[c].dropna().nunique() == 2]
+            label = st.selectbox("Binary label (optional)", ["(none)"] + binary, key="sv_up_label", bind="query-params")
+            if not groups:
+                st.warning("Pick at least one group column: the strata are the combinations of its values.")
             else:
-                cols = list(upload_frame.columns)
-                if st.session_state.get("_sv_up_digest") not in (None, upload_digest):
-                    # A different file: the column choices made for the previous one are re-derived from this
-                    # one's columns (first column as the group, defaults for value, label, centre and scale).
-                    for key in ("sv_up_groups", "sv_up_value", "sv_up_label", "sv_up_center", "sv_up_scale"):
-                        st.session_state.pop(key, None)
-                st.session_state["_sv_up_digest"] = upload_digest
-                groups = st.multiselect("Group columns (1–2)", cols, default=cols[:1], max_selections=2,
-                                        key="sv_up_groups", bind="query-params")
-                binary = [c for c in cols if upload_frame[c].dropna().nunique() == 2]
-                label = st.selectbox("Binary label (optional)", ["(none)"] + binary, key="sv_up_label", bind="query-params")
-                if not groups:
-                    st.warning("Pick at least one group column: the strata are the combinations of its values.")
+                upload_table, err = c_upload_table(upload_digest, upload_frame, tuple(groups),
+                                                   None if label == "(none)" else label)
+                if err:
+                    st.error(f"This file cannot be used: {md_escape(err, max_len=400)}")
                 else:
-                    upload_table, err = c_upload_table(upload_digest, upload_frame, tuple(groups),
-                                                       None if label == "(none)" else label)
-                    if err:
-                        st.error(f"This file cannot be used: {md_escape(err, max_len=400)}")
-                    else:
-                        st.caption(md_escape(upload_table.source, max_len=400))
-        else:
+                    st.caption(md_escape(upload_table.source, max_len=400))
+        elif st.session_state.get("sv_upload") is None:
             st.info("Upload a CSV to use your own data; until then the other views show the default data.")
 
 

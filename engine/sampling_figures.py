@@ -357,9 +357,16 @@ def allocation_table(N_h, S_h, *, m: int, value_max: float, epsilon, names: Sequ
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
 
 
+def _plain_labels(values) -> np.ndarray:
+    """Category labels shown as typed: Plotly renders <a href>, <b>, <span> tags in labels, and stratum names
+    come from uploaded files (issue 17), so the angle brackets and ampersands are entity-escaped."""
+    return np.array([str(v).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") for v in values],
+                    dtype=object)
+
+
 def make_allocation_figure(df: pd.DataFrame) -> go.Figure:
     """P7: sample size per stratum for each allocation method."""
-    traces = [go.Bar(x=g["stratum"].to_numpy(), y=g["m_h"].to_numpy(), name=METHOD_LABELS.get(meth, meth),
+    traces = [go.Bar(x=_plain_labels(g["stratum"]), y=g["m_h"].to_numpy(), name=METHOD_LABELS.get(meth, meth),
                      marker_color=OKABE_ITO[i % len(OKABE_ITO)])
               for i, (meth, g) in enumerate(df.groupby("method", sort=False))]
     return go.Figure(data=traces, layout=dict(
@@ -389,7 +396,7 @@ def shift_table(shift: sp.NeymanShift, names: Sequence[str]) -> pd.DataFrame:
 
 def make_shift_figure(df: pd.DataFrame) -> go.Figure:
     """P9: change of the Neyman allocation caused by one added record."""
-    x = df["stratum"].to_numpy()
+    x = _plain_labels(df["stratum"])
     return go.Figure(
         data=[go.Bar(x=x, y=df["delta"].to_numpy(), name="Δ continuous", marker_color=OKABE_ITO[5]),
               go.Bar(x=x, y=df["delta_rounded"].to_numpy(), name="Δ integer sample sizes", marker_color=OKABE_ITO[3])],

@@ -1030,3 +1030,17 @@ def test_huge_values_are_a_domain_error_not_an_overflow(call):
     # a frame with values near 1e308 reached U² and (x − μ)² and raised OverflowError (a traceback on the page)
     with pytest.raises(ValueError, match="1e\\+?100"):
         call()
+
+
+def test_stratum_names_are_plain_text_in_figures():
+    # Plotly renders <a href>, <b>, <span> in labels: a stratum name from a file must show as typed, not as a link
+    names = ['<a href="http://evil.example/p">x</a>', "b", "c"]
+    alloc = sf.allocation_table(np.array([40, 25, 15]), np.array([2.0, 6.0, 15.0]), m=24, value_max=30,
+                                epsilon=np.array([1.0] * 3), names=names, methods=("neyman",), m_min=1)
+    assert alloc["stratum"].iloc[0] == names[0]                       # the table keeps the name
+    spec = sf.make_allocation_figure(alloc).to_plotly_json()
+    xs = [x for tr in spec["data"] for x in tr["x"]]
+    assert not any("<a " in str(x) for x in xs) and any("&lt;a href" in str(x) for x in xs)
+    shift = sp.neyman_worst_shift([40, 25, 15], [1, 2, 3], [2, 6, 15], m=24, bounds=[(0, 5), (0, 9), (0, 30)])
+    fig = sf.make_shift_figure(sf.shift_table(shift, names)).to_plotly_json()
+    assert not any("<a " in str(x) for tr in fig["data"] for x in tr["x"])

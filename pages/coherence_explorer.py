@@ -148,6 +148,11 @@ def _label_candidates(df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if 2 <= df[c].nunique(dropna=True) <= 20]
 
 
+def _alpha_text(a: float) -> str:
+    """Theorem 7's smallest certified α as shown, saying so where no α ≤ 2 is certified (NaN from the engine)."""
+    return f"{a:.4g}" if math.isfinite(a) else "none: group too small for any α ≤ 2"
+
+
 def _least_frequent(s: pd.Series) -> str:
     vc = s.dropna().map(_fmt_value).value_counts()
     return str(vc.index[-1])
@@ -760,8 +765,9 @@ def _theory_panel() -> None:
             else:
                 st.caption("Theorem 8 needs ε ≤ 0.5; it does not apply to this release.")
     am = pd.DataFrame({"group": coll_names, "members": [prepared.group_sizes[g] for g in coll_names],
-                       "smallest α certified (Thm 7)": [mi.alpha_min(eps_t, n, beta, n_groups,
-                                                                     prepared.group_sizes[g]) for g in coll_names]})
+                       "smallest α certified (Thm 7)": [_alpha_text(mi.alpha_min(eps_t, n, beta, n_groups,
+                                                                                 prepared.group_sizes[g]))
+                                                        for g in coll_names]})
     st.dataframe(am, hide_index=True, width="stretch", key="coh_alpha_min_table")
     fig7 = cf.make_theory_figure(n=n, alpha=a_t, beta=beta, n_groups=n_groups, epsilon=eps_t,
                                  group_sizes={g: prepared.group_sizes[g] for g in coll_names})

@@ -509,3 +509,20 @@ def test_alpha_zero_is_said_to_be_shown_at_001_in_the_theory():
     at = _app(coh_n="2000", coh_learner="Decision tree", coh_alpha="0.0").run()
     _ok(at)
     assert any("at α = 0 they are shown at α = 0.01" in c.value for c in at.caption)
+
+
+def test_alpha_min_table_says_when_no_alpha_is_certified():
+    """alpha_min is NaN when even α = 2 needs more members than the group has: the table says so (no blank).
+
+    At n = 1,862, ε = 0.01, β = 0.05, |𝒞*| = 3, Theorem 7's γ at α = 2 is T3 = 16.6(ζ + ln(16·3/0.05)) ≈ 123
+    members (spec §3.5): "Everyone" is certified for some α ≤ 2, the group of women aged 90+ is not.
+    """
+    link = '[{"name": "90+", "conditions": [{"column": "AGEP", "low": 90}, {"column": "SEX", "values": ["2"]}]}]'
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_gamma="2", coh_built=link).run()
+    _ok(at)
+    t = next(d.value for d in at.dataframe if "smallest α certified (Thm 7)" in d.value.columns)
+    shown = dict(zip(t["group"], t["smallest α certified (Thm 7)"]))
+    sizes = dict(zip(t["group"], t["members"]))
+    assert 2 <= sizes["90+"] < 100
+    assert shown["90+"].startswith("none")
+    assert 0 < float(shown["Everyone"]) <= 2

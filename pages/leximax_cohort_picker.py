@@ -109,9 +109,14 @@ def show_problem(prefix: str, exc: object) -> None:
 
 
 def clamp_state(key: str, lo, hi) -> None:
-    """Keep a URL-restored value inside the current range (the range depends on the data)."""
+    """Keep a control's value, clamped into its current range, when that range depends on the data.
+
+    Written back on every run, not only when out of range: a slider whose bounds change is a new widget to
+    Streamlit, which would otherwise fall back to its minimum while the page shows the old value (n 6 → 96 left
+    the k slider at 5 but computed with k = 1).
+    """
     v = st.session_state.get(key)
-    if v is not None and not (lo <= v <= hi):
+    if v is not None:
         st.session_state[key] = min(max(v, lo), hi)
 
 
@@ -261,9 +266,11 @@ def _cohort_tab():
         exact = solve_cached(V, k, None, solver)
     ymax = float(exact.y.max()) if exact.y.max() > 0 else 1.0
     eps_max = max(0.001, round(0.5 * ymax, 3))
+    if "lx_eps" not in st.session_state:
+        st.session_state["lx_eps"] = min(0.05, eps_max)
     clamp_state("lx_eps", 0.0, eps_max)
     e1, e2, e3 = st.columns(3)
-    eps = e1.slider("ε (slack per level)", 0.0, eps_max, min(0.05, eps_max), step=eps_max / 100 if eps_max < 0.1
+    eps = e1.slider("ε (slack per level)", 0.0, eps_max, step=eps_max / 100 if eps_max < 0.1
                     else 0.005, key="lx_eps", bind="query-params", format="%.4g",
                     help="Differences in a group's expected utility smaller than ε count as insignificant.")
     alpha_text = e2.text_input("Custom α (one slack per level, comma-separated)", key="lx_alpha",

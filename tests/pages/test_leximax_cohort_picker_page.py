@@ -397,3 +397,24 @@ def test_every_csv_the_page_writes_reads_back():
         seen |= files.keys()
     assert {"leximax_membership.csv", "leximin_probabilities.csv", "leximin_types.csv", "leximin_lottery.csv",
             "panel_draw_log.csv", "quota_relaxation.csv"} <= seen
+
+
+def test_k_and_eps_survive_a_change_of_their_range():
+    """Issue 12 (found by the walk): the pool size n bounds k, and max y bounds ε. Changing n made the k slider
+    a new widget: it still showed 5 but the page computed with k = 1 (card Σx = 1)."""
+    at = app(lx_source="Random", lx_n="6", lx_m="2", lx_draws="1000")
+    assert at.slider(key="lx_k").value == 5 and metric(at, "Σx (expected size)") == "5"
+    at.slider(key="lx_n").set_value(96).run()
+    assert not at.exception
+    assert at.slider(key="lx_k").value == 5 and metric(at, "Σx (expected size)") == "5"
+    at.radio(key="lx_mode").set_value("ε-significant").run()
+    at.slider(key="lx_eps").set_value(0.03).run()
+    at.slider(key="lx_k").set_value(40).run()                 # max y grows, so the ε range changes
+    assert not at.exception
+    assert metric(at, "Σx (expected size)") == "40"
+    assert at.slider(key="lx_eps").value == pytest.approx(0.03)
+
+
+def test_eps_link_value_is_kept():
+    at = app(lx_mode="ε-significant", lx_eps="0.1")
+    assert at.slider(key="lx_eps").value == pytest.approx(0.1) and not at.exception

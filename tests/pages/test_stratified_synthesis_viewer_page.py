@@ -419,3 +419,15 @@ def test_upload_extreme_public_scale_no_crash(center, scale):
     at.number_input(key="sv_up_scale").set_value(scale).run()
     assert not at.exception and not at.error
     assert not [w.value for w in at.warning if "minimum stratum fraction" in w.value]
+
+
+@pytest.mark.parametrize("view,key", [("Mean estimation", "sv_upload"), ("Partially private release", "pp_upload")])
+def test_column_bomb_upload_refused_quickly(view, key):
+    import time
+    bomb = b",".join(b"c%d" % i for i in range(400_000)) + b"\n"
+    at = _app(sv_mode=view, sv_source="Upload", pp_data="Upload a county CSV")
+    t0 = time.perf_counter()
+    at.file_uploader(key=key).set_value(("bomb.csv", bomb + bomb.replace(b"c", b"1"), "text/csv")).run()
+    assert time.perf_counter() - t0 < 10  # includes the page's rerun; the reader itself refuses in < 2 s
+    assert not at.exception
+    assert any("columns" in e.value for e in at.error)

@@ -473,6 +473,9 @@ def tab_random(eps: float, n: int, target: float, outputs: bool = True) -> None:
         if b.epsilon_upper >= eps * (1 - 1e-6):
             st.error("No amplification: this size distribution puts enough weight near 'everyone' that the "
                      "population gets the full ε.")
+        elif b.epsilon_lower >= 0.9 * eps:
+            st.warning(f"Almost no amplification: some ε-DP mechanism still loses {fmt(b.epsilon_lower)} of the "
+                       f"ε = {fmt(eps)} it spends, because the tilt e^(εm) puts the weight on the largest sizes.")
         calibration_box(cal, n=n, shortcut_gives=None, shortcut_label="ε′·n/E_t[m]")
     show(sf.make_sigma_figure(view.sigma_table, epsilon=eps, current_sd=sd if family == "gaussian" else None),
          key="sd_fig_sigma", filename="random_size_bounds_vs_sigma", table=view.sigma_table,

@@ -374,9 +374,17 @@ def make_allocation_figure(df: pd.DataFrame) -> go.Figure:
         yaxis=dict(title="m_h"), legend=dict(orientation="h", y=-0.35)))
 
 
+def allocation_totals(df: pd.DataFrame) -> pd.DataFrame:
+    """Per method: sampling, noise and total variance of the private stratified mean (sums over strata of the
+    long table); the page's table, its CSV and P8 all use this one result."""
+    tot = df.groupby("method", sort=False)[["sampling_variance", "noise_variance"]].sum()
+    tot["total"] = tot["sampling_variance"] + tot["noise_variance"]
+    return tot
+
+
 def make_variance_figure(df: pd.DataFrame, *, log_y: bool = False) -> go.Figure:
     """P8: variance of the private stratified mean, split into sampling and privacy noise, per method."""
-    tot = df.groupby("method", sort=False)[["sampling_variance", "noise_variance"]].sum()
+    tot = allocation_totals(df)
     x = [METHOD_LABELS.get(m, m) for m in tot.index]
     return go.Figure(
         data=[go.Bar(x=x, y=tot["sampling_variance"].to_numpy(), name="sampling variance", marker_color=OKABE_ITO[0]),

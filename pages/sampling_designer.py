@@ -845,8 +845,7 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
     else:
         alloc = c_allocation(tuple(N), tuple(S), m, U, tuple(strata["eps_h"]), strata["names"], methods, m_min)
         wide = alloc.pivot(index="stratum", columns="method", values="m_h").reindex(list(strata["names"]))[list(methods)]
-        tot = alloc.groupby("method", sort=False)[["sampling_variance", "noise_variance"]].sum()
-        tot["total"] = tot.sum(axis=1)
+        tot = sf.allocation_totals(alloc)
         t1, t2 = st.columns(2)
         t1.dataframe(wide, width="stretch")
         t2.dataframe(tot.style.format("{:.4g}"), width="stretch")

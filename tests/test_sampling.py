@@ -1044,3 +1044,16 @@ def test_stratum_names_are_plain_text_in_figures():
     shift = sp.neyman_worst_shift([40, 25, 15], [1, 2, 3], [2, 6, 15], m=24, bounds=[(0, 5), (0, 9), (0, 30)])
     fig = sf.make_shift_figure(sf.shift_table(shift, names)).to_plotly_json()
     assert not any("<a " in str(x) for tr in fig["data"] for x in tr["x"])
+
+
+def test_allocation_totals_are_the_spec_totals():
+    # SP20 at ε = 0.5: totals 737.3532 (Neyman) / 358.8908 (proportional) / 240.6699 (privacy-aware); the page's
+    # table, its CSV and P8 take these from allocation_totals
+    alloc = sf.allocation_table(np.array([4000, 1500, 400, 100]), np.array([8.0, 30.0, 150.0, 800.0]), m=300,
+                                value_max=5000, epsilon=np.array([0.5] * 4), names=list("ABCD"),
+                                methods=("neyman", "proportional", "privacy_aware"), m_min=1)
+    tot = sf.allocation_totals(alloc)
+    assert tot["total"].to_numpy() == pytest.approx([737.3532, 358.8908, 240.6699], abs=1e-3)
+    fig = sf.make_variance_figure(alloc).to_plotly_json()
+    stacked = np.add(fig["data"][0]["y"], fig["data"][1]["y"])
+    assert stacked == pytest.approx(tot["total"].to_numpy(), rel=1e-12)

@@ -1054,6 +1054,6 @@ def test_allocation_totals_are_the_spec_totals():
                                 methods=("neyman", "proportional", "privacy_aware"), m_min=1)
     tot = sf.allocation_totals(alloc)
     assert tot["total"].to_numpy() == pytest.approx([737.3532, 358.8908, 240.6699], abs=1e-3)
-    fig = sf.make_variance_figure(alloc).to_plotly_json()
-    stacked = np.add(fig["data"][0]["y"], fig["data"][1]["y"])
+    fig = sf.make_variance_figure(alloc)
+    stacked = np.add(fig.data[0].y, fig.data[1].y)
     assert stacked == pytest.approx(tot["total"].to_numpy(), rel=1e-12)

@@ -530,7 +530,9 @@ def finite_tab():
         "(Def 7); equals **ε-recursive** (Thm 11). **(ε,ε)-significant tradeoff** may be empty (Ex 8). "
         "**ε-significant**: slack exactly ε at every level (Def 12) — never empty, may exclude the exact leximax.")
     st.markdown("**Noise (Lemmas 18–19).** Compare solutions computed on noisy utilities with the true ones.")
-    use_noise = st.checkbox("Add a noisy version of the utilities", value=noisy is not None, key="lx_fs_noisy",
+    if "lx_fs_noisy" not in st.session_state:    # default set once here, so the preset callback may change it
+        st.session_state["lx_fs_noisy"] = noisy is not None
+    use_noise = st.checkbox("Add a noisy version of the utilities", key="lx_fs_noisy",
                             bind="query-params")
     if use_noise:
         base = noisy if noisy is not None else [[str(v) for v in r] for r in ed.astype(str).values.tolist()]

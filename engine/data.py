@@ -509,7 +509,7 @@ def _fmt_bytes(n: int) -> str:
 MAX_UPLOAD_RECORD_CHARS = 1_000_000
 MAX_UPLOAD_CELL_CHARS = 10_000
 MAX_UPLOAD_NAME_CHARS = 200
-MAX_UPLOAD_CELLS = 2_000_000
+MAX_UPLOAD_CELLS = 3_000_000
 _EXCERPT_CHARS = 40
 _HEAD_BYTES = 65536
 
@@ -605,9 +605,10 @@ class _Scan:
             self.record_start = self.line_no
             # Fast refusal of a column bomb: with no quote on the record's first line, fields = delimiters + 1.
             if '"' not in line and line.count(self.delim) >= self.max_cols:
+                cut = len(line) > self.max_record  # only the first max_record characters were read
                 raise DataValidationError(
-                    f"Line {self.line_no} has {line.count(self.delim) + 1:,} columns; at most {self.max_cols} "
-                    "are allowed. Expected one row per line with one value per column."
+                    f"Line {self.line_no} has {'at least ' if cut else ''}{line.count(self.delim) + 1:,} columns; "
+                    f"at most {self.max_cols} are allowed. Expected one row per line with one value per column."
                 )
         self.record_chars += len(line)
         if self.record_chars > self.max_record:
@@ -621,8 +622,10 @@ class _Scan:
 
 
 def _scan_records(data: bytes, encoding: str, delim: str, *, max_rows: int, max_cols: int, min_cols: int,
-                  max_cells: int, max_record: int, max_cell: int) -> tuple[list[str], list[list[str]], list[int]]:
-    """Header, rows and each row's line number, checked record by record against every bound."""
+                  max_cells: int, max_record: int, max_cell: int,
+                  keep_rows: bool = False) -> tuple[list[str], list[list[str]], list[int]]:
+    """Header, rows (if ``keep_rows``) and each row's line number, checked record by record against every
+    bound."""
     stream = io.TextIOWrapper(io.BytesIO(data), encoding=encoding, newline="")
     scan = _Scan(stream, delim=delim, max_record=max_record, max_cols=max_cols)
     reader = csv.reader(scan, delimiter=delim, quotechar='"', strict=True)
@@ -662,16 +665,17 @@ def _scan_records(data: bytes, encoding: str, delim: str, *, max_rows: int, max_
                     f"{len(header)} columns. Expected every row to have one value per column (quote values "
                     "that contain the delimiter)."
                 )
-            rows.append(row)
+            if keep_rows:
+                rows.append(row)
             lines.append(start)
-            if len(rows) > max_rows:
+            if len(lines) > max_rows:
                 raise DataValidationError(
                     f"The file has more than {max_rows:,} data rows; at most {max_rows:,} are allowed. "
                     "Upload a sample."
                 )
-            if len(rows) * len(header) > max_cells:
+            if len(lines) * len(header) > max_cells:
                 raise DataValidationError(
-                    f"The file has more than {max_cells:,} values ({len(header)} columns × {len(rows):,} rows "
+                    f"The file has more than {max_cells:,} values ({len(header)} columns × {len(lines):,} rows "
                     "so far); upload fewer rows or columns."
                 )
     except csv.Error as exc:
@@ -714,17 +718,16 @@ def _parse_column(col: str, raw: np.ndarray, line_of: np.ndarray, codes: set[str
     Numbers are parsed by pandas' C converter first and only the cells it rejects are looked at in Python,
     so an all-number column costs one vectorised pass.
     """
-    numbers = np.full(len(raw), np.nan) if as_text else pd.to_numeric(raw, errors="coerce").astype(float)
+    # A column whose first 2,000 values hold no number is text: skips pandas' slow failure path on text.
+    text_only = as_text or not pd.notna(pd.to_numeric(raw[:2000], errors="coerce")).any()
+    parsed = np.full(len(raw), np.nan) if text_only else pd.to_numeric(raw, errors="coerce")
+    numbers = np.asarray(parsed, dtype=float)
     is_num = ~np.isnan(numbers)
-    other = np.flatnonzero(~is_num)
-    stripped = np.array([str(v).strip() for v in raw[other]], dtype=object)
-    missing = np.isin(stripped, list(codes)) if len(stripped) else np.zeros(0, bool)
-    if is_num.sum() == 0 and missing.all():
-        raise DataValidationError(
-            f"Column {_excerpt(col)} is empty: every value is missing. Remove the column or fill it in."
-        )
-    text_at = other[~missing]
-    if not as_text:
+    if not as_text and is_num.any():
+        other = np.flatnonzero(~is_num)
+        stripped = [str(v).strip() for v in raw[other]]
+        missing = np.fromiter((v in codes for v in stripped), bool, len(stripped))
+        text_at = other[~missing]
         n_present = int(is_num.sum()) + len(text_at)
         non_finite = [i for i in text_at if _NON_FINITE.match(str(raw[i]).strip())]
         infinite = np.flatnonzero(np.isinf(numbers))
@@ -738,7 +741,7 @@ def _parse_column(col: str, raw: np.ndarray, line_of: np.ndarray, codes: set[str
                 "numbers; leave the cell empty or write NA for a missing value."
             )
         if len(text_at) == 0:
-            return pd.Series(numbers)
+            return pd.Series(parsed if len(other) == 0 else numbers)  # integers stay integers
         if is_num.sum() >= 0.8 * n_present:
             at = int(text_at[0])
             raise DataValidationError(
@@ -747,7 +750,50 @@ def _parse_column(col: str, raw: np.ndarray, line_of: np.ndarray, codes: set[str
                 f"{sorted(codes - {''})} or an empty cell for a missing value."
             )
     text = pd.Series(raw, dtype=object).str.strip()
-    return text.where(~text.isin(codes)).astype(object)
+    missing = text.isin(codes)
+    if missing.all():
+        raise DataValidationError(
+            f"Column {_excerpt(col)} is empty: every value is missing. Remove the column or fill it in."
+        )
+    return text.where(~missing).astype(object)
+
+
+def _frame_by_pandas(data: bytes, encoding: str, delim: str, header: list[str], line_of: np.ndarray,
+                     codes: set[str], as_text: bool) -> dict[str, pd.Series] | None:
+    """Columns of a file the scan has accepted, parsed by pandas' C reader (numbers converted in C).
+
+    Only called within every bound. Returns None if pandas sees a different shape than the scan did, so the
+    caller falls back to the scan's own rows.
+    """
+    try:
+        raw = pd.read_csv(io.BytesIO(data), encoding=encoding, sep=delim, header=0, quotechar='"',
+                          dtype=str if as_text else None, keep_default_na=False, na_values=sorted(codes),
+                          true_values=[], false_values=[], skip_blank_lines=True, engine="c", low_memory=False)
+    except (ValueError, pd.errors.ParserError, UnicodeError):
+        return None
+    if raw.shape != (len(line_of), len(header)):
+        return None
+    frame = {}
+    for j, col in enumerate(header):
+        s = raw.iloc[:, j]
+        if not as_text and (pd.api.types.is_integer_dtype(s) or pd.api.types.is_float_dtype(s)):
+            values = s.to_numpy(float)
+            infinite = np.flatnonzero(np.isinf(values))
+            if infinite.size:
+                raise DataValidationError(
+                    f"Column {_excerpt(col)} has a value that is not a finite number or too large to compute "
+                    f"with (line {line_of[infinite[0]]}). Expected finite numbers; leave the cell empty or write "
+                    "NA for a missing value."
+                )
+            if np.isnan(values).all():
+                raise DataValidationError(
+                    f"Column {_excerpt(col)} is empty: every value is missing. Remove the column or fill it in."
+                )
+            frame[col] = s.reset_index(drop=True)
+        else:
+            cells = s.astype(object).where(s.notna(), "").to_numpy(object)
+            frame[col] = _parse_column(col, cells, line_of, codes, as_text)
+    return frame
 
 def read_uploaded_csv(
     data: bytes,
@@ -797,10 +843,9 @@ def read_uploaded_csv(
     encoding, note = _detect_encoding(data)
     notes = [note] if note else []
     delim = _sniff_delimiter(data, encoding)
-    header, rows, lines = _scan_records(
-        data, encoding, delim, max_rows=max_rows, max_cols=max_cols, min_cols=min_cols, max_cells=max_cells,
-        max_record=max_record_chars, max_cell=max_cell_chars,
-    )
+    bounds = dict(max_rows=max_rows, max_cols=max_cols, min_cols=min_cols, max_cells=max_cells,
+                  max_record=max_record_chars, max_cell=max_cell_chars)
+    header, _, lines = _scan_records(data, encoding, delim, **bounds)
     header = [h.strip() for h in header]
     if encoding in ("utf-8", "latin-1") and header[0].startswith("\ufeff"):
         header[0] = header[0][1:]
@@ -829,18 +874,21 @@ def read_uploaded_csv(
             f"Column names must be unique: {_excerpt(dups[0])} appears {seen[dups[0]]} times. "
             "Rename the duplicates."
         )
-    if len(rows) < min_rows:
+    if len(lines) < min_rows:
         raise DataValidationError(
-            f"The file has {len(rows)} data row{'s' if len(rows) != 1 else ''}; at least {min_rows} are needed."
+            f"The file has {len(lines)} data row{'s' if len(lines) != 1 else ''}; at least {min_rows} are needed."
         )
-    cells = np.empty((len(rows), len(header)), dtype=object)
-    cells[:] = rows  # every row has len(header) strings (checked in the scan)
-    del rows
     line_of = np.asarray(lines)
     codes = {c.strip() for c in missing_codes}
-    frame = {col: _parse_column(col, cells[:, j], line_of, codes, as_text) for j, col in enumerate(header)}
+    frame = _frame_by_pandas(data, encoding, delim, header, line_of, codes, as_text)
+    if frame is None:  # pandas read the file differently from the scan: build the columns from the scan
+        _, rows, _ = _scan_records(data, encoding, delim, keep_rows=True, **bounds)
+        cells = np.empty((len(rows), len(header)), dtype=object)
+        cells[:] = rows  # every row has len(header) strings (checked in the scan)
+        del rows
+        frame = {col: _parse_column(col, cells[:, j], line_of, codes, as_text) for j, col in enumerate(header)}
     df = pd.DataFrame(frame)
-    if any(df[c].map(lambda v: isinstance(v, str) and v.startswith(_FORMULA_PREFIXES)).any()
+    if any(df[c].str.startswith(_FORMULA_PREFIXES, na=False).any()
            for c in df.columns if df[c].dtype == object) or any(h.startswith(_FORMULA_PREFIXES) for h in header):
         notes.append("Some cells start with =, +, - or @; they are kept as text and neutralised in exports.")
     return Dataset("upload", "Uploaded CSV", df, infer_schema(df), "uploaded file (kept in memory only)", tuple(notes))

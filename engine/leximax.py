@@ -1150,6 +1150,10 @@ def _feasible_counts(A, lo, hi, sizes, k, *, lower=None) -> np.ndarray | None:
     return np.round(res.x).astype(int) if res.status == 0 else None
 
 
+def _seats(k: int) -> str:
+    return f"{k} seat" if k == 1 else f"{k} seats"
+
+
 def check_quotas(pool: pd.DataFrame, quotas: Sequence[Quota], *, k: int) -> QuotaReport:
     """Check whether any panel of size k meets every quota, and explain why not (feature, value, numbers).
 
@@ -1168,9 +1172,11 @@ def check_quotas(pool: pd.DataFrame, quotas: Sequence[Quota], *, k: int) -> Quot
         rows = [r for r, q in enumerate(quotas) if q.feature == f]
         smin = sum(quotas[r].min for r in rows)
         if smin > k:
-            problems.append(f"The minimums for {f} add up to {smin} but the panel has {k} seats.")
-        if sum(min(quotas[r].max, int(counts[r])) for r in rows) < k:
-            problems.append(f"The maximums for {f} cannot fill {k} seats.")
+            problems.append(f"The minimums for {f} add up to {smin} but the panel has {_seats(k)}.")
+        smax = sum(min(quotas[r].max, int(counts[r])) for r in rows)
+        if smax < k:
+            problems.append(f"The maximums for {f} (capped by who is in the pool) allow at most {smax} people, "
+                            f"fewer than the panel's {_seats(k)}.")
     if not problems and _feasible_counts(A, lo, hi, sizes, k) is not None:
         return QuotaReport(True, (), None, None)
     if not problems:

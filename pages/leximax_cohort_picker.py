@@ -185,6 +185,12 @@ def pool_controls():
             return None, None
         opts = ["(none)"] + list(df.columns)
         idc = st.selectbox("Id column", opts, index=1, key="lx_attr_id", bind="query-params")
+        if idc != "(none)" and df[idc].astype(str).str.strip().duplicated().any():
+            # one column cannot be both the id and a grouping category
+            st.warning(f"The id column {md_quote(idc)} repeats values, so it cannot identify candidates. Choose a "
+                       "column with one unique value per candidate as the id, or “(none)”; categories such as "
+                       "this one are for building groups.")
+            return None, None
         cat = [c for c in df.columns if c != idc]
         cols = st.multiselect("Build one group per value of", cat, default=cat[: min(3, len(cat))],
                               key="lx_group_cols", bind="query-params")
@@ -237,6 +243,11 @@ def _cohort_tab():
     V = pool.values
     n, m = V.shape
     st.caption(f"{desc} **{n} candidates × {m} groups.**")
+    unserved = [g for g, col in zip(pool.group_names, V.T) if not col.any()]
+    if unserved:
+        st.info(f"{len(unserved)} group(s) have value 0 for every candidate, so no cohort can serve them: "
+                + md_escape(", ".join(unserved[:10]), max_len=400) + ". Their expected utility is 0 whatever "
+                "the choice; leximax then serves the other groups.")
     heavy = n * m > LIVE_NM
     c1, c2, c3, c4 = st.columns(4)
     if "lx_k" not in st.session_state:
@@ -722,7 +733,8 @@ def quota_tab():
                f"{met.n_zero} with zero chance; {len(dist.levels)} levels; {dist.lp_solves} LPs, {dist.ilp_solves} "
                f"ILPs, {dist.seconds:.1f} s; residual {dist.residual:.1e}; seed {int(seed)} (initial panels).")
     if dist.never_selectable:
-        st.warning(f"{len(dist.never_selectable)} people can never be selected under these quotas: "
+        n0 = len(dist.never_selectable)
+        st.warning(f"{n0} {'person' if n0 == 1 else 'people'} can never be selected under these quotas: "
                    + md_escape(", ".join(dist.never_selectable[:20]), max_len=2_000))
     feats = [q.feature for q in quotas]
     feats = list(dict.fromkeys(feats))

@@ -574,13 +574,24 @@ def test_lx9_draw_panel_meets_quotas_and_baseline():
     assert b[0] == pytest.approx(45 / 75, abs=0.02)
 
 
+def test_precheck_messages_count_seats_in_plain_words():
+    """Infeasible quotas say why in words, with the numbers (one seat, not "1 seats")."""
+    pool = pd.DataFrame({"person_id": ["P1", "P2", "P3", "P4"], "g": ["A", "B", "B", "B"]})
+    rep = lx.check_quotas(pool, [lx.Quota("g", "A", 1, 1), lx.Quota("g", "B", 3, 3)], k=1)
+    assert not rep.feasible
+    assert "The minimums for g add up to 4 but the panel has 1 seat." in rep.problems
+    rep = lx.check_quotas(pool, [lx.Quota("g", "A", 0, 0), lx.Quota("g", "B", 2, 2)], k=4)
+    assert "The maximums for g (capped by who is in the pool) allow at most 2 people, fewer than the panel's " \
+           "4 seats." in rep.problems
+
+
 def test_lx10_relaxation():
     pool = lx.tiny_pool()
     q = [lx.Quota("gender", "F", 3, 3), lx.Quota("gender", "M", 1, 1), lx.Quota("age", "young", 3, 3),
          lx.Quota("age", "old", 1, 1)]
     rep = lx.check_quotas(pool, q, k=4)
     assert not rep.feasible and rep.seats_changed == 2
-    assert not any("pool has only" in p or "add up" in p or "cannot fill" in p for p in rep.problems)
+    assert not any("pool has only" in p or "add up" in p or "allow at most" in p for p in rep.problems)
     relaxed = lx.apply_relaxation(q, rep)
     assert lx.check_quotas(pool, relaxed, k=4).feasible
     assert len(_feasible_subsets(pool, q, 4)) == 0 and len(_feasible_subsets(pool, relaxed, 4)) > 0

@@ -418,3 +418,24 @@ def test_k_and_eps_survive_a_change_of_their_range():
 def test_eps_link_value_is_kept():
     at = app(lx_mode="ε-significant", lx_eps="0.1")
     assert at.slider(key="lx_eps").value == pytest.approx(0.1) and not at.exception
+
+
+def test_attribute_column_chosen_as_id_gets_a_clear_message():
+    """Same-column choice: a category (repeated values) chosen as the id column."""
+    at = app(lx_source="Attributes CSV")
+    _upload(at, "lx_attr_csv", b"id,g\nc1,A\nc2,B\nc3,B\n")
+    assert not at.exception and not at.error and metric(at, "Σx (expected size)")
+    at.selectbox(key="lx_attr_id").set_value("g").run()
+    assert not at.exception and not at.error
+    assert "repeats values, so it cannot identify candidates" in plain(at.warning)
+
+
+def test_group_nobody_serves_is_named_and_k_corners():
+    """A group with value 0 for everyone gets utility 0 whatever the choice: said in words; k = 1 and k = n."""
+    at = app(lx_source="Values CSV")
+    _upload(at, "lx_values_csv", b"id,a,b,z\nc1,0.5,0.1,0\nc2,0.2,0.9,0\nc3,0.7,0.4,0\n")
+    assert "no cohort can serve them: z" in plain(at.info)
+    for k in (1, 3):
+        at.slider(key="lx_k").set_value(k).run()
+        assert not at.exception and not at.error
+        assert metric(at, "Smallest expected utility") == "0" and metric(at, "Σx (expected size)") == str(k)

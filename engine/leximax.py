@@ -43,9 +43,10 @@ __all__ = [
 TAU = 1e-9
 #: Tolerance of the verifier (corrected Algorithm 2) and of the saturation fixing test.
 VERIFY_TOL = 1e-7
-#: HiGHS feasibility tolerances for the leximax LPs. They must sit below τ and the snap tolerance (1e-9):
-#: with HiGHS's default 1e-7 the fixed levels drift by more than τ and a later LP_l becomes infeasible, and
-#: Σx misses k by ~1e-8 (found on random 0.01-grid pools; tests/test_leximax.py, hard instances).
+#: HiGHS feasibility tolerances for the leximax LPs, below τ and the snap tolerance (1e-9). With HiGHS's default
+#: 1e-7 the fixed levels drifted by more than τ, a later LP_l became infeasible and Σx missed k by ~1e-8 (random
+#: 0.01-grid pools; tests/test_leximax.py, hard instances). The cap of C_l at what x achieves (leximax_marginals)
+#: is what keeps LP_{l+1} feasible; this tolerance keeps the drift per level near 1e-10 (and is no slower).
 HIGHS_TOL = 1e-10
 _HIGHS_OPTIONS = {"primal_feasibility_tolerance": HIGHS_TOL, "dual_feasibility_tolerance": HIGHS_TOL}
 #: Float tolerance of the finite-set explorer (spec §3 "Arithmetic").

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ __all__ = [
     "monte_carlo", "poisson_binomial_pmf", "hoeffding_tail", "hoeffding_tail_refined", "reverse_markov_lower",
     "sorted_profiles", "leximax_set", "elementwise_set", "tradeoff_set", "recursive_chain", "recursive_set",
     "significant_set", "interval_significant_member", "membership_table", "lemma19_check", "lemma18_check",
-    "parse_number", "Pool", "pool_from_values", "GroupDef", "groups_from_columns", "pool_from_attributes",
+    "parse_number", "parse_exact_cell", "parse_utility_matrix", "parse_alpha", "parse_intersections", "Pool", "pool_from_values", "GroupDef", "groups_from_columns", "pool_from_attributes",
     "Quota", "quotas_from_frame", "QuotaReport", "check_quotas", "PanelDistribution", "leximin_panels",
     "draw_panel", "SelectionMetrics", "selection_metrics", "gini", "uniform_panel_baseline",
     "volunteer_pool", "volunteer_quotas", "tiny_pool", "tiny_quotas", "quota_case_warnings",
@@ -668,6 +669,85 @@ def parse_number(v):
         return Fraction(int(s))
     except ValueError:
         return float(s)
+
+
+_DECIMAL = re.compile(r"[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][+-]?\d{1,2})?")
+_FRACTION = re.compile(r"([+-]?\d{1,30})\s*/\s*(\d{1,30})")
+
+
+def parse_exact_cell(text) -> Fraction:
+    """One typed value as an exact fraction: a decimal ("0.25", "1e-3") or a fraction ("1/100").
+
+    Bounded so that a hostile cell cannot stall the page: at most 30 digits per part and a two-digit exponent
+    (``Fraction("1e99999999")`` would build a 100-million-digit integer). Raises ValueError otherwise.
+    """
+    s = "" if text is None or (isinstance(text, float) and math.isnan(text)) else str(text).strip()
+    m = _FRACTION.fullmatch(s)
+    if m:
+        if int(m.group(2)) == 0:
+            raise ValueError("division by zero")
+        return Fraction(int(m.group(1)), int(m.group(2)))
+    if _DECIMAL.fullmatch(s):
+        return Fraction(s)
+    raise ValueError("not a decimal or a fraction")
+
+
+def parse_utility_matrix(rows, *, what: str = "Utilities", max_rows: int = 12, max_cols: int = 6) -> list[list]:
+    """The finite-set explorer's matrix (solutions × groups) from typed cells, exact (spec §9 Tab B).
+
+    2–``max_rows`` rows, 1–``max_cols`` columns, every cell a bounded decimal or fraction
+    (:func:`parse_exact_cell`). Messages name the cell as S<i>, G<j> and quote at most 40 characters of it.
+    """
+    rows = [list(r) for r in rows]
+    if not 2 <= len(rows) <= max_rows or not rows[0] or len(rows[0]) > max_cols:
+        raise ValueError(f"{what}: use 2–{max_rows} solutions (rows) and 1–{max_cols} groups (columns).")
+    out = []
+    for i, r in enumerate(rows, start=1):
+        row = []
+        for j, v in enumerate(r, start=1):
+            try:
+                row.append(parse_exact_cell(v))
+            except ValueError:
+                shown = "" if v is None else str(v).strip()[:40]
+                raise ValueError(f"{what}: row S{i}, group G{j} has {shown!r}; enter a decimal (0.25) or a "
+                                 "fraction (1/100).") from None
+        out.append(row)
+    return out
+
+
+def parse_alpha(text: str, *, m: int, max_chars: int = 2_000) -> tuple[float, ...]:
+    """Custom slack vector α from "0.05, 0.1, …" (commas or semicolons): m finite numbers ≥ 0, else ValueError."""
+    s = str(text)
+    if len(s) > max_chars:
+        raise ValueError("too long")
+    al = tuple(float(v) for v in s.replace(";", ",").split(",") if v.strip())
+    if len(al) != m or any(not math.isfinite(a) or a < 0 for a in al):
+        raise ValueError(f"needs {m} non-negative numbers")
+    return al
+
+
+def parse_intersections(text: str, *, max_groups: int = 20, max_conditions: int = 6,
+                        max_chars: int = 2_000) -> list[GroupDef]:
+    """Extra groups from "gender=F & age=young; region=north" (';' between groups, '&' between conditions)."""
+    s = str(text)
+    if len(s) > max_chars:
+        raise ValueError(f"Extra groups: at most {max_chars:,} characters.")
+    parts = [p.strip() for p in s.split(";") if p.strip()]
+    if len(parts) > max_groups:
+        raise ValueError(f"Extra groups: at most {max_groups} groups.")
+    out = []
+    for part in parts:
+        conds = []
+        pieces = [c for c in part.split("&") if c.strip()]
+        if len(pieces) > max_conditions:
+            raise ValueError(f"Intersection {part[:60]!r}: at most {max_conditions} conditions.")
+        for c in pieces:
+            if "=" not in c:
+                raise ValueError(f"Intersection {part[:60]!r}: write conditions as column=value.")
+            a, b = (t.strip() for t in c.split("=", 1))
+            conds.append((a, b))
+        out.append(GroupDef(part, tuple(conds)))
+    return out
 
 
 class _Arith:

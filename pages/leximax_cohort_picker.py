@@ -202,15 +202,7 @@ def pool_controls():
                                  "leximax equalises representation ratios. partial: share of the group's "
                                  "conditions met.")
         try:
-            groups = lx.groups_from_columns(df, cols)
-            for part in [p.strip() for p in inter.split(";") if p.strip()]:
-                conds = []
-                for c in part.split("&"):
-                    if "=" not in c:
-                        raise ValueError(f"Intersection {part!r}: write conditions as column=value.")
-                    a, b = (t.strip() for t in c.split("=", 1))
-                    conds.append((a, b))
-                groups.append(lx.GroupDef(part, tuple(conds)))
+            groups = lx.groups_from_columns(df, cols) + lx.parse_intersections(inter)
             if not groups:
                 st.warning("Choose at least one column to build groups from.")
                 return None, None
@@ -294,10 +286,7 @@ def _cohort_tab():
         approx = solve_cached(V, k, (float(eps),) * m, solver)
     elif mode == "Custom α":
         try:
-            al = tuple(float(v) for v in alpha_text.replace(";", ",").split(",") if v.strip())
-            if len(al) != m or any(a < 0 or not math.isfinite(a) for a in al):
-                raise ValueError
-            approx = solve_cached(V, k, al, solver)
+            approx = solve_cached(V, k, lx.parse_alpha(alpha_text, m=m), solver)
         except ValueError:
             st.warning(f"Custom α needs {m} non-negative numbers separated by commas (one per level); got "
                      f"{md_quote(alpha_text, max_len=80)}. Showing the exact solution.")
@@ -485,20 +474,7 @@ def _set_fs_eps():
 
 
 def _parse_matrix(df: pd.DataFrame, what: str):
-    rows = []
-    for i, r in enumerate(df.itertuples(index=False), start=1):
-        row = []
-        for j, v in enumerate(r, start=1):
-            s = "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v).strip()
-            try:
-                row.append(Fraction(s))
-            except (ValueError, ZeroDivisionError):
-                raise ValueError(f"{what}: row S{i}, group G{j} has {s!r}; enter a decimal (0.25) or a fraction "
-                                 "(1/100).") from None
-        rows.append(row)
-    if not 2 <= len(rows) <= 12 or not 1 <= len(rows[0]) <= 6:
-        raise ValueError(f"{what}: use 2–12 solutions (rows) and 1–6 groups (columns).")
-    return rows
+    return lx.parse_utility_matrix(df.itertuples(index=False), what=what)
 
 
 def finite_tab():

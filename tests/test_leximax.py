@@ -729,3 +729,53 @@ def test_never_selectable_people_and_time_limit():
     part = lx.leximin_panels(lx.tiny_pool(), lx.tiny_quotas(), k=4, rng=0, time_limit_s=0.0)
     assert part.complete is False and part.levels == ()
     assert part.probabilities.sum() == pytest.approx(4, abs=1e-7)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Page parsers (bounded; issue 17)
+# ---------------------------------------------------------------------------------------------------------
+
+def test_parse_exact_cell_accepts_decimals_and_fractions_exactly():
+    assert lx.parse_exact_cell("1/100") == Fr(1, 100)
+    assert lx.parse_exact_cell(" 0.30 ") == Fr(3, 10)
+    assert lx.parse_exact_cell("1e-3") == Fr(1, 1000)
+    assert lx.parse_exact_cell("-2 / 4") == Fr(-1, 2)
+
+
+@pytest.mark.parametrize("bad", ["", None, float("nan"), "1/0", "abc", "0x10", "1e99999999", "9" * 31,
+                                 "1/" + "9" * 40, "inf", "nan", "1e309", "0.1.2"])
+def test_parse_exact_cell_refuses_bad_and_huge_cells_fast(bad):
+    import time
+
+    t = time.perf_counter()
+    with pytest.raises(ValueError):
+        lx.parse_exact_cell(bad)
+    assert time.perf_counter() - t < 0.05                    # Fraction("1e99999999") alone would take minutes
+
+
+def test_parse_utility_matrix_shape_and_messages():
+    assert lx.parse_utility_matrix([["0", "1"], ["1/100", "0.01"]]) == [[0, 1], [Fr(1, 100), Fr(1, 100)]]
+    with pytest.raises(ValueError, match="2–12 solutions"):
+        lx.parse_utility_matrix([["0", "1"]])
+    with pytest.raises(ValueError, match="2–12 solutions"):
+        lx.parse_utility_matrix([["0"] * 7, ["0"] * 7])
+    with pytest.raises(ValueError, match="2–12 solutions"):
+        lx.parse_utility_matrix([])
+    with pytest.raises(ValueError, match=r"row S2, group G1 has 'x{40}'; enter a decimal"):
+        lx.parse_utility_matrix([["0"], ["x" * 500]])
+
+
+def test_parse_alpha_and_intersections():
+    assert lx.parse_alpha("0.1; 0.2,0", m=3) == (0.1, 0.2, 0.0)
+    for bad in ("0.1,0.2", "0.1,-1,0", "0.1,inf,0", "nan,0,0", "1e309,0,0", "a,b,c", "0," * 5_000):
+        with pytest.raises(ValueError):
+            lx.parse_alpha(bad, m=3)
+    g = lx.parse_intersections("gender=F & age=young; region = north")
+    assert [x.conditions for x in g] == [(("gender", "F"), ("age", "young")), (("region", "north"),)]
+    assert lx.parse_intersections("  ;  ") == []
+    with pytest.raises(ValueError, match="column=value"):
+        lx.parse_intersections("gender=F & age")
+    with pytest.raises(ValueError, match="at most 20 groups"):
+        lx.parse_intersections(";".join(f"a={i}" for i in range(21)))
+    with pytest.raises(ValueError, match="at most 2,000 characters"):
+        lx.parse_intersections("a=b;" * 1_000)

@@ -57,3 +57,13 @@ def test_default_template_is_premerged_white_with_okabe_ito():
                                      "#F0E442", "#000000"] == list(PALETTE)
     assert layout.plot_bgcolor == "white" and layout.xaxis.gridcolor == "#EBF0F8"  # plotly_white underneath
     assert layout.font.size == 16 and fig.layout.template.data.scatter[0].line.width == 3
+
+
+def test_csv_export_neutralises_header_cells_too():
+    # Issue 17 item 4: an uploaded header =HYPERLINK(...) came back unchanged in exported CSVs.
+    import io
+
+    df = pd.DataFrame({'=HYPERLINK("http://attacker.invalid")': ["a"], "+cmd": [1.0], "@SUM(A1)": ["-x"], "ok": [2]})
+    back = pd.read_csv(io.BytesIO(csv_bytes(df)))
+    assert list(back.columns) == ['\'=HYPERLINK("http://attacker.invalid")', "'+cmd", "'@SUM(A1)", "ok"]
+    assert back.loc[0, "'@SUM(A1)"] == "'-x" and back.loc[0, "ok"] == 2

@@ -128,9 +128,12 @@ def _validate_stats(stats_: Sequence[StatisticSpec]) -> list[StatisticSpec]:
     return ss
 
 
-def _check_rule(rule: str) -> None:
+def _check_rule(rule: str, delta: float | None = None) -> None:
     if rule not in PLAN_RULES:
         raise ValueError(f"rule must be one of {PLAN_RULES}, got {rule!r}")
+    if rule == "pld" and delta is not None and delta < acc.PLD_MIN_DELTA:
+        raise ValueError("the PLD rule needs δ ≥ 1e-12 (below that the numeric accountant has no value); "
+                         "choose a larger δ or another rule")
 
 
 def _sens(stat: StatisticSpec) -> float:
@@ -411,8 +414,8 @@ def plan_accuracy_first(stats, *, rule="basic", delta=1e-6, reserve_fraction=0.0
     the optimal split of β (spec §4.4).
     """
     ss = _validate_stats(stats)
-    _check_rule(rule)
     delta = acc._check_delta(delta)
+    _check_rule(rule, delta)
     r = float(reserve_fraction)
     if not (0.0 <= r <= 0.95):
         raise ValueError(f"reserve_fraction must lie in [0, 0.95], got {reserve_fraction!r}")
@@ -451,8 +454,8 @@ def plan_budget_first(stats, *, epsilon, delta=1e-6, rule="basic", reserve_fract
     recomputed total never exceeds the budget.
     """
     ss = _validate_stats(stats)
-    _check_rule(rule)
     delta = acc._check_delta(delta)
+    _check_rule(rule, delta)
     eps_b = float(epsilon)
     if not (math.isfinite(eps_b) and eps_b > 0):
         raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
@@ -516,6 +519,10 @@ def plan_budget_first(stats, *, epsilon, delta=1e-6, rule="basic", reserve_fract
     else:
         if free:
             ok = _equal_ratio_bisect(ss, free, privs, rule=rule, delta=delta, di=di, limit=spend, additive=False)
+            if not ok and not any(held):
+                return BudgetPlan(rule, "budget_first", cur, (), math.nan, delta, None, budget, budget * r, r, False,
+                                  f"the {spend:.6g} left after the reserve cannot cover the statistics under this "
+                                  "rule at this δ, however wide their intervals")
             if not ok:
                 return fail(_total([ss[i] for i in range(len(ss)) if held[i]],
                                    [_scale_of_privacy(ss[i], privs[i], rule=rule, delta_i=di) for i in range(len(ss)) if held[i]],

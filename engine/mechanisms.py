@@ -237,12 +237,27 @@ def half_width(mechanism: Mech, *, scale: float, confidence: float = 0.95) -> fl
         cand = np.arange(max(0, math.floor(zc) - 3), math.ceil(zc) + 5, dtype=float)
         lt = math.log(2.0) + _dgauss_log_tail(b, cand)
         ok = np.nonzero(lt <= math.log(beta))[0]
-        if len(ok) and ok[0] > 0:
+        if len(ok) and (ok[0] > 0 or cand[0] == 0):
             return float(cand[ok[0]])
-        # fall back to a full scan from 0
-        cand = np.arange(0, math.ceil(zc) + 50, dtype=float)
-        lt = math.log(2.0) + _dgauss_log_tail(b, cand)
-        return float(cand[np.nonzero(lt <= math.log(beta))[0][0]])
+
+        # otherwise bisect on the integers: P(|Y| > m) falls with m. (A scan from 0 allocated ⌈zσ⌉ + 50 values:
+        # at σ ~ 1e12 that was a MemoryError on a valid control value, issue 17.)
+        def fits(m: float) -> bool:
+            return bool(math.log(2.0) + _dgauss_log_tail(b, np.array([m]))[0] <= math.log(beta))
+        lo, hi = -1.0, max(1.0, math.ceil(zc) + 5.0)
+        while not fits(hi):
+            lo, hi = hi, 2.0 * hi
+            if not math.isfinite(hi):
+                return math.inf
+        while hi - lo > 1.0:
+            mid = math.floor((lo + hi) / 2.0)
+            if mid <= lo or mid >= hi:
+                break  # beyond 2⁵³ neighbouring integers are not floats: hi is the answer to float precision
+            if fits(mid):
+                hi = mid
+            else:
+                lo = mid
+        return float(hi)
     raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
 
 

@@ -184,9 +184,7 @@ def cached_widths(n: int, beta: float, noise: str) -> pd.DataFrame:
 
 @st.cache_data(**CACHE)
 def cached_pld_profile(mechs: tuple) -> pd.DataFrame:
-    deltas = np.geomspace(1e-10, 0.5, 40)
-    eps = [acc.compose(list(mechs), delta=float(d), rule="pld", pld_resolution=1e-3).epsilon for d in deltas]
-    return pd.DataFrame({"delta": deltas, "epsilon": eps}).dropna()
+    return acc.pld_profile(list(mechs), np.geomspace(1e-10, 0.5, 40), resolution=1e-3)
 
 
 POWER_TESTS = ("projected", "nonprojected", "classical_nonprivate")
@@ -560,7 +558,8 @@ def tab_composition(outputs: bool = True) -> None:
     notes = sorted({f"{r}: {n}" for r, n in zip(table["rule"], table["note"]) if n})
     if notes:
         st.caption("Not shown (invalid here): " + "; ".join(notes))
-    exports("eps_comp", table=table, params=dict(mode=mode, delta=delta, rules=list(rules), mechanisms=[
+    # an all-empty column does not read back through the product's own uploader: valid rows say "none"
+    exports("eps_comp", table=table.assign(note=table["note"].replace("", "none")), params=dict(mode=mode, delta=delta, rules=list(rules), mechanisms=[
         {k: v for k, v in m.__dict__.items() if v is not None} for m in ms]), name="composition")
 
 
@@ -643,8 +642,8 @@ def tab_budget(outputs: bool = True) -> None:
     try:
         jc = float(min(s.confidence for s in specs)) if joint and specs else None
         plan = cached_plan(specs, mode, rule, delta, reserve, jc, budget, objective)
-    except ENGINE_ERRORS as e:
-        say_problem(c2, e, hint)
+    except ENGINE_ERRORS as e:  # the rows, rule and δ chosen cannot be planned: a state the user can change
+        say_problem(c2, e, hint, level="warning")
         return
     if plan.feasible:
         c2.success(md_escape(plan.message, max_len=400))
@@ -685,7 +684,8 @@ def build_sequence(kind: str) -> list[float]:
         return [float(ss.get("eps_a_const", 0.01))] * int(ss.get("eps_a_count", 2000))
     if kind == "geometric":
         e0, r, k = float(ss.get("eps_a_g0", 0.1)), float(ss.get("eps_a_ratio", 0.99)), int(ss.get("eps_a_count", 2000))
-        return [e0 * r**i for i in range(k)]
+        # terms below 1e-300 are charged 1e-300 (a larger εᵢ is still a valid bound) instead of underflowing to 0
+        return [max(e0 * r**i, 1e-300) for i in range(k)]
     if kind == "uniform":
         rng = np.random.default_rng(int(ss.get("eps_a_seed", 0)))
         a, b = float(ss.get("eps_a_lo", 0.001)), float(ss.get("eps_a_hi", 0.02))
@@ -1029,8 +1029,8 @@ def tab_tests(outputs: bool = True) -> None:
             pi1, pi2, null, alt = indep_setting(r, c, pi1_text, pi2_text, shift_text)
             icv = cached_indep_cv(tuple(pi1), tuple(pi2), float(n), float(rho_eff), float(alpha))
             ins, isizes = cached_indep_naive_size(tuple(pi1), tuple(pi2), float(rho_eff), float(alpha))
-    except ENGINE_ERRORS as e:  # the vector parsers quote the typed text: escaped by say_problem
-        say_problem(c1, e)
+    except ENGINE_ERRORS as e:  # typed vectors that do not fit d, r or c: the parsers quote the text (escaped here)
+        say_problem(c1, e, level="warning")
         return
     with c2:
         if test == "gof":
@@ -1162,8 +1162,8 @@ def _coherence_eps_max(mi) -> float:
     try:
         em = mi.eps_max(cn, ca, cb, int(cg), cgam, kind=ck)
         st.metric("ε_max", fmt(em), help="NaN = no ε > 0 certifies this γ")
-    except ENGINE_ERRORS as e:
-        say_problem(st, e)
+    except ENGINE_ERRORS as e:  # e.g. γ larger than n: inputs the user can change
+        say_problem(st, e, level="warning")
         em = math.nan
     st.markdown("The full analysis is on the [Coherence explorer](coherence_explorer) page.")
     return em
@@ -1202,7 +1202,7 @@ def tab_maxinfo(outputs: bool = True) -> None:
             gamma, beta_star = mi.pvalue_correction(alpha, beta=beta, m_bits=bits), beta
         bound = mi.maxinfo_pure_dp(epsilon=eps, n=n, beta=beta_star if beta_star else alpha / 2)
     except ENGINE_ERRORS as e:
-        say_problem(c2, e)
+        say_problem(c2, e, level="warning")
         return
     with c2:
         m = st.columns(4)
@@ -1225,7 +1225,7 @@ def tab_maxinfo(outputs: bool = True) -> None:
         try:
             st.info(f"Largest ε whose corrected threshold is ≥ {gt:.3g}: **{fmt(mi.max_epsilon_for_correction(alpha, gamma=gt, n=n))}**")
         except ENGINE_ERRORS as e:
-            say_problem(st, e)
+            say_problem(st, e, level="warning")
         rs = _outcomes_input()
         st.caption(f"log₂(|Y|/β) = **{fmt(mi.maxinfo_description_length(rs, beta=0.05))} bits** at β = 0.05 (Thm 1.5.1).")
     em = _coherence_eps_max(mi)

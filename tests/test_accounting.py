@@ -387,3 +387,12 @@ def test_compose_at_extreme_parameters_returns_a_result_never_overflow(kind, v, 
          "discrete_gaussian": lambda: A.discrete_gaussian(v, 1, count), "zcdp": lambda: A.zcdp(v, count)}[kind]()
     r = A.compose([m], delta=delta, rule=rule)
     assert (not r.valid and math.isnan(r.epsilon)) or r.epsilon >= 0
+
+
+def test_pld_profile_equals_one_composition_per_delta():
+    ms = [A.laplace(0.2, count=30), A.gaussian(10, count=20)]
+    deltas = [1e-10, 1e-6, 1e-3, 0.1]
+    prof = A.pld_profile(ms, deltas, resolution=1e-3)
+    for d, e in zip(prof["delta"], prof["epsilon"]):
+        assert e == pytest.approx(A.compose(ms, delta=d, rule="pld", pld_resolution=1e-3).epsilon, abs=1e-9)
+    assert list(prof["delta"]) == deltas

@@ -250,3 +250,11 @@ def test_huge_sensitivity_is_a_value_error_not_an_overflow():
     for rule in ("zcdp", "basic"):
         with pytest.raises(ValueError):
             B.plan_accuracy_first([s], rule=rule)
+
+
+def test_pld_below_its_delta_range_is_a_clear_message():
+    ss = counts(3, "laplace")
+    for plan in (lambda: B.plan_accuracy_first(ss, rule="pld", delta=1e-284),
+                 lambda: B.plan_budget_first(ss, epsilon=0.5, rule="pld", delta=1e-284)):
+        with pytest.raises(ValueError, match="1e-12"):
+            plan()

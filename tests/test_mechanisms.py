@@ -281,3 +281,27 @@ def test_discrete_gaussian_calibration_is_fast_for_large_sigma():
     for e in np.geomspace(1e-3, 20, 12):
         M.calibrate("discrete_gaussian", sensitivity=100, epsilon=float(e), delta=1e-122, confidence=0.9999)
     assert time.perf_counter() - t < 3.0
+
+
+@pytest.mark.parametrize("sigma", [0.3, 2.0, 37.5, 5e3, 1e12])
+def test_discrete_gaussian_half_width_is_the_smallest_integer_without_big_arrays(sigma):
+    # P(|Y| > m) ≤ β at m and not at m − 1; σ = 1e12 used to allocate a 2e12-element scan (MemoryError)
+    from scipy.special import logsumexp
+    m = M.half_width("discrete_gaussian", scale=sigma, confidence=0.95)
+    if sigma < 1e3:  # brute force over ±40σ
+        ys = np.arange(-math.ceil(40 * sigma) - 5, math.ceil(40 * sigma) + 6, dtype=float)
+        lp = -0.5 * (ys / sigma) ** 2
+        lp -= logsumexp(lp)
+        tail = lambda k: math.log(2) + logsumexp(lp[ys > k])  # noqa: E731
+    else:
+        tail = lambda k: math.log(2) + float(stats.norm.logsf((k + 0.5) / sigma))  # noqa: E731
+    assert tail(m) <= math.log(0.05) + 1e-9 and (m == 0 or tail(m - 1) > math.log(0.05) - 1e-9)
+
+
+def test_discrete_gaussian_at_a_huge_sensitivity_returns_quickly():
+    # Tab 1, sum over [−1e12, 1e12], δ = 1e-122, 99.99%: the integer bisection looped forever past 2⁵³
+    import time
+    t = time.perf_counter()
+    c = M.calibrate("discrete_gaussian", sensitivity=1e12, epsilon=1e-3, delta=1e-122, confidence=0.9999)
+    assert time.perf_counter() - t < 2.0
+    assert c.half_width == pytest.approx(c.scale * stats.norm.ppf(1 - 0.0001 / 2), rel=1e-9)

@@ -126,7 +126,7 @@ def _pi_invariant(eps: float, outputs: bool = True) -> None:
     N = c1.select_slider("Invariant: the count is known to lie in 0…N, N =", options=N_GRID, value=100,
                          key="pi_N", bind="query-params")
     kind = c2.radio("Noise", ["discrete", "continuous"], key="pi_kind", bind="query-params", horizontal=True,
-                    format_func=lambda k: f"{k} Laplace")
+                    format_func={"discrete": "discrete Laplace", "continuous": "continuous Laplace"}.__getitem__)
     if not outputs:
         return
     eps_star = ppd.eps_star_invariant(eps, N, kind=kind)
@@ -242,7 +242,7 @@ def _pi_em(eps: float, outputs: bool = True) -> None:
     c1, c2 = st.columns(2)
     en = c1.slider("n (records averaged)", 1, 1000, 20, key="pi_em_n", bind="query-params")
     kappa = c2.radio("κ", [2, 1], key="pi_kappa", bind="query-params", horizontal=True,
-                     format_func=lambda k: "2 (safe)" if k == 2 else "1 (paper-literal)")
+                     format_func={2: "2 (safe)", 1: "1 (paper-literal)"}.__getitem__)
     if not outputs:
         return
     real = ppd.realized_epsilon_trunc_em(en, epsilon=eps, kappa=kappa)
@@ -274,9 +274,9 @@ def _pi_info_loss(eps: float, outputs: bool = True) -> None:
         c1, c2, c3 = st.columns(3)
         ln = c1.slider("n (trials)", 2, 50, 10, key="pi_l7_n", bind="query-params")
         noise = c2.radio("Noise", ["dlap", "laplace"], key="pi_l7_noise", bind="query-params",
-                         format_func=lambda k: "discrete Laplace" if k == "dlap" else "continuous Laplace")
+                         format_func={"dlap": "discrete Laplace", "laplace": "continuous Laplace"}.__getitem__)
         post = c3.radio("Post-processing", ["clamp", "round_clamp"], key="pi_l7_post", bind="query-params",
-                        format_func=lambda k: "clamp to [0, n]" if k == "clamp" else "round ∘ clamp")
+                        format_func={"clamp": "clamp to [0, n]", "round_clamp": "round ∘ clamp"}.__getitem__)
         if not outputs:
             _theta0_input()
             return

@@ -416,18 +416,23 @@ def _cohort_tab():
     # Draw a cohort (seeded, logged)
     st.subheader("Draw a cohort")
     log = st.session_state.setdefault("lx_draw_log", [])
+    chances_id = hashlib.sha256(res.x.tobytes() + V.tobytes() + sampler.encode()).hexdigest()[:10]
     if st.button("Draw a cohort", key="lx_draw", type="primary"):
         draw_seed = int(seed) + len(log)
         members = (lx.dependent_round(res.x, rng=draw_seed) if sampler == "dependent"
                    else lx.sample_independent(res.x, n_draws=1, rng=draw_seed)[0])
         u = V.T @ members.astype(float)
         log.append({"time (UTC)": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"), "seed": draw_seed,
-                    "sampler": sampler, "k": k, "mode": label, "members": " ".join(np.asarray(pool.ids)[members]),
+                    "sampler": sampler, "k": k, "mode": label, "selection chances": chances_id,
+                    "members": " ".join(np.asarray(pool.ids)[members]),
                     "size": int(members.sum()), **{f"u({g})": float(v) for g, v in zip(pool.group_names, u)}})
     if log:
         last = log[-1]
-        st.success(f"Drawn with seed **{last['seed']}** at {last['time (UTC)']} UTC: "
-                   f"{md_escape(last['members'], max_len=2_000)}")
+        if last.get("selection chances") == chances_id:
+            st.success(f"Drawn with seed **{last['seed']}** at {last['time (UTC)']} UTC: "
+                       f"{md_escape(last['members'], max_len=2_000)}")
+        else:   # drawn under other settings: the log keeps it, the page does not present it as this cohort's
+            st.caption("The last cohort was drawn with other settings (pool, k, mode or sampler); it is in the log.")
         st.dataframe(pd.DataFrame(log), hide_index=True)
         download_csv(pd.DataFrame(log), filename="leximax_draw_log.csv", key="lx_dl_log", label="Draw log (CSV)")
         st.caption("Each draw uses seed = page seed + number of earlier draws; re-running dependent_round with the "
@@ -743,12 +748,18 @@ def quota_tab():
     with d3:
         download_csv(lottery, filename="leximin_lottery.csv", key="lx_dl_q_lottery", label="Lottery (CSV)")
     qlog = st.session_state.setdefault("lx_q_log", [])
+    lottery_id = hashlib.sha256(repr(run_key).encode()).hexdigest()[:10]
     if st.button("Draw a panel", key="lx_q_draw", type="primary"):
         ds = int(seed) + len(qlog)
         members = lx.draw_panel(dist, rng=ds)
         qlog.append({"time (UTC)": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"), "seed": ds, "k": k,
-                     "members": " ".join(members)})
-    if qlog:
+                     "lottery": lottery_id, "members": " ".join(members)})
+    if qlog and qlog[-1].get("lottery") != lottery_id:
+        # a panel from another pool, quotas or k must not be checked against the current quotas
+        st.caption("The last panel was drawn from another lottery (other pool, quotas, k or seed); it is in the "
+                   "draw log below. Press **Draw a panel** to draw from this one.")
+        download_csv(pd.DataFrame(qlog), filename="panel_draw_log.csv", key="lx_dl_q_log", label="Draw log (CSV)")
+    elif qlog:
         last = qlog[-1]
         st.success(f"Panel drawn with seed **{last['seed']}** at {last['time (UTC)']} UTC.")
         qt = lx.panel_quota_table(pool, quotas, last["members"].split(), id_col=id_col)

@@ -439,3 +439,20 @@ def test_group_nobody_serves_is_named_and_k_corners():
         at.slider(key="lx_k").set_value(k).run()
         assert not at.exception and not at.error
         assert metric(at, "Smallest expected utility") == "0" and metric(at, "Σx (expected size)") == str(k)
+
+
+def test_last_draw_is_not_presented_under_other_settings():
+    """State integrity: a cohort or panel drawn under other settings stays in the log but is not shown (or
+    quota-checked) as the current one."""
+    at = app()
+    at.button(key="lx_draw").click().run()
+    assert any("seed **0**" in s.value for s in at.success)
+    at.slider(key="lx_k").set_value(2).run()
+    assert not any("Drawn with seed" in s.value for s in at.success)
+    assert any("drawn with other settings" in c.value for c in at.caption)
+    at = app(lx_tab=TAB_C)
+    at.button(key="lx_q_draw").click().run()
+    assert all(v == "✓" for v in frame_with(at, "met")["met"])
+    at.number_input(key="lx_q_seed").set_value(1).run()
+    assert not at.exception and not any("Panel drawn" in s.value for s in at.success)
+    assert not any("met" in d.value.columns for d in at.dataframe)

@@ -627,7 +627,11 @@ def quota_tab():
         if pool is None or qdf is None:
             st.info("Upload both files: respondents (id + categorical columns) and quotas (feature, value, min, max).")
             return
-        id_col = st.selectbox("Id column", list(pool.columns), key="lx_q_id", bind="query-params")
+        cols = list(pool.columns)
+        unique = [c for c in cols if not pool[c].astype(str).str.strip().duplicated().any()]
+        # data-dependent default: the first column with one distinct value per person (re-derived per file)
+        id_col = st.selectbox("Id column", cols, index=cols.index(unique[0]) if unique else 0, key="lx_q_id",
+                              bind="query-params")
         try:
             quotas = lx.quotas_from_frame(qdf)
         except ValueError as exc:
@@ -635,7 +639,7 @@ def quota_tab():
             return
         clash = sorted({q.feature for q in quotas} & {id_col})
         if clash:
-            st.error(f"The id column {md_quote(id_col)} is also a quota feature. Choose as id a column with one "
+            st.warning(f"The id column {md_quote(id_col)} is also a quota feature. Choose as id a column with one "
                      "unique value per person (e.g. person_id), not a feature the quotas count.")
             return
         pool = pool.copy()

@@ -108,6 +108,10 @@ def show_problem(prefix: str, exc: object) -> None:
     st.error(f"{prefix} {md_escape(exc, max_len=600)}")
 
 
+def _digest(obj) -> str:
+    return hashlib.sha256(repr(obj).encode()).hexdigest()[:12]
+
+
 def clamp_state(key: str, lo, hi) -> None:
     """Keep a control's value, clamped into its current range, when that range depends on the data.
 
@@ -211,7 +215,9 @@ def pool_controls():
                 base = lx.pool_from_attributes(df, groups, id_col=None if idc == "(none)" else idc)
                 ed = st.data_editor(pd.DataFrame({"group": [g.name for g in groups],
                                                   "target share": np.round(base.values.mean(axis=0), 4)}),
-                                    key="lx_shares_editor", disabled=["group"], hide_index=True)
+                                    # keyed by the groups: edits of one group list never land on another's rows
+                                    key="lx_shares_editor_" + _digest([g.name for g in groups]),
+                                    disabled=["group"], hide_index=True)
                 shares = ed["target share"].to_numpy(dtype=float)
             return lx.pool_from_attributes(df, groups, id_col=None if idc == "(none)" else idc, rule=rule,
                                            shares=shares), f"Uploaded attributes, rule '{rule}'."
@@ -650,7 +656,9 @@ def quota_tab():
         return
     qframe = pd.DataFrame([{"feature": q.feature, "value": q.value, "min": q.min, "max": q.max} for q in quotas])
     with st.expander("Quotas (editable)", expanded=src == Q_SOURCES[0]):
-        qed = st.data_editor(qframe, key=f"lx_q_editor_{src}", disabled=["feature", "value"], hide_index=True)
+        # keyed by the quota table itself: edits made for one file never land on another file's rows
+        qed = st.data_editor(qframe, key=f"lx_q_editor_{_digest(qframe.to_csv(index=False))}",
+                             disabled=["feature", "value"], hide_index=True)
     try:
         quotas = lx.quotas_from_frame(qed)
         for w in lx.quota_case_warnings(pool, quotas):

@@ -457,3 +457,24 @@ def test_last_draw_is_not_presented_under_other_settings():
     at.number_input(key="lx_q_seed").set_value(1).run()
     assert not at.exception and not any("Panel drawn" in s.value for s in at.success)
     assert not any("met" in d.value.columns for d in at.dataframe)
+
+
+def _editor_ids(at, prefix: str) -> list[str]:
+    """Element ids of the data editors whose key starts with ``prefix`` (the id ends with the key)."""
+    return [d.proto.id for d in at.dataframe if d.proto.editing_mode and prefix in d.proto.id]
+
+
+def test_quota_editor_edits_do_not_carry_over_to_another_file():
+    """Data-dependent state is re-derived when the data source changes: the quota editor of one file is not the
+    editor of the next (its edits, stored per editor key, would land on the new file's rows)."""
+    at = app(lx_tab=TAB_C, lx_q_source="Upload")
+    _upload(at, "lx_q_pool_csv", b"person_id,gender\nP1,F\nP2,M\nP3,F\nP4,M\n")
+    at.number_input(key="lx_q_k").set_value(2).run()
+    _upload(at, "lx_q_quota_csv", b"feature,value,min,max\ngender,F,1,2\ngender,M,1,2\n")
+    first = _editor_ids(at, "lx_q_editor")
+    _upload(at, "lx_q_quota_csv", b"feature,value,min,max\ngender,F,0,2\ngender,M,0,2\n")
+    second = _editor_ids(at, "lx_q_editor")
+    assert not at.exception and not at.error
+    assert len(first) == len(second) == 1 and first != second
+    _upload(at, "lx_q_quota_csv", b"feature,value,min,max\ngender,F,1,2\ngender,M,1,2\n")
+    assert _editor_ids(at, "lx_q_editor") == first             # same file, same editor (edits kept)

@@ -141,6 +141,8 @@ def oracle_noise(at) -> None:
         eps = l1 / b
         if eps <= 1e4:
             _close(_num(shown["ε"]), eps, "Laplace ε")
+        else:
+            assert "more than" in shown["ε"], shown["ε"]
         _close(_num(shown["ρ"]), eps * eps / 2, "Laplace ρ")
         assert "eps_n1_rho" not in w, "a ρ slider is drawn for a pure-ε mechanism"
     elif mech_ == "gaussian":
@@ -175,7 +177,10 @@ def oracle_noise(at) -> None:
         def ok(k, tt):  # 2p^{k+1}/(1+p) ≤ β with p = e^{−1/t} (spec §4.1), in logs; easier for smaller t
             return math.log(2) - (k + 1) / tt - math.log1p(math.exp(-1 / tt)) <= math.log(beta)
         assert ok(m, t * (1 - 5e-4)) and (m == 0 or not ok(m - 1, t * (1 + 5e-4))), f"discrete ± {m} at t={t}"
-        _close(_num(shown["ε"]), l1 / t, "discrete Laplace ε = Δ/t", rel=1.2e-3)
+        if l1 / t <= 1e4 * (1 - 1e-3):
+            _close(_num(shown["ε"]), l1 / t, "discrete Laplace ε = Δ/t", rel=1.2e-3)
+        elif l1 / t > 1e4 * (1 + 1e-3):
+            assert "more than" in shown["ε"], shown["ε"]
     # the control that a computed value overrides is not drawn beside it
     if fix != "privacy":
         assert "eps_epsilon" not in w and "eps_n1_rho" not in w

@@ -97,3 +97,21 @@ def test_setting_changed_on_another_tab_stays_in_link(page, app_url):
     wait_idle(page)
     nudge(page, page.locator("[data-testid='stSlider'] input[type='range']").first, "eps_epsilon=")
     assert "eps_t_d=5" in page.url  # the closed tab's change is still in the link a presenter would copy
+
+
+def test_injection_link_fetches_nothing(page, app_url):
+    # issue 17: a budget row named as a Markdown image used to be echoed into an error message, and the
+    # viewer's browser fetched the attacker's URL. No request may leave for that host.
+    evil_host = "evil.invalid"
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    rows = {"cols": ["name", "query", "mechanism", "L", "U", "n", "cells", "target ±", "confidence", "hold ±",
+                     "hold share", "weight"],
+            "rows": [[f"![x](http://{evil_host}/p.png)", "count", "laplace", 0, 1, None, 1, -1.0, 0.95, None, None,
+                      1.0]]}
+    open_page(page, f"{app_url}/epsilon_calculator?eps_tab={quote('Budget planner')}&eps_b_rows={quote(json.dumps(rows))}")
+    page.get_by_text("target half-width must be").first.wait_for(state="visible", timeout=30_000)
+    assert page.locator(f"img[src*='{evil_host}']").count() == 0
+    from urllib.parse import urlparse
+    assert not [u for u in requests if urlparse(u).hostname == evil_host]
+    assert page.get_by_text("![x](http://evil.invalid/p.png)").count() >= 1  # shown as typed

@@ -579,11 +579,10 @@ def _leximin_store() -> dict:
 
 def remember_leximin(key: tuple, dist, *, shared: bool) -> None:
     """Keep a finished lottery: in this session, and for built-in pools also for other sessions (8 at most)."""
-    st.session_state.setdefault("lx_q_results", {})[key] = dist
-    if shared:
-        store = _leximin_store()
+    stores = [st.session_state.setdefault("lx_q_results", {})] + ([_leximin_store()] if shared else [])
+    for store in stores:
         store[key] = dist
-        while len(store) > 8:
+        while len(store) > 8:              # oldest first: dicts keep insertion order
             store.pop(next(iter(store)))
 
 

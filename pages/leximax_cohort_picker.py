@@ -188,7 +188,9 @@ def pool_controls():
             st.info("Upload a CSV with an id column and categorical columns (e.g. gender, age band, region).")
             return None, None
         opts = ["(none)"] + list(df.columns)
-        idc = st.selectbox("Id column", opts, index=1, key="lx_attr_id", bind="query-params")
+        unique = [c for c in df.columns if not df[c].astype(str).str.strip().duplicated().any()]
+        idc = st.selectbox("Id column", opts, index=opts.index(unique[0]) if unique else 0, key="lx_attr_id",
+                           bind="query-params", help="One distinct value per candidate; “(none)” numbers them.")
         if idc != "(none)" and df[idc].astype(str).str.strip().duplicated().any():
             # one column cannot be both the id and a grouping category
             st.warning(f"The id column {md_quote(idc)} repeats values, so it cannot identify candidates. Choose a "

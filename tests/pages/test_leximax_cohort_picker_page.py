@@ -478,3 +478,12 @@ def test_quota_editor_edits_do_not_carry_over_to_another_file():
     assert len(first) == len(second) == 1 and first != second
     _upload(at, "lx_q_quota_csv", b"feature,value,min,max\ngender,F,1,2\ngender,M,1,2\n")
     assert _editor_ids(at, "lx_q_editor") == first             # same file, same editor (edits kept)
+
+
+def test_attributes_id_default_is_a_unique_column():
+    at = app(lx_source="Attributes CSV")
+    _upload(at, "lx_attr_csv", b"gender,name,age\nF,c1,young\nF,c2,old\nM,c3,young\nM,c4,old\n")
+    assert at.selectbox(key="lx_attr_id").value == "name"
+    _upload(at, "lx_attr_csv", b"gender,age\nF,young\nF,old\nM,young\nM,old\n")
+    assert at.selectbox(key="lx_attr_id").value == "(none)" and not at.exception and not at.error
+    assert metric(at, "Σx (expected size)")

@@ -134,8 +134,8 @@ def make_budget_figure(shares) -> go.Figure:
     if shares.reserve > 0:
         fig.add_trace(go.Bar(y=["budget"], x=[shares.reserve], name="reserve", orientation="h", marker_color="#BBBBBB",
                              hovertemplate=f"reserve: {unit} = " + "%{x:.4g}<extra></extra>"))
-    how = " (composed total split in proportion to each statistic's own ε)" if shares.proportional else ""
-    fig.update_layout(barmode="stack", title=f"Budget {unit} = {shares.budget:.4g}: spent per statistic{how}",
+    how = " (composed, split by own ε)" if shares.proportional else ""
+    fig.update_layout(barmode="stack", title=f"Budget {unit} = {shares.budget:.4g}{how}",
                       xaxis_title=f"{unit} ({'zCDP' if unit == 'ρ' else 'privacy loss'})",
                       height=260, legend=dict(orientation="h", y=-0.6))
     return fig

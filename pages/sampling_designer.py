@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import inspect
 import math
 
 import numpy as np
@@ -43,13 +42,6 @@ DEGRADATION_BANNER = ("This design can make privacy worse: one person can change
                       "which a released count reveals at {loss}.")
 BADGE = {"paper": ":blue-badge[paper]", "external": ":orange-badge[external]", "derived": ":green-badge[derived]",
          "shortcut": ":gray-badge[paper shortcut — do not use]"}
-
-
-def log_slider_off(label: str, *, disabled: bool, **kw) -> float:
-    """``log_slider``, disabled where it does not apply once ``ui.widgets.log_slider`` takes ``disabled``."""
-    if "disabled" in inspect.signature(log_slider).parameters:
-        kw["disabled"] = disabled
-    return log_slider(label, **kw)
 
 
 def fmt(v: float | None) -> str:
@@ -204,8 +196,10 @@ def frame_upload() -> tuple[sp.FrameSummary | None, str | None]:
                     "Cluster tab. The file stays in memory and is never written to disk.")
         # one column is enough (a cluster id); codes stay text (stratum "01" is not the number 1), and the value
         # column is converted and checked by summarize_frame
+        # "N" and "NA" are real stratum codes here (North, North America): only an empty cell is missing.
+        # Frames are long and narrow (a code, maybe a value): room for the spec's 2M rows of two columns.
         ds = csv_uploader("Sampling frame CSV", key="sd_frame", max_bytes=50_000_000, max_rows=MAX_FRAME_ROWS,
-                          min_rows=1, min_cols=1, as_text=True)
+                          min_rows=1, min_cols=1, as_text=True, missing_codes=("",), max_cells=2 * MAX_FRAME_ROWS)
         if ds is None:
             return None, None
         df = ds.frame
@@ -280,7 +274,7 @@ with STRIP:
                              disabled=not USES_DELTA,
                              help="Only the simple random sampling results carry a δ (Simple tab); the others "
                                   "are pure ε.")
-        DELTA = log_slider_off("δ on the sample", key="sd_delta", min_value=1e-12, max_value=1e-3, value=1e-6,
+        DELTA = log_slider("δ on the sample", key="sd_delta", min_value=1e-12, max_value=1e-3, value=1e-6,
                                steps_per_decade=4, disabled=not USES_DELTA) if delta_on else 0.0
     with g3:
         N_POP = int(st.number_input("Population size n", min_value=2, max_value=10**9, value=10_000, step=1,
@@ -437,7 +431,7 @@ def tab_random(eps: float, n: int, target: float, outputs: bool = True) -> None:
                                   key="sd_low", bind="query-params", disabled=shape != "uniform"))
         high = int(st.number_input("Uniform: largest size", min_value=0, max_value=10**6, value=6000, step=1,
                                    key="sd_high", bind="query-params", disabled=shape != "uniform"))
-        p_full = log_slider_off("Mixture: chance of sampling everyone", key="sd_p_full", min_value=1e-30,
+        p_full = log_slider("Mixture: chance of sampling everyone", key="sd_p_full", min_value=1e-30,
                                 max_value=0.1, value=1e-10, steps_per_decade=2, disabled=family != "mixture")
         notes = []
         if mean > n and shape != "uniform":

@@ -246,11 +246,7 @@ with st.sidebar:
             acs_level = {"Sex × race": "sex_race", "Race": "race"}[
                 st.radio("ACS groups", ("Sex × race", "Race"), key="sv_acs_level", horizontal=True,
                          bind="query-params", disabled=PP_VIEW)]
-        if PP_VIEW:
-            seed = int(st.number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key="sv_seed",
-                                       bind="query-params", disabled=True))
-        else:
-            seed = seed_input(key="sv_seed")
+        seed = seed_input(key="sv_seed", disabled=PP_VIEW)
         synth_label = st.selectbox("Synthesizer", list(SYNTH_KEYS), key="sv_synth", bind="query-params",
                                    disabled=mode != "Synthetic data",
                                    help="Synthetic-data view only. Independent, Full histogram and MWEM redraw "

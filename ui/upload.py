@@ -40,28 +40,36 @@ def show_upload_error(message: object, *, container=None) -> None:
 
 @st.cache_data(max_entries=8, show_spinner=False, scope="session")
 def _parse(digest: str, _data: bytes, max_bytes: int, max_rows: int, max_cols: int, min_rows: int,
-           min_cols: int = 2, as_text: bool = False):
+           min_cols: int = 2, as_text: bool = False, missing_codes: tuple[str, ...] | None = None,
+           max_cells: int | None = None):
+    extra = {}
+    if missing_codes is not None:
+        extra["missing_codes"] = missing_codes
+    if max_cells is not None:
+        extra["max_cells"] = max_cells
     try:
         return read_uploaded_csv(_data, max_bytes=max_bytes, max_rows=max_rows, max_cols=max_cols,
-                                 min_rows=min_rows, min_cols=min_cols, as_text=as_text), None
+                                 min_rows=min_rows, min_cols=min_cols, as_text=as_text, **extra), None
     except DataValidationError as exc:
         return None, str(exc)
 
 
 def csv_uploader(label: str, *, key: str, max_bytes: int = MAX_UPLOAD_BYTES, max_rows: int = MAX_UPLOAD_ROWS,
                  max_cols: int = MAX_UPLOAD_COLS, min_rows: int = 2, help: str | None = None,
-                 container=None, min_cols: int = 2, as_text: bool = False) -> Dataset | None:
+                 container=None, min_cols: int = 2, as_text: bool = False,
+                 missing_codes: tuple[str, ...] | None = None, max_cells: int | None = None) -> Dataset | None:
     """Upload + validate a CSV; on a bad file show ``st.error`` with the reason and return None.
 
     Parsed data are cached per session, keyed by the SHA-256 of the bytes. ``min_cols`` and ``as_text`` are
-    passed to ``engine.data.read_uploaded_csv``. Notes (e.g. "read as Latin-1") are shown as ``st.info``.
+    passed to ``engine.data.read_uploaded_csv``, and so are ``missing_codes`` (e.g. ``("",)`` where "N" is a
+    real code such as North) and ``max_cells`` when given (defaults: the reader's). Notes (e.g. "read as Latin-1") are shown as ``st.info``.
     """
     target = container if container is not None else st
     data = uploaded_bytes(label, key=key, max_bytes=max_bytes, help=help, container=target)
     if data is None:
         return None
     dataset, error = _parse(hashlib.sha256(data).hexdigest(), data, max_bytes, max_rows, max_cols, min_rows,
-                            min_cols, as_text)
+                            min_cols, as_text, None if missing_codes is None else tuple(missing_codes), max_cells)
     if error:
         show_upload_error(error, container=target)
         return None

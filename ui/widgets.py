@@ -35,30 +35,35 @@ def format_number(v: float) -> str:
 
 
 def log_slider(label: str, *, key: str, min_value: float = 1e-3, max_value: float = 20.0, value: float = 1.0,
-               steps_per_decade: int = 20, help: str | None = None, container=None) -> float:
-    """A log-scale slider (e.g. for ε), URL-bound; the value is snapped to a 3-significant-figure grid."""
+               steps_per_decade: int = 20, help: str | None = None, container=None, disabled: bool = False) -> float:
+    """A log-scale slider (e.g. for ε), URL-bound; the value is snapped to a 3-significant-figure grid.
+
+    ``disabled`` greys it out where it does not apply (its value and link are kept).
+    """
     grid = log_grid(min_value, max_value, steps_per_decade)
     default = float(value) if min_value <= value <= max_value else _nearest(grid, value)
     if default not in grid:
         grid = sorted(set(grid) | {default})
     target = container if container is not None else st
     return float(target.select_slider(label, options=grid, value=default, key=key, format_func=format_number,
-                                      help=help, bind="query-params"))
+                                      help=help, disabled=disabled, bind="query-params"))
 
 
-def seed_input(*, key: str, value: int = 0, label: str = "Seed", help: str | None = None, container=None) -> int:
+def seed_input(*, key: str, value: int = 0, label: str = "Seed", help: str | None = None, container=None,
+               disabled: bool = False) -> int:
     """A seed box (0 to 2**31 − 1), URL-bound: the same seed reproduces every random result on the page."""
     target = container if container is not None else st
     return int(target.number_input(label, min_value=0, max_value=2**31 - 1, value=int(value), step=1, key=key,
                                    help=help or "Same seed, same random draws: share the link to reproduce.",
-                                   bind="query-params"))
+                                   disabled=disabled, bind="query-params"))
 
 
 def delta_exponent(*, key: str, value: int = -6, min_exp: int = -300, max_exp: int = -1,
-                   label: str = "δ = 10^x, x =", help: str | None = None, container=None) -> float:
+                   label: str = "δ = 10^x, x =", help: str | None = None, container=None,
+                   disabled: bool = False) -> float:
     """δ chosen by its exponent (URL-bound integer slider); returns 10**exponent."""
     target = container if container is not None else st
     e = target.slider(label, min_value=min_exp, max_value=max_exp, value=value, step=1, key=key,
                       help=help or "δ is the small probability that the ε guarantee fails; 10⁻⁶ or smaller is usual.",
-                      bind="query-params")
+                      disabled=disabled, bind="query-params")
     return 10.0 ** int(e)

@@ -492,3 +492,13 @@ def test_sample_size_follows_the_strata_source():
     at = fresh(STRATA)
     at.query_params["sd_alloc_m"] = "77"
     assert at.run().number_input(key="sd_alloc_m").value == 77
+
+
+def test_stratum_codes_n_and_na_are_strata_not_missing():
+    # "N" (North) and "NA" (North America) are real codes in a frame: only an empty cell is missing
+    rows = ["region"] + ["N"] * 5 + ["S"] * 4 + ["NA"] * 3
+    at = _upload(fresh(STRATA).run(), ("\n".join(rows) + "\n").encode())
+    at.selectbox(key="sd_col_stratum").set_value("region").run()
+    assert not at.exception
+    assert any("12 units" in s.value for s in at.success), [s.value for s in at.success]
+    assert any("3 strata" in s.value for s in at.success), [s.value for s in at.success]

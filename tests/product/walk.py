@@ -99,20 +99,43 @@ def _raw_option(formatted: str, current):
     return formatted
 
 
+def _labels_are_values(w, labels: list[str]) -> None:
+    """Let ``w`` be set by its displayed labels.
+
+    AppTest lists a select widget's options as displayed text and serialises a set value through the page's
+    format function again; where that function maps codes to labels (``LABELS.get``) a label would come back as
+    None. The frontend sends the label itself, so the walk tells AppTest that labels are already formatted.
+    """
+    try:
+        fmt = w.format_func
+    except Exception:  # noqa: BLE001 - no format function stored: identity
+        return
+    if any(_safe(fmt, x) != x for x in labels):
+        from streamlit.runtime.state.common import TESTING_KEY
+
+        w.root.session_state[TESTING_KEY][w.id] = str
+
+
+def _safe(fmt, x):
+    try:
+        return str(fmt(x))
+    except Exception:  # noqa: BLE001 - a format function that only knows codes
+        return None
+
+
 def random_move(w, kind: str, rng: np.random.Generator) -> str | None:
     """Set ``w`` to a random valid value; returns a description of the move, or None if nothing to move."""
     if kind in ("checkbox", "toggle"):
-        w.set_value(not bool(w.value))
-        return f"{w.key}={not bool(w.value)}"
+        new = not bool(w.value)
+        w.set_value(new)
+        return f"{w.key}={new}"
     if kind in ("selectbox", "radio"):
         opts = list(w.options)
         if len(opts) < 2:
             return None
         i = int(rng.integers(len(opts)))
-        if kind == "selectbox":
-            w.select_index(i)
-        else:
-            w.set_value(opts[i])
+        _labels_are_values(w, opts)
+        w.set_value(opts[i])
         return f"{w.key}=#{i}({opts[i]!r})"
     if kind == "multiselect":
         opts = list(w.options)
@@ -120,6 +143,7 @@ def random_move(w, kind: str, rng: np.random.Generator) -> str | None:
             return None
         k = int(rng.integers(0, len(opts) + 1))
         chosen = [opts[j] for j in sorted(rng.choice(len(opts), size=k, replace=False))]
+        _labels_are_values(w, opts)
         w.set_value(chosen)
         return f"{w.key}={chosen!r}"
     if kind == "select_slider":

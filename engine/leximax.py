@@ -245,7 +245,7 @@ def leximax_marginals(V, *, k: int, alpha: float | Sequence[float] | None = None
     Examples
     --------
     >>> r = leximax_marginals([[1, 0], [0, 1]], k=1)
-    >>> [round(v, 6) for v in r.y]
+    >>> [round(float(v), 6) for v in r.y]
     [0.5, 0.5]
     """
     V = _check_values(V)

@@ -17,11 +17,15 @@ import pandas as pd
 from scipy import optimize, special
 
 from engine import mechanisms as mech
+from engine.validation import ValidationError, check_delta, check_epsilon, check_positive, check_size
+from engine.conversions import (RDP_ORDERS, RdpConversion, gaussian_rho, half_square, pure_to_zcdp,  # noqa: F401
+                                rdp_to_dp, zcdp_rho_for_epsilon, zcdp_to_dp)
 
 Kind = Literal["laplace", "gaussian", "discrete_laplace", "discrete_gaussian", "pure_dp", "approx_dp", "zcdp"]
 Rule = Literal["basic", "advanced", "advanced_drv", "kov_analytic", "kov_optimal", "zcdp", "rdp", "pld"]
 ALL_RULES: tuple[str, ...] = ("basic", "advanced", "advanced_drv", "kov_analytic", "kov_optimal", "zcdp", "rdp", "pld")
-KINDS: tuple[str, ...] = ("laplace", "gaussian", "discrete_laplace", "discrete_gaussian", "pure_dp", "approx_dp", "zcdp")
+KINDS: tuple[str, ...] = ("laplace", "gaussian", "discrete_laplace", "discrete_gaussian", "pure_dp", "approx_dp",
+                          "zcdp")
 RULE_LABELS = {
     "basic": "Basic (Thm 2.1.4)", "advanced": "Advanced (Thm 2.1.5)", "advanced_drv": "Advanced, DRV form",
     "kov_analytic": "KOV analytic (Thm 3.4)", "kov_optimal": "Optimal (KOV / MV)", "zcdp": "zCDP",
@@ -31,9 +35,6 @@ RULE_SOURCES = {
     "basic": "thesis", "advanced": "thesis", "advanced_drv": "external", "kov_analytic": "external",
     "kov_optimal": "external", "zcdp": "thesis-corrected", "rdp": "external", "pld": "external",
 }
-#: dp-accounting's ``DEFAULT_RDP_ORDERS``: {1.1, …, 10.9} ∪ {11, …, 63} ∪ {128, 256, 512, 1024}.
-RDP_ORDERS: np.ndarray = np.array([1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) + [128, 256, 512, 1024],
-                                  dtype=float)
 FILTER_CONSTANT = 28.04
 KOV_MAX_TERMS = 1_000_000
 PLD_MIN_DELTA = 1e-12
@@ -42,33 +43,21 @@ _DELTA_KINDS = ("gaussian", "discrete_gaussian", "zcdp")
 
 
 # --------------------------------------------------------------------------- validation
-def _check_delta(delta: float, name: str = "delta") -> float:
-    d = float(delta)
-    if not math.isfinite(d) or not (1e-300 <= d < 1.0):
-        raise ValueError(f"{name} must lie in [1e-300, 1), got {delta!r}")
+# Scalars go through engine.validation. A target δ is any number in (0, 1) (the computations are in log space);
+# the spec's 1e-300 input floor is the pages' control range. The filters and odometers need δ_g < 1/e.
+def _delta_g(delta_g) -> float:
+    d = check_delta(delta_g, name="delta_g", allow_zero=False)
+    if d >= 1.0 / math.e:
+        raise ValidationError(f"delta_g must be a number in (0, 1/e) ≈ (0, 0.3679); got {delta_g!r}")
     return d
-
-
-def _check_delta_g(delta_g: float) -> float:
-    d = float(delta_g)
-    if not math.isfinite(d) or not (0.0 < d < 1.0 / math.e):
-        raise ValueError(f"delta_g must lie in (0, 1/e) ≈ (0, 0.3679), got {delta_g!r}")
-    return d
-
-
-def _pos(name: str, v: float) -> float:
-    x = float(v)
-    if not math.isfinite(x) or x <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
-    return x
 
 
 def _eps_list(epsilons: Iterable[float], name: str = "epsilons") -> np.ndarray:
     e = np.asarray(list(epsilons) if not isinstance(epsilons, np.ndarray) else epsilons, dtype=float).ravel()
     if e.size == 0:
-        raise ValueError(f"{name} is empty: give at least one value")
+        raise ValidationError(f"{name} is empty: give at least one value")
     if not np.all(np.isfinite(e)) or np.any(e <= 0):
-        raise ValueError(f"every value in {name} must be finite and > 0")
+        raise ValidationError(f"every value in {name} must be a finite number > 0")
     return e
 
 
@@ -77,9 +66,9 @@ def _delta_list(deltas, size: int) -> np.ndarray:
         return np.zeros(size)
     d = np.asarray(list(deltas) if not isinstance(deltas, np.ndarray) else deltas, dtype=float).ravel()
     if d.size != size:
-        raise ValueError(f"deltas has {d.size} entries, epsilons has {size}")
+        raise ValidationError(f"deltas has {d.size} entries, epsilons has {size}")
     if not np.all(np.isfinite(d)) or np.any(d < 0) or np.any(d >= 1):
-        raise ValueError("every per-mechanism delta must lie in [0, 1)")
+        raise ValidationError("every value in deltas must be a number in [0, 1)")
     return d
 
 
@@ -121,15 +110,14 @@ class Mechanism:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
-        if int(self.count) != self.count or self.count < 1:
-            raise ValueError(f"count must be an integer ≥ 1, got {self.count!r}")
+        check_size(self.count, name="count")
         need = {"laplace": "epsilon", "pure_dp": "epsilon", "approx_dp": "epsilon", "gaussian": "noise_multiplier",
                 "discrete_laplace": "scale", "discrete_gaussian": "sigma", "zcdp": "rho"}[self.kind]
-        _pos(f"{self.kind} {need}", getattr(self, need))
-        if self.kind == "approx_dp" and not (0.0 <= self.delta < 1.0):
-            raise ValueError(f"approx_dp delta must lie in [0, 1), got {self.delta!r}")
-        if self.kind.startswith("discrete") and (int(self.sensitivity) != self.sensitivity or self.sensitivity < 1):
-            raise ValueError(f"discrete mechanisms need an integer sensitivity ≥ 1, got {self.sensitivity!r}")
+        check_positive(getattr(self, need), name=f"{self.kind} {need}")
+        if self.kind == "approx_dp":
+            check_delta(self.delta, name="approx_dp delta")
+        if self.kind.startswith("discrete"):
+            check_size(self.sensitivity, name="sensitivity of a discrete mechanism")
 
 
 def laplace(epsilon, count=1) -> Mechanism:
@@ -185,15 +173,15 @@ def _k_delta(ms: Sequence[Mechanism]) -> int:
 
 def mechanism_rho(m: Mechanism) -> float | None:
     """ρᵢ of one run (None if the kind has no zCDP guarantee: approx_dp)."""
-    # ½(a/b)² by mech._half_square: ∞ on overflow instead of OverflowError / ZeroDivisionError (issue 17)
+    # ½(a/b)² by half_square: ∞ on overflow instead of OverflowError / ZeroDivisionError (issue 17)
     if m.kind in ("laplace", "pure_dp"):
-        return mech._half_square(m.epsilon, 1.0)
+        return half_square(m.epsilon, 1.0)
     if m.kind == "discrete_laplace":
-        return mech._half_square(m.sensitivity, m.scale)
+        return half_square(m.sensitivity, m.scale)
     if m.kind == "gaussian":
-        return mech._half_square(1.0, m.noise_multiplier)
+        return half_square(1.0, m.noise_multiplier)
     if m.kind == "discrete_gaussian":
-        return mech._half_square(m.sensitivity, m.sigma)
+        return half_square(m.sensitivity, m.sigma)
     if m.kind == "zcdp":
         return m.rho
     return None
@@ -247,6 +235,15 @@ def basic_composition(epsilons, deltas=None) -> CompositionResult:
     return CompositionResult("basic", math.fsum(e.tolist()), math.fsum(d.tolist()), int(e.size), True, "", "thesis")
 
 
+def advanced_bound(sum_tanh, sum_sq, delta_hat):
+    """Σεᵢ·tanh(εᵢ/2) + √(2Σεᵢ² ln(1/δ̂)) from its two sums ([T] Thm 2.1.5); elementwise on arrays.
+
+    The one definition of the advanced-composition value: ``advanced_composition``, the realised-ε heuristic
+    and the adaptive trace call it (with prefix sums for the trace).
+    """
+    return sum_tanh + np.sqrt(2.0 * sum_sq * -np.log(delta_hat))
+
+
 def advanced_composition(epsilons, deltas=None, *, delta) -> CompositionResult:
     """Advanced composition Σεᵢ·tanh(εᵢ/2) + √(2Σεᵢ² ln(1/δ̂)) ([T] Thm 2.1.5, heterogeneous form).
 
@@ -254,19 +251,18 @@ def advanced_composition(epsilons, deltas=None, *, delta) -> CompositionResult:
     """
     e = _eps_list(epsilons)
     d = _delta_list(deltas, e.size)
-    delta = _check_delta(delta)
+    delta = check_delta(delta, allow_zero=False)
     dh = _residual_delta(delta, d)
     if dh <= 0:
         return _invalid("advanced", delta, e.size, "the per-mechanism δᵢ already use up the target δ")
-    val = math.fsum((e * np.tanh(e / 2.0)).tolist()) + math.sqrt(2.0 * math.fsum((e * e).tolist()) * -math.log(dh))
+    with np.errstate(over="ignore"):  # εᵢ² → ∞ makes the bound ∞
+        val = float(advanced_bound(math.fsum((e * np.tanh(e / 2.0)).tolist()), math.fsum((e * e).tolist()), dh))
     return CompositionResult("advanced", val, delta, int(e.size), True, "", "thesis")
 
 
 def advanced_composition_drv(epsilon, *, k, delta, delta_each=0.0) -> CompositionResult:
     """Dwork–Rothblum–Vadhan advanced composition ε₀√(2k ln(1/δ′)) + kε₀(e^{ε₀}−1), δ′ = δ − kδ₀ [X-DRV]."""
-    e0, k, delta = _pos("epsilon", epsilon), int(k), _check_delta(delta)
-    if k < 1:
-        raise ValueError(f"k must be ≥ 1, got {k!r}")
+    e0, k, delta = check_epsilon(epsilon), check_size(k, name="k"), check_delta(delta, allow_zero=False)
     dp = delta - k * float(delta_each)
     if dp <= 0:
         return _invalid("advanced_drv", delta, k, "kδ₀ already uses up the target δ")
@@ -276,9 +272,7 @@ def advanced_composition_drv(epsilon, *, k, delta, delta_each=0.0) -> Compositio
 
 def kov_analytic_composition(epsilon, *, k, delta, delta_each=0.0) -> CompositionResult:
     """Kairouz–Oh–Viswanath analytic bound (KOV 2015 Thm 3.4) for k homogeneous (ε₀, δ₀) mechanisms."""
-    e0, k, delta = _pos("epsilon", epsilon), int(k), _check_delta(delta)
-    if k < 1:
-        raise ValueError(f"k must be ≥ 1, got {k!r}")
+    e0, k, delta = check_epsilon(epsilon), check_size(k, name="k"), check_delta(delta, allow_zero=False)
     dt = _one_minus_exp(math.log1p(-delta) - k * math.log1p(-float(delta_each)))
     if dt <= 0:
         return _invalid("kov_analytic", delta, k, "the per-mechanism δ₀ already use up the target δ")
@@ -327,9 +321,7 @@ def kov_optimal_delta(epsilons, *, epsilon_g) -> float:
     0.09489511
     """
     e = _eps_list(epsilons)
-    eg = float(epsilon_g)
-    if not math.isfinite(eg) or eg < 0:
-        raise ValueError(f"epsilon_g must be finite and ≥ 0, got {epsilon_g!r}")
+    eg = check_epsilon(epsilon_g, name="epsilon_g", allow_zero=True)
     vals, counts = _group(e)
     if float(np.prod(counts.astype(float) + 1.0)) > KOV_MAX_TERMS:
         raise ValueError("too many distinct subset classes (> 1e6) for exact optimal composition")
@@ -343,7 +335,7 @@ def kov_optimal_composition(epsilons, deltas=None, *, delta) -> CompositionResul
     """
     e = _eps_list(epsilons)
     d = _delta_list(deltas, e.size)
-    delta = _check_delta(delta)
+    delta = check_delta(delta, allow_zero=False)
     target = _residual_delta(delta, d)
     if target <= 0:
         return _invalid("kov_optimal", delta, e.size, "the per-mechanism δᵢ already use up the target δ")
@@ -369,49 +361,6 @@ def kov_optimal_composition(epsilons, deltas=None, *, delta) -> CompositionResul
 
 
 # --------------------------------------------------------------------------- zCDP
-def pure_to_zcdp(epsilon) -> float:
-    """ε-DP implies (ε²/2)-zCDP ([T] Thm 2.2.3; Bun–Steinke 2016 Prop. 1.4)."""
-    return mech._half_square(_pos("epsilon", epsilon), 1.0)
-
-
-def zcdp_to_dp(rho, delta, *, xi=0.0, method: Literal["best", "standard", "bun_steinke", "rdp"] = "best") -> float:
-    """ε of (ξ, ρ)-zCDP at δ.
-
-    "standard": ξ + ρ + 2√(ρ ln(1/δ)) [X-BS Prop. 1.3]; "bun_steinke": ξ + ρ + 2√(ρ·max(0, ln(√(πρ)/δ)))
-    ([T] Thm 2.2.4 = [X-BS] Lemma 3.6). Erratum (spec §4.9): the √(πρ) form is undefined for δ > √(πρ) and
-    worse than the standard form when πρ > 1, so the log is clamped at 0 and "best" takes the smaller of the
-    two. "rdp" converts the RDP curve ξ + ρα [X-CKS Prop. 12].
-
-    >>> round(zcdp_to_dp(0.1, 1e-5, method="standard"), 6)
-    2.245966
-    """
-    r = _pos("rho", rho)
-    d = mech._share_delta(delta)  # also a per-mechanism share δ/(2K), which may lie below the 1e-300 floor
-    xi = float(xi)
-    if method == "standard":
-        return xi + r + 2.0 * math.sqrt(r * -math.log(d))
-    if method == "bun_steinke":
-        return xi + r + 2.0 * math.sqrt(r * max(0.0, 0.5 * math.log(math.pi * r) - math.log(d)))
-    if method == "best":
-        return min(zcdp_to_dp(r, d, xi=xi, method="standard"), zcdp_to_dp(r, d, xi=xi, method="bun_steinke"))
-    if method == "rdp":
-        return rdp_to_dp(xi + r * RDP_ORDERS, delta=d).epsilon
-    raise ValueError(f"method must be best, standard, bun_steinke or rdp; got {method!r}")
-
-
-def zcdp_rho_for_epsilon(epsilon, delta, *, method="best") -> float:
-    """Largest ρ whose zcdp_to_dp(ρ, δ) equals ε (brentq in ln ρ; inverse of ``zcdp_to_dp``)."""
-    eps = _pos("epsilon", epsilon)
-    d = _check_delta(delta)
-    f = lambda lr: zcdp_to_dp(math.exp(lr), d, method=method) - eps  # noqa: E731
-    lo, hi = math.log(eps) - 10.0, math.log(eps) + 1.0
-    while f(lo) > 0:
-        lo -= 10.0
-    while f(hi) < 0:
-        hi += 1.0
-    return math.exp(optimize.brentq(f, lo, hi, xtol=1e-14, rtol=1e-14))
-
-
 # --------------------------------------------------------------------------- RDP
 def _rr_rdp(eps: float, orders: np.ndarray) -> np.ndarray:
     return (np.logaddexp(orders * eps, (1.0 - orders) * eps) - np.logaddexp(0.0, eps)) / (orders - 1.0)
@@ -442,40 +391,14 @@ def rdp_curve(mechanism: Mechanism, *, orders=RDP_ORDERS) -> np.ndarray:
     return m.count * r
 
 
-@dataclass(frozen=True)
-class RdpConversion:
-    """ε at δ from an RDP curve, and the order that achieved it."""
-
-    epsilon: float
-    order: float
-
-
-def rdp_to_dp(rdp, *, delta, orders=RDP_ORDERS) -> RdpConversion:
-    """Convert an RDP curve to (ε, δ) by Canonne–Kamath–Steinke 2020 Prop. 12 (as dp-accounting does).
-
-    ε = min_α [ε(α) + ln(1−1/α) − (ln δ + ln α)/(α−1)]; an order gives 0 when δ² + expm1(−ε(α)) > 0.
-    """
-    d = _check_delta(delta)
-    a = np.asarray(orders, dtype=float)
-    r = np.asarray(rdp, dtype=float)
-    if r.shape != a.shape:
-        raise ValueError("rdp and orders must have the same length")
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        eps = r + np.log1p(-1.0 / a) - (math.log(d) + np.log(a)) / (a - 1.0)
-        eps = np.where(d * d + np.expm1(-r) > 0, 0.0, eps)
-        eps = np.where(a > 1.01, eps, np.inf)
-    eps = np.maximum(eps, 0.0)
-    i = int(np.argmin(eps))
-    return RdpConversion(float(eps[i]), float(a[i]))
-
-
 # --------------------------------------------------------------------------- PLD
 def _pld_for(m: Mechanism, delta_i: float, resolution: float):
     from dp_accounting.pld import privacy_loss_distribution as pldmod
 
     vdi = resolution
     if m.kind == "laplace":
-        return pldmod.from_laplace_mechanism(1.0 / m.epsilon, pessimistic_estimate=True, value_discretization_interval=vdi)
+        return pldmod.from_laplace_mechanism(1.0 / m.epsilon, pessimistic_estimate=True,
+                                             value_discretization_interval=vdi)
     if m.kind == "discrete_laplace" and m.sensitivity == 1:
         # with Δ = 1 the privacy loss is exactly ±1/t with the masses of RR_{1/t}: the same two-point PLD
         return _pld_for(Mechanism("pure_dp", epsilon=1.0 / m.scale), delta_i, resolution)
@@ -538,7 +461,7 @@ def pld_epsilon(mechanisms, *, delta, resolution=1e-4,
     """
     ms = _as_list(mechanisms)
     k = sum(m.count for m in ms)
-    delta = _check_delta(delta)
+    delta = check_delta(delta, allow_zero=False)
     if any(m.kind == "zcdp" for m in ms):
         return _invalid("pld", delta, k, "zCDP rows have no privacy-loss distribution")
     if delta < PLD_MIN_DELTA:
@@ -603,7 +526,7 @@ def compose(mechanisms, *, delta, rule: Rule, pld_resolution=1e-4,
     is passed to ``pld_epsilon`` for rule "pld"; the other rules report 1.0 when done.
     """
     ms = _as_list(mechanisms)
-    delta = _check_delta(delta)
+    delta = check_delta(delta, allow_zero=False)
     k = sum(m.count for m in ms)
     if rule not in ALL_RULES:
         raise ValueError(f"rule must be one of {ALL_RULES}, got {rule!r}")
@@ -729,9 +652,7 @@ def composition_curve(mechanisms, *, delta, ks=None, rules=ALL_RULES, pld_points
 
 def per_mechanism_epsilon(rule: Rule, *, epsilon, delta, k) -> float:
     """Largest ε₀ whose k-fold composition of Laplace(ε₀) is ≤ ε under the rule (bisection in ln ε₀)."""
-    eps, k = _pos("epsilon", epsilon), int(k)
-    if k < 1:
-        raise ValueError(f"k must be ≥ 1, got {k!r}")
+    eps, k = check_epsilon(epsilon), check_size(k, name="k")
     f = lambda e0: compose([laplace(e0, count=k)], delta=delta, rule=rule).epsilon  # noqa: E731
     lo, hi = eps / k / 1e3, eps * 2.0
     if f(lo) > eps:
@@ -749,7 +670,7 @@ def per_mechanism_epsilon(rule: Rule, *, epsilon, delta, k) -> float:
 
 def max_mechanisms(rule: Rule, *, epsilon_each, epsilon, delta) -> int:
     """Largest k such that k Laplace(ε₀) mechanisms compose to ≤ ε under the rule (0 if even one exceeds)."""
-    e0, eps = _pos("epsilon_each", epsilon_each), _pos("epsilon", epsilon)
+    e0, eps = check_epsilon(epsilon_each, name="epsilon_each"), check_epsilon(epsilon)
     f = lambda k: compose([laplace(e0, count=k)], delta=delta, rule=rule).epsilon <= eps  # noqa: E731
     if not f(1):
         return 0
@@ -774,6 +695,22 @@ def filter_constant_optimal() -> float:
     return 8.0 * c
 
 
+def _filter_x(epsilon_g: float, delta_g: float, c: float = FILTER_CONSTANT) -> float:
+    """x = ε_g²/(c·ln(1/δ_g)) of [T] eq. 5.12."""
+    return epsilon_g * epsilon_g / (c * math.log(1.0 / delta_g))
+
+
+def _tail(e):
+    """εᵢ(e^{εᵢ} − 1)/2, the first sum of [T] eq. 5.12 (∞ past ε ≈ 709); elementwise."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return e * np.expm1(e) / 2.0
+
+
+def _odometer_log(lnn: float, delta_g: float) -> float:
+    """L = ln(48e) + 2 ln(ln(n)/δ_g) of [T] eq. 5.17 and Thm 5.7.6."""
+    return math.log(48.0 * math.e) + 2.0 * math.log(lnn / delta_g)
+
+
 def _k_bound(sum_tail: np.ndarray, S: np.ndarray, x: float, delta_g: float) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         return sum_tail + np.sqrt(2.0 * (S + x) * (1.0 + 0.5 * np.log(S / x + 1.0)) * math.log(2.0 / delta_g))
@@ -785,10 +722,9 @@ def filter_bound(epsilons, *, epsilon_g, delta_g, c=FILTER_CONSTANT) -> float:
     x = ε_g²/(c·ln(1/δ_g)); c = 28.04 is the printed constant.
     """
     e = _eps_list(epsilons)
-    eg, dg, c = _pos("epsilon_g", epsilon_g), _check_delta_g(delta_g), _pos("c", c)
-    x = eg * eg / (c * math.log(1.0 / dg))
-    with np.errstate(over="ignore"):
-        tail = math.fsum((e * np.expm1(e) / 2.0).tolist())
+    eg, dg, c = check_epsilon(epsilon_g, name="epsilon_g"), _delta_g(delta_g), check_positive(c, name="c")
+    x = _filter_x(eg, dg, c)
+    tail = math.fsum(_tail(e).tolist())
     S = math.fsum((e * e).tolist())
     v = float(_k_bound(np.array([tail]), np.array([S]), x, dg)[0])
     return v if math.isfinite(v) else math.inf
@@ -803,14 +739,14 @@ class PrivacyFilter:
     """
 
     def __init__(self, *, epsilon_g, delta_g, rule: Literal["basic", "advanced", "zcdp"], c=FILTER_CONSTANT):
-        self.epsilon_g = _pos("epsilon_g", epsilon_g)
-        self.delta_g = _check_delta_g(delta_g)
+        self.epsilon_g = check_epsilon(epsilon_g, name="epsilon_g")
+        self.delta_g = _delta_g(delta_g)
         if rule not in ("basic", "advanced", "zcdp"):
             raise ValueError(f"rule must be basic, advanced or zcdp; got {rule!r}")
         self.rule = rule
         self.c = c
         self.rho_g = zcdp_rho_for_epsilon(self.epsilon_g, self.delta_g, method="standard") if rule == "zcdp" else None
-        self._x = self.epsilon_g**2 / (c * math.log(1.0 / self.delta_g))
+        self._x = _filter_x(self.epsilon_g, self.delta_g, c)
         self.sum_eps = 0.0
         self.sum_delta = 0.0
         self.sum_sq = 0.0
@@ -824,7 +760,9 @@ class PrivacyFilter:
             return se
         if self.rule == "advanced":
             return float(_k_bound(np.array([st]), np.array([sq]), self._x, self.delta_g)[0])
-        return sr + 2.0 * math.sqrt(sr * math.log(1.0 / self.delta_g))
+        if not 0.0 < sr < math.inf:
+            return sr  # 0 before any request; ∞ once ρ overflows
+        return zcdp_to_dp(sr, self.delta_g, method="standard")
 
     def request(self, *, epsilon=None, delta=0.0, rho=None) -> bool:
         """Ask to run one mechanism; True = CONT (and the request is recorded), False = HALT."""
@@ -832,15 +770,13 @@ class PrivacyFilter:
             return False
         if epsilon is None and rho is None:
             raise ValueError("give epsilon (and optionally delta) or rho")
-        e = 0.0 if epsilon is None else _pos("epsilon", epsilon)
-        d = float(delta)
-        if not (0.0 <= d < 1.0):
-            raise ValueError(f"delta must lie in [0, 1), got {delta!r}")
-        r = float(rho) if rho is not None else e * e / 2.0
+        e = 0.0 if epsilon is None else check_epsilon(epsilon)
+        d = check_delta(delta)
+        r = float(rho) if rho is not None else half_square(e, 1.0)
         if self.rule == "zcdp" and rho is not None:
-            _pos("rho", rho)
+            check_positive(rho, name="rho")
         se, sd = self.sum_eps + e, self.sum_delta + d
-        sq, st = self.sum_sq + e * e, self.sum_tail + (e * math.expm1(e) / 2.0 if e < 700 else math.inf)
+        sq, st = self.sum_sq + e * e, self.sum_tail + (float(_tail(np.float64(e))) if e < 700 else math.inf)
         sr = self.sum_rho + r
         if self.rule == "basic":
             # relative slack 1e-12: a budget spent exactly (0.001 × 1000) must not HALT through rounding
@@ -886,17 +822,18 @@ def filter_trace(epsilons, deltas=None, *, epsilon_g, delta_g, rule) -> FilterTr
 
 def filter_rounds(epsilon_each, *, epsilon_g, delta_g, rule="advanced") -> int:
     """Number of constant ε₀ requests a filter answers before it halts."""
-    e0, eg, dg = _pos("epsilon_each", epsilon_each), _pos("epsilon_g", epsilon_g), _check_delta_g(delta_g)
+    e0, eg = check_epsilon(epsilon_each, name="epsilon_each"), check_epsilon(epsilon_g, name="epsilon_g")
+    dg = _delta_g(delta_g)
     if rule == "basic":
         k = int(math.floor(eg / e0 * (1 + 1e-12)))
         return k if k * e0 <= eg * (1 + 1e-12) else k - 1
     if rule == "zcdp":
         rho_g = zcdp_rho_for_epsilon(eg, dg, method="standard")
-        return int(math.floor(rho_g / (e0 * e0 / 2.0) * (1 + 1e-12)))
+        return int(math.floor(rho_g / half_square(e0, 1.0) * (1 + 1e-12)))
     if rule != "advanced":
         raise ValueError(f"rule must be basic, advanced or zcdp; got {rule!r}")
-    x = eg * eg / (FILTER_CONSTANT * math.log(1.0 / dg))
-    tail0 = e0 * math.expm1(e0) / 2.0 if e0 < 700 else math.inf
+    x = _filter_x(eg, dg)
+    tail0 = float(_tail(np.float64(e0))) if e0 < 700 else math.inf
 
     def ok(k: int) -> bool:
         return float(_k_bound(np.array([k * tail0]), np.array([k * e0 * e0]), x, dg)[0]) <= eg
@@ -925,11 +862,10 @@ def odometer_fixed_x(epsilons, deltas=None, *, delta_g, x) -> float:
     """Odometer with a data-independent x ([T] Lemma 5.6.4): K of eq. 5.12 with that x; ∞ if Σδᵢ > δ_g/2."""
     e = _eps_list(epsilons)
     d = _delta_list(deltas, e.size)
-    dg, x = _check_delta_g(delta_g), _pos("x", x)
+    dg, x = _delta_g(delta_g), check_positive(x, name="x")
     if math.fsum(d.tolist()) > dg / 2.0:
         return math.inf
-    with np.errstate(over="ignore"):
-        tail = math.fsum((e * np.expm1(e) / 2.0).tolist())
+    tail = math.fsum(_tail(e).tolist())
     v = float(_k_bound(np.array([tail]), np.array([math.fsum((e * e).tolist())]), x, dg)[0])
     return v if math.isfinite(v) else math.inf
 
@@ -939,18 +875,18 @@ def _granularity(n, gamma) -> tuple[float, float, float]:
     if (n is None) == (gamma is None):
         raise ValueError("give exactly one of n and gamma")
     if n is not None:
-        nn = float(n)
-        if not math.isfinite(nn) or nn < 6:
-            raise ValueError(f"n must be ≥ 6 (the proof of Thm 5.6.5 needs it), got {n!r}")
+        # n ≥ 6: the proof of Thm 5.6.5 needs it
+        nn = check_positive(n, name="n")
+        if nn < 6:
+            raise ValidationError(f"n must be a number ≥ 6 (the proof of Thm 5.6.5 needs it); got {n!r}")
         return 1.0 / (nn * nn), math.log(nn), math.log2(nn)
-    g = float(gamma)
-    if not math.isfinite(g) or not (0 < g < 1):
-        raise ValueError(f"gamma must lie in (0, 1), got {gamma!r}")
+    g = check_delta(gamma, name="gamma", allow_zero=False)
     return g, 0.5 * math.log(1.0 / g), 0.5 * math.log2(1.0 / g)
 
 
-def _odometer_advanced_vec(tail: np.ndarray, S: np.ndarray, dg: float, g: float, lnn: float, log2n: float) -> np.ndarray:
-    L = math.log(48.0 * math.e) + 2.0 * math.log(lnn / dg)
+def _odometer_advanced_vec(tail: np.ndarray, S: np.ndarray, dg: float, g: float, lnn: float,
+                           log2n: float) -> np.ndarray:
+    L = _odometer_log(lnn, dg)
     inside = (S >= g * (1 - 1e-12)) & (S <= 1.0 + 1e-12)
     with np.errstate(over="ignore", invalid="ignore"):
         b17 = tail + np.sqrt(2.0 * S * L)
@@ -967,14 +903,18 @@ def odometer_advanced(epsilons, deltas=None, *, delta_g, n=None, gamma=None) -> 
     """
     e = _eps_list(epsilons)
     d = _delta_list(deltas, e.size)
-    dg = _check_delta_g(delta_g)
+    dg = _delta_g(delta_g)
     g, lnn, log2n = _granularity(n, gamma)
     if math.fsum(d.tolist()) > dg / 2.0:
         return math.inf
-    with np.errstate(over="ignore"):
-        tail = math.fsum((e * np.expm1(e) / 2.0).tolist())
+    tail = math.fsum(_tail(e).tolist())
     S = math.fsum((e * e).tolist())
     return float(_odometer_advanced_vec(np.array([tail]), np.array([S]), dg, g, lnn, log2n)[0])
+
+
+def _zcdp_odometer(R, L):
+    """R + 2√(R·L) of [T] Thm 5.7.6; elementwise."""
+    return R + 2.0 * np.sqrt(R * L)
 
 
 def odometer_zcdp(rhos, *, delta_g, n=None, gamma=None) -> float:
@@ -983,13 +923,12 @@ def odometer_zcdp(rhos, *, delta_g, n=None, gamma=None) -> float:
     L = ln(48e) + 2ln(ln(n)/δ_g). Erratum (spec §4.9): "COMP" means V_COMP = 2R; "≤ λ²ρ" means ≤ e^{λ²ρ}.
     """
     r = _eps_list(rhos, "rhos")
-    dg = _check_delta_g(delta_g)
+    dg = _delta_g(delta_g)
     g, lnn, _ = _granularity(n, gamma)
     R = math.fsum(r.tolist())
     if not (g * (1 - 1e-12) <= 2.0 * R <= 1.0 + 1e-12):
         return math.nan
-    L = math.log(48.0 * math.e) + 2.0 * math.log(lnn / dg)
-    return R + 2.0 * math.sqrt(R * L)
+    return float(_zcdp_odometer(R, _odometer_log(lnn, dg)))
 
 
 def filter_zcdp_epsilon(rho_g, *, delta) -> float:
@@ -1000,8 +939,8 @@ def filter_zcdp_epsilon(rho_g, *, delta) -> float:
 def realized_advanced_heuristic(epsilons, *, delta) -> float:
     """Advanced composition applied to the realised εᵢ. INVALID as a bound ([T] Thm 5.6.1); plots only."""
     e = _eps_list(epsilons)
-    d = _check_delta(delta)
-    return math.fsum((e * np.tanh(e / 2.0)).tolist()) + math.sqrt(2.0 * math.fsum((e * e).tolist()) * -math.log(d))
+    d = check_delta(delta, allow_zero=False)
+    return float(advanced_bound(math.fsum((e * np.tanh(e / 2.0)).tolist()), math.fsum((e * e).tolist()), d))
 
 
 ADAPTIVE_LABELS = {
@@ -1019,23 +958,23 @@ def adaptive_trace(epsilons, *, epsilon_g, delta_g, n, rhos=None) -> pd.DataFram
     ``halted`` marks rounds at or after the filter's HALT for basic and filter_advanced.
     """
     e = _eps_list(epsilons)
-    eg, dg = _pos("epsilon_g", epsilon_g), _check_delta_g(delta_g)
-    r = e * e / 2.0 if rhos is None else _eps_list(rhos, "rhos")
+    eg, dg = check_epsilon(epsilon_g, name="epsilon_g"), _delta_g(delta_g)
+    r = half_square(e, 1.0) if rhos is None else _eps_list(rhos, "rhos")
     if r.size != e.size:
         raise ValueError("rhos and epsilons must have the same length")
     g, lnn, log2n = _granularity(n, None)
     with np.errstate(over="ignore", invalid="ignore"):
-        tail = np.cumsum(e * np.expm1(e) / 2.0)
+        tail = np.cumsum(_tail(e))
         S = np.cumsum(e * e)
         basic = np.cumsum(e)
-        x = eg * eg / (FILTER_CONSTANT * math.log(1.0 / dg))
+        x = _filter_x(eg, dg)
         K = _k_bound(tail, S, x, dg)
         odo = _odometer_advanced_vec(tail, S, dg, g, lnn, log2n)
         fx = _k_bound(tail, S, e[0] ** 2, dg)
         R = np.cumsum(r)
-        L = math.log(48.0 * math.e) + 2.0 * math.log(lnn / dg)
-        zc = np.where((2 * R >= g * (1 - 1e-12)) & (2 * R <= 1 + 1e-12), R + 2.0 * np.sqrt(R * L), np.nan)
-        heur = np.cumsum(e * np.tanh(e / 2.0)) + np.sqrt(2.0 * S * math.log(1.0 / dg))
+        zc = np.where((2 * R >= g * (1 - 1e-12)) & (2 * R <= 1 + 1e-12),
+                      _zcdp_odometer(R, _odometer_log(lnn, dg)), np.nan)
+        heur = advanced_bound(np.cumsum(e * np.tanh(e / 2.0)), S, dg)
     rounds = np.arange(1, e.size + 1)
     halted_basic = np.cumsum(basic > eg * (1 + 1e-12)) > 0
     halted_k = np.cumsum(K > eg) > 0

@@ -12,11 +12,14 @@ from dataclasses import dataclass, replace
 from typing import Literal, Sequence
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, stats
 
 from engine import accounting as acc
 from engine import mechanisms as mech
+from engine.conversions import half_square, pure_to_zcdp, sigma_for_rho
 from engine.mechanisms import Mech, Neighbour, Query
+from engine.validation import (ValidationError, check_delta, check_epsilon, check_positive, check_probability,
+                               check_size)
 
 PlanRule = Literal["basic", "advanced", "kov_optimal", "zcdp", "pld"]
 PLAN_RULES: tuple[str, ...] = ("basic", "advanced", "kov_optimal", "zcdp", "pld")
@@ -106,26 +109,30 @@ def _validate_stats(stats_: Sequence[StatisticSpec]) -> list[StatisticSpec]:
     if dup:
         raise ValueError(f"two statistics share the name {sorted(dup)[0]!r}: names must be unique")
     for s in ss:
-        if not (math.isfinite(s.target_half_width) and s.target_half_width > 0):
-            raise ValueError(f"{s.name}: the target half-width must be > 0, got {s.target_half_width!r}")
+        check_positive(s.target_half_width, name=f"{s.name}: the target half-width")
         if s.hold_half_width is not None and s.hold_share is not None:
             raise ValueError(f"{s.name}: set either hold ± or hold share, not both")
-        if s.hold_half_width is not None and not (math.isfinite(s.hold_half_width) and s.hold_half_width > 0):
-            raise ValueError(f"{s.name}: hold ± must be > 0")
-        if s.hold_share is not None and not (0 < s.hold_share < 1):
-            raise ValueError(f"{s.name}: hold share must lie in (0, 1)")
+        if s.hold_half_width is not None:
+            check_positive(s.hold_half_width, name=f"{s.name}: hold ±")
+        if s.hold_share is not None:
+            check_delta(s.hold_share, name=f"{s.name}: hold share", allow_zero=False)  # (0, 1)
         if s.query == "mean" and s.n is None:
             raise ValueError(f"{s.name}: a mean needs n (the public number of records)")
-        if int(s.cells) != s.cells or s.cells < 1:
-            raise ValueError(f"{s.name}: cells must be an integer ≥ 1")
-        if not (0 < s.confidence < 1):
-            raise ValueError(f"{s.name}: confidence must lie in (0, 1)")
-        if not (math.isfinite(s.weight) and s.weight > 0):
-            raise ValueError(f"{s.name}: weight must be > 0")
+        check_size(s.cells, name=f"{s.name}: cells")
+        check_delta(s.confidence, name=f"{s.name}: confidence", allow_zero=False)  # (0, 1)
+        check_positive(s.weight, name=f"{s.name}: weight")
         if s.mechanism not in mech.MECHANISMS:
             raise ValueError(f"{s.name}: mechanism must be one of {mech.MECHANISMS}")
         _sens(s)
     return ss
+
+
+def _reserve(reserve_fraction) -> float:
+    """A reserve fraction: a number in [0, 0.95] (narrower than a probability: something must be spendable)."""
+    r = check_probability(reserve_fraction, name="reserve_fraction")
+    if r > 0.95:
+        raise ValidationError(f"reserve_fraction must be a number in [0, 0.95]; got {r!r}")
+    return r
 
 
 def _check_rule(rule: str, delta: float | None = None) -> None:
@@ -163,8 +170,8 @@ def _privacy_of_scale(stat: StatisticSpec, scale: float, *, rule: str, delta_i: 
     d = _sens(stat)
     if stat.mechanism in ("laplace", "discrete_laplace"):
         eps = d / scale
-        return eps * eps / 2.0 if rule == "zcdp" else eps
-    rho = mech._half_square(d, scale)
+        return pure_to_zcdp(eps) if rule == "zcdp" else eps
+    rho = half_square(d, scale)
     if rule == "zcdp":
         return rho
     if stat.mechanism == "gaussian":
@@ -180,13 +187,12 @@ def _scale_of_privacy(stat: StatisticSpec, privacy: float, *, rule: str, delta_i
         eps = math.sqrt(2.0 * privacy) if rule == "zcdp" else privacy
         return d / eps
     if rule == "zcdp":
-        return d / math.sqrt(2.0 * privacy)
+        return sigma_for_rho(privacy, sensitivity=d)
     if stat.mechanism == "gaussian":
         return mech.gaussian_sigma(privacy, delta_i, sensitivity=d)
     if _is_int(d):
-        return mech._dgauss_sigma(privacy, delta_i, int(round(d)))
-    rho = acc.zcdp_rho_for_epsilon(privacy, delta_i)
-    return d / math.sqrt(2.0 * rho)
+        return mech.discrete_gaussian_sigma(privacy, delta_i, sensitivity=int(round(d)))
+    return sigma_for_rho(acc.zcdp_rho_for_epsilon(privacy, delta_i), sensitivity=d)
 
 
 def _as_mechanism(stat: StatisticSpec, scale: float, privacy: float, rule: str, delta_i: float) -> acc.Mechanism:
@@ -202,7 +208,7 @@ def _as_mechanism(stat: StatisticSpec, scale: float, privacy: float, rule: str, 
         return acc.gaussian(scale / d)
     if _is_int(d) and one_d:
         return acc.discrete_gaussian(scale, int(round(d)))
-    return acc.zcdp(mech._half_square(d, scale))
+    return acc.zcdp(half_square(d, scale))
 
 
 def _delta_i(stats_: Sequence[StatisticSpec], delta: float, rule: str) -> float:
@@ -248,11 +254,11 @@ def _minimal_privacy(stat: StatisticSpec, *, rule: str, delta_i, beta) -> float:
         raise ValueError(f"{stat.name}: the target half-width must be > 0")
     conf = _cell_conf(stat, beta)
     if stat.mechanism == "laplace":
-        eps = _sens(stat) * math.log(1.0 / (1.0 - conf)) / target
-        return eps * eps / 2.0 if rule == "zcdp" else eps
+        eps = _sens(stat) / mech.scale_for_half_width("laplace", half_width=target, confidence=conf)
+        return pure_to_zcdp(eps) if rule == "zcdp" else eps
     if stat.mechanism == "gaussian" and rule == "zcdp":
-        z = float(special.ndtri(1.0 - (1.0 - conf) / 2.0))
-        return mech._half_square(_sens(stat) * z, target)
+        sigma = mech.scale_for_half_width("gaussian", half_width=target, confidence=conf)
+        return half_square(_sens(stat), sigma)
     if stat.mechanism in ("gaussian", "discrete_gaussian") and rule != "zcdp" and not delta_i > 0:
         raise ValueError(f"{stat.name}: a Gaussian statistic under an (ε, δ) rule needs delta_i > 0")
     scale = _scale_for_target(stat, target, conf)
@@ -263,17 +269,14 @@ def _minimal_privacy(stat: StatisticSpec, *, rule: str, delta_i, beta) -> float:
 def half_width_at(stat: StatisticSpec, privacy, *, rule: PlanRule, delta_i=0.0) -> float:
     """Half-width (at the statistic's confidence) bought by a privacy amount (ε, or ρ under zcdp)."""
     _check_rule(rule)
-    if not (math.isfinite(privacy) and privacy > 0):
-        raise ValueError(f"privacy must be finite and > 0, got {privacy!r}")
+    check_positive(privacy, name="privacy")
     scale = _scale_of_privacy(stat, privacy, rule=rule, delta_i=delta_i)
     return mech.half_width(stat.mechanism, scale=scale, confidence=stat.confidence)
 
 
 def hold_at_half_width(stat: StatisticSpec, half_width) -> StatisticSpec:
     """PSI's "edit the error, re-split ε": fix the statistic at this half-width."""
-    h = float(half_width)
-    if not (math.isfinite(h) and h > 0):
-        raise ValueError(f"hold half-width must be > 0, got {half_width!r}")
+    h = check_positive(half_width, name="hold half-width")
     return replace(stat, hold_half_width=h, hold_share=None)
 
 
@@ -283,7 +286,7 @@ def _joint_betas(ss, *, rule: str, beta: float, delta_i: float, delta: float) ->
         c = np.array([_sens(s) / _target(s) for s in ss])
         return beta * c / c.sum()
     if all(s.mechanism == "gaussian" for s in ss) and rule == "zcdp":
-        c = np.array([mech._half_square(_sens(s), _target(s)) for s in ss])
+        c = np.array([half_square(_sens(s), _target(s)) for s in ss])
         d = np.array([float(s.cells) for s in ss])
 
         def betas(log_lam: float) -> np.ndarray:
@@ -346,9 +349,9 @@ def _alloc(s, scale, priv, *, rule, delta_i, conf, delta, held) -> StatisticAllo
     if not gauss:
         eps = d / scale
         di = 0.0
-        rho = 0.5 * eps * eps
+        rho = half_square(eps, 1.0)
     else:
-        rho = mech._half_square(d, scale)
+        rho = half_square(d, scale)
         if rule == "zcdp":
             di = delta
             if s.mechanism == "gaussian":
@@ -414,16 +417,12 @@ def plan_accuracy_first(stats, *, rule="basic", delta=1e-6, reserve_fraction=0.0
     the optimal split of β (spec §4.4).
     """
     ss = _validate_stats(stats)
-    delta = acc._check_delta(delta)
+    delta = check_delta(delta, allow_zero=False)
     _check_rule(rule, delta)
-    r = float(reserve_fraction)
-    if not (0.0 <= r <= 0.95):
-        raise ValueError(f"reserve_fraction must lie in [0, 0.95], got {reserve_fraction!r}")
+    r = _reserve(reserve_fraction)
     di = _delta_i(ss, delta, rule)
     if joint_confidence is not None:
-        jc = float(joint_confidence)
-        if not (0 < jc < 1):
-            raise ValueError(f"joint_confidence must lie in (0, 1), got {joint_confidence!r}")
+        jc = check_delta(joint_confidence, name="joint_confidence", allow_zero=False)  # (0, 1)
         betas = _joint_betas(ss, rule=rule, beta=1.0 - jc, delta_i=di, delta=delta)
     else:
         betas = [None] * len(ss)
@@ -439,7 +438,8 @@ def plan_accuracy_first(stats, *, rule="basic", delta=1e-6, reserve_fraction=0.0
     total = rho if rule == "zcdp" else eps
     budget = total / (1.0 - r)
     cur = "rho" if rule == "zcdp" else "epsilon"
-    msg = f"Least privacy meeting every target: {cur} {total:.6g}" + (f"; with a {r:.0%} reserve the budget is {budget:.6g}" if r else "")
+    msg = (f"Least privacy meeting every target: {cur} {total:.6g}"
+           + (f"; with a {r:.0%} reserve the budget is {budget:.6g}" if r else ""))
     return BudgetPlan(rule, "accuracy_first", cur, allocs, eps, delta, rho, budget, budget * r, r,
                       math.isfinite(eps), msg)
 
@@ -454,14 +454,10 @@ def plan_budget_first(stats, *, epsilon, delta=1e-6, rule="basic", reserve_fract
     recomputed total never exceeds the budget.
     """
     ss = _validate_stats(stats)
-    delta = acc._check_delta(delta)
+    delta = check_delta(delta, allow_zero=False)
     _check_rule(rule, delta)
-    eps_b = float(epsilon)
-    if not (math.isfinite(eps_b) and eps_b > 0):
-        raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
-    r = float(reserve_fraction)
-    if not (0.0 <= r <= 0.95):
-        raise ValueError(f"reserve_fraction must lie in [0, 0.95], got {reserve_fraction!r}")
+    eps_b = check_epsilon(epsilon)
+    r = _reserve(reserve_fraction)
     if objective not in ("equal_ratio", "weighted_mse"):
         raise ValueError(f"objective must be equal_ratio or weighted_mse, got {objective!r}")
     additive = rule in ADDITIVE_RULES
@@ -524,9 +520,10 @@ def plan_budget_first(stats, *, epsilon, delta=1e-6, rule="basic", reserve_fract
                                   f"the {spend:.6g} left after the reserve cannot cover the statistics under this "
                                   "rule at this δ, however wide their intervals")
             if not ok:
-                return fail(_total([ss[i] for i in range(len(ss)) if held[i]],
-                                   [_scale_of_privacy(ss[i], privs[i], rule=rule, delta_i=di) for i in range(len(ss)) if held[i]],
-                                   [privs[i] for i in range(len(ss)) if held[i]], rule=rule, delta=delta, delta_i=di)[0])
+                hs = [i for i in range(len(ss)) if held[i]]
+                return fail(_total([ss[i] for i in hs],
+                                   [_scale_of_privacy(ss[i], privs[i], rule=rule, delta_i=di) for i in hs],
+                                   [privs[i] for i in hs], rule=rule, delta=delta, delta_i=di)[0])
         else:
             scales = [_scale_of_privacy(s, p, rule=rule, delta_i=di) for s, p in zip(ss, privs)]
             t = _total(ss, scales, privs, rule=rule, delta=delta, delta_i=di)[0]

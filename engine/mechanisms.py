@@ -13,6 +13,10 @@ from typing import Literal
 import numpy as np
 from scipy import optimize, special, stats
 
+from engine.conversions import half_square, sigma_for_rho, zcdp_rho_for_epsilon, zcdp_to_dp
+from engine.validation import (ValidationError, check_delta, check_epsilon, check_finite, check_positive, check_rho,
+                               check_size)
+
 Mech = Literal["laplace", "gaussian", "discrete_laplace", "discrete_gaussian"]
 Query = Literal["count", "sum", "mean", "histogram"]
 Neighbour = Literal["replace", "add_remove"]
@@ -24,63 +28,17 @@ DELTA_MIN = 1e-300
 
 
 # --------------------------------------------------------------------------- validation
-def _finite(name: str, value: float) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a number, got {value!r}") from exc
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return v
+# Scalars go through engine.validation. A δ here is any number in (0, 1) (every computation is in log space, so
+# a per-mechanism share δ/(2K) far below the spec's 1e-300 input floor is usable, issue 17); DELTA_MIN is the
+# pages' control floor. A confidence lies in the open interval (0, 1).
+def _confidence(confidence) -> float:
+    return check_delta(confidence, name="confidence", allow_zero=False)
 
 
-def _positive(name: str, value: float) -> float:
-    v = _finite(name, value)
-    if v <= 0:
-        raise ValueError(f"{name} must be > 0, got {value!r}")
-    return v
-
-
-def _confidence(confidence: float) -> float:
-    c = _finite("confidence", confidence)
-    if not 0.0 < c < 1.0:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
-    return c
-
-
-def _delta(delta: float, *, allow_zero: bool = True) -> float:
-    d = _finite("delta", delta)
-    if d == 0.0 and allow_zero:
-        return 0.0
-    if not DELTA_MIN <= d < 1.0:
-        lo = "0 or " if allow_zero else ""
-        raise ValueError(f"delta must be {lo}in [1e-300, 1), got {delta!r}")
-    return d
-
-
-def _share_delta(delta: float) -> float:
-    """A δ share charged to one mechanism: any δ in (0, 1).
-
-    The 1e-300 floor (spec §3) bounds what a user enters; a composition charges each Gaussian δ/(2K), which at
-    δ = 1e-300 lies below it (issue 17). The computations are in log space, so every positive δ is usable.
-    """
-    d = _finite("delta", delta)
-    if not 0.0 < d < 1.0:
-        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
-    return d
-
-
-def _half_square(a: float, b: float) -> float:
-    """½(a/b)², e.g. ρ = Δ²/(2σ²), as ∞ when it overflows (a float ** would raise OverflowError)."""
-    r = a / b
-    return 0.5 * r * r
-
-
-def _integer_sensitivity(sensitivity: float) -> int:
-    s = _positive("sensitivity", sensitivity)
-    if abs(s - round(s)) > 1e-12:
-        raise ValueError(f"discrete mechanisms need an integer sensitivity, got {sensitivity!r}")
-    return int(round(s))
+def integer_sensitivity(sensitivity) -> int:
+    """A discrete mechanism's sensitivity: an integer ≥ 1 (values within 1e-12 of one, as a computed Δ may be)."""
+    s = check_positive(sensitivity, name="sensitivity")
+    return check_size(round(s) if abs(s - round(s)) <= 1e-12 else s, name="sensitivity of a discrete mechanism")
 
 
 def z_value(confidence: float) -> float:
@@ -115,7 +73,7 @@ def query_sensitivity(query: Query, *, lower: float = 0.0, upper: float = 1.0, n
     """
     if neighbour not in ("replace", "add_remove"):
         raise ValueError(f"neighbour must be 'replace' or 'add_remove', got {neighbour!r}")
-    lo, hi = _finite("lower", lower), _finite("upper", upper)
+    lo, hi = check_finite(lower, name="lower"), check_finite(upper, name="upper")
     if query == "count":
         return Sensitivity(1.0, 1.0, query, neighbour)
     if query == "histogram":
@@ -134,9 +92,9 @@ def query_sensitivity(query: Query, *, lower: float = 0.0, upper: float = 1.0, n
             raise ValueError("mean has unbounded sensitivity under add/remove: release sum and count")
         if n is None:
             raise ValueError("mean needs the (public) number of records n ≥ 1")
-        nn = _finite("n", n)
+        nn = check_finite(n, name="n")
         if nn < 1:
-            raise ValueError(f"n must be ≥ 1, got {n!r}")
+            raise ValidationError(f"n must be a finite number ≥ 1; got {n!r}")
         s = (hi - lo) / nn
         return Sensitivity(s, s, query, neighbour)
     raise ValueError(f"query must be one of count, sum, mean, histogram; got {query!r}")
@@ -215,7 +173,7 @@ def half_width(mechanism: Mech, *, scale: float, confidence: float = 0.95) -> fl
     σ√(2 ln(2/β)) of ``002_802572da4c9a19ad.txt`` Thm 2.1.3 is not used). Discrete Laplace /
     Gaussian: smallest integer m with P(|Y| > m) ≤ β [X-CKS].
     """
-    b = _positive("scale", scale)
+    b = check_positive(scale, name="scale")
     beta = 1.0 - _confidence(confidence)
     if mechanism == "laplace":
         return b * math.log(1.0 / beta)
@@ -266,7 +224,7 @@ _half_width = half_width  # alias: several functions take a ``half_width`` argum
 
 def scale_for_half_width(mechanism: Mech, *, half_width: float, confidence: float = 0.95) -> float:
     """Scale giving a target half-width (largest scale whose integer h ≤ target for discrete kinds)."""
-    h = _positive("half_width", half_width)
+    h = check_positive(half_width, name="half_width")
     beta = 1.0 - _confidence(confidence)
     if mechanism == "laplace":
         return h / math.log(1.0 / beta)
@@ -294,7 +252,7 @@ def scale_for_half_width(mechanism: Mech, *, half_width: float, confidence: floa
 
 def noise_std(mechanism: Mech, *, scale: float) -> float:
     """Standard deviation of the noise (spec §4.1 table)."""
-    b = _positive("scale", scale)
+    b = check_positive(scale, name="scale")
     if mechanism == "laplace":
         return math.sqrt(2.0) * b
     if mechanism == "gaussian":
@@ -326,16 +284,15 @@ def gaussian_delta(epsilon: float, *, sigma: float, sensitivity: float = 1.0) ->
     >>> round(gaussian_delta(1.0, sigma=1), 7)
     0.1269367
     """
-    eps = _finite("epsilon", epsilon)
-    if eps < 0:
-        raise ValueError(f"epsilon must be ≥ 0, got {epsilon!r}")
-    return math.exp(_log_gaussian_delta(eps, _positive("sigma", sigma), _positive("sensitivity", sensitivity)))
+    eps = check_epsilon(epsilon, allow_zero=True)
+    return math.exp(_log_gaussian_delta(eps, check_positive(sigma, name="sigma"),
+                                        check_positive(sensitivity, name="sensitivity")))
 
 
 def gaussian_epsilon(delta: float, *, sigma: float, sensitivity: float = 1.0) -> float:
     """Smallest ε with δ(ε; σ) ≤ delta for the Gaussian mechanism [X-BW]; 0 if δ(0) ≤ delta (any δ in (0, 1))."""
-    d = _share_delta(delta)
-    s, sens = _positive("sigma", sigma), _positive("sensitivity", sensitivity)
+    d = check_delta(delta, allow_zero=False)
+    s, sens = check_positive(sigma, name="sigma"), check_positive(sensitivity, name="sensitivity")
     ld = math.log(d)
     if _log_gaussian_delta(0.0, s, sens) <= ld:
         return 0.0
@@ -348,16 +305,21 @@ def gaussian_epsilon(delta: float, *, sigma: float, sensitivity: float = 1.0) ->
                                  xtol=1e-15, rtol=1e-13))
 
 
+def _classic_sigma_epsilon(delta: float, sensitivity: float) -> float:
+    """σ·ε = Δ√(2 ln(1.25/δ)) of the classic Gaussian mechanism [X-DR Thm A.1] (valid for ε < 1)."""
+    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta))
+
+
 def gaussian_sigma(epsilon: float, delta: float, *, sensitivity: float = 1.0,
                    rule: Literal["analytic", "classic"] = "analytic") -> float:
     """Noise σ giving (ε, δ)-DP: analytic [X-BW] (smallest σ) or classic [X-DR Thm A.1] (ε < 1)."""
-    eps = _positive("epsilon", epsilon)
-    d = _share_delta(delta)
-    sens = _positive("sensitivity", sensitivity)
+    eps = check_epsilon(epsilon)
+    d = check_delta(delta, allow_zero=False)
+    sens = check_positive(sensitivity, name="sensitivity")
     if rule == "classic":
         if eps >= 1.0:
             raise ValueError(f"the classic Gaussian rule needs epsilon < 1, got {epsilon!r}")
-        return sens * math.sqrt(2.0 * math.log(1.25 / d)) / eps
+        return _classic_sigma_epsilon(d, sens) / eps
     if rule != "analytic":
         raise ValueError(f"rule must be 'analytic' or 'classic', got {rule!r}")
     ld = math.log(d)
@@ -387,16 +349,14 @@ def discrete_gaussian_delta(epsilon: float, *, sigma: float, sensitivity: int = 
 
     δ = P[Y > εσ²/Δ − Δ/2] − e^ε P[Y > εσ²/Δ + Δ/2].
     """
-    eps = _finite("epsilon", epsilon)
-    if eps < 0:
-        raise ValueError(f"epsilon must be ≥ 0, got {epsilon!r}")
-    return math.exp(_log_dgauss_delta(eps, _positive("sigma", sigma), _integer_sensitivity(sensitivity)))
+    eps = check_epsilon(epsilon, allow_zero=True)
+    return math.exp(_log_dgauss_delta(eps, check_positive(sigma, name="sigma"), integer_sensitivity(sensitivity)))
 
 
 def discrete_gaussian_epsilon(delta: float, *, sigma: float, sensitivity: int = 1) -> float:
     """Smallest ε with discrete-Gaussian δ(ε) ≤ delta [X-CKS Thm 7] (any δ in (0, 1))."""
-    d = _share_delta(delta)
-    s, sens = _positive("sigma", sigma), _integer_sensitivity(sensitivity)
+    d = check_delta(delta, allow_zero=False)
+    s, sens = check_positive(sigma, name="sigma"), integer_sensitivity(sensitivity)
     ld = math.log(d)
     if _log_dgauss_delta(0.0, s, sens) <= ld:
         return 0.0
@@ -409,7 +369,10 @@ def discrete_gaussian_epsilon(delta: float, *, sigma: float, sensitivity: int = 
                                  xtol=1e-13, rtol=1e-12))
 
 
-def _dgauss_sigma(epsilon: float, delta: float, sensitivity: int) -> float:
+def discrete_gaussian_sigma(epsilon: float, delta: float, *, sensitivity: int = 1) -> float:
+    """Smallest σ whose discrete Gaussian is (ε, δ)-DP [X-CKS Thm 7] (brentq in ln σ; δ in (0, 1))."""
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta, allow_zero=False)
+    sensitivity = integer_sensitivity(sensitivity)
     ld = math.log(delta)
     f = lambda ls: _log_dgauss_delta(epsilon, math.exp(ls), sensitivity) - ld  # noqa: E731
     # the continuous Gaussian's σ is an excellent starting bracket (the two agree closely for σ ≫ 1)
@@ -451,8 +414,6 @@ def calibrate(mechanism: Mech, *, sensitivity: float, epsilon: float | None = No
     Spec §4.1; ``002_802572da4c9a19ad.txt`` Thm 2.1.2 (Laplace), Thm 2.2.2 (Gaussian zCDP);
     [X-BW] analytic Gaussian; [X-DR] Thm A.1 classic; [X-CKS] discrete mechanisms.
     """
-    from engine import accounting  # local import: accounting depends on this module
-
     given = [x is not None for x in (epsilon, rho, scale, half_width)]
     if sum(given) != 1:
         raise ValueError("give exactly one of epsilon, rho, scale and half_width")
@@ -460,18 +421,18 @@ def calibrate(mechanism: Mech, *, sensitivity: float, epsilon: float | None = No
         raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
     if gaussian_rule not in GAUSSIAN_RULES:
         raise ValueError(f"gaussian_rule must be one of {GAUSSIAN_RULES}, got {gaussian_rule!r}")
-    sens = _positive("sensitivity", sensitivity)
+    sens = check_positive(sensitivity, name="sensitivity")
     conf = _confidence(confidence)
-    d = _delta(delta)
+    d = check_delta(delta)
     gaussian_kind = mechanism in ("gaussian", "discrete_gaussian")
     if mechanism.startswith("discrete"):
-        sens_i = _integer_sensitivity(sens)
+        sens_i = integer_sensitivity(sens)
     if epsilon is not None:
-        epsilon = _positive("epsilon", epsilon)
-        if epsilon > EPSILON_MAX:
-            raise ValueError(f"epsilon must be ≤ 1e4, got {epsilon!r}")
+        epsilon = check_epsilon(epsilon)
+        if epsilon > EPSILON_MAX:  # narrower domain: (0, 1e4]
+            raise ValidationError(f"epsilon must be a finite number in (0, 1e4]; got {epsilon!r}")
     if rho is not None:
-        rho = _positive("rho", rho)
+        rho = check_rho(rho)
         if not gaussian_kind:
             raise ValueError("rho is for the Gaussian mechanisms only")
     if gaussian_kind and epsilon is not None and d == 0.0:
@@ -485,37 +446,36 @@ def calibrate(mechanism: Mech, *, sensitivity: float, epsilon: float | None = No
         if epsilon is not None:
             b = sens / epsilon
         elif scale is not None:
-            b = _positive("scale", scale)
+            b = check_positive(scale, name="scale")
         else:
             b = scale_for_half_width(mechanism, half_width=half_width, confidence=conf)
         eps = sens / b
-        return NoiseCalibration(mechanism, b, sens, eps, 0.0, eps * eps / 2.0, noise_std(mechanism, scale=b),
+        return NoiseCalibration(mechanism, b, sens, eps, 0.0, half_square(eps, 1.0), noise_std(mechanism, scale=b),
                                 _half_width(mechanism, scale=b, confidence=conf), conf,
                                 "pure", source)
 
     # Gaussian kinds
     if mechanism == "gaussian":
         if rho is not None:
-            s = sens / math.sqrt(2.0 * rho)
+            s = sigma_for_rho(rho, sensitivity=sens)
         elif scale is not None:
-            s = _positive("scale", scale)
+            s = check_positive(scale, name="scale")
         elif half_width is not None:
             s = scale_for_half_width("gaussian", half_width=half_width, confidence=conf)
         else:
             if gaussian_rule == "zcdp":
-                r = accounting.zcdp_rho_for_epsilon(epsilon, d)
-                s = sens / math.sqrt(2.0 * r)
+                s = sigma_for_rho(zcdp_rho_for_epsilon(epsilon, d), sensitivity=sens)
             else:
                 s = gaussian_sigma(epsilon, d, sensitivity=sens, rule=gaussian_rule)
-        r = _half_square(sens, s)
+        r = half_square(sens, s)
         if epsilon is not None:
             eps = epsilon
         elif d == 0.0:
             eps = math.inf
         elif gaussian_rule == "zcdp":
-            eps = accounting.zcdp_to_dp(r, d)
+            eps = zcdp_to_dp(r, d)
         elif gaussian_rule == "classic":
-            eps = sens * math.sqrt(2.0 * math.log(1.25 / d)) / s
+            eps = _classic_sigma_epsilon(d, sens) / s
             if eps >= 1.0:  # classic rule is only proven for ε < 1: fall back to the exact value
                 eps = gaussian_epsilon(d, sigma=s, sensitivity=sens)
         else:
@@ -526,24 +486,23 @@ def calibrate(mechanism: Mech, *, sensitivity: float, epsilon: float | None = No
 
     # discrete Gaussian
     if rho is not None:
-        s = sens / math.sqrt(2.0 * rho)
+        s = sigma_for_rho(rho, sensitivity=sens)
     elif scale is not None:
-        s = _positive("scale", scale)
+        s = check_positive(scale, name="scale")
     elif half_width is not None:
         s = scale_for_half_width("discrete_gaussian", half_width=half_width, confidence=conf)
     else:
         if gaussian_rule == "zcdp":
-            r = accounting.zcdp_rho_for_epsilon(epsilon, d)
-            s = sens / math.sqrt(2.0 * r)
+            s = sigma_for_rho(zcdp_rho_for_epsilon(epsilon, d), sensitivity=sens)
         else:
-            s = _dgauss_sigma(epsilon, d, sens_i)
-    r = _half_square(sens, s)
+            s = discrete_gaussian_sigma(epsilon, d, sensitivity=sens_i)
+    r = half_square(sens, s)
     if epsilon is not None:
         eps = epsilon
     elif d == 0.0:
         eps = math.inf
     elif gaussian_rule == "zcdp":
-        eps = accounting.zcdp_to_dp(r, d)
+        eps = zcdp_to_dp(r, d)
     else:
         eps = discrete_gaussian_epsilon(d, sigma=s, sensitivity=sens_i)
     return NoiseCalibration(mechanism, s, sens, eps, d, r, noise_std(mechanism, scale=s),
@@ -566,7 +525,8 @@ class AdaptiveWidth:
     capped: bool
 
 
-ADAPTIVE_METHODS: tuple[str, ...] = ("nonadaptive", "split_binomial", "split_hoeffding", "dfhprr", "bnsssu", "rz_monitor")
+ADAPTIVE_METHODS: tuple[str, ...] = ("nonadaptive", "split_binomial", "split_hoeffding", "dfhprr", "bnsssu",
+                                     "rz_monitor")
 
 
 def _cubic_root(a: float, b: float) -> float:
@@ -606,7 +566,7 @@ def _dfhprr(n: float, k: float, beta: float, noise: str) -> tuple[float, float]:
             def g(t):
                 inner = max(0.0, 0.5 * math.log(math.pi * r * k) + 8.0 * L16 / t)
                 return 8.0 * (r * k + 2.0 * math.sqrt(r * k * inner))
-            lo, hi = 1e-300, max(1.0, g(1.0)) * 2.0
+            hi = max(1.0, g(1.0)) * 2.0
             while hi - g(hi) < 0:
                 hi *= 2.0
             return optimize.brentq(lambda t: t - g(t), 1e-12, hi, xtol=1e-15, rtol=1e-13)
@@ -677,13 +637,11 @@ def adaptive_width(method: Literal["nonadaptive", "split_binomial", "split_hoeff
         raise ValueError(f"method must be one of {ADAPTIVE_METHODS}, got {method!r}")
     if noise not in ("laplace", "gaussian"):
         raise ValueError(f"noise must be laplace or gaussian, got {noise!r}")
-    nn, kk, b = _finite("n", n), _finite("k", k), _finite("beta", beta)
-    if nn < 1:
-        raise ValueError(f"n must be ≥ 1, got {n!r}")
-    if kk < 1:
-        raise ValueError(f"k must be ≥ 1, got {k!r}")
-    if not 0 < b < 1:
-        raise ValueError(f"beta must lie in (0, 1), got {beta!r}")
+    nn, kk = check_finite(n, name="n"), check_finite(k, name="k")
+    b = check_delta(beta, name="beta", allow_zero=False)
+    for name, v in (("n", nn), ("k", kk)):  # real-valued counts ≥ 1 (the bounds are smooth in n and k)
+        if v < 1:
+            raise ValidationError(f"{name} must be a finite number ≥ 1; got {v!r}")
     if method.startswith("split") and kk > nn:
         raise ValueError(f"data splitting needs k ≤ n (got k={k!r}, n={n!r})")
     if method == "rz_monitor" and noise == "laplace":
@@ -713,6 +671,8 @@ def adaptive_width(method: Literal["nonadaptive", "split_binomial", "split_hoeff
     else:
         tau, param = _rz_monitor(nn, kk, b)
     if param is not None:
-        std = math.sqrt(2.0) / (nn * param) if noise == "laplace" else 1.0 / (nn * math.sqrt(2.0 * param))
+        # per-query noise of a [0, 1] mean over n records: Laplace scale 1/(nε′), or Gaussian with ρ′ at Δ = 1/n
+        std = (noise_std("laplace", scale=1.0 / (nn * param)) if noise == "laplace"
+               else sigma_for_rho(param, sensitivity=1.0 / nn))
     capped = not (tau <= 0.5)
     return AdaptiveWidth(method, float(min(tau, 0.5)), param, std, capped)

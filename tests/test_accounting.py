@@ -268,7 +268,7 @@ def test_extremes_no_overflow():
     (lambda: A.compose([A.laplace(1)], delta=0, rule="basic"), "delta"),
     (lambda: A.odometer_advanced([0.1], delta_g=0.5, n=100), "1/e"),
     (lambda: A.odometer_advanced([0.1], delta_g=1e-6, n=100, gamma=0.1), "exactly one"),
-    (lambda: A.odometer_advanced([0.1], delta_g=1e-6, n=5), "n must be ≥ 6"),
+    (lambda: A.odometer_advanced([0.1], delta_g=1e-6, n=5), "n must be a number ≥ 6"),
     (lambda: A.advanced_composition_drv(-1, k=2, delta=1e-6), "epsilon"),
     (lambda: A.laplace(float("inf")), "finite"),
 ])

@@ -1,4 +1,4 @@
-"""Benchmark of engine/ppd.py against the performance targets of shared/specs/partially_private.md §8.
+"""Benchmark of engine/public_info.py and engine/partial_release.py against the performance targets of shared/specs/partially_private.md §8.
 
 Run: ``.venv/bin/python bench/bench_ppd.py`` (prints a markdown table; save it to bench/results/ppd.md).
 Times are wall-clock seconds, the best of a few repeats for short items and one run for long ones.
@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine import ppd, ppd_figures  # noqa: E402
+from engine import partial_release, ppd_figures, public_info  # noqa: E402
 
 
 def best(fn, repeat: int = 3) -> float:
@@ -33,7 +33,7 @@ def best(fn, repeat: int = 3) -> float:
 
 def page_buttons(n_jobs: int) -> None:
     """The viewer's "Run at this ε", "Run ε sweep" and "Run α sweep" at the defaults, through run_release_units."""
-    P = ppd.synth_pa_like()
+    P = partial_release.synth_pa_like()
     t, wem = P.T - 1, ["wem_naive", "wem_congenial", "wem_prior"]
     nan = math.nan
     buttons = {
@@ -48,12 +48,12 @@ def page_buttons(n_jobs: int) -> None:
     }
     print(f"| button (n_jobs = {n_jobs}) | measured (s) | mean total ℓ₂ (identical for any n_jobs) |\n|---|---|---|")
     t0 = time.perf_counter()
-    ppd.run_release_units(P, [(1, 1.0, "pp", nan, 2)], rng=0, n_jobs=n_jobs)  # starts the worker pool
+    partial_release.run_release_units(P, [(1, 1.0, "pp", nan, 2)], rng=0, n_jobs=n_jobs)  # starts the worker pool
     print(f"| worker pool start-up (the page's first WEM run only; loky reuses workers for 300 s) "
           f"| {time.perf_counter() - t0:.1f} | |")
     for name, units in buttons.items():
         t0 = time.perf_counter()
-        frames = ppd.run_release_units(P, units, rng=0, n_jobs=n_jobs)
+        frames = partial_release.run_release_units(P, units, rng=0, n_jobs=n_jobs)
         sec = time.perf_counter() - t0
         loss = float(np.mean([f["total_l2"].mean() for f in frames]))
         print(f"| {name} | {sec:.1f} | {loss:.6f} |")
@@ -63,56 +63,56 @@ def main() -> None:
     if "--jobs" in sys.argv:
         page_buttons(int(sys.argv[sys.argv.index("--jobs") + 1]))
         return
-    P = ppd.synth_pa_like()
+    P = partial_release.synth_pa_like()
     z = np.linspace(0, 1, 11)
     rows: list[tuple[str, str, float]] = []
 
     def tab_a():
-        ppd.eps_star_invariant(1.0, 100)
-        ppd.delta_z_binom(500, 0.2, 0.4)
-        ppd.realized_epsilon_trunc_em(1000, epsilon=1.0, kappa=2)
+        public_info.eps_star_invariant(1.0, 100)
+        public_info.delta_z_binom(500, 0.2, 0.4)
+        public_info.realized_epsilon_trunc_em(1000, epsilon=1.0, kappa=2)
         ppd_figures.make_invariant_ratio_figure(100, current=1.0)
         ppd_figures.make_em_audit_figure(20, current=1.0)
 
     rows.append(("Tab A interaction (engine + figures of sections 1, 2, 5, uncached)", "< 0.5 s", best(tab_a)))
-    rows.append(("Δ_z heatmap 11×11 at n = 500", "< 1 s", best(lambda: ppd.delta_z_table(500, z, z))))
+    rows.append(("Δ_z heatmap 11×11 at n = 500", "< 1 s", best(lambda: public_info.delta_z_table(500, z, z))))
     rows.append(("`lemma7_toy`, continuous, n = 50", "< 1 s",
-                 best(lambda: ppd.lemma7_toy(50, epsilon=0.5, noise="laplace", post="round_clamp"))))
+                 best(lambda: public_info.lemma7_toy(50, epsilon=0.5, noise="laplace", post="round_clamp"))))
     rows.append(("Exact Algorithm 1 (9,870 compositions: J = 3, s = 139)", "< 0.2 s",
-                 best(lambda: ppd.posterior_exact_counts([50, 40, 49], 139, [3, 3, 2], epsilon=1, sensitivity=2))))
+                 best(lambda: partial_release.posterior_exact_counts([50, 40, 49], 139, [3, 3, 2], epsilon=1, sensitivity=2))))
     rows.append(("Rejection sampler, 200,000 proposals", "< 2 s",
-                 best(lambda: ppd.posterior_rejection_counts([6, 1, 4], 10, [3, 3, 2], epsilon=1, sensitivity=2,
+                 best(lambda: partial_release.posterior_rejection_counts([6, 1, 4], 10, [3, 3, 2], epsilon=1, sensitivity=2,
                                                              n_proposals=200_000, rng=0))))
     rows.append(("PP, one month, J = 67, 3 reps", "< 0.1 s",
-                 best(lambda: ppd.run_partially_private_release(P, 23, epsilons=[1], methods=["pp"], reps=3,
+                 best(lambda: partial_release.run_partially_private_release(P, 23, epsilons=[1], methods=["pp"], reps=3,
                                                                 rng=0))))
     rows.append(("`contraction_frequencies`, 6 ε × 23 months × 20 reps", "< 3 s",
-                 best(lambda: ppd.contraction_frequencies(P, epsilons=[0.1, 0.25, 0.5, 1, 2, 5], reps=20, rng=0),
+                 best(lambda: partial_release.contraction_frequencies(P, epsilons=[0.1, 0.25, 0.5, 1, 2, 5], reps=20, rng=0),
                       repeat=1)))
     for base in ("naive", "congenial", "prior"):
         rows.append((f"One WEM chain ({base}), J = 67, 30 sweeps", "< 3 s",
-                     best(lambda b=base: ppd.release_month(P, 23, method=f"wem_{b}", epsilon=1, rng=0), repeat=2)))
+                     best(lambda b=base: partial_release.release_month(P, 23, method=f"wem_{b}", epsilon=1, rng=0), repeat=2)))
     wem = ["wem_naive", "wem_congenial", "wem_prior"]
     t0 = time.perf_counter()
-    ppd.run_partially_private_release(P, 23, epsilons=[1], methods=wem, reps=3, rng=0)
+    partial_release.run_partially_private_release(P, 23, epsilons=[1], methods=wem, reps=3, rng=0)
     t_run = time.perf_counter() - t0
     rows.append(("Default Run: 3 WEM methods × 3 reps at one ε", "< 30 s", t_run))
     t0 = time.perf_counter()
     for t in range(1, P.T):
-        ppd.run_partially_private_release(P, t, epsilons=[1], methods=wem, reps=1, rng=0)
+        partial_release.run_partially_private_release(P, t, epsilons=[1], methods=wem, reps=1, rng=0)
     rows.append(("… plus the page's series plot: 3 WEM × 23 months × 1 draw", "(part of Run)",
                  time.perf_counter() - t0))
     t0 = time.perf_counter()
-    ppd.run_partially_private_release(P, 23, epsilons=[0.5, 1, 2, 5], methods=["pp"] + wem, reps=3, rng=0)
+    partial_release.run_partially_private_release(P, 23, epsilons=[0.5, 1, 2, 5], methods=["pp"] + wem, reps=3, rng=0)
     rows.append(("ε sweep (4 ε × 4 methods × 3 reps)", "< 2 min", time.perf_counter() - t0))
     t0 = time.perf_counter()
-    ppd.run_partially_private_release(P, 23, epsilons=[1], methods=["wem_prior"], alphas=[1e-3, 1e-2, 0.1, 1, 10],
+    partial_release.run_partially_private_release(P, 23, epsilons=[1], methods=["wem_prior"], alphas=[1e-3, 1e-2, 0.1, 1, 10],
                                       reps=3, rng=0)
-    ppd.run_partially_private_release(P, 23, epsilons=[1], methods=["wem_naive", "wem_congenial"], reps=3, rng=0)
+    partial_release.run_partially_private_release(P, 23, epsilons=[1], methods=["wem_naive", "wem_congenial"], reps=3, rng=0)
     rows.append(("α sweep (5 α WEM-prior + 2 baselines, × 3 reps)", "< 1 min", time.perf_counter() - t0))
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
-    print(f"## engine/ppd.py benchmark\n\nPython {platform.python_version()}, {os.cpu_count()} cores, "
+    print(f"## engine/public_info.py + engine/partial_release.py benchmark\n\nPython {platform.python_version()}, {os.cpu_count()} cores, "
           f"1-min load average at the end {load:.1f} (timings are inflated when the machine is shared).\n")
     print("| item | target (spec §8) | measured (s) |")
     print("|---|---|---|")

@@ -1,7 +1,8 @@
 """Plotly figures for the partially-private-data views (pure functions, no streamlit; unit-testable).
 
 Figures for the epsilon calculator's Tab 9 (public information) and for the stratified synthesis viewer's
-"Partially private release" tab. Inputs are engine results (``engine.ppd``); colours follow the product's
+"Partially private release" tab. Inputs are engine results (``engine.public_info``,
+``engine.partial_release``); colours follow the product's
 Okabe–Ito palette (repeated here so the engine does not import ``ui``).
 
 References
@@ -20,7 +21,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine import ppd
+from engine import partial_release, public_info
 
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 METHOD_COLORS = {"pp": PALETTE[0], "wem_naive": PALETTE[3], "wem_congenial": PALETTE[2], "wem_prior": PALETTE[1]}
@@ -58,7 +59,7 @@ def make_invariant_ratio_figure(N: float, *, epsilons: Sequence[float] | None = 
     eps = np.geomspace(0.01, 20, 120) if epsilons is None else np.asarray(epsilons, float)
     fig = go.Figure()
     for kind, col in (("discrete", PALETTE[0]), ("continuous", PALETTE[1])):
-        ratio = [ppd.eps_star_invariant(e, N, kind=kind) / e for e in eps]
+        ratio = [public_info.eps_star_invariant(e, N, kind=kind) / e for e in eps]
         fig.add_trace(go.Scatter(x=eps, y=ratio, mode="lines", name=f"{kind} Laplace", line_color=col,
                                  hovertemplate="ε = %{x:.3g}<br>ε*/ε = %{y:.3f}<extra>" + kind + "</extra>"))
     if current is not None:
@@ -112,7 +113,7 @@ def make_em_audit_figure(n: int, *, sensitivity: float = 1.0, epsilons: Sequence
     fig.add_trace(go.Scatter(x=eps, y=eps, mode="lines", name="nominal ε (target)",
                              line=dict(color=PALETTE[7], dash="dash")))
     for kappa, col, lab in ((1.0, PALETTE[3], "κ = 1 (paper-literal)"), (2.0, PALETTE[2], "κ = 2 (safe)")):
-        real = [ppd.realized_epsilon_trunc_em(n, epsilon=e, sensitivity=sensitivity, kappa=kappa, grid=2001)
+        real = [public_info.realized_epsilon_trunc_em(n, epsilon=e, sensitivity=sensitivity, kappa=kappa, grid=2001)
                 for e in eps]
         fig.add_trace(go.Scatter(x=eps, y=real, mode="lines", name=lab, line_color=col,
                                  hovertemplate="ε = %{x:.3g}<br>realised %{y:.3f}<extra>" + lab + "</extra>"))
@@ -122,7 +123,7 @@ def make_em_audit_figure(n: int, *, sensitivity: float = 1.0, epsilons: Sequence
                    xaxis=dict(title="nominal ε", type="log"), yaxis=dict(title="realised ε", type="log"))
 
 
-def make_info_loss_figure(lemma7: ppd.Lemma7Result, sumproj: ppd.SumProjectionResult | None = None
+def make_info_loss_figure(lemma7: public_info.Lemma7Result, sumproj: public_info.SumProjectionResult | None = None
                           ) -> go.Figure:
     """Expected posterior variances of θ: given T (truth), Y (noisy) and Y* (constraints enforced)."""
     fig = go.Figure()
@@ -143,7 +144,7 @@ def make_power_figure(n: int, *, epsilon: float, theta0: float, thetas: Sequence
                       alpha: float = 0.05) -> go.Figure:
     """Thm. 2 power curves: UMP test on Y against the randomised UMP test on Y* = round(clamp(Y))."""
     th = np.asarray(thetas, float)
-    res = [ppd.thm2_power(n, epsilon=epsilon, theta0=theta0, theta=t, alpha=alpha) for t in th]
+    res = [public_info.thm2_power(n, epsilon=epsilon, theta0=theta0, theta=t, alpha=alpha) for t in th]
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=th, y=[r.power_y for r in res], mode="lines", name="test on noisy Y",
                              line_color=PALETTE[0]))
@@ -156,14 +157,14 @@ def make_power_figure(n: int, *, epsilon: float, theta0: float, thetas: Sequence
 
 # ------------------------------------------------------------------------------------------------ Tab B
 def _label(m: str) -> str:
-    return ppd.METHOD_LABELS.get(m, m)
+    return partial_release.METHOD_LABELS.get(m, m)
 
 
 def make_loss_vs_epsilon_figure(df: pd.DataFrame) -> go.Figure:
     """(i) Total ℓ₂ loss against ε per method: draws as points, the mean as a line (Fig. 4 analogue)."""
     draws = df.drop_duplicates(["rep", "epsilon", "method", "alpha"])
     fig = go.Figure()
-    for m in [x for x in ppd.METHODS if x in set(draws["method"])]:
+    for m in [x for x in partial_release.METHODS if x in set(draws["method"])]:
         d = draws[draws["method"] == m]
         mean = d.groupby("epsilon")["total_l2"].mean()
         col = METHOD_COLORS[m]
@@ -179,7 +180,7 @@ def make_relerr_figure(df: pd.DataFrame) -> go.Figure:
     """(ii) |relative error| of cases against county population, log–log (Fig. 5 analogue)."""
     fig = go.Figure()
     d0 = df[np.isfinite(df["rel_err_cases"])]
-    for m in [x for x in ppd.METHODS if x in set(d0["method"])]:
+    for m in [x for x in partial_release.METHODS if x in set(d0["method"])]:
         d = d0[d0["method"] == m]
         y = np.maximum(d["rel_err_cases"].to_numpy(float), 1e-5)  # exact zeros shown at the floor
         fig.add_trace(go.Scatter(x=d["population"], y=y, mode="markers", name=_label(m),
@@ -245,7 +246,7 @@ def make_alpha_sweep_figure(df: pd.DataFrame) -> go.Figure:
                    yaxis=dict(title="mean total ℓ₂ loss"))
 
 
-def make_alg1_figure(summaries: Mapping[str, ppd.PosteriorSummary]) -> go.Figure:
+def make_alg1_figure(summaries: Mapping[str, partial_release.PosteriorSummary]) -> go.Figure:
     """Posterior mean ± sd of each cell probability for the exact posterior and the samplers."""
     fig = go.Figure()
     for k, (lab, s) in enumerate(summaries.items()):

@@ -1,4 +1,4 @@
-"""Tests for engine/ppd.py: spec §9 worked examples (partially_private.md), properties and cross-checks.
+"""Tests for engine/public_info.py and engine/partial_release.py: spec §9 worked examples (partially_private.md), properties and cross-checks.
 
 Expected numbers come from the spec's worked examples, closed forms, brute force (exact rational
 arithmetic, enumeration, quadrature) or independent libraries (scipy.stats, cvxpy) — never from the code
@@ -18,8 +18,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
-from engine import ppd
-from engine.ppd import PublicInfo
+from engine import partial_release, public_info
+from engine.partial_release import PublicInfo
 
 
 # ---------------------------------------------------------------------------------------------- P1 Δ_z
@@ -29,7 +29,7 @@ from engine.ppd import PublicInfo
     (20, .3, .6, 7), (30, .6, .3, 8),
 ])
 def test_delta_z_binom_spec_values(n, z0, z1, expected):
-    assert ppd.delta_z_binom(n, z0, z1) == expected
+    assert public_info.delta_z_binom(n, z0, z1) == expected
 
 
 P1_TABLE = """
@@ -46,8 +46,8 @@ P1_TABLE = """
 def test_delta_z_full_table_n10():
     zs = [0, .1, .25, .5, .75, .9, 1]
     expected = np.array([[int(v) for v in line.split(":")[1].split()] for line in P1_TABLE.strip().splitlines()])
-    np.testing.assert_array_equal(ppd.delta_z_table(10, zs, zs), expected)
-    assert ppd.delta_z_binom(10, .9, .1) == expected[5, 1]
+    np.testing.assert_array_equal(public_info.delta_z_table(10, zs, zs), expected)
+    assert public_info.delta_z_binom(10, .9, .1) == expected[5, 1]
 
 
 def _exact_binom(m: int, p: Fraction, shift: int) -> tuple[list[int], list[Fraction]]:
@@ -80,16 +80,16 @@ def test_delta_z_binom_matches_exact_rational_winf(n, i0, i1):
     z0, z1 = Fraction(i0, 20), Fraction(i1, 20)
     x1, p1 = _exact_binom(n - 1, z1, 1)
     x0, p0 = _exact_binom(n - 1, z0, 0)
-    assert ppd.delta_z_binom(n, float(z0), float(z1)) == _exact_winf(x1, p1, x0, p0)
+    assert public_info.delta_z_binom(n, float(z0), float(z1)) == _exact_winf(x1, p1, x0, p0)
 
 
 def test_delta_z_errors():
     with pytest.raises(ValueError):
-        ppd.delta_z_binom(1, .2, .3)
+        public_info.delta_z_binom(1, .2, .3)
     with pytest.raises(ValueError):
-        ppd.delta_z_binom(10, -0.1, .3)
+        public_info.delta_z_binom(10, -0.1, .3)
     with pytest.raises(ValueError):
-        ppd.delta_z_binom(10, .2, 1.1)
+        public_info.delta_z_binom(10, .2, 1.1)
 
 
 @settings(max_examples=30)
@@ -98,30 +98,30 @@ def test_delta_z_errors():
 def test_winf_shift_and_w1_bound(x, w, shift):
     p = np.array(w[:len(x)], float)
     p /= p.sum()
-    assert ppd.winf_1d(x, p, np.array(x) + shift, p) == pytest.approx(abs(shift))
+    assert public_info.winf_1d(x, p, np.array(x) + shift, p) == pytest.approx(abs(shift))
     q = np.roll(p, 1)
     w1 = stats.wasserstein_distance(x, x, p, q)
-    assert ppd.winf_1d(x, p, x, q) >= w1 - 1e-12
+    assert public_info.winf_1d(x, p, x, q) >= w1 - 1e-12
 
 
 # ---------------------------------------------------------------------------------------------- P2/P3
 def test_example2_spec_values():
-    assert ppd.gaussian_public_coefficients(10, 0, 0).beta_v == pytest.approx(0.1, abs=1e-5)
-    assert ppd.gaussian_public_coefficients(10, 0.5, 0).beta_v == pytest.approx(0.55, abs=1e-5)
-    assert ppd.gaussian_public_coefficients(10, 0.9, 0).beta_v == pytest.approx(0.91, abs=1e-5)
-    g = ppd.gaussian_public_coefficients(10, 0, 0.3, sigma=1.7, tau=0.6)
+    assert public_info.gaussian_public_coefficients(10, 0, 0).beta_v == pytest.approx(0.1, abs=1e-5)
+    assert public_info.gaussian_public_coefficients(10, 0.5, 0).beta_v == pytest.approx(0.55, abs=1e-5)
+    assert public_info.gaussian_public_coefficients(10, 0.9, 0).beta_v == pytest.approx(0.91, abs=1e-5)
+    g = public_info.gaussian_public_coefficients(10, 0, 0.3, sigma=1.7, tau=0.6)
     assert (g.beta_v, g.beta_z, g.cond_var) == pytest.approx((0.01099, 0.84066, 0.02858), abs=1e-5)
-    assert ppd.gaussian_public_coefficients(10, 0, 0.1, sigma=1.7, tau=0.6).beta_z == pytest.approx(0.257576,
+    assert public_info.gaussian_public_coefficients(10, 0, 0.1, sigma=1.7, tau=0.6).beta_z == pytest.approx(0.257576,
                                                                                                   abs=1e-5)
-    g = ppd.gaussian_public_coefficients(20, 0.2, 0.4)
+    g = public_info.gaussian_public_coefficients(20, 0.2, 0.4)
     assert (g.a, g.beta_v, g.beta_z) == pytest.approx((0.24, 0.095238, 0.361905), abs=1e-5)
     with pytest.raises(ValueError, match="exceeds"):
-        ppd.gaussian_public_coefficients(10, 0, 0.4)
+        public_info.gaussian_public_coefficients(10, 0, 0.4)
     with pytest.raises(ValueError):
-        ppd.gaussian_public_coefficients(10, -0.2, 0)  # r < −1/(n−1)
+        public_info.gaussian_public_coefficients(10, -0.2, 0)  # r < −1/(n−1)
     with pytest.raises(ValueError):
-        ppd.gaussian_public_coefficients(10, 0.5, 1.0)
-    assert ppd.delta_z_gauss(10, 0.5, 0, sensitivity=2) == pytest.approx(1.1, abs=1e-9)
+        public_info.gaussian_public_coefficients(10, 0.5, 1.0)
+    assert public_info.delta_z_gauss(10, 0.5, 0, sensitivity=2) == pytest.approx(1.1, abs=1e-9)
 
 
 @settings(max_examples=25)
@@ -131,7 +131,7 @@ def test_example2_matches_gaussian_conditioning(n, r, rho, sigma, tau):
     """β and Var(X̄|X₁, Z) equal the Gaussian conditioning formulas from the full covariance matrix."""
     a = (1 + (n - 1) * r) / n
     assume(rho * rho <= a - 1e-6)
-    g = ppd.gaussian_public_coefficients(n, r, rho, sigma=sigma, tau=tau)
+    g = public_info.gaussian_public_coefficients(n, r, rho, sigma=sigma, tau=tau)
     # (X̄, X₁, Z) covariance: Var X̄ = σ²a, Cov(X̄, X₁) = σ²a, Cov(X̄, Z) = Cov(X₁, Z) = ρστ, Var Z = τ².
     S12 = np.array([sigma**2 * a, rho * sigma * tau])
     S22 = np.array([[sigma**2, rho * sigma * tau], [rho * sigma * tau, tau**2]])
@@ -142,14 +142,14 @@ def test_example2_matches_gaussian_conditioning(n, r, rho, sigma, tau):
 
 
 def test_effective_epsilon_p3():
-    assert ppd.effective_epsilon_dpz(0.5, sensitivity_dp=1, sensitivity_z=13) == pytest.approx(6.5)
-    assert ppd.required_scale_dpz(0.5, sensitivity_z=13) == pytest.approx(26)
+    assert public_info.effective_epsilon_dpz(0.5, sensitivity_dp=1, sensitivity_z=13) == pytest.approx(6.5)
+    assert public_info.required_scale_dpz(0.5, sensitivity_z=13) == pytest.approx(26)
     with pytest.raises(ValueError):
-        ppd.effective_epsilon_dpz(0, sensitivity_dp=1, sensitivity_z=1)
+        public_info.effective_epsilon_dpz(0, sensitivity_dp=1, sensitivity_z=1)
     with pytest.raises(ValueError):
-        ppd.effective_epsilon_dpz(float("inf"), sensitivity_dp=1, sensitivity_z=1)
+        public_info.effective_epsilon_dpz(float("inf"), sensitivity_dp=1, sensitivity_z=1)
     with pytest.raises(ValueError):
-        ppd.effective_epsilon_dpz(1, sensitivity_dp=0, sensitivity_z=1)
+        public_info.effective_epsilon_dpz(1, sensitivity_dp=0, sensitivity_z=1)
 
 
 # ---------------------------------------------------------------------------------------------- P4 Lemma 5
@@ -158,26 +158,26 @@ def test_effective_epsilon_p3():
     (0.1, 10, 0.173803, 0.185570), (0.25, 10, 0.402410, 0.445222),
 ])
 def test_lemma5_spec_values(eps, N, disc, cont):
-    assert ppd.eps_star_invariant(eps, N, kind="discrete") == pytest.approx(disc, abs=1e-5)
-    assert ppd.eps_star_invariant(eps, N, kind="continuous") == pytest.approx(cont, abs=1e-5)
+    assert public_info.eps_star_invariant(eps, N, kind="discrete") == pytest.approx(disc, abs=1e-5)
+    assert public_info.eps_star_invariant(eps, N, kind="continuous") == pytest.approx(cont, abs=1e-5)
 
 
 def test_lemma5_limits_and_n1():
-    assert ppd.eps_star_invariant(2, math.inf) == pytest.approx(2.110664, abs=1e-5)
-    assert ppd.eps_star_invariant(3, math.inf, kind="continuous") == pytest.approx(3.667939, abs=1e-5)
+    assert public_info.eps_star_invariant(2, math.inf) == pytest.approx(2.110664, abs=1e-5)
+    assert public_info.eps_star_invariant(3, math.inf, kind="continuous") == pytest.approx(3.667939, abs=1e-5)
     for e in (0.1, 1, 7):
-        assert ppd.eps_star_invariant(e, 1) == pytest.approx(e)
-        assert ppd.eps_star_invariant(e, 1, kind="continuous") == pytest.approx(e)
+        assert public_info.eps_star_invariant(e, 1) == pytest.approx(e)
+        assert public_info.eps_star_invariant(e, 1, kind="continuous") == pytest.approx(e)
     with pytest.raises(ValueError):
-        ppd.eps_star_invariant(1, 0.5)
+        public_info.eps_star_invariant(1, 0.5)
     with pytest.raises(ValueError):
-        ppd.eps_star_invariant(1, 5, kind="gaussian")
+        public_info.eps_star_invariant(1, 5, kind="gaussian")
 
 
 @settings(max_examples=40)
 @given(eps=st.floats(0.01, 15), N=st.integers(1, 5000), kind=st.sampled_from(["discrete", "continuous"]))
 def test_lemma5_band(eps, N, kind):
-    e = ppd.eps_star_invariant(eps, N, kind=kind)
+    e = public_info.eps_star_invariant(eps, N, kind=kind)
     assert eps - 1e-9 <= e <= 2 * eps + 1e-9
 
 
@@ -191,7 +191,7 @@ def test_lemma5_brute_force(eps, N):
         p0 = r ** np.abs(ys - x)
         p1 = r ** np.abs(ys - x - 1)
         worst = max(worst, np.max(np.abs(np.log(p0 / p0.sum()) - np.log(p1 / p1.sum()))))
-    assert ppd.eps_star_invariant(eps, N) == pytest.approx(worst, abs=1e-10)
+    assert public_info.eps_star_invariant(eps, N) == pytest.approx(worst, abs=1e-10)
     # continuous: normaliser by quadrature, densities compared on a y grid
     norm = lambda x: integrate.quad(lambda y: math.exp(-eps * abs(y - x)), 0, N, points=[x])[0]
     worst_c = 0.0
@@ -199,18 +199,18 @@ def test_lemma5_brute_force(eps, N):
         yy = np.linspace(0, N, 401)
         lr = -eps * np.abs(yy - x) + eps * np.abs(yy - x - 1) - math.log(norm(x)) + math.log(norm(x + 1))
         worst_c = max(worst_c, np.max(np.abs(lr)))
-    assert ppd.eps_star_invariant(eps, N, kind="continuous") == pytest.approx(worst_c, abs=1e-6)
+    assert public_info.eps_star_invariant(eps, N, kind="continuous") == pytest.approx(worst_c, abs=1e-6)
 
 
 # ---------------------------------------------------------------------------------------------- P5 Example 1
 def test_example1_spec_values():
-    assert ppd.realized_epsilon_trunc_em(1, epsilon=0.8, kappa=2) == pytest.approx(0.4, abs=1e-3)
-    assert ppd.realized_epsilon_trunc_em(20, epsilon=0.3, kappa=2) == pytest.approx(0.2794, abs=1e-3)
-    assert ppd.realized_epsilon_trunc_em(20, epsilon=0.3, kappa=1) == pytest.approx(0.5303, abs=1e-3)
-    assert ppd.realized_epsilon_trunc_em(10, epsilon=0.5, kappa=2) == pytest.approx(0.4452, abs=1e-3)
-    assert ppd.realized_epsilon_trunc_em_limit(3, kappa=2) == pytest.approx(2.0749, abs=1e-3)
-    assert ppd.realized_epsilon_trunc_em_limit(3, kappa=1) == pytest.approx(3.6679, abs=1e-3)
-    y = ppd.trunc_laplace_em_sample(0.3, 10, epsilon=1, sensitivity=1, kappa=2, size=200_000, rng=0)
+    assert public_info.realized_epsilon_trunc_em(1, epsilon=0.8, kappa=2) == pytest.approx(0.4, abs=1e-3)
+    assert public_info.realized_epsilon_trunc_em(20, epsilon=0.3, kappa=2) == pytest.approx(0.2794, abs=1e-3)
+    assert public_info.realized_epsilon_trunc_em(20, epsilon=0.3, kappa=1) == pytest.approx(0.5303, abs=1e-3)
+    assert public_info.realized_epsilon_trunc_em(10, epsilon=0.5, kappa=2) == pytest.approx(0.4452, abs=1e-3)
+    assert public_info.realized_epsilon_trunc_em_limit(3, kappa=2) == pytest.approx(2.0749, abs=1e-3)
+    assert public_info.realized_epsilon_trunc_em_limit(3, kappa=1) == pytest.approx(3.6679, abs=1e-3)
+    y = public_info.trunc_laplace_em_sample(0.3, 10, epsilon=1, sensitivity=1, kappa=2, size=200_000, rng=0)
     assert y.mean() == pytest.approx(0.2202, abs=0.002)
     assert y.min() >= -0.5 and y.max() <= 0.5
 
@@ -218,7 +218,7 @@ def test_example1_spec_values():
 def test_example1_sampler_matches_density():
     """KS test of the inverse-CDF sampler against the truncated Laplace CDF by quadrature."""
     xbar, a, half = -0.2, 3.0, 0.5  # n=3, ε=2, Δ=1, κ=2 → a = 3
-    y = ppd.trunc_laplace_em_sample(xbar, 3, epsilon=2, sensitivity=1, kappa=2, size=20_000, rng=3)
+    y = public_info.trunc_laplace_em_sample(xbar, 3, epsilon=2, sensitivity=1, kappa=2, size=20_000, rng=3)
     Z = integrate.quad(lambda u: math.exp(-a * abs(u - xbar)), -half, half, points=[xbar])[0]
     cdf = np.vectorize(lambda t: integrate.quad(lambda u: math.exp(-a * abs(u - xbar)), -half, t,
                                                 points=[xbar] if -half < xbar < t else None)[0] / Z)
@@ -227,9 +227,9 @@ def test_example1_sampler_matches_density():
 
 def test_example1_kappa1_exceeds_epsilon_and_limit():
     for eps in (0.3, 1.0, 3.0):
-        assert ppd.realized_epsilon_trunc_em(500, epsilon=eps, kappa=1) > eps
-        assert ppd.realized_epsilon_trunc_em(500, epsilon=eps, kappa=2) <= eps + 1e-9
-        assert ppd.realized_epsilon_trunc_em(5000, epsilon=eps, kappa=2) == pytest.approx(
+        assert public_info.realized_epsilon_trunc_em(500, epsilon=eps, kappa=1) > eps
+        assert public_info.realized_epsilon_trunc_em(500, epsilon=eps, kappa=2) <= eps + 1e-9
+        assert public_info.realized_epsilon_trunc_em(5000, epsilon=eps, kappa=2) == pytest.approx(
             eps / 2 + math.log(2 - math.exp(-eps / 2)), abs=2e-3)
 
 
@@ -243,23 +243,23 @@ def test_posterior_bounds_via_risk():
 
 
 def test_compose_p7():
-    assert ppd.compose_dpz([0.5, 0.7], same_z=True) == pytest.approx(1.2)
+    assert public_info.compose_dpz([0.5, 0.7], same_z=True) == pytest.approx(1.2)
     with pytest.raises(ValueError, match="do not compose"):
-        ppd.compose_dpz([0.5, 0.7], same_z=False)
+        public_info.compose_dpz([0.5, 0.7], same_z=False)
     with pytest.raises(ValueError):
-        ppd.compose_dpz([0.5, -1], same_z=True)
+        public_info.compose_dpz([0.5, -1], same_z=True)
 
 
 # ---------------------------------------------------------------------------------------------- P8 Prop 1
 def test_prop1_spec():
-    r = ppd.prop1_mse(5, 2, sensitivity=1, epsilon=0.5)
+    r = public_info.prop1_mse(5, 2, sensitivity=1, epsilon=0.5)
     assert (r.projected, r.native, r.ratio) == pytest.approx((48, 24, 2))
     rng = np.random.default_rng(11)
-    y1 = ppd.knorm_l2_sample(10, 1.0, size=200_000, rng=rng)
-    y2 = ppd.knorm_l2_sample(3, 1.0, size=200_000, rng=rng)
+    y1 = public_info.knorm_l2_sample(10, 1.0, size=200_000, rng=rng)
+    y2 = public_info.knorm_l2_sample(3, 1.0, size=200_000, rng=rng)
     proj = np.mean(np.sum(y1[:, :3] ** 2, axis=1))
     nat = np.mean(np.sum(y2 ** 2, axis=1))
-    exact = ppd.prop1_mse(10, 3, sensitivity=1, epsilon=1)
+    exact = public_info.prop1_mse(10, 3, sensitivity=1, epsilon=1)
     assert (exact.projected, exact.native) == (33, 12)
     assert proj == pytest.approx(33, rel=0.015)
     assert nat == pytest.approx(12, rel=0.015)
@@ -269,30 +269,30 @@ def test_prop1_spec():
 def test_dlap_p9_and_scipy():
     r = math.exp(-0.5)
     assert r == pytest.approx(0.606531, abs=1e-6)
-    assert ppd.dlap_var(epsilon=1, sensitivity=2) == pytest.approx(7.835396, abs=1e-6)
+    assert public_info.dlap_var(epsilon=1, sensitivity=2) == pytest.approx(7.835396, abs=1e-6)
     k = np.arange(-400, 401)
-    p = ppd.dlap_pmf(k, epsilon=1, sensitivity=2)
+    p = public_info.dlap_pmf(k, epsilon=1, sensitivity=2)
     assert p[400] == pytest.approx(0.244919, abs=1e-6)
     assert np.sum(np.abs(k) * p) == pytest.approx(1.919035, abs=1e-6)
     assert np.sum(p[k < 0]) == pytest.approx(0.377541, abs=1e-6)
     np.testing.assert_allclose(p, stats.dlaplace.pmf(k, 0.5), rtol=1e-12)
-    assert ppd.dlap_var(epsilon=1, sensitivity=2) == pytest.approx(stats.dlaplace.var(0.5))
-    x = ppd.dlap_sample(epsilon=1, sensitivity=2, size=1_000_000, rng=0)
+    assert public_info.dlap_var(epsilon=1, sensitivity=2) == pytest.approx(stats.dlaplace.var(0.5))
+    x = public_info.dlap_sample(epsilon=1, sensitivity=2, size=1_000_000, rng=0)
     assert x.var() == pytest.approx(7.835396, rel=0.01)
 
 
 # ---------------------------------------------------------------------------------------------- P10 DM
 def test_dm_spec_and_scipy():
-    assert math.exp(ppd.dm_logpmf([1, 1], 2, [0.5, 0.5])) == pytest.approx(0.25, abs=1e-12)
-    assert math.exp(ppd.dm_logpmf([2, 1, 0], 3, [1, 1, 1])) == pytest.approx(0.1, abs=1e-12)
-    assert ppd.dm_logpmf([4, 0, 1], 5, [2, 0.5, 1.5]) == pytest.approx(-2.010449, abs=1e-6)
-    assert ppd.dm_logpmf([4, 0, 1], 5, [2, 0.5, 1.5]) == pytest.approx(
+    assert math.exp(partial_release.dm_logpmf([1, 1], 2, [0.5, 0.5])) == pytest.approx(0.25, abs=1e-12)
+    assert math.exp(partial_release.dm_logpmf([2, 1, 0], 3, [1, 1, 1])) == pytest.approx(0.1, abs=1e-12)
+    assert partial_release.dm_logpmf([4, 0, 1], 5, [2, 0.5, 1.5]) == pytest.approx(-2.010449, abs=1e-6)
+    assert partial_release.dm_logpmf([4, 0, 1], 5, [2, 0.5, 1.5]) == pytest.approx(
         stats.dirichlet_multinomial.logpmf([4, 0, 1], [2, 0.5, 1.5], 5), abs=1e-12)
-    total = sum(math.exp(ppd.dm_logpmf(list(x), 7, [0.3, 1.2, 2.5]))
+    total = sum(math.exp(partial_release.dm_logpmf(list(x), 7, [0.3, 1.2, 2.5]))
                 for x in itertools.product(range(8), repeat=3) if sum(x) == 7)
     assert total == pytest.approx(1.0, abs=1e-12)
     with pytest.raises(ValueError):
-        ppd.dm_logpmf([1, 1], 3, [1, 1])
+        partial_release.dm_logpmf([1, 1], 3, [1, 1])
 
 
 # ---------------------------------------------------------------------------------------------- P11 PP
@@ -300,12 +300,12 @@ YC, YD = [10.3, -2.0, 5.5, 3.2], [1.2, 0.5, 7.0, -1.5]
 
 
 def test_pp_toy_p11():
-    r = ppd.project_stage1(YC, YD, 14)
+    r = partial_release.project_stage1(YC, YD, 14)
     assert r.lam == pytest.approx(2.3, abs=1e-9)
     np.testing.assert_allclose(r.cases, [8, 0, 5.1, 0.9], atol=1e-9)
     np.testing.assert_allclose(r.deaths, [1.2, 0, 5.1, 0], atol=1e-9)
     np.testing.assert_array_equal(r.region, [0, 3, 2, 1])
-    rel = ppd.postprocess(YC, YD, 14).release
+    rel = partial_release.postprocess(YC, YD, 14).release
     np.testing.assert_array_equal(rel.cases, [8, 0, 5, 1])
     np.testing.assert_array_equal(rel.deaths, [1, 0, 5, 0])
     assert rel.cases.sum() == 14
@@ -322,7 +322,7 @@ def _cvxpy_stage1(yc, yd, s):
 
 def test_pp_stage1_matches_cvxpy_toy():
     c, d = _cvxpy_stage1(np.array(YC), np.array(YD), 14)
-    r = ppd.project_stage1(YC, YD, 14)
+    r = partial_release.project_stage1(YC, YD, 14)
     np.testing.assert_allclose(r.cases, c, atol=1e-5)
     np.testing.assert_allclose(r.deaths, d, atol=1e-5)
 
@@ -334,7 +334,7 @@ def test_pp_stage1_matches_cvxpy_random(seed, J, s):
     yc = rng.normal(s / J, 6, J)
     yd = rng.normal(1, 4, J)
     c, d = _cvxpy_stage1(yc, yd, s)
-    r = ppd.project_stage1(yc, yd, s)
+    r = partial_release.project_stage1(yc, yd, s)
     obj = lambda cc, dd: np.sum((cc - yc) ** 2) + np.sum((dd - yd) ** 2)
     assert obj(r.cases, r.deaths) <= obj(c, d) + 1e-5
     np.testing.assert_allclose(r.cases, c, atol=1e-4)
@@ -349,7 +349,7 @@ def test_pp_release_satisfies_public_constraints_exactly(seed, J, s, st_on, orde
     yc = rng.normal(s / J, 10, J)
     yd = rng.normal(0, 5, J)
     pub = PublicInfo(state_total=st_on, cases_ge_deaths=order, nonnegative=nonneg)
-    res = ppd.postprocess(yc, yd, s, public=pub)
+    res = partial_release.postprocess(yc, yd, s, public=pub)
     c, d = res.release.cases, res.release.deaths
     assert c.dtype.kind == "i" and d.dtype.kind == "i"
     if st_on:
@@ -361,7 +361,7 @@ def test_pp_release_satisfies_public_constraints_exactly(seed, J, s, st_on, orde
         assert np.all(d >= 0) and np.all(c >= 0)
     assert (res.stage1.region is not None) == (st_on and order and nonneg)
     # idempotent on feasible input
-    again = ppd.project_stage1(res.stage1.cases, res.stage1.deaths, res.stage1.cases.sum(), public=pub)
+    again = partial_release.project_stage1(res.stage1.cases, res.stage1.deaths, res.stage1.cases.sum(), public=pub)
     np.testing.assert_allclose(again.cases, res.stage1.cases, atol=1e-7)
     np.testing.assert_allclose(again.deaths, res.stage1.deaths, atol=1e-7)
 
@@ -373,8 +373,8 @@ def test_stage2_matches_brute_force(seed, J):
     yc = rng.normal(5, 4, J)
     yd = rng.normal(1, 3, J)
     s = int(rng.integers(0, 15))
-    st1 = ppd.project_stage1(yc, yd, s)
-    rel = ppd.round_stage2(st1.cases, st1.deaths, s)
+    st1 = partial_release.project_stage1(yc, yd, s)
+    rel = partial_release.round_stage2(st1.cases, st1.deaths, s)
     fc, fd = np.floor(st1.cases + 1e-12), np.floor(st1.deaths + 1e-12)
     best = math.inf
     for b in itertools.product((0, 1), repeat=2 * J):
@@ -388,22 +388,22 @@ def test_stage2_matches_brute_force(seed, J):
 
 def test_pp_errors():
     with pytest.raises(ValueError, match="state total"):
-        ppd.project_stage1([1, 2], [0, 0], -3)
+        partial_release.project_stage1([1, 2], [0, 0], -3)
     with pytest.raises(ValueError):
-        ppd.project_stage1([1, 2], [0, 0, 1], 3)
+        partial_release.project_stage1([1, 2], [0, 0, 1], 3)
     with pytest.raises(ValueError):
         PublicInfo(exact_share=0.95)
 
 
 # ---------------------------------------------------------------------------------------------- P12–P14
 def test_lemma7_p12():
-    r = ppd.lemma7_toy(50, epsilon=0.5, noise="dlap", post="clamp")
+    r = public_info.lemma7_toy(50, epsilon=0.5, noise="dlap", post="clamp")
     assert r.evar_y == pytest.approx(0.0057691, abs=1e-7)
     assert r.evar_ystar == pytest.approx(r.evar_y, abs=1e-10)
-    r = ppd.lemma7_toy(5, epsilon=2, noise="dlap", post="clamp")
+    r = public_info.lemma7_toy(5, epsilon=2, noise="dlap", post="clamp")
     assert r.evar_y == pytest.approx(0.0292562, abs=1e-7)
     assert r.evar_ystar == pytest.approx(r.evar_y, abs=1e-10)
-    r = ppd.lemma7_toy(5, epsilon=0.5, noise="laplace", post="round_clamp")
+    r = public_info.lemma7_toy(5, epsilon=0.5, noise="laplace", post="round_clamp")
     assert r.evar_y == pytest.approx(0.063421, abs=2e-4)
     assert r.evar_ystar == pytest.approx(0.063677, abs=2e-4)
     assert r.evar_y < r.evar_ystar
@@ -414,7 +414,7 @@ def test_lemma7_evar_t_closed_form():
     n = 9
     t = np.arange(n + 1)
     expected = np.mean((t + 1) * (n - t + 1) / ((n + 2) ** 2 * (n + 3)))
-    assert ppd.lemma7_toy(n, epsilon=1).evar_t == pytest.approx(expected, rel=1e-12)
+    assert public_info.lemma7_toy(n, epsilon=1).evar_t == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("n,eps", [(3, 0.7), (6, 2.0)])
@@ -429,7 +429,7 @@ def test_lemma7_continuous_matches_quad(n, eps):
     pieces = [(-40 / eps, 0)] + [(k, k + 1) for k in range(n)] + [(n, n + 40 / eps)]  # tails beyond: e^-40
     second = sum(integrate.quad(g, a, b, epsabs=1e-13, epsrel=1e-12)[0] for a, b in pieces)
     expected = 1 / 3 - second
-    r = ppd.lemma7_toy(n, epsilon=eps, noise="laplace", post="clamp")
+    r = public_info.lemma7_toy(n, epsilon=eps, noise="laplace", post="clamp")
     assert r.evar_y == pytest.approx(expected, abs=1e-10)
     assert r.evar_ystar == pytest.approx(expected, abs=1e-10)
 
@@ -438,32 +438,32 @@ def test_lemma7_continuous_matches_quad(n, eps):
 @given(n=st.integers(2, 25), eps=st.floats(0.2, 5), noise=st.sampled_from(["dlap", "laplace"]),
        post=st.sampled_from(["clamp", "round_clamp"]))
 def test_lemma7_ordering(n, eps, noise, post):
-    r = ppd.lemma7_toy(n, epsilon=eps, noise=noise, post=post)
+    r = public_info.lemma7_toy(n, epsilon=eps, noise=noise, post=post)
     assert r.evar_t <= r.evar_y + 1e-9
     assert r.evar_y <= r.evar_ystar + 1e-6
     assert 0 <= r.p_differs <= 1
 
 
 def test_sum_projection_p13():
-    r = ppd.sum_projection_toy(6, epsilon=0.5)
+    r = public_info.sum_projection_toy(6, epsilon=0.5)
     assert r.evar_y == pytest.approx(0.047004, abs=1e-5)
     assert r.evar_ystar == pytest.approx(0.049372, abs=1e-5)
 
 
 def test_thm2_power_p14():
-    r = ppd.thm2_power(10, epsilon=1, theta0=0.7, theta=0.9)
+    r = public_info.thm2_power(10, epsilon=1, theta0=0.7, theta=0.9)
     assert (r.power_y, r.power_ystar, r.threshold_y) == pytest.approx((0.2131, 0.1981, 10.200), abs=1e-3)
     assert r.k_ystar == 10 and r.gamma_ystar == pytest.approx(0.515, abs=1e-3)
-    r = ppd.thm2_power(10, epsilon=0.5, theta0=0.3, theta=0.5)
+    r = public_info.thm2_power(10, epsilon=0.5, theta0=0.3, theta=0.5)
     assert (r.power_y, r.power_ystar) == pytest.approx((0.1389, 0.1384), abs=1e-3)
 
 
 @settings(max_examples=15)
 @given(n=st.integers(2, 20), eps=st.floats(0.2, 3), th0=st.floats(0.1, 0.8), d=st.floats(0.0, 0.19))
 def test_thm2_power_properties(n, eps, th0, d):
-    r = ppd.thm2_power(n, epsilon=eps, theta0=th0, theta=th0 + d)
+    r = public_info.thm2_power(n, epsilon=eps, theta0=th0, theta=th0 + d)
     assert r.power_y >= r.power_ystar - 1e-9  # Y* is a function of Y
-    size = ppd.thm2_power(n, epsilon=eps, theta0=th0, theta=th0)
+    size = public_info.thm2_power(n, epsilon=eps, theta0=th0, theta=th0)
     assert size.power_y == pytest.approx(0.05, abs=1e-8)
     assert size.power_ystar == pytest.approx(0.05, abs=1e-8)
 
@@ -473,7 +473,7 @@ ALG1 = dict(y=[6, 1, 4], s=10, prior_alpha=[3, 3, 2], epsilon=1, sensitivity=2)
 
 
 def test_alg1_exact_p15():
-    r = ppd.posterior_exact_counts(**ALG1)
+    r = partial_release.posterior_exact_counts(**ALG1)
     assert r.n_compositions == 66
     np.testing.assert_allclose(r.mean, [0.453188, 0.262743, 0.284069], atol=1e-6)
     np.testing.assert_allclose(r.sd, [0.137208, 0.120123, 0.126325], atol=1e-6)
@@ -481,12 +481,12 @@ def test_alg1_exact_p15():
 
 
 def test_alg1_rejection_p15():
-    ex = ppd.posterior_exact_counts(**ALG1)
-    r = ppd.posterior_rejection_counts(**ALG1, n_proposals=200_000, rng=5)
+    ex = partial_release.posterior_exact_counts(**ALG1)
+    r = partial_release.posterior_rejection_counts(**ALG1, n_proposals=200_000, rng=5)
     se = ex.sd / math.sqrt(r.n_accepted)
     assert np.all(np.abs(r.mean - ex.mean) < 3 * se)
     assert r.acceptance == pytest.approx(ex.acceptance, abs=0.003)
-    lit = ppd.posterior_rejection_counts(**ALG1, n_proposals=200_000, rng=5, rule="paper_literal")
+    lit = partial_release.posterior_rejection_counts(**ALG1, n_proposals=200_000, rng=5, rule="paper_literal")
     assert np.max(np.abs(lit.mean - ex.mean)) > 0.05
     np.testing.assert_allclose(lit.mean, [0.369, 0.384, 0.247], atol=0.01)
 
@@ -500,18 +500,18 @@ def test_alg1_exact_brute_force_small():
     prior = stats.beta(a0[0], a0[1]).pdf
     Z = integrate.quad(lambda p: lik(p) * prior(p), 0, 1)[0]
     m = integrate.quad(lambda p: p * lik(p) * prior(p), 0, 1)[0] / Z
-    ex = ppd.posterior_exact_counts(y, s, a0, epsilon=eps, sensitivity=sens)
+    ex = partial_release.posterior_exact_counts(y, s, a0, epsilon=eps, sensitivity=sens)
     assert ex.mean[0] == pytest.approx(m, abs=1e-9)
     assert ex.acceptance == pytest.approx(Z, abs=1e-9)
 
 
 def test_alg1_guards():
     with pytest.raises(ValueError, match="compositions"):
-        ppd.posterior_exact_counts([1] * 6, 60, [1] * 6, epsilon=1, sensitivity=1)
+        partial_release.posterior_exact_counts([1] * 6, 60, [1] * 6, epsilon=1, sensitivity=1)
     with pytest.raises(ValueError):
-        ppd.posterior_rejection_counts(**ALG1, n_proposals=10, rng=0, rule="other")
+        partial_release.posterior_rejection_counts(**ALG1, n_proposals=10, rng=0, rule="other")
     with pytest.raises(ValueError):
-        ppd.lemma7_toy(201, epsilon=1)
+        public_info.lemma7_toy(201, epsilon=1)
 
 
 def test_alg1_non_finite_inputs_are_refused():
@@ -519,9 +519,9 @@ def test_alg1_non_finite_inputs_are_refused():
     for y, a0 in (([math.inf, 1, 4], [3, 3, 2]), ([math.nan, 1, 4], [3, 3, 2]), ([6, 1, 4], [math.inf, 1, 1]),
                   ([6, 1, 4], [1e308, 1e308, 1e308])):
         with pytest.raises(ValueError, match="finite"):
-            ppd.posterior_exact_counts(y, 10, a0, epsilon=1, sensitivity=2)
+            partial_release.posterior_exact_counts(y, 10, a0, epsilon=1, sensitivity=2)
         with pytest.raises(ValueError, match="finite"):
-            ppd.posterior_rejection_counts(y, 10, a0, epsilon=1, sensitivity=2, n_proposals=10, rng=0)
+            partial_release.posterior_rejection_counts(y, 10, a0, epsilon=1, sensitivity=2, n_proposals=10, rng=0)
 
 
 @pytest.mark.parametrize("scale", [1e13, 1e150])
@@ -548,7 +548,7 @@ def test_alg1_exact_strong_prior_against_mpmath(scale):
                 m = (a0[j] + x[j]) / (A + s)
                 M[j] += w * m
                 S2[j] += w * (m * (1 - m) / (A + s + 1) + m * m)
-    ex = ppd.posterior_exact_counts(y, s, a0, epsilon=eps, sensitivity=sens)
+    ex = partial_release.posterior_exact_counts(y, s, a0, epsilon=eps, sensitivity=sens)
     for j in range(3):
         mean = M[j] / W
         assert ex.mean[j] == pytest.approx(float(mean), rel=1e-12)
@@ -565,7 +565,7 @@ def test_wem_naive_lattice_mean_p16():
     assert exact == pytest.approx(7.9932, abs=1e-4)
     vals = []
     for i in range(2000):
-        r = ppd.wem_gibbs([0], [0], 0, epsilon=1, sensitivity=2, kappa=2, base="naive", sweeps=4, rng=i)
+        r = partial_release.wem_gibbs([0], [0], 0, epsilon=1, sensitivity=2, kappa=2, base="naive", sweeps=4, rng=i)
         vals.append(math.hypot(r.cases[0], r.deaths[0]))
     vals = np.array(vals)
     assert abs(vals.mean() - exact) < 3 * vals.std() / math.sqrt(vals.size)
@@ -579,7 +579,7 @@ def test_wem_constrained_outputs_feasible(seed, J, base, eps):
     xc = rng.integers(0, 40, J)
     xd = rng.binomial(xc, 0.2)
     prev = rng.integers(0, 40, J)
-    r = ppd.wem_gibbs(xc, xd, int(xc.sum()), epsilon=eps, sensitivity=2, base=base, alpha=1.0, prev=prev,
+    r = partial_release.wem_gibbs(xc, xd, int(xc.sum()), epsilon=eps, sensitivity=2, base=base, alpha=1.0, prev=prev,
                       sweeps=5, rng=seed)
     assert r.cases.dtype.kind == "i"
     assert int(r.cases.sum()) == int(xc.sum())
@@ -587,34 +587,34 @@ def test_wem_constrained_outputs_feasible(seed, J, base, eps):
 
 
 def test_wem_naive_not_constrained_and_errors():
-    P = ppd.synth_pa_like()
-    r = ppd.release_month(P, 9, method="wem_naive", epsilon=1, rng=0)
+    P = partial_release.synth_pa_like()
+    r = partial_release.release_month(P, 9, method="wem_naive", epsilon=1, rng=0)
     assert r.cases.sum() != P.cases[:, 9].sum() or np.any(r.deaths < 0) or np.any(r.cases < r.deaths)
     with pytest.raises(ValueError, match="previous month"):
-        ppd.release_month(P, 0, method="wem_prior", epsilon=1, rng=0)
+        partial_release.release_month(P, 0, method="wem_prior", epsilon=1, rng=0)
     with pytest.raises(ValueError, match="state total"):
-        ppd.wem_gibbs([1, 2], [0, 0], 3, epsilon=1, sensitivity=2, base="prior", alpha=1, prev=[1, 1],
+        partial_release.wem_gibbs([1, 2], [0, 0], 3, epsilon=1, sensitivity=2, base="prior", alpha=1, prev=[1, 1],
                       public=PublicInfo(state_total=False))
     with pytest.raises(ValueError, match="prev"):
-        ppd.wem_gibbs([1, 2], [0, 0], 3, epsilon=1, sensitivity=2, base="prior", alpha=1)
+        partial_release.wem_gibbs([1, 2], [0, 0], 3, epsilon=1, sensitivity=2, base="prior", alpha=1)
     with pytest.raises(ValueError, match="alpha"):
-        ppd.wem_gibbs([1, 2], [0, 0], 3, epsilon=1, sensitivity=2, base="prior", alpha=0, prev=[1, 1])
+        partial_release.wem_gibbs([1, 2], [0, 0], 3, epsilon=1, sensitivity=2, base="prior", alpha=0, prev=[1, 1])
     with pytest.raises(ValueError, match="kappa"):
-        ppd.wem_gibbs([1, 2], [0, 0], 3, epsilon=1, sensitivity=2, base="naive", kappa=0.5)
+        partial_release.wem_gibbs([1, 2], [0, 0], 3, epsilon=1, sensitivity=2, base="naive", kappa=0.5)
 
 
 def test_wem_congenial_without_state_total_respects_bounds():
     xc, xd = np.array([5, 0, 30]), np.array([1, 0, 3])
-    r = ppd.wem_gibbs(xc, xd, 35, epsilon=1, sensitivity=2, base="congenial", sweeps=5, rng=1,
+    r = partial_release.wem_gibbs(xc, xd, 35, epsilon=1, sensitivity=2, base="congenial", sweeps=5, rng=1,
                       public=PublicInfo(state_total=False))
     assert np.all(r.cases >= r.deaths) and np.all(r.deaths >= 0)
 
 
 @pytest.mark.slow
 def test_wem_prior_beats_naive_p16():
-    P = ppd.synth_pa_like()
+    P = partial_release.synth_pa_like()
     for t in (9, 16):
-        df = ppd.run_partially_private_release(P, t, epsilons=[0.5, 1, 2, 5], methods=["wem_naive", "wem_prior"],
+        df = partial_release.run_partially_private_release(P, t, epsilons=[0.5, 1, 2, 5], methods=["wem_naive", "wem_prior"],
                                                alphas=[1e-3, 1e-2, 0.1, 1, 10], reps=3, rng=t)
         loss = df.drop_duplicates(["rep", "epsilon", "method", "alpha"]).groupby(
             ["method", "alpha"], dropna=False)["total_l2"].mean()
@@ -624,7 +624,7 @@ def test_wem_prior_beats_naive_p16():
 
 # ---------------------------------------------------------------------------------------------- P17 data
 def test_synth_pa_like_p17():
-    P = ppd.synth_pa_like()
+    P = partial_release.synth_pa_like()
     assert P.cases.shape == (67, 24) and P.deaths.shape == (67, 24)
     assert P.population[0] == 4547 and P.population[-1] == 1603797
     assert np.all(np.diff(P.population) >= 0)
@@ -649,22 +649,22 @@ def _panel_frame(P) -> pd.DataFrame:
 
 
 def test_csv_roundtrip():
-    P = ppd.synth_pa_like(J=5, T=4)
+    P = partial_release.synth_pa_like(J=5, T=4)
     df = _panel_frame(P).sample(frac=1, random_state=0)
-    Q = ppd.validate_county_csv(df)
+    Q = partial_release.validate_county_csv(df)
     assert Q.counties == P.counties and Q.months == P.months
     np.testing.assert_array_equal(Q.cases, P.cases)
     np.testing.assert_array_equal(Q.deaths, P.deaths)
     assert not Q.synthetic
-    Q2 = ppd.read_county_csv(_panel_frame(P).to_csv(index=False).encode())
+    Q2 = partial_release.read_county_csv(_panel_frame(P).to_csv(index=False).encode())
     np.testing.assert_array_equal(Q2.cases, P.cases)
 
 
 def test_csv_integer_months_sort_numerically():
-    P = ppd.synth_pa_like(J=3, T=12)
+    P = partial_release.synth_pa_like(J=3, T=12)
     df = _panel_frame(P)
     df["Month"] = df["Month"].str.replace("Month ", "").astype(int)
-    Q = ppd.validate_county_csv(df)
+    Q = partial_release.validate_county_csv(df)
     assert Q.months == tuple(str(m) for m in range(1, 13))
     np.testing.assert_array_equal(Q.cases, P.cases)
 
@@ -693,22 +693,22 @@ def _set(row, col, value):
     (lambda d: d.iloc[:0], r"no data rows"),
 ])
 def test_csv_rule_violations(mutate, match):
-    P = ppd.synth_pa_like(J=4, T=3)
+    P = partial_release.synth_pa_like(J=4, T=3)
     with pytest.raises(ValueError, match=match):
-        ppd.validate_county_csv(mutate(_panel_frame(P)))
+        partial_release.validate_county_csv(mutate(_panel_frame(P)))
 
 
 def test_read_county_csv_bytes_errors():
     with pytest.raises(ValueError, match="empty"):
-        ppd.read_county_csv(b"")
+        partial_release.read_county_csv(b"")
     with pytest.raises(ValueError, match="limit is 10"):
-        ppd.read_county_csv(b"x" * (10_000_001))
+        partial_release.read_county_csv(b"x" * (10_000_001))
     with pytest.raises(ValueError, match="missing column"):
-        ppd.read_county_csv(b"a,b\n1,2\n")
+        partial_release.read_county_csv(b"a,b\n1,2\n")
 
 
 def _county_csv_bytes(J=3, T=2) -> bytes:
-    return _panel_frame(ppd.synth_pa_like(J=J, T=T)).to_csv(index=False).encode()
+    return _panel_frame(partial_release.synth_pa_like(J=J, T=T)).to_csv(index=False).encode()
 
 
 def test_read_county_csv_refuses_a_column_bomb_quickly():
@@ -717,7 +717,7 @@ def test_read_county_csv_refuses_a_column_bomb_quickly():
     bomb = b"county,month,cases,deaths,population," + b",".join(b"c%d" % i for i in range(450_000)) + b"\n"
     t0 = time.perf_counter()
     with pytest.raises(ValueError, match="columns"):
-        ppd.read_county_csv(bomb + bomb.replace(b"c", b"1"))
+        partial_release.read_county_csv(bomb + bomb.replace(b"c", b"1"))
     assert time.perf_counter() - t0 < 2.0
 
 
@@ -727,27 +727,27 @@ def test_read_county_csv_uses_the_shared_checks():
     good = _county_csv_bytes()
     header, rest = good.split(b"\n", 1)
     with pytest.raises(ValueError, match="(?i)more than once"):
-        ppd.read_county_csv(header + b",county\n" + b"\n".join(r + b",x" for r in rest.split(b"\n") if r) + b"\n")
+        partial_release.read_county_csv(header + b",county\n" + b"\n".join(r + b",x" for r in rest.split(b"\n") if r) + b"\n")
     with pytest.raises(ValueError, match="(?i)line up|values"):
-        ppd.read_county_csv(good + b"County 09,Month 01,1\n")
+        partial_release.read_county_csv(good + b"County 09,Month 01,1\n")
     with pytest.raises(ValueError, match="(?i)quote"):
-        ppd.read_county_csv(good + b'"County 09,Month 01,1,0,5\n')
+        partial_release.read_county_csv(good + b'"County 09,Month 01,1,0,5\n')
 
 
 def test_read_county_csv_keeps_text_and_other_encodings():
     # Counties named "NA" stay names (only empty cells are missing); semicolons and UTF-16 are read.
-    P = ppd.synth_pa_like(J=3, T=2)
+    P = partial_release.synth_pa_like(J=3, T=2)
     df = _panel_frame(P)
     df["County"] = df["County"].map({"County 01": "NA", "County 02": "N", "County 03": "County 03"})
-    Q = ppd.read_county_csv(df.to_csv(index=False).encode())
+    Q = partial_release.read_county_csv(df.to_csv(index=False).encode())
     assert set(Q.counties) == {"NA", "N", "County 03"}
-    Q2 = ppd.read_county_csv(df.to_csv(index=False, sep=";").encode("utf-16"))
+    Q2 = partial_release.read_county_csv(df.to_csv(index=False, sep=";").encode("utf-16"))
     np.testing.assert_array_equal(Q2.cases, Q.cases)
 
 
 # ---------------------------------------------------------------------------------------------- P18 / release
 def test_guarantees_p18():
-    g = lambda m, **k: ppd.method_guarantee(m, epsilon=1, sensitivity=2, kappa=2, **k)
+    g = lambda m, **k: partial_release.method_guarantee(m, epsilon=1, sensitivity=2, kappa=2, **k)
     assert g("pp") == pytest.approx(2.0)
     assert g("wem_naive") == pytest.approx(0.5)
     assert g("wem_congenial") == pytest.approx(1.0)
@@ -755,14 +755,14 @@ def test_guarantees_p18():
     assert g("pp", pp_sensitivity=4) == pytest.approx(1.0)
     with pytest.raises(ValueError):
         g("other")
-    tab = ppd.guarantee_table(epsilon=1, sensitivity=2)
+    tab = partial_release.guarantee_table(epsilon=1, sensitivity=2)
     assert tab["guaranteed epsilon"].tolist() == pytest.approx([2.0, 0.5, 1.0, 1.0])
 
 
 def test_release_exact_share_and_columns():
-    P = ppd.synth_pa_like()
+    P = partial_release.synth_pa_like()
     pub = PublicInfo(exact_share=0.3)
-    df = ppd.run_partially_private_release(P, 5, epsilons=[1], methods=["pp", "wem_congenial"], reps=2,
+    df = partial_release.run_partially_private_release(P, 5, epsilons=[1], methods=["pp", "wem_congenial"], reps=2,
                                            public=pub, sweeps=5, rng=0)
     assert list(df.columns) == ["rep", "epsilon", "method", "alpha", "county", "population", "true_cases",
                                 "true_deaths", "cases", "deaths", "abs_err_cases", "rel_err_cases", "total_l2"]
@@ -779,30 +779,30 @@ def test_release_exact_share_and_columns():
 
 
 def test_release_seeds_independent_of_other_methods():
-    P = ppd.synth_pa_like()
-    a = ppd.run_partially_private_release(P, 3, epsilons=[1], methods=["pp"], reps=2, rng=7)
-    b = ppd.run_partially_private_release(P, 3, epsilons=[1], methods=["wem_naive", "pp"], reps=2, sweeps=2,
+    P = partial_release.synth_pa_like()
+    a = partial_release.run_partially_private_release(P, 3, epsilons=[1], methods=["pp"], reps=2, rng=7)
+    b = partial_release.run_partially_private_release(P, 3, epsilons=[1], methods=["wem_naive", "pp"], reps=2, sweeps=2,
                                           rng=7)
     np.testing.assert_array_equal(a["cases"].to_numpy(), b[b["method"] == "pp"]["cases"].to_numpy())
     # different months draw independent noise (same seed must not repeat the same errors month after month)
-    c = ppd.run_partially_private_release(P, 4, epsilons=[1], methods=["pp"], reps=2, rng=7)
+    c = partial_release.run_partially_private_release(P, 4, epsilons=[1], methods=["pp"], reps=2, rng=7)
     err3 = (a["cases"] - a["true_cases"]).to_numpy()
     err4 = (c["cases"] - c["true_cases"]).to_numpy()
     assert not np.array_equal(err3, err4)
 
 
 def test_pp_release_constraints_on_panel():
-    P = ppd.synth_pa_like()
+    P = partial_release.synth_pa_like()
     for t in (1, 9, 23):
         for eps in (0.1, 1, 10):
-            r = ppd.release_month(P, t, method="pp", epsilon=eps, rng=t)
+            r = partial_release.release_month(P, t, method="pp", epsilon=eps, rng=t)
             assert r.cases.sum() == P.cases[:, t].sum()
             assert np.all(r.cases >= r.deaths) and np.all(r.deaths >= 0)
 
 
 def test_contraction_frequencies_shape_and_range():
-    P = ppd.synth_pa_like()
-    df = ppd.contraction_frequencies(P, epsilons=[0.1, 5], reps=3, rng=0)
+    P = partial_release.synth_pa_like()
+    df = partial_release.contraction_frequencies(P, epsilons=[0.1, 5], reps=3, rng=0)
     assert len(df) == 2 * P.J
     for col in ("case_zero", "death_zero", "rate"):
         assert df[col].between(0, 1).all()
@@ -813,18 +813,18 @@ def test_contraction_frequencies_shape_and_range():
 
 
 def test_release_input_errors():
-    P = ppd.synth_pa_like()
+    P = partial_release.synth_pa_like()
     with pytest.raises(ValueError):
-        ppd.release_month(P, 1, method="pp", epsilon=0, rng=0)
+        partial_release.release_month(P, 1, method="pp", epsilon=0, rng=0)
     with pytest.raises(ValueError):
-        ppd.release_month(P, 1, method="pp", epsilon=1, sensitivity=-1, rng=0)
+        partial_release.release_month(P, 1, method="pp", epsilon=1, sensitivity=-1, rng=0)
     with pytest.raises(ValueError):
-        ppd.release_month(P, 99, method="pp", epsilon=1, rng=0)
+        partial_release.release_month(P, 99, method="pp", epsilon=1, rng=0)
     with pytest.raises(ValueError, match="previous month"):
-        ppd.release_month(P, 3, method="wem_prior", epsilon=1, rng=0,
+        partial_release.release_month(P, 3, method="wem_prior", epsilon=1, rng=0,
                           public=PublicInfo(previous_month_prior=False))
     with pytest.raises(ValueError, match="alpha"):
-        ppd.run_partially_private_release(P, 3, epsilons=[1], methods=["wem_prior"], alphas=[0], rng=0)
+        partial_release.run_partially_private_release(P, 3, epsilons=[1], methods=["wem_prior"], alphas=[0], rng=0)
 
 
 # ---------------------------------------------------------------------------------------------- figures
@@ -837,7 +837,7 @@ def test_figures_build_from_engine_results():
     # ε*/ε from the spec's P4 value at (0.1, 10), discrete trace first
     assert fig.data[0].y[0] == pytest.approx(0.173803 / 0.1, abs=1e-4)
     zs = [0, .1, .25, .5, .75, .9, 1]
-    tab = ppd.delta_z_table(10, zs, zs)
+    tab = public_info.delta_z_table(10, zs, zs)
     fig = F.make_delta_z_heatmap(10, zs, tab, current=(0.1, 0.25))
     assert np.asarray(fig.data[0].z)[1, 2] == 4  # spec P1 (10, .1, .25)
     assert "ties other" in fig.data[0].hovertext[0][0]
@@ -845,12 +845,12 @@ def test_figures_build_from_engine_results():
     assert tuple(fig.data[0].x) == (0.039270, 0.231969)
     fig = F.make_em_audit_figure(20, epsilons=[0.3])
     assert fig.data[2].y[0] == pytest.approx(0.2794, abs=2e-3)  # κ = 2 trace, spec P5 (coarser grid)
-    l7 = ppd.lemma7_toy(5, epsilon=2)
-    fig = F.make_info_loss_figure(l7, ppd.sum_projection_toy(6, epsilon=0.5))
+    l7 = public_info.lemma7_toy(5, epsilon=2)
+    fig = F.make_info_loss_figure(l7, public_info.sum_projection_toy(6, epsilon=0.5))
     assert fig.data[1].y[0] == pytest.approx(0.047004, abs=1e-5)
     fig = F.make_power_figure(10, epsilon=1, theta0=0.7, thetas=[0.7, 0.9])
     assert fig.data[0].y[1] == pytest.approx(0.2131, abs=1e-3)  # spec P14
-    ex = ppd.posterior_exact_counts(**ALG1)
+    ex = partial_release.posterior_exact_counts(**ALG1)
     fig = F.make_alg1_figure({"exact": ex, "incorrect": ex})
     assert fig.data[0].y[0] == pytest.approx(0.453188, abs=1e-6)
 
@@ -858,8 +858,8 @@ def test_figures_build_from_engine_results():
 def test_release_figures():
     from engine import ppd_figures as F
 
-    P = ppd.synth_pa_like()
-    df = ppd.run_partially_private_release(P, 9, epsilons=[1, 5], methods=["pp"], reps=2, rng=0)
+    P = partial_release.synth_pa_like()
+    df = partial_release.run_partially_private_release(P, 9, epsilons=[1, 5], methods=["pp"], reps=2, rng=0)
     fig = F.make_loss_vs_epsilon_figure(df)
     assert len(fig.data) == 2 and sorted(set(fig.data[0].x)) == [1, 5]
     fig = F.make_relerr_figure(df)
@@ -867,20 +867,20 @@ def test_release_figures():
     assert len(fig.data[0].x) == int(np.isfinite(df["rel_err_cases"]).sum())
     fig = F.make_series_figure(P.months[1:], P.cases[0, 1:], {"pp": P.cases[0, 1:]}, county=P.counties[0])
     assert list(fig.data[0].y) == P.cases[0, 1:].tolist()
-    cf = ppd.contraction_frequencies(P, epsilons=[0.5, 2], reps=2, rng=0)
+    cf = partial_release.contraction_frequencies(P, epsilons=[0.5, 2], reps=2, rng=0)
     fig = F.make_contraction_figure(cf, [P.counties[0], P.counties[-1]])
     assert len(fig.data) == 6
     df2 = pd.concat([df.assign(method="wem_prior", alpha=a) for a in (0.1, 1.0)] + [df.assign(method="wem_naive")])
     fig = F.make_alpha_sweep_figure(df2)
-    assert any(tr.name == ppd.METHOD_LABELS["wem_naive"] for tr in fig.data)
+    assert any(tr.name == partial_release.METHOD_LABELS["wem_naive"] for tr in fig.data)
 
 
 @settings(max_examples=10)
 @given(seed=st.integers(0, 10**6), J=st.integers(3, 12), T=st.integers(2, 8))
 def test_csv_roundtrip_property(seed, J, T):
-    P = ppd.synth_pa_like(seed=seed, J=J, T=T)
+    P = partial_release.synth_pa_like(seed=seed, J=J, T=T)
     df = _panel_frame(P).sample(frac=1, random_state=seed % 1000)
-    Q = ppd.validate_county_csv(df)
+    Q = partial_release.validate_county_csv(df)
     # ties in population are broken by name, so compare through the county labels
     order = [P.counties.index(c) for c in Q.counties]
     np.testing.assert_array_equal(Q.cases, P.cases[order])
@@ -890,12 +890,12 @@ def test_csv_roundtrip_property(seed, J, T):
 
 def test_release_parallel_equals_sequential_and_progress():
     # WEM chains over joblib worker processes: every chain has its own SeedSequence, so n_jobs changes nothing.
-    P = ppd.synth_pa_like()
+    P = partial_release.synth_pa_like()
     kw = dict(epsilons=[0.5, 2], methods=["wem_naive", "wem_congenial", "wem_prior"], alphas=[0.1, 1.0], reps=2,
               sweeps=2, rng=5)
     seen = {1: [], 2: []}
-    a = ppd.run_partially_private_release(P, 7, n_jobs=1, progress=lambda f, m: seen[1].append(f), **kw)
-    b = ppd.run_partially_private_release(P, 7, n_jobs=2, progress=lambda f, m: seen[2].append(f), **kw)
+    a = partial_release.run_partially_private_release(P, 7, n_jobs=1, progress=lambda f, m: seen[1].append(f), **kw)
+    b = partial_release.run_partially_private_release(P, 7, n_jobs=2, progress=lambda f, m: seen[2].append(f), **kw)
     pd.testing.assert_frame_equal(a, b)
     n_chains = 2 * 2 * (1 + 1 + 2)  # reps × ε × (naive, congenial, prior at two α)
     assert len(a) == n_chains * P.J
@@ -903,11 +903,11 @@ def test_release_parallel_equals_sequential_and_progress():
         assert len(fr) == n_chains and fr[-1] == 1.0 and all(y >= x for x, y in zip(fr, fr[1:]))
     # The page's batched units equal one call per unit, whatever the pool size.
     units = [(7, 2.0, "wem_congenial", float("nan"), 2), (3, 0.5, "wem_prior", 0.1, 1), (9, 1.0, "pp", 5.0, 3)]
-    batched = ppd.run_release_units(P, units, sweeps=2, rng=5, n_jobs=2)
+    batched = partial_release.run_release_units(P, units, sweeps=2, rng=5, n_jobs=2)
     for (t, e, m, al, r), got in zip(units, batched):
-        one = ppd.run_partially_private_release(P, t, epsilons=[e], methods=[m], alphas=[al if al == al else 1.0],
+        one = partial_release.run_partially_private_release(P, t, epsilons=[e], methods=[m], alphas=[al if al == al else 1.0],
                                                 reps=r, sweeps=2, rng=5)
         pd.testing.assert_frame_equal(one, got)
     assert not batched[0]["cases"].equals(
-        ppd.run_partially_private_release(P, 7, epsilons=[2.0], methods=["wem_congenial"], reps=2, sweeps=2,
+        partial_release.run_partially_private_release(P, 7, epsilons=[2.0], methods=["wem_congenial"], reps=2, sweeps=2,
                                           rng=6)["cases"])

@@ -14,33 +14,26 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-
-def _prob(name: str, p: float) -> float:
-    v = float(p)
-    if not math.isfinite(v) or not (0.0 < v < 1.0):
-        raise ValueError(f"{name} must lie strictly between 0 and 1, got {p!r}")
-    return v
+from engine.validation import ValidationError, check_delta, check_epsilon, check_positive
 
 
-def _eps(epsilon: float) -> float:
-    e = float(epsilon)
-    if not math.isfinite(e) or e < 0 or e > 1e4:
-        raise ValueError(f"epsilon must lie in [0, 1e4], got {epsilon!r}")
+#: Largest ε the risk views accept (as the calculator's ``mechanisms.EPSILON_MAX``): e^ε stays a float.
+EPSILON_MAX = 1e4
+
+
+def _epsilon(epsilon) -> float:
+    """ε for the risk views: a number in [0, 1e4] (ε = 0 is no leakage; narrower than ``check_epsilon``'s top)."""
+    e = check_epsilon(epsilon, allow_zero=True)
+    if e > EPSILON_MAX:
+        raise ValidationError(f"epsilon must be a finite number in [0, 1e4]; got {e!r}")
     return e
 
 
 def _fpr(fpr) -> np.ndarray:
     a = np.asarray(fpr, dtype=float)
     if not np.all(np.isfinite(a)) or np.any(a < 0) or np.any(a > 1):
-        raise ValueError("every false-positive rate must lie in [0, 1]")
+        raise ValidationError("every false-positive rate must be a number in [0, 1]")
     return a
-
-
-def _delta(delta: float) -> float:
-    d = float(delta)
-    if not math.isfinite(d) or not (0.0 <= d < 1.0):
-        raise ValueError(f"delta must lie in [0, 1), got {delta!r}")
-    return d
 
 
 @dataclass(frozen=True)
@@ -62,8 +55,8 @@ def posterior_bound(prior, *, epsilon) -> PosteriorBound:
     >>> round(b.lower, 6), round(b.upper, 6)
     (0.035714, 0.25)
     """
-    p = _prob("prior", prior)
-    e = _eps(epsilon)
+    p = check_delta(prior, name="prior", allow_zero=False)
+    e = _epsilon(epsilon)
     lp = float(special.logit(p))
     # min/max guard against last-bit rounding at ε = 0 (the bounds must bracket the prior)
     return PosteriorBound(p, min(p, float(special.expit(lp - e))), max(p, float(special.expit(lp + e))))
@@ -71,7 +64,9 @@ def posterior_bound(prior, *, epsilon) -> PosteriorBound:
 
 def max_epsilon_for_posterior(prior, *, posterior) -> float:
     """Largest ε keeping the worst-case posterior ≤ ``posterior``: logit q − logit p."""
-    p, q = _prob("prior", prior), _prob("posterior", posterior)
+    # a prior or posterior is a probability strictly between 0 and 1 (the log-odds must exist)
+    p = check_delta(prior, name="prior", allow_zero=False)
+    q = check_delta(posterior, name="posterior", allow_zero=False)
     if q <= p:
         raise ValueError(f"the posterior ({q}) must be greater than the prior ({p})")
     return float(special.logit(q) - special.logit(p))
@@ -90,7 +85,7 @@ def tradeoff_fnr(fpr, *, epsilon, delta=0.0) -> np.ndarray:
     max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)), with e^ε α evaluated without overflow.
     """
     a = _fpr(fpr)
-    e, d = _eps(epsilon), _delta(delta)
+    e, d = _epsilon(epsilon), check_delta(delta)
     with np.errstate(over="ignore", invalid="ignore"):
         t1 = np.where(a > 0, 1.0 - d - np.exp(np.minimum(e + np.log(np.where(a > 0, a, 1.0)), 700.0)), 1.0 - d)
     t2 = math.exp(-e) * (1.0 - d - a)
@@ -100,9 +95,7 @@ def tradeoff_fnr(fpr, *, epsilon, delta=0.0) -> np.ndarray:
 def tradeoff_gaussian(fpr, *, mu) -> np.ndarray:
     """Gaussian trade-off curve G_μ(α) = Φ(Φ⁻¹(1−α) − μ), μ = Δ/σ [X-DRS]."""
     a = _fpr(fpr)
-    m = float(mu)
-    if not math.isfinite(m) or m < 0:
-        raise ValueError(f"mu must be finite and ≥ 0, got {mu!r}")
+    m = check_positive(mu, name="mu", allow_zero=True)
     return special.ndtr(special.ndtri(1.0 - a) - m)
 
 
@@ -110,7 +103,7 @@ def tradeoff_laplace(fpr, *, epsilon) -> np.ndarray:
     """Laplace trade-off curve with μ = ε [X-DRS]: 1 − e^μ α (α < e^{−μ}/2), e^{−μ}/(4α) (α ≤ ½),
     e^{−μ}(1 − α) above."""
     a = _fpr(fpr)
-    m = _eps(epsilon)
+    m = _epsilon(epsilon)
     em = math.exp(-m)
     with np.errstate(divide="ignore", over="ignore"):
         out = np.where(a < em / 2.0, 1.0 - np.exp(np.minimum(m, 700.0)) * a,
@@ -138,18 +131,16 @@ def advantage_bound(*, epsilon, delta=0.0) -> float:
     >>> round(advantage_bound(epsilon=math.log(3)), 12)
     0.5
     """
-    e, d = _eps(epsilon), _delta(delta)
+    e, d = _epsilon(epsilon), check_delta(delta)
     return float(min(1.0, math.tanh(e / 2.0) + 2.0 * d * special.expit(-e)))
 
 
 def gaussian_advantage(*, mu) -> float:
     """Largest TPR − FPR against the Gaussian mechanism: 2Φ(μ/2) − 1 [X-DRS]."""
-    m = float(mu)
-    if not math.isfinite(m) or m < 0:
-        raise ValueError(f"mu must be finite and ≥ 0, got {mu!r}")
+    m = check_positive(mu, name="mu", allow_zero=True)
     return float(special.erf(m / (2.0 * math.sqrt(2.0))))
 
 
 def laplace_advantage(*, epsilon) -> float:
     """Largest TPR − FPR against the Laplace mechanism with Δ/b = ε: 1 − e^{−ε/2} [X-DRS]."""
-    return float(-math.expm1(-_eps(epsilon) / 2.0))
+    return float(-math.expm1(-_epsilon(epsilon) / 2.0))

@@ -80,7 +80,7 @@ def test_extremes_and_errors():
         assert R.posterior_bound(0.5, epsilon=1e4).upper == pytest.approx(1.0)
         assert np.all(R.tradeoff_fnr(np.linspace(0, 1, 11), epsilon=1e4) >= 0)
         assert R.tradeoff_laplace(np.array([0.0, 1e-300, 0.3]), epsilon=800).shape == (3,)
-    with pytest.raises(ValueError, match="between 0 and 1"):
+    with pytest.raises(ValueError, match=r"^prior must be a number in \(0, 1\); got 1$"):
         R.posterior_bound(1.0, epsilon=1)
     with pytest.raises(ValueError, match="greater than the prior"):
         R.max_epsilon_for_posterior(0.3, posterior=0.2)
@@ -88,3 +88,39 @@ def test_extremes_and_errors():
         R.tradeoff_fnr(1.5, epsilon=1)
     t = R.posterior_table(epsilon=1.0)
     assert list(t.columns) == ["prior", "lower", "upper", "increase"] and len(t) == 7
+
+
+def _kov_extremal(e, d):
+    """The (ε, δ) mechanism of Kairouz–Oh–Viswanath 2015 (four outcomes): every (ε, δ)-DP test is dominated by it."""
+    a, b = (1 - d) * math.exp(e) / (1 + math.exp(e)), (1 - d) / (1 + math.exp(e))
+    return np.array([d, a, b, 0.0]), np.array([0.0, b, a, d])
+
+
+def _np_tradeoff(P, Q, fpr):
+    """Neyman–Pearson trade-off of H0: P vs H1: Q by brute force: reject outcomes in decreasing Q/P, randomising."""
+    ratio = np.where(P > 0, Q / np.where(P > 0, P, 1.0), np.inf)
+    order = np.argsort(-ratio, kind="stable")
+    x = np.concatenate([[0.0], np.cumsum(P[order])])
+    y = 1.0 - np.concatenate([[0.0], np.cumsum(Q[order])])
+    # at equal x (P-mass 0 outcomes) keep the smallest FNR
+    keep = np.r_[np.diff(x) > 0, True]
+    return np.interp(fpr, x[keep], y[keep])
+
+
+@settings(max_examples=60)
+@given(e=st.floats(0, 8), d=st.floats(0, 0.9))
+def test_tradeoff_with_delta_against_the_extremal_mechanism(e, d):
+    # δ > 0 changes both branches: 1 − δ − e^ε α and e^{−ε}(1 − δ − α); brute force on the KOV mechanism
+    P, Q = _kov_extremal(e, d)
+    a = np.concatenate([np.linspace(0, 1, 401), [1e-9, (1 - d) / (1 + math.exp(e))]])
+    ref = _np_tradeoff(P, Q, a)
+    assert np.allclose(R.tradeoff_fnr(a, epsilon=e, delta=d), ref, atol=1e-12, rtol=0)
+    # the largest advantage TPR − FPR is the total-variation distance of the two output laws
+    assert R.advantage_bound(epsilon=e, delta=d) == pytest.approx(0.5 * np.abs(P - Q).sum(), rel=1e-12, abs=1e-15)
+
+
+def test_tradeoff_with_delta_printed_points():
+    # hand-computed: ε = ln 2, δ = 0.1 → f(α) = max(0, 0.9 − 2α, (0.9 − α)/2)
+    a = np.array([0.0, 0.1, 0.3, 0.45, 0.9, 1.0])
+    assert R.tradeoff_fnr(a, epsilon=math.log(2), delta=0.1) == pytest.approx([0.9, 0.7, 0.3, 0.225, 0.0, 0.0],
+                                                                               abs=1e-12)

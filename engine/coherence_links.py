@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from engine.coherence import Condition, GroupSpec
+from engine.data import json_depth
 
 __all__ = ["BuiltGroups", "groups_to_json", "parse_built_groups", "range_condition", "MAX_CHARS", "MAX_GROUPS", "MAX_CONDITIONS",
            "MAX_VALUES", "MAX_TEXT", "MAX_DEPTH"]
@@ -48,33 +49,6 @@ def groups_to_json(groups: Sequence[GroupSpec]) -> str:
         out.append({"name": g.name, "conditions": conds})
     return json.dumps(out, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
-
-def _nesting_depth(text: str, limit: int) -> int:
-    """Deepest [ / { nesting outside JSON strings, stopping as soon as ``limit`` is passed.
-
-    Runs before ``json.loads``, whose recursive decoder raises RecursionError on ~1,000 nested brackets.
-    """
-    depth = deepest = 0
-    in_str = escaped = False
-    for ch in text:
-        if in_str:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > limit:
-                    return deepest
-        elif ch in "]}":
-            depth -= 1
-    return deepest
 
 
 def _refuse_constant(name: str):
@@ -164,7 +138,7 @@ def parse_built_groups(text: object, *, columns: Iterable[str] | None = None) ->
         return BuiltGroups((), "the group list must be JSON text")
     if len(text) > MAX_CHARS:
         return BuiltGroups((), f"the group list is {len(text):,} characters; at most {MAX_CHARS:,} are read")
-    if _nesting_depth(text, MAX_DEPTH) > MAX_DEPTH:
+    if json_depth(text, limit=MAX_DEPTH) > MAX_DEPTH:
         return BuiltGroups((), f"the group list is nested more than {MAX_DEPTH} levels deep")
     try:
         raw = json.loads(text, parse_constant=_refuse_constant)

@@ -479,6 +479,42 @@ def discrete_table_from_csv(
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
+def json_depth(text: str, *, limit: int | None = None) -> int:
+    """Deepest ``[`` / ``{`` nesting of a JSON text outside strings, by one linear scan (no recursion).
+
+    Run before ``json.loads`` on link or file text: its recursive decoder raises RecursionError on ~1,000 nested
+    brackets. With ``limit`` the scan stops as soon as the depth passes it (the value returned is then limit + 1).
+
+    Examples
+    --------
+    >>> json_depth('{"a": [1, {"b": "[[["}]}')
+    3
+    >>> json_depth("[" * 10_000, limit=8)
+    9
+    """
+    depth = deepest = 0
+    in_str = escaped = False
+    for ch in text:
+        if in_str:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if limit is not None and deepest > limit:
+                    return deepest
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
 def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     """Copy of ``frame`` where text cells and column names starting with =, +, -, @ (or tab/CR) get a leading
     apostrophe.

@@ -32,6 +32,8 @@ import pandas as pd
 from scipy.optimize import brentq
 from scipy.special import logsumexp
 
+from engine.validation import as_generator, check_delta, check_epsilon, check_int_in_range, check_rate
+
 Status = Literal["paper", "external", "derived"]
 
 SEED_FILE = "003_4b386133f61617e9.txt, paper 1"
@@ -199,50 +201,13 @@ class FrameSummary:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Validation helpers (messages name the argument, its value and the allowed range)
+# Helpers (argument checks come from engine.validation: one domain and message per kind)
 # ----------------------------------------------------------------------------------------------------------
 
-def _check_epsilon(value: float, name: str = "epsilon") -> float:
-    v = float(value)
-    if not math.isfinite(v) or v < 0:
-        raise ValueError(f"{name} must be a finite number ≥ 0; got {value!r}.")
-    return v
 
 
-def _check_target(value: float, name: str = "epsilon_target") -> float:
-    v = float(value)
-    if not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a finite number > 0; got {value!r}.")
-    return v
 
 
-def _check_delta(value: float) -> float:
-    v = float(value)
-    if not (0.0 <= v <= 1.0):
-        raise ValueError(f"delta must lie in [0, 1]; got {value!r}.")
-    return v
-
-
-def _check_rate(value: float, name: str = "rate") -> float:
-    v = float(value)
-    if not (0.0 < v <= 1.0):
-        raise ValueError(f"{name} must lie in (0, 1]; got {value!r}.")
-    return v
-
-
-def _check_int(value, name: str, lo: int, hi: float = math.inf) -> int:
-    try:
-        iv = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an integer; got {value!r}.") from None
-    if iv != value or not (lo <= iv <= hi):
-        rng = f"[{lo}, {hi}]" if math.isfinite(hi) else f"≥ {lo}"
-        raise ValueError(f"{name} must be an integer in {rng}; got {value!r}.")
-    return iv
-
-
-def _as_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
 def _snap(x: np.ndarray | float) -> np.ndarray:
@@ -258,10 +223,16 @@ def _log1p_expm1_over_q(t: float, q: float) -> float:
     return float(t + np.log(-np.expm1(-t) / q + np.exp(-t)))
 
 
-def _log1p_qexpm1(q, epsilon):
+def amplification_map(q, epsilon):
     """log(1 + q(e^ε − 1)) without cancellation or overflow (the amplification map of Theorems 2, 6, 8).
 
-    For large ε it uses the identical form ε + log(q + (1 − q)e^{−ε}), which cannot overflow.
+    Vectorised kernel without argument checks (callers check q and ε); the one definition that every sampling
+    bound, table and figure uses. For large ε it uses the identical form ε + log(q + (1 − q)e^{−ε}), which
+    cannot overflow.
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, Theorem 2 (from [BBG18]).
     """
     q = np.asarray(q, dtype=float)
     e = np.asarray(epsilon, dtype=float)
@@ -303,12 +274,12 @@ def amplify_srswor(*, epsilon: float, m: int, n: int, delta: float = 0.0) -> Amp
     >>> round(amplify_srswor(epsilon=2, m=2000, n=10000).epsilon_population, 6)
     0.823215
     """
-    eps = _check_epsilon(epsilon)
-    n = _check_int(n, "n", 1)
-    m = _check_int(m, "m", 0, n)
-    d = _check_delta(delta)
+    eps = check_epsilon(epsilon, allow_zero=True)
+    n = check_int_in_range(n, name="n", lo=1, hi=math.inf)
+    m = check_int_in_range(m, name="m", lo=0, hi=n)
+    d = check_delta(delta, allow_one=True)
     q = m / n
-    return Amplification(eps, float(_log1p_qexpm1(q, eps)), d, q * d, q * eps, "bounded",
+    return Amplification(eps, float(amplification_map(q, eps)), d, q * d, q * eps, "bounded",
                          f"{SEED_FILE}, Theorem 2 (from [BBG18])", "paper")
 
 
@@ -322,8 +293,8 @@ def calibrate_srswor(*, epsilon_target: float, rate: float) -> Calibration:
     003_4b386133f61617e9.txt, paper 1, Theorem 2 inverted. Erratum E1: the §2.4 shortcut λ ≈ ε′_t/q is only
     returned as ``epsilon_sample_paper_approx``.
     """
-    t = _check_target(epsilon_target)
-    q = _check_rate(rate)
+    t = check_epsilon(epsilon_target, name="epsilon_target")
+    q = check_rate(rate)
     lam = _log1p_expm1_over_q(t, q)
     return Calibration(t, lam, t / q, 1.0 / lam, f"{SEED_FILE}, Theorem 2 (exact inverse)", "paper")
 
@@ -338,10 +309,10 @@ def amplify_poisson(*, epsilon: float, rate: float, delta: float = 0.0) -> Ampli
     [BBG18] (external; [a] §1.2 and §5.2 only mention Poisson sampling). Erratum E8: no Poisson theorem is
     in the seed file.
     """
-    eps = _check_epsilon(epsilon)
-    q = _check_rate(rate)
-    d = _check_delta(delta)
-    return Amplification(eps, float(_log1p_qexpm1(q, eps)), d, q * d, q * eps, "unbounded", BBG18, "external")
+    eps = check_epsilon(epsilon, allow_zero=True)
+    q = check_rate(rate)
+    d = check_delta(delta, allow_one=True)
+    return Amplification(eps, float(amplification_map(q, eps)), d, q * d, q * eps, "unbounded", BBG18, "external")
 
 
 def amplify_srswr(*, epsilon: float, m: int, n: int) -> Amplification:
@@ -354,12 +325,26 @@ def amplify_srswr(*, epsilon: float, m: int, n: int) -> Amplification:
     ----------
     [BBG18] (external). Erratum E8: ε-part only; not for release decisions.
     """
-    eps = _check_epsilon(epsilon)
-    n = _check_int(n, "n", 1)
-    m = _check_int(m, "m", 0, n)
-    eta = float(-np.expm1(m * np.log1p(-1.0 / n))) if n > 1 else (1.0 if m > 0 else 0.0)
-    return Amplification(eps, float(_log1p_qexpm1(eta, eps)), 0.0, None, eta * eps, "bounded", BBG18, "external",
+    eps = check_epsilon(epsilon, allow_zero=True)
+    n = check_int_in_range(n, name="n", lo=1, hi=math.inf)
+    m = check_int_in_range(m, name="m", lo=0, hi=n)
+    eta = float(srswr_inclusion(m, n))
+    return Amplification(eps, float(amplification_map(eta, eps)), 0.0, None, eta * eps, "bounded", BBG18, "external",
                          ("external, approximate — δ′ not computed; not for release decisions",))
+
+
+def srswr_inclusion(m, n: int):
+    """η = 1 − (1 − 1/n)^m: the chance a given record is drawn at least once in m draws with replacement from n.
+
+    Vectorised over ``m`` (real m is allowed for curves over a rate, m = q·n); no argument checks.
+
+    References
+    ----------
+    [BBG18] (external), the with-replacement amplification; used by :func:`amplify_srswr`.
+    """
+    m = np.asarray(m, dtype=float)
+    out = -np.expm1(m * np.log1p(-1.0 / n)) if n > 1 else (m > 0).astype(float)
+    return out if out.ndim else float(out)
 
 
 def lemma16_bound(*, epsilon: float, m: int, m_prime: int, n: int) -> float:
@@ -371,22 +356,16 @@ def lemma16_bound(*, epsilon: float, m: int, m_prime: int, n: int) -> float:
     ----------
     003_4b386133f61617e9.txt, paper 1, Lemma 16 (Appendix B).
     """
-    eps = _check_epsilon(epsilon)
-    n = _check_int(n, "n", 1)
-    m = _check_int(m, "m", 0, n)
-    mp = _check_int(m_prime, "m_prime", 0, n + 1)
-    return float(_log1p_qexpm1(m / (n + 1), 2 * eps) + abs(m - mp) * eps)
+    eps = check_epsilon(epsilon, allow_zero=True)
+    n = check_int_in_range(n, name="n", lo=1, hi=math.inf)
+    m = check_int_in_range(m, name="m", lo=0, hi=n)
+    mp = check_int_in_range(m_prime, name="m_prime", lo=0, hi=n + 1)
+    return float(amplification_map(m / (n + 1), 2 * eps) + abs(m - mp) * eps)
 
 
 # ----------------------------------------------------------------------------------------------------------
 # 4.5 Random data-independent sample size (Theorem 3)
 # ----------------------------------------------------------------------------------------------------------
-
-def _check_n_pmf(n) -> int:
-    n = _check_int(n, "n", 1)
-    if n > MAX_RANDOM_SIZE_N:
-        raise ValueError(f"n must be at most {MAX_RANDOM_SIZE_N:,} for random sample sizes; got {n}.")
-    return n
 
 
 @dataclass(frozen=True)
@@ -440,8 +419,8 @@ def _check_pmf(pmf) -> np.ndarray:
 
 def size_law_point(n: int, *, m: int) -> SizeLaw:
     """Size law that always draws m records (Theorem 3 then reduces to Theorem 2)."""
-    n = _check_n_pmf(n)
-    m = _check_int(m, "m", 0, n)
+    n = check_int_in_range(n, name="n", lo=1, hi=MAX_RANDOM_SIZE_N)
+    m = check_int_in_range(m, name="m", lo=0, hi=n)
     logp = np.full(n + 1, -np.inf)
     logp[m] = 0.0
     logp.setflags(write=False)
@@ -460,7 +439,7 @@ def size_law_truncnorm(n: int, *, mean: float, sd: float) -> SizeLaw:
     003_4b386133f61617e9.txt, paper 1, §3 and Figure 2. Erratum E9: the figure's discretisation is not
     specified; this integer discretisation is the product's convention.
     """
-    n = _check_n_pmf(n)
+    n = check_int_in_range(n, name="n", lo=1, hi=MAX_RANDOM_SIZE_N)
     mu = float(mean)
     s = float(sd)
     if not math.isfinite(mu):
@@ -480,9 +459,9 @@ def size_law_truncnorm(n: int, *, mean: float, sd: float) -> SizeLaw:
 
 def size_law_uniform(n: int, *, low: int = 0, high: int | None = None) -> SizeLaw:
     """Uniform size law on {low, …, high} (high defaults to n)."""
-    n = _check_n_pmf(n)
-    hi = n if high is None else _check_int(high, "high", 0, n)
-    lo = _check_int(low, "low", 0, n)
+    n = check_int_in_range(n, name="n", lo=1, hi=MAX_RANDOM_SIZE_N)
+    hi = n if high is None else check_int_in_range(high, name="high", lo=0, hi=n)
+    lo = check_int_in_range(low, name="low", lo=0, hi=n)
     if lo > hi:
         raise ValueError(f"low must not exceed high; got low={low}, high={hi}.")
     logp = np.full(n + 1, -np.inf)
@@ -538,7 +517,7 @@ def size_law_from_controls(n: int, *, family: Literal["gaussian", "point", "unif
         return size_law_mixture(size_law_from_controls(n, family=base, mean=mean, sd=sd, low=low, high=high),
                                 p_full=p_full)
     if family == "point":
-        n = _check_n_pmf(n)
+        n = check_int_in_range(n, name="n", lo=1, hi=MAX_RANDOM_SIZE_N)
         mu = float(mean)
         if not math.isfinite(mu):
             raise ValueError(f"mean must be finite; got {mean!r}.")
@@ -575,7 +554,7 @@ def theorem3_bounds_from_fraction(log_frac, log_rest, *, epsilon: float):
     ----------
     003_4b386133f61617e9.txt, paper 1, Theorem 3.
     """
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon, allow_zero=True)
     lf = np.asarray(log_frac, dtype=float)
     lr = np.asarray(log_rest, dtype=float)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -591,6 +570,18 @@ def _theorem3_bounds(log_frac: float, log_rest: float, eps: float) -> tuple[floa
     return theorem3_bounds_from_fraction(log_frac, log_rest, epsilon=eps)
 
 
+def tilted_law(law: SizeLaw | np.ndarray, *, epsilon: float) -> SizeLaw:
+    """The tilted size law t̃(m) ∝ e^{εm}·t(m), normalised in log space (sizes with t(m) = 0 keep probability 0).
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, Theorem 3 (definition of t̃).
+    """
+    logp = _as_log_pmf(law)
+    eps = check_epsilon(epsilon, allow_zero=True)
+    return _law_from_log(logp + eps * np.arange(logp.size, dtype=float))
+
+
 def tilted_mean(law: SizeLaw | np.ndarray, *, epsilon: float) -> float:
     """E_t̃[m] for the tilted law t̃(m) ∝ e^{εm}·t(m), computed in log space (sizes with t(m) = 0 skipped).
 
@@ -599,7 +590,7 @@ def tilted_mean(law: SizeLaw | np.ndarray, *, epsilon: float) -> float:
     003_4b386133f61617e9.txt, paper 1, Theorem 3 (definition of t̃ and the displayed ratio below it).
     """
     logp = _as_log_pmf(law)
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon, allow_zero=True)
     return float(math.exp(_tilt_logs(logp, eps)[0]))
 
 
@@ -616,7 +607,7 @@ def amplify_random_size(law: SizeLaw | np.ndarray, *, epsilon: float) -> RandomS
     paper's small-ε approximation, returned for grey display only.
     """
     logp = _as_log_pmf(law)
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon, allow_zero=True)
     n = logp.size - 1
     lt, lr, lm = _tilt_logs(logp, eps)
     lower, upper = _theorem3_bounds(lt - math.log(n), lr - math.log(n), eps)
@@ -635,7 +626,7 @@ def random_size_lower_bound_direct(law: SizeLaw | np.ndarray, *, epsilon: float)
     003_4b386133f61617e9.txt, paper 1, Appendix B, proof of Theorem 3 (lower bound).
     """
     logp = _as_log_pmf(law)
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon, allow_zero=True)
     n = logp.size - 1
     idx = np.flatnonzero(np.isfinite(logp))
     m = idx.astype(float)
@@ -661,7 +652,7 @@ def calibrate_random_size(law: SizeLaw | np.ndarray, *, epsilon_target: float) -
     003_4b386133f61617e9.txt, paper 1, Theorem 3 (upper bound), inverted numerically [derived].
     """
     logp = _as_log_pmf(law)
-    t = _check_target(epsilon_target)
+    t = check_epsilon(epsilon_target, name="epsilon_target")
     n = logp.size - 1
     lm = _tilt_logs(logp, 0.0)[2]
     mean = math.exp(lm)
@@ -706,8 +697,8 @@ def truncnorm_tilted_means(n: int, *, mean: float, sds: Sequence[float], epsilon
     ``with_rest`` a third column holds E_t̃[n − m], summed directly so that 1 − E_t̃[m]/n keeps its digits
     when the tilted mean sits next to n (Theorem 3's bounds need it there).
     """
-    n = _check_n_pmf(n)
-    eps = _check_epsilon(epsilon)
+    n = check_int_in_range(n, name="n", lo=1, hi=MAX_RANDOM_SIZE_N)
+    eps = check_epsilon(epsilon, allow_zero=True)
     out = np.full((len(sds), 3 if with_rest else 2), np.nan)
     mean = float(mean)
     c = min(max(math.floor(mean + 0.5), 0), n)
@@ -795,8 +786,8 @@ def rounding_size_pmf(population_size: int, *, rate: float,
     003_4b386133f61617e9.txt, paper 1, §4.3. Erratum E11: "round" is unspecified; we use floor(x + 0.5), not
     Python's half-to-even ``round``.
     """
-    N = _check_int(population_size, "population_size", 0)
-    r = _check_rate(rate)
+    N = check_int_in_range(population_size, name="population_size", lo=0, hi=math.inf)
+    r = check_rate(rate)
     lo_a, frac_a = _split_rate_times(r, N)
     lo, frac = int(lo_a[0]), float(frac_a[0])
     if method == "deterministic":
@@ -818,7 +809,7 @@ def size_channel_loss(p: Mapping[int, float], p_prime: Mapping[int, float], *, e
     ----------
     [derived] from 003_4b386133f61617e9.txt, paper 1, §4.1 (count mechanism) and §4.2 (Proposition 4).
     """
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon, allow_zero=True)
     if not p or not p_prime:
         raise ValueError("size distributions must be non-empty.")
     a = np.array(list(p.keys()), dtype=float)
@@ -850,10 +841,10 @@ def _size_channel_batch(a, pa, b, pb, eps) -> np.ndarray:
 def size_channel_curve(*, epsilon: float, rate: float, method: Literal["deterministic", "randomized"],
                        n_min: int, n_max: int) -> tuple[np.ndarray, np.ndarray]:
     """Size-channel loss for every pair (N, N+1), N = n_min … n_max (vectorised; for the sawtooth plot)."""
-    eps = _check_epsilon(epsilon)
-    r = _check_rate(rate)
-    n_min = _check_int(n_min, "n_min", 0)
-    n_max = _check_int(n_max, "n_max", n_min)
+    eps = check_epsilon(epsilon, allow_zero=True)
+    r = check_rate(rate)
+    n_min = check_int_in_range(n_min, name="n_min", lo=0, hi=math.inf)
+    n_max = check_int_in_range(n_max, name="n_max", lo=n_min, hi=math.inf)
     if method not in ("deterministic", "randomized"):
         raise ValueError(f"method must be 'deterministic' or 'randomized'; got {method!r}.")
     N = np.arange(n_min, n_max + 1)
@@ -880,7 +871,7 @@ def worst_size_channel_loss(*, epsilon: float, rate: float, method: Literal["det
     ----------
     [derived, checked numerically] from 003_4b386133f61617e9.txt, paper 1, §4.2–§4.3.
     """
-    r = _check_rate(rate)
+    r = check_rate(rate)
     lo = math.ceil(_snap(1.0 / r)) if n_min is None else n_min
     N, loss = size_channel_curve(epsilon=epsilon, rate=r, method=method, n_min=lo, n_max=n_max)
     best = float(loss.max())
@@ -897,7 +888,7 @@ def degradation_loss(delta_sizes: Sequence[float], *, epsilon: float) -> Degrada
     ----------
     003_4b386133f61617e9.txt, paper 1, §4.1 (sensitivity and privacy degradation).
     """
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon, allow_zero=True)
     d = np.abs(np.atleast_1d(np.asarray(delta_sizes, dtype=float)))
     if d.size == 0 or not np.all(np.isfinite(d)):
         raise ValueError("delta_sizes must be a non-empty list of finite numbers.")
@@ -918,10 +909,10 @@ def amplify_randomized_rounding(*, epsilon: float, rate: float) -> Amplification
     for small ε and the bound exceeds ε when r > r*(ε) (``randomized_rounding_crossover``). Erratum E6: the
     Appendix C proof is garbled; the statement is used.
     """
-    eps = _check_epsilon(epsilon)
-    r = _check_rate(rate)
+    eps = check_epsilon(epsilon, allow_zero=True)
+    r = check_rate(rate)
     # log1p(2r·z) + log1p(r·z) with z = expm1(2ε), via the overflow-safe map
-    val = float(_log1p_qexpm1(2 * r, 2 * eps) + _log1p_qexpm1(r, 2 * eps))
+    val = float(amplification_map(2 * r, 2 * eps) + amplification_map(r, 2 * eps))
     notes = [f"Theorem 6 applies only to populations of at least 1/r = {1 / r:.4g} records."]
     if eps > 0 and val > eps:
         notes.append("No amplification guaranteed: at this rate the Theorem 6 bound exceeds ε "
@@ -940,8 +931,8 @@ def calibrate_randomized_rounding(*, epsilon_target: float, rate: float) -> Cali
     [derived] from 003_4b386133f61617e9.txt, paper 1, Theorem 6. Erratum E2: the §6.3 shortcut λ ≈ ε/(6r)
     overstates the allowed ε many-fold; it is ``epsilon_sample_paper_approx`` only.
     """
-    t = _check_target(epsilon_target)
-    r = _check_rate(rate)
+    t = check_epsilon(epsilon_target, name="epsilon_target")
+    r = check_rate(rate)
     z = 2 * np.expm1(t) / (r * (np.sqrt(1 + 8 * np.exp(t)) + 3))
     lam = float(0.5 * np.log1p(z))
     return Calibration(t, lam, t / (6 * r), 1.0 / lam, f"{SEED_FILE}, Theorem 6 (exact inverse, derived)",
@@ -957,7 +948,7 @@ def randomized_rounding_crossover(*, epsilon: float) -> float:
     ----------
     [derived] from 003_4b386133f61617e9.txt, paper 1, Theorem 6; Erratum E3.
     """
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon, allow_zero=True)
     # expm1(ε)/expm1(2ε) = 1/(e^ε + 1) exactly, so r* = 2/((e^ε + 1)(√(1 + 8e^ε) + 3)): no 0/0 at ε = 0
     # (r* = 1/6) and no overflow warning for huge ε (r* → 0)
     with np.errstate(over="ignore"):
@@ -970,17 +961,22 @@ def randomized_rounding_crossover(*, epsilon: float) -> float:
 # ----------------------------------------------------------------------------------------------------------
 
 def _check_clusters(n_clusters, n_drawn) -> tuple[int, int]:
-    k = _check_int(n_clusters, "n_clusters", 2)
-    ell = _check_int(n_drawn, "n_drawn", 1, k - 1)
+    k = check_int_in_range(n_clusters, name="n_clusters", lo=2, hi=math.inf)
+    ell = check_int_in_range(n_drawn, name="n_drawn", lo=1, hi=k - 1)
     return k, ell
 
 
-def _cluster_B(epsilon, q, n_pair):
-    """B(ε, q, N) = log1p(q/(q + (1−q)·e^{−Nε})·expm1(ε)), broadcasting over arrays."""
+def cluster_amplification(epsilon, q, n_pair):
+    """B(ε, q, N) = log1p(q/(q + (1−q)·e^{−Nε})·expm1(ε)), broadcasting over arrays; no argument checks.
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, Theorems 7 and 8 (§5.1); :func:`cluster_bound` is the checked form.
+    """
     eps = np.asarray(epsilon, dtype=float)
     npair = np.asarray(n_pair, dtype=float)
     frac = q / (q + (1 - q) * np.exp(-npair * eps))
-    return _log1p_qexpm1(frac, eps)
+    return amplification_map(frac, eps)
 
 
 def cluster_bound(*, epsilon: float, n_clusters: int, n_drawn: int, n_pair: float) -> float:
@@ -995,12 +991,12 @@ def cluster_bound(*, epsilon: float, n_clusters: int, n_drawn: int, n_pair: floa
     003_4b386133f61617e9.txt, paper 1, Theorems 7 and 8 (§5.1). Erratum E7: the Appendix D proof sketch of
     Theorem 7 substitutes a record; the statements (one record added) are used.
     """
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon, allow_zero=True)
     k, ell = _check_clusters(n_clusters, n_drawn)
     npair = float(n_pair)
     if not math.isfinite(npair) or npair < 0:
         raise ValueError(f"n_pair must be a finite number ≥ 0; got {n_pair!r}.")
-    return float(_cluster_B(eps, ell / k, npair))
+    return float(cluster_amplification(eps, ell / k, npair))
 
 
 def _check_sizes(sizes) -> np.ndarray:
@@ -1036,13 +1032,13 @@ def cluster_bounds(sizes: Sequence[int], *, epsilon: float, n_drawn: int) -> Clu
     003_4b386133f61617e9.txt, paper 1, Theorems 7 and 8 (§5.1).
     """
     s = _check_sizes(sizes)
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon, allow_zero=True)
     k, ell = _check_clusters(s.size, n_drawn)
     q = ell / k
     mins, maxs = _others_extremes(s)
-    lower = _cluster_B(eps, q, s + mins)
-    upper = _cluster_B(eps, q, s + maxs)
-    return ClusterBounds(q, lower, upper, float(upper.max()), float(lower.max()), float(_log1p_qexpm1(q, eps)))
+    lower = cluster_amplification(eps, q, s + mins)
+    upper = cluster_amplification(eps, q, s + maxs)
+    return ClusterBounds(q, lower, upper, float(upper.max()), float(lower.max()), float(amplification_map(q, eps)))
 
 
 def cluster_test_bound(*, epsilon_conditional: float, epsilon_test: float, n_clusters: int, n_drawn: int,
@@ -1056,8 +1052,8 @@ def cluster_test_bound(*, epsilon_conditional: float, epsilon_test: float, n_clu
     ----------
     003_4b386133f61617e9.txt, paper 1, Theorem 9 (§5.2).
     """
-    ec = _check_epsilon(epsilon_conditional, "epsilon_conditional")
-    et = _check_epsilon(epsilon_test, "epsilon_test")
+    ec = check_epsilon(epsilon_conditional, name="epsilon_conditional", allow_zero=True)
+    et = check_epsilon(epsilon_test, name="epsilon_test", allow_zero=True)
     k, ell = _check_clusters(n_clusters, n_drawn)
     if epsilon is not None and ec > float(epsilon):
         warnings.warn(f"epsilon_conditional = {ec} exceeds epsilon = {epsilon}; Theorem 9 needs ε_c ≤ ε.",
@@ -1077,12 +1073,12 @@ def two_stage_cluster_upper(sizes: Sequence[int], *, epsilon: float, n_drawn: in
     [derived] making rigorous the remark of 003_4b386133f61617e9.txt, paper 1, §5.2 ("approximately rε").
     """
     s = _check_sizes(sizes)
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon, allow_zero=True)
     k, ell = _check_clusters(s.size, n_drawn)
-    rw = _check_rate(within_rate, "within_rate")
-    eps_w = _log1p_qexpm1(rw, eps)
+    rw = check_rate(within_rate, name="within_rate")
+    eps_w = amplification_map(rw, eps)
     top2 = np.sort(s)[-2:].sum()
-    return float(_cluster_B(eps_w, ell / k, top2))
+    return float(cluster_amplification(eps_w, ell / k, top2))
 
 
 def calibrate_cluster(sizes: Sequence[int], *, epsilon_target: float, n_drawn: int,
@@ -1097,9 +1093,9 @@ def calibrate_cluster(sizes: Sequence[int], *, epsilon_target: float, n_drawn: i
     [derived] from 003_4b386133f61617e9.txt, paper 1, Theorem 8 and §5.2.
     """
     s = _check_sizes(sizes)
-    t = _check_target(epsilon_target)
+    t = check_epsilon(epsilon_target, name="epsilon_target")
     k, ell = _check_clusters(s.size, n_drawn)
-    rw = _check_rate(within_rate, "within_rate")
+    rw = check_rate(within_rate, name="within_rate")
     q = ell / k
 
     def f(e: float) -> float:
@@ -1227,7 +1223,7 @@ def neyman_allocation(N_h: Sequence[int], S_h: Sequence[float], *, m: int) -> Ne
     N, S = _check_strata(N_h, S_h, names=("S_h",))
     if np.any(S < 0):
         raise ValueError(f"S_h must be ≥ 0; got {S_h!r}.")
-    m = _check_int(m, "m", 0, int(N.sum()))
+    m = check_int_in_range(m, name="m", lo=0, hi=int(N.sum()))
     alloc, fixed = _neyman_batch((N * S)[None, :], N[None, :], float(m))
     cont = alloc[0]
     return NeymanAllocation(cont, round_largest_remainder(cont, caps=N), fixed[0].copy())
@@ -1245,7 +1241,7 @@ def add_record(N_h, mean_h, sd_h, *, stratum: int, value: float) -> StratumStats
     N, mu, sd = _check_strata(N_h, mean_h, sd_h, names=("mean_h", "sd_h"))
     if np.any(sd < 0):
         raise ValueError("sd_h must be ≥ 0.")
-    h = _check_int(stratum, "stratum", 0, N.size - 1)
+    h = check_int_in_range(stratum, name="stratum", lo=0, hi=N.size - 1)
     x = float(value)
     N2, mu2, sd2 = N.copy(), mu.copy(), sd.copy()
     mu_new = mu[h] + (x - mu[h]) / (N[h] + 1)
@@ -1272,8 +1268,8 @@ def neyman_worst_shift(N_h, mean_h, sd_h, *, m: int, bounds: Sequence[tuple[floa
     N, mu, sd = _check_strata(N_h, mean_h, sd_h, names=("mean_h", "sd_h"))
     if np.any(sd < 0):
         raise ValueError("sd_h must be ≥ 0.")
-    m = _check_int(m, "m", 0, int(N.sum()))
-    grid = _check_int(grid, "grid", 2)
+    m = check_int_in_range(m, name="m", lo=0, hi=int(N.sum()))
+    grid = check_int_in_range(grid, name="grid", lo=2, hi=math.inf)
     bd = np.asarray(bounds, dtype=float)
     _check_magnitude(bd, "bounds")
     if bd.shape != (N.size, 2):
@@ -1400,8 +1396,8 @@ def privacy_aware_allocation(N_h, S_h, *, m: int, value_max: float, epsilon: flo
     if np.any(S < 0):
         raise ValueError(f"S_h must be ≥ 0; got {S_h!r}.")
     H = N.size
-    m = _check_int(m, "m", 1, int(N.sum()))
-    m_min = _check_int(m_min, "m_min", 0)
+    m = check_int_in_range(m, name="m", lo=1, hi=int(N.sum()))
+    m_min = check_int_in_range(m_min, name="m_min", lo=0, hi=math.inf)
     if H * m_min > m:
         raise ValueError(f"H·m_min = {H}·{m_min} = {H * m_min} exceeds the sample size m = {m}.")
     if np.any(N < m_min):
@@ -1484,7 +1480,7 @@ def _greedy_from(alloc, N, S, U, eps, W2, R) -> np.ndarray:
 def proportional_rounded(N_h, *, m: int) -> np.ndarray:
     """Deterministic proportional allocation: largest remainder of m·N_h/N (caps N_h)."""
     (N,) = _check_strata(N_h)
-    m = _check_int(m, "m", 0, int(N.sum()))
+    m = check_int_in_range(m, name="m", lo=0, hi=int(N.sum()))
     return round_largest_remainder(m * N / N.sum(), caps=N)
 
 
@@ -1526,8 +1522,8 @@ def proportional_allocation(N_h: Sequence[int], *, rate: float, epsilon: float,
     unbounded DP, as in the proof (Appendix E). Erratum E11: deterministic rounding is floor(x + 0.5).
     """
     (N,) = _check_strata(N_h)
-    r = _check_rate(rate)
-    eps = _check_epsilon(epsilon)
+    r = check_rate(rate)
+    eps = check_epsilon(epsilon, allow_zero=True)
     if method not in ("randomized", "deterministic"):
         raise ValueError(f"method must be 'randomized' or 'deterministic'; got {method!r}.")
     expected = r * N
@@ -1555,7 +1551,7 @@ def proportional_allocation(N_h: Sequence[int], *, rate: float, epsilon: float,
                              "released count reveals at the full ε (§4.1); no amplification theorem applies.",))
     draw = None
     if rng is not None:
-        g = _as_rng(rng)
+        g = as_generator(rng)
         if method == "randomized":
             x = _snap(expected)
             lo = np.floor(x)
@@ -1575,7 +1571,7 @@ def strata_from_table(df: pd.DataFrame, *, epsilon: float, max_strata: int = 200
     ----------
     Spec §7 Tab 5 (strata editor, 1–200 rows).
     """
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon, allow_zero=True)
     need = ["stratum", "N_h", "S_h", "mean_h", "lo_h", "hi_h", "eps_h"]
     missing = [c for c in need if c not in df.columns]
     if missing:

@@ -18,7 +18,6 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from scipy.special import logsumexp
 
 from engine import figure_marks as fm
 from engine import sampling as sp
@@ -56,13 +55,12 @@ def rate_curve_table(*, epsilon: float, n: int, points: int = 200, rate_min: flo
     """ε′ against the sampling rate q for every simple scheme, the rounding design and the paper shortcut."""
     q = np.logspace(math.log10(rate_min), 0, points)
     eps = float(epsilon)
-    exact = np.log1p(q * np.expm1(eps))
-    # SRSWR at m = q·n draws: η = 1 − (1 − 1/n)^m
-    m = q * n
-    eta = -np.expm1(m * np.log1p(-1.0 / n)) if n > 1 else np.ones_like(q)
-    z = np.expm1(2 * eps)
-    rounding = np.log1p(2 * q * z) + np.log1p(q * z)
-    return pd.DataFrame({"rate": q, "srswor": exact, "poisson": exact, "srswr_external": np.log1p(eta * np.expm1(eps)),
+    exact = sp.amplification_map(q, eps)
+    # SRSWR at m = q·n draws
+    eta = sp.srswr_inclusion(q * n, n)
+    # Theorem 6: log1p(2q·z) + log1p(q·z) with z = expm1(2ε), as in amplify_randomized_rounding
+    rounding = sp.amplification_map(2 * q, 2 * eps) + sp.amplification_map(q, 2 * eps)
+    return pd.DataFrame({"rate": q, "srswor": exact, "poisson": exact, "srswr_external": sp.amplification_map(eta, eps),
                          "randomized_rounding_thm6": rounding, "paper_shortcut": q * eps})
 
 
@@ -104,7 +102,7 @@ def make_rate_figure(df: pd.DataFrame, *, epsilon: float, schemes: Sequence[str]
                                  name="cluster design of the Cluster tab (Thm 7–8, at ℓ/k)",
                                  line=dict(color=OKABE_ITO[3], width=6),
                                  marker=dict(size=14, symbol="x", color=OKABE_ITO[3])))
-    cur = float(np.log1p(current_rate * np.expm1(epsilon)))
+    cur = float(sp.amplification_map(current_rate, epsilon))
     traces.append(go.Scatter(x=[current_rate], y=[cur], mode="markers", name="your design",
                              marker=dict(color="black", size=12, symbol="diamond")))
     return go.Figure(data=traces, layout=dict(
@@ -173,15 +171,11 @@ def size_pmf_table(law: sp.SizeLaw | np.ndarray, *, epsilon: float, max_points: 
 
     Both come from the law's log-probabilities (logsumexp), so the tilted curve is right where t underflows.
     """
-    if isinstance(law, sp.SizeLaw):
-        logp = law.log_pmf
-    else:
+    if not isinstance(law, sp.SizeLaw):
         with np.errstate(divide="ignore"):
-            logp = np.log(np.asarray(law, dtype=float))
-    m = np.arange(logp.size, dtype=float)
-    p = np.exp(logp)
-    logw = logp + epsilon * m
-    tilt = np.exp(logw - logsumexp(logw))
+            law = sp.SizeLaw(np.log(np.asarray(law, dtype=float)))
+    p = law.pmf
+    tilt = sp.tilted_law(law, epsilon=epsilon).pmf
     peak = max(p.max(), tilt.max())
     keep = np.flatnonzero(np.maximum(p, tilt) >= 1e-12 * peak)
     a, b = int(keep.min()), int(keep.max())
@@ -271,7 +265,7 @@ def cluster_heatmap_table(*, n_clusters: int, n_drawn: int, size_points: int = 6
     eps = np.logspace(-3, 1, eps_points)
     q = n_drawn / n_clusters
     C, E = np.meshgrid(sizes, eps, indexing="ij")
-    val = sp._cluster_B(E, q, 2 * C)
+    val = sp.cluster_amplification(E, q, 2 * C)
     return pd.DataFrame({"cluster_size": C.ravel(), "epsilon": E.ravel(), "ratio": (val / E).ravel()})
 
 

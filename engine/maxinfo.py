@@ -19,12 +19,14 @@ is pure, fast (< 1 ms, except the optimisers and bisections, < 5 ms) and raises
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 from scipy import optimize
+
+from engine.validation import (ValidationError, check_delta, check_epsilon, check_finite, check_positive,
+                               check_probability, check_rate, check_size)
 
 __all__ = [
     "SizeConstraint",
@@ -64,63 +66,35 @@ Kind = Literal["pure", "approx"]
 
 
 # --------------------------------------------------------------------------- validation
-def _number(name: str, value) -> float:
-    """Return ``value`` as float; reject bools, non-numbers and non-finite values."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    x = float(value)
-    if not math.isfinite(x):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    return x
-
-
+# Scalars go through engine.validation; the helpers below state this module's narrower domains.
 def _epsilon(value, *, approx: bool = False) -> float:
-    eps = _number("epsilon", value)
-    if eps <= 0:
-        raise ValueError(f"epsilon must be > 0, got {value!r}")
+    """ε > 0; with ``approx``, ε ∈ (0, 0.5] (Theorem 8 and Corollary 2 need ε ≤ 1/2)."""
+    eps = check_epsilon(value)
     if approx and eps > APPROX_EPSILON_MAX:
-        raise ValueError(
-            f"epsilon must be in (0, 0.5] for approximate DP (Theorem 8 / Corollary 2), got {value!r}"
+        raise ValidationError(
+            f"epsilon must be a finite number in (0, 0.5] for approximate DP (Theorem 8 / Corollary 2); got {eps!r}"
         )
     return eps
 
 
+def _at_least(value, name: str, lo: float) -> float:
+    """A finite real ≥ lo (sizes that the bounds treat as real numbers)."""
+    x = check_finite(value, name=name)
+    if x < lo:
+        raise ValidationError(f"{name} must be a finite number ≥ {lo:g}; got {x!r}")
+    return x
+
+
 def _n(value, name: str = "n") -> float:
-    x = _number(name, value)
-    if x < 2:
-        raise ValueError(f"{name} must be >= 2, got {value!r}")
-    return x
-
-
-def _unit(name: str, value) -> float:
-    """A probability in (0, 1]."""
-    x = _number(name, value)
-    if not 0 < x <= 1:
-        raise ValueError(f"{name} must be in (0, 1], got {value!r}")
-    return x
+    return _at_least(value, name, 2.0)
 
 
 def _alpha(value, *, upper: float = 2.0, closed: bool = True) -> float:
-    a = _number("alpha", value)
-    ok = 0 < a <= upper if closed else 0 < a < upper
-    if not ok:
-        rng = f"(0, {upper:g}]" if closed else f"(0, {upper:g})"
-        raise ValueError(f"alpha must be in {rng}, got {value!r}")
+    """α ∈ (0, upper] (or (0, upper) when not ``closed``)."""
+    a = check_positive(value, name="alpha")
+    if a > upper or (a == upper and not closed):
+        raise ValidationError(f"alpha must be a number in (0, {upper:g}{']' if closed else ')'}; got {a!r}")
     return a
-
-
-def _n_groups(value) -> int:
-    if isinstance(value, bool):
-        raise ValueError(f"n_groups must be an integer >= 1, got {value!r}")
-    if isinstance(value, numbers.Integral):
-        g = int(value)
-    elif isinstance(value, numbers.Real) and math.isfinite(float(value)) and float(value).is_integer():
-        g = int(value)
-    else:
-        raise ValueError(f"n_groups must be an integer >= 1, got {value!r}")
-    if g < 1:
-        raise ValueError(f"n_groups must be an integer >= 1, got {value!r}")
-    return g
 
 
 def _kind(value) -> str:
@@ -209,7 +183,7 @@ def max_info_pure(epsilon: float, n: float, eta: float) -> float:
     """
     eps = _epsilon(epsilon)
     n = _n(n)
-    eta = _unit("eta", eta)
+    eta = check_rate(eta, name="eta")
     return eps**2 * n / 4.0 + eps * math.sqrt(n * math.log(2.0 / eta) / 4.0)
 
 
@@ -231,10 +205,8 @@ def max_info_approx(epsilon: float, m: float, eta: float) -> float:
     seeds/000_f379639b976c7ffb.txt, Corollary 1 (= Appendix B, Corollary 2).
     """
     eps = _epsilon(epsilon, approx=True)
-    m = _number("m", m)
-    if m <= 0:
-        raise ValueError(f"m must be > 0, got {m!r}")
-    eta = _unit("eta", eta)
+    m = check_positive(m, name="m")
+    eta = check_rate(eta, name="eta")
     return 265.0 * eps**2 * m + 12.0 * eps * math.sqrt(m * math.log(2.0 / eta))
 
 
@@ -246,10 +218,8 @@ def max_info_approx_delta_max(epsilon: float, m: float, eta: float) -> float:
     seeds/000_f379639b976c7ffb.txt, Corollary 1 (= Appendix B, Corollary 2).
     """
     eps = _epsilon(epsilon, approx=True)
-    m = _number("m", m)
-    if m <= 0:
-        raise ValueError(f"m must be > 0, got {m!r}")
-    eta = _unit("eta", eta)
+    m = check_positive(m, name="m")
+    eta = check_rate(eta, name="eta")
     return eps**2 * eta**2 / (120.0 * m) ** 2
 
 
@@ -279,12 +249,10 @@ def gamma_thm3(zeta: float, alpha: float, beta: float, n_groups: int) -> SizeCon
     >>> round(gamma_thm3(10, 0.5, 0.01, 10).gamma, 5)
     2613.54968
     """
-    zeta = _number("zeta", zeta)
-    if zeta < 0:
-        raise ValueError(f"zeta must be >= 0, got {zeta!r}")
+    zeta = check_positive(zeta, name="zeta", allow_zero=True)
     alpha = _alpha(alpha)
-    beta = _unit("beta", beta)
-    g = _n_groups(n_groups)
+    beta = check_rate(beta, name="beta")
+    g = check_size(n_groups, name="n_groups")
     return _constraint(zeta, math.log(16.0 * g / beta), alpha, "Theorem 3", None)
 
 
@@ -326,8 +294,8 @@ def gamma_pure(epsilon: float, n: float, alpha: float, beta: float, n_groups: in
     eps = _epsilon(epsilon)
     n = _n(n)
     alpha = _alpha(alpha)
-    beta = _unit("beta", beta)
-    g = _n_groups(n_groups)
+    beta = check_rate(beta, name="beta")
+    g = check_size(n_groups, name="n_groups")
     zeta = _zeta_pure(eps, n, beta, g)
     return _constraint(zeta, math.log(16.0 * g / beta), alpha, "Theorem 7", n)
 
@@ -341,8 +309,8 @@ def delta_max_approx(epsilon: float, n: float, beta: float, n_groups: int) -> fl
     """
     eps = _epsilon(epsilon, approx=True)
     n = _n(n)
-    beta = _unit("beta", beta)
-    g = _n_groups(n_groups)
+    beta = check_rate(beta, name="beta")
+    g = check_size(n_groups, name="n_groups")
     return eps**2 * beta**2 / ((120.0 * n) ** 2 * g**2)
 
 
@@ -379,10 +347,10 @@ def gamma_approx(
     eps = _epsilon(epsilon, approx=True)
     n = _n(n)
     alpha = _alpha(alpha)
-    beta = _unit("beta", beta)
-    g = _n_groups(n_groups)
+    beta = check_rate(beta, name="beta")
+    g = check_size(n_groups, name="n_groups")
     if delta is not None:
-        d = _number("delta", delta)
+        d = check_finite(delta, name="delta")
         dmax = eps**2 * beta**2 / ((120.0 * n) ** 2 * g**2)
         if not 0 < d <= dmax:
             raise ValueError(f"delta must be in (0, δ_max] with δ_max = {dmax:.6g}, got {delta!r}")
@@ -431,9 +399,9 @@ def eps_max(
     """
     n = _n(n)
     alpha = _alpha(alpha)
-    beta = _unit("beta", beta)
-    g = _n_groups(n_groups)
-    target = _number("gamma", gamma)
+    beta = check_rate(beta, name="beta")
+    g = check_size(n_groups, name="n_groups")
+    target = check_finite(gamma, name="gamma")
     if not 0 < target <= n:
         raise ValueError(f"gamma must be in (0, n] = (0, {n:g}], got {gamma!r}")
     kind = _kind(kind)
@@ -494,11 +462,9 @@ def alpha_min(
     kind = _kind(kind)
     eps = _epsilon(epsilon, approx=kind == "approx")
     n = _n(n)
-    beta = _unit("beta", beta)
-    g = _n_groups(n_groups)
-    m = _number("m", m)
-    if m <= 0:
-        raise ValueError(f"m must be > 0, got {m!r}")
+    beta = check_rate(beta, name="beta")
+    g = check_size(n_groups, name="n_groups")
+    m = check_positive(m, name="m")
     if _gamma_value(eps, n, 2.0, beta, g, kind) > m:
         return math.nan
     lo, hi = 0.0, 2.0  # invariant: γ(hi) ≤ m; γ(α) → ∞ as α → 0
@@ -529,8 +495,8 @@ def gamma_curve(
     """
     n = _n(n)
     alpha = _alpha(alpha)
-    beta = _unit("beta", beta)
-    g = _n_groups(n_groups)
+    beta = check_rate(beta, name="beta")
+    g = check_size(n_groups, name="n_groups")
     kind = _kind(kind)
     eps = np.asarray(epsilons, dtype=float)
     ok = np.isfinite(eps) & (eps > 0)
@@ -568,8 +534,8 @@ def gamma_single_column(n: float, alpha: float, beta: float, n_groups: int) -> f
     """
     n = _n(n)
     alpha = _alpha(alpha)
-    beta = _unit("beta", beta)
-    g = _n_groups(n_groups)
+    beta = check_rate(beta, name="beta")
+    g = check_size(n_groups, name="n_groups")
     return 4.0 * math.sqrt(n * math.log(g / beta)) / alpha
 
 
@@ -585,11 +551,9 @@ def w1_bound_single_column(n: float, beta: float, n_groups: int, group_size: flo
     seeds/000_f379639b976c7ffb.txt, Theorem 9 (proof).
     """
     n = _n(n)
-    beta = _unit("beta", beta)
-    g = _n_groups(n_groups)
-    size = _number("group_size", group_size)
-    if size <= 0:
-        raise ValueError(f"group_size must be > 0, got {group_size!r}")
+    beta = check_rate(beta, name="beta")
+    g = check_size(n_groups, name="n_groups")
+    size = check_positive(group_size, name="group_size")
     return 4.0 * math.sqrt(n * math.log(g / beta)) / size
 
 
@@ -605,8 +569,8 @@ def gamma_count(n: float, alpha: float, beta_prime: float, n_groups: int) -> flo
     """
     n = _n(n)
     alpha = _alpha(alpha)
-    bp = _unit("beta_prime", beta_prime)
-    g = _n_groups(n_groups)
+    bp = check_rate(beta_prime, name="beta_prime")
+    g = check_size(n_groups, name="n_groups")
     return 112.0 * math.sqrt(n * math.log(10.0 * n * g / bp)) / alpha
 
 
@@ -625,7 +589,7 @@ def lemma1_min_size(alpha: float, mu: float) -> float:
     Lemma 1's form is used (spec E7).
     """
     alpha = _alpha(alpha, upper=1.0, closed=False)
-    mu = _unit("mu", mu)
+    mu = check_rate(mu, name="mu")
     lg = math.log(4.0 / mu)
     return max(4.15 * lg / alpha**2, (16.0 / 3.0) / alpha, 8.3 * lg, 40.0)
 
@@ -669,25 +633,12 @@ class PValueCorrection:
     m_bits: float
 
 
-def _pos_int_like(name: str, value) -> float:
-    x = _number(name, value)
-    if x < 1:
-        raise ValueError(f"{name} must be >= 1, got {value!r}")
-    return x
-
-
-def _eps_thesis(value) -> float:
-    eps = _number("epsilon", value)
-    if not 0 < eps <= 1e4:
-        raise ValueError(f"epsilon must be in (0, 1e4], got {value!r}")
+def _epsilon_thesis(value) -> float:
+    """ε ∈ (0, 1e4] for the thesis' p-value corrections (e^ε stays a float)."""
+    eps = check_epsilon(value)
+    if eps > 1e4:
+        raise ValidationError(f"epsilon must be a finite number in (0, 1e4]; got {eps!r}")
     return eps
-
-
-def _alpha_p(value) -> float:
-    a = _number("alpha", value)
-    if not 0 < a < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {value!r}")
-    return a
 
 
 def _product_bits(eps: float, n: float, beta: float) -> float:
@@ -708,9 +659,9 @@ def maxinfo_pure_dp(*, epsilon: float, n: float, beta: float) -> MaxInfoBound:
     ----------
     seeds/002_802572da4c9a19ad.txt, Theorem 1.5.2.
     """
-    eps = _eps_thesis(epsilon)
-    n = _pos_int_like("n", n)
-    beta = _unit("beta", beta)
+    eps = _epsilon_thesis(epsilon)
+    n = _at_least(n, "n", 1.0)
+    beta = check_rate(beta, name="beta")
     return MaxInfoBound(LOG2E * eps * n, _product_bits(eps, n, beta))
 
 
@@ -732,8 +683,8 @@ def maxinfo_description_length(range_size: float, *, beta: float) -> float:
     >>> round(maxinfo_description_length(2**20, beta=0.05), 5)
     24.32193
     """
-    size = _pos_int_like("range_size", range_size)
-    beta = _unit("beta", beta)
+    size = _at_least(range_size, "range_size", 1.0)
+    beta = check_rate(beta, name="beta")
     return math.log2(size) - math.log2(beta)
 
 
@@ -752,13 +703,9 @@ def pvalue_correction(alpha: float, *, beta: float, m_bits: float) -> float:
     ----------
     seeds/002_802572da4c9a19ad.txt, Theorem 1.4.4.
     """
-    alpha = _alpha_p(alpha)
-    beta = _number("beta", beta)
-    if not 0 <= beta <= 1:
-        raise ValueError(f"beta must be in [0, 1], got {beta!r}")
-    m = _number("m_bits", m_bits)
-    if m < 0:
-        raise ValueError(f"m_bits must be >= 0, got {m_bits!r}")
+    alpha = check_delta(alpha, name="alpha", allow_zero=False)
+    beta = check_probability(beta, name="beta")
+    m = check_positive(m_bits, name="m_bits", allow_zero=True)
     if alpha <= beta:
         return 0.0
     return (alpha - beta) * 2.0 ** (-m)
@@ -811,9 +758,9 @@ def pvalue_correction_pure_dp(alpha: float, *, epsilon: float, n: float) -> PVal
     ----------
     seeds/002_802572da4c9a19ad.txt, Theorems 1.4.4 and 1.5.2 (spec epsilon_calculator §4.8).
     """
-    alpha = _alpha_p(alpha)
-    eps = _eps_thesis(epsilon)
-    n = _pos_int_like("n", n)
+    alpha = check_delta(alpha, name="alpha", allow_zero=False)
+    eps = _epsilon_thesis(epsilon)
+    n = _at_least(n, "n", 1.0)
     log2g, beta_star = _optimise_pure(alpha, eps, n)
     gamma = 2.0**log2g if math.isfinite(log2g) else 0.0
     return PValueCorrection(gamma, beta_star, _product_bits(eps, n, beta_star))
@@ -826,10 +773,8 @@ def pvalue_correction_mutual_info(alpha: float, *, t_bits: float) -> float:
     ----------
     seeds/002_802572da4c9a19ad.txt, Corollary 4.6.3, Eq. (4.13).
     """
-    alpha = _alpha_p(alpha)
-    t = _number("t_bits", t_bits)
-    if t < 0:
-        raise ValueError(f"t_bits must be >= 0, got {t_bits!r}")
+    alpha = check_delta(alpha, name="alpha", allow_zero=False)
+    t = check_positive(t_bits, name="t_bits", allow_zero=True)
     return alpha / 2.0 * 2.0 ** (-(2.0 / alpha) * (t + 0.54))
 
 
@@ -840,10 +785,8 @@ def pvalue_correction_russo_zou(alpha: float, *, t_bits: float) -> float:
     ----------
     seeds/002_802572da4c9a19ad.txt, Theorem 4.6.4 (Russo and Zou 2016, Proposition 7).
     """
-    alpha = _alpha_p(alpha)
-    t = _number("t_bits", t_bits)
-    if t < 0:
-        raise ValueError(f"t_bits must be >= 0, got {t_bits!r}")
+    alpha = check_delta(alpha, name="alpha", allow_zero=False)
+    t = check_positive(t_bits, name="t_bits", allow_zero=True)
     return min(alpha / 2.0, 0.5 * 2.0 ** (-LOG2E * t / alpha**2))
 
 
@@ -868,11 +811,11 @@ def max_epsilon_for_correction(alpha: float, *, gamma: float, n: float) -> float
     ----------
     seeds/002_802572da4c9a19ad.txt, Theorems 1.4.4 and 1.5.2 (inverse; spec epsilon_calculator §4.8).
     """
-    alpha = _alpha_p(alpha)
-    g = _number("gamma", gamma)
+    alpha = check_delta(alpha, name="alpha", allow_zero=False)
+    g = check_finite(gamma, name="gamma")
     if not 0 < g < alpha:
         raise ValueError(f"gamma must be in (0, alpha) = (0, {alpha:g}), got {gamma!r}")
-    n = _pos_int_like("n", n)
+    n = _at_least(n, "n", 1.0)
     target = math.log2(g)
 
     def f(log_eps: float) -> float:

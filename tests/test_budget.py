@@ -258,3 +258,20 @@ def test_pld_below_its_delta_range_is_a_clear_message():
                  lambda: B.plan_budget_first(ss, epsilon=0.5, rule="pld", delta=1e-284)):
         with pytest.raises(ValueError, match="1e-12"):
             plan()
+
+
+@pytest.mark.parametrize("epsilon", [0.3, 1.0, 4.0])
+def test_gaussian_histogram_noise_is_the_analytic_sigma_at_sensitivity_root2(epsilon):
+    # one Gaussian histogram under replace-one neighbours has L2 sensitivity √2 (one count −1, another +1):
+    # its σ must give exactly ε_alloc at δᵢ = δ/2 by dp-accounting's own Gaussian accountant (Δ = 1, σ/√2)
+    from dp_accounting import gaussian_mechanism as dpa_gauss
+    delta = 1e-6
+    plan = B.plan_budget_first([B.StatisticSpec("h", "histogram", 5.0, cells=8, mechanism="gaussian")],
+                               epsilon=epsilon, delta=delta, rule="basic")
+    a = plan.allocations[0]
+    assert dpa_gauss.get_epsilon_gaussian(a.scale / math.sqrt(2), delta / 2) == pytest.approx(a.epsilon, rel=1e-6)
+    assert a.epsilon <= epsilon * (1 + 1e-12)
+    # and a count (Δ₂ = 1) at the same ε gets σ smaller by exactly √2
+    plan1 = B.plan_budget_first([B.StatisticSpec("c", "count", 5.0, mechanism="gaussian")],
+                                epsilon=epsilon, delta=delta, rule="basic")
+    assert a.scale / plan1.allocations[0].scale == pytest.approx(math.sqrt(2), rel=1e-5)

@@ -7,7 +7,6 @@ Privacy in Data Analysis* (seed 002_802572da4c9a19ad.txt); spec shared/specs/eps
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 
@@ -18,6 +17,7 @@ import streamlit as st
 from engine import accounting as acc
 from engine import budget as bud
 from engine import epsilon_figures as ef
+from engine import maxinfo as mi
 from engine import mechanisms as mech
 from engine import private_tests as pt
 from engine import risk
@@ -1173,10 +1173,6 @@ def _coherence_eps_max(mi) -> float:
 def tab_maxinfo(outputs: bool = True) -> None:
     """Tab 8 (controls always; bounds, corrections and the figure only when ``outputs``)."""
     st.subheader("Max-information: honest p-values after data-dependent choices")
-    if importlib.util.find_spec("engine.maxinfo") is None:
-        st.info("The max-information engine (engine/maxinfo.py) is not installed yet.")
-        return
-    from engine import maxinfo as mi
     st.markdown("If an analysis chooses which hypothesis to test by looking at the data, its p-values are too "
                 "optimistic. A DP (or short-description) selection step leaks little information, so a corrected "
                 "threshold γ < α keeps the error rate at α (Thms 1.4.4, 1.5.1, 1.5.2; Cor. 4.6.3; Thm 4.6.4).")
@@ -1257,10 +1253,7 @@ for i, body in enumerate(TAB_BODIES):
 if 8 in DRAWN:
     with tabs[8]:
         st.subheader("Public information (ε-DP relative to Z)")
-        if importlib.util.find_spec("ui.ppd_views") is None:
-            st.info("coming soon")
-        else:
-            from ui.ppd_views import render_public_information_tab
-            render_public_information_tab(OPEN[8])
+        from ui.views.public_information import render_public_information_tab  # imported when first drawn
+        render_public_information_tab(OPEN[8])
 
 page_end()

@@ -3,14 +3,12 @@
 Thin page: widgets → cached engine calls (``engine.stratify``, ``engine.synth``) → figures
 (``engine.stratify_figures``). Source: seed 004_c5ca305e20a1adba.txt (Rosenblatt, Stoyanovich & Musco,
 arXiv 2312.11712); spec shared/specs/stratified_synthesis_viewer.md. The "Partially private release" mode is
-rendered by ``ui.ppd_views`` (another developer's module).
+rendered by ``ui.views.partially_private``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
-import importlib.util
 import math
 from functools import partial
 
@@ -675,9 +673,6 @@ def run_pair(table_key, table, eps_value, small_s, clf):
     if synth in ("mst", "aim"):
         if key in store:
             return store[key]
-        if importlib.util.find_spec("mbi") is None:
-            st.error("MST and AIM need the mbi package: pip install 'mbi==2.0.0' 'jax[cpu]==0.10.2'.")
-            return None
         st.info(f"{synth_label.split(' ')[0]} takes tens of seconds (the first run compiles code); press Run.")
         cluster.show_where(CORES)
         if not st.button(f"Run {synth_label.split(' ')[0]}", key="sv_run_mbi", type="primary"):
@@ -917,10 +912,8 @@ if mode == "Mean estimation":
 elif mode == "Synthetic data":
     render_synth()
 else:
-    if importlib.util.find_spec("ui.ppd_views") is None:
-        st.info("The partially private release view is coming soon.")
-    else:
-        importlib.import_module("ui.ppd_views").render_partially_private_release()
+    from ui.views.partially_private import render_partially_private_release  # imported when first shown
+    render_partially_private_release()
 
 st.divider()
 st.caption(f"Source: {PAPER}, arXiv 2312.11712. {ADULT_ATTRIBUTION} Every random result is reproducible from the "

@@ -30,8 +30,8 @@ def run_page(page: str, params: dict | None = None, timeout: float = 120) -> App
 
 def _source(page: str) -> str:
     text = (ROOT / page).read_text()
-    if "ppd_views" in text:
-        text += (ROOT / "ui" / "ppd_views.py").read_text()
+    if "ui.views" in text:
+        text += "".join(p.read_text() for p in sorted((ROOT / "ui" / "views").glob("*.py")))
     return text + (ROOT / "ui" / "common.py").read_text() + (ROOT / "ui" / "widgets.py").read_text()
 
 

@@ -30,7 +30,7 @@ def test_every_upload_widget_in_the_source_is_found():
     import re
     from tests.attack.pages import ROOT
 
-    source = "".join(p.read_text() for p in [*(ROOT / "pages").glob("*.py"), ROOT / "ui" / "ppd_views.py"])
+    source = "".join(p.read_text() for p in [*(ROOT / "pages").glob("*.py"), *(ROOT / "ui" / "views").glob("*.py")])
     declared = set(re.findall(r"""(?:uploaded_bytes|csv_uploader|upload_frame|file_uploader)\([^)]*?key\s*=\s*"""
                               r"""["']([A-Za-z0-9_]+)["']""", source, re.S))
     assert declared <= {key for _, key, _ in WIDGETS}, declared - {key for _, key, _ in WIDGETS}

@@ -1,4 +1,5 @@
-"""AppTests for ui/ppd_views.py: the public-information tab (pi_*) and the partially private release (pp_*).
+"""AppTests for the views in ui/views/: the public-information tab (pi_*, public_information.py) and the
+partially private release (pp_*, partially_private.py).
 
 Each panel is rendered by a tiny script that calls its render function, as the host pages do inside a tab.
 """
@@ -13,8 +14,8 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
 PRELUDE = f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n"
-TAB_A = PRELUDE + "from ui.ppd_views import render_public_information_tab\nrender_public_information_tab()\n"
-TAB_B = PRELUDE + "from ui.ppd_views import render_partially_private_release\nrender_partially_private_release()\n"
+TAB_A = PRELUDE + "from ui.views.public_information import render_public_information_tab\nrender_public_information_tab()\n"
+TAB_B = PRELUDE + "from ui.views.partially_private import render_partially_private_release\nrender_partially_private_release()\n"
 
 
 def _app(script: str) -> AppTest:

@@ -42,7 +42,7 @@ SKIP = ["eps_t_sim", "eps_comp_pldbtn", "eps_t_trials", "eps_t_points", "eps_t_s
 # user-correctable states the page reports as errors (a shared link or a typed value can reach them)
 ALLOWED = [r"must be < 1/e|delta_g", r"held statistics use", r"the plan needs", r"cannot cover", r"sum to 1", r"positive and sum",
            r"make the shift smaller", r"sum to 0", r"shift", r"No total",
-           r"not a valid model"]  # Tab 9 (ui/ppd_views): correlations no covariance matrix has, pinned as an error
+           r"not a valid model"]  # Tab 9 (ui/views/public_information): correlations no covariance matrix has, pinned as an error
 REL = 6e-4  # cards show 4 significant figures
 
 

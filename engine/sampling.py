@@ -32,7 +32,8 @@ import pandas as pd
 from scipy.optimize import brentq
 from scipy.special import logsumexp
 
-from engine.validation import as_generator, check_delta, check_epsilon, check_int_in_range, check_rate
+from engine.validation import (ValidationError, as_generator, check_delta, check_epsilon, check_int_in_range,
+                               check_rate, check_size)
 
 Status = Literal["paper", "external", "derived"]
 
@@ -368,6 +369,14 @@ def lemma16_bound(*, epsilon: float, m: int, m_prime: int, n: int) -> float:
 # ----------------------------------------------------------------------------------------------------------
 
 
+def check_size_n(n) -> int:
+    """Population size for the random-size laws: an integer in [1, MAX_RANDOM_SIZE_N] (the pmf has n + 1 cells)."""
+    n = check_size(n, name="n")
+    if n > MAX_RANDOM_SIZE_N:
+        raise ValidationError(f"n must be at most {MAX_RANDOM_SIZE_N:,} for random sample sizes; got {n}")
+    return n
+
+
 @dataclass(frozen=True)
 class SizeLaw:
     """A sample-size law t on {0, …, n} held as natural-log probabilities (−inf where t(m) = 0).
@@ -419,7 +428,7 @@ def _check_pmf(pmf) -> np.ndarray:
 
 def size_law_point(n: int, *, m: int) -> SizeLaw:
     """Size law that always draws m records (Theorem 3 then reduces to Theorem 2)."""
-    n = check_int_in_range(n, name="n", lo=1, hi=MAX_RANDOM_SIZE_N)
+    n = check_size_n(n)
     m = check_int_in_range(m, name="m", lo=0, hi=n)
     logp = np.full(n + 1, -np.inf)
     logp[m] = 0.0
@@ -439,7 +448,7 @@ def size_law_truncnorm(n: int, *, mean: float, sd: float) -> SizeLaw:
     003_4b386133f61617e9.txt, paper 1, §3 and Figure 2. Erratum E9: the figure's discretisation is not
     specified; this integer discretisation is the product's convention.
     """
-    n = check_int_in_range(n, name="n", lo=1, hi=MAX_RANDOM_SIZE_N)
+    n = check_size_n(n)
     mu = float(mean)
     s = float(sd)
     if not math.isfinite(mu):
@@ -459,7 +468,7 @@ def size_law_truncnorm(n: int, *, mean: float, sd: float) -> SizeLaw:
 
 def size_law_uniform(n: int, *, low: int = 0, high: int | None = None) -> SizeLaw:
     """Uniform size law on {low, …, high} (high defaults to n)."""
-    n = check_int_in_range(n, name="n", lo=1, hi=MAX_RANDOM_SIZE_N)
+    n = check_size_n(n)
     hi = n if high is None else check_int_in_range(high, name="high", lo=0, hi=n)
     lo = check_int_in_range(low, name="low", lo=0, hi=n)
     if lo > hi:
@@ -517,7 +526,7 @@ def size_law_from_controls(n: int, *, family: Literal["gaussian", "point", "unif
         return size_law_mixture(size_law_from_controls(n, family=base, mean=mean, sd=sd, low=low, high=high),
                                 p_full=p_full)
     if family == "point":
-        n = check_int_in_range(n, name="n", lo=1, hi=MAX_RANDOM_SIZE_N)
+        n = check_size_n(n)
         mu = float(mean)
         if not math.isfinite(mu):
             raise ValueError(f"mean must be finite; got {mean!r}.")
@@ -697,7 +706,7 @@ def truncnorm_tilted_means(n: int, *, mean: float, sds: Sequence[float], epsilon
     ``with_rest`` a third column holds E_t̃[n − m], summed directly so that 1 − E_t̃[m]/n keeps its digits
     when the tilted mean sits next to n (Theorem 3's bounds need it there).
     """
-    n = check_int_in_range(n, name="n", lo=1, hi=MAX_RANDOM_SIZE_N)
+    n = check_size_n(n)
     eps = check_epsilon(epsilon, allow_zero=True)
     out = np.full((len(sds), 3 if with_rest else 2), np.nan)
     mean = float(mean)

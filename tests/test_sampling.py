@@ -1057,3 +1057,70 @@ def test_allocation_totals_are_the_spec_totals():
     fig = sf.make_variance_figure(alloc)
     stacked = np.add(fig.data[0].y, fig.data[1].y)
     assert stacked == pytest.approx(tot["total"].to_numpy(), rel=1e-12)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Oracles written from the paper's statements in mpmath (issue 13 deliver 4): inputs vary what the formula
+# depends on (unequal cluster sizes, the within-cluster rate, ε, the population size of SRSWR).
+# ----------------------------------------------------------------------------------------------------------
+def _mp_B(eps, q, n_pair):
+    """Theorems 7/8 of [a]: B(ε, q, N) = log(1 + q/(q + (1 − q)e^{−Nε})·(e^ε − 1)), at 50 digits."""
+    import mpmath as mp
+    mp.mp.dps = 50
+    eps, q = mp.mpf(eps), mp.mpf(q)
+    frac = q / (q + (1 - q) * mp.exp(-n_pair * eps))
+    return mp.log(1 + frac * mp.expm1(eps))
+
+
+@pytest.mark.parametrize("sizes, ell, eps, rw", [
+    ([5, 40, 12, 33, 7], 2, 0.3, 0.05),
+    ([5, 40, 12, 33, 7], 1, 2.0, 0.5),
+    ([100, 3, 3, 3, 60, 1], 3, 0.8, 1.0),
+    ([1, 2], 1, 0.05, 0.2),
+])
+def test_two_stage_cluster_upper_unequal_sizes_against_mpmath(sizes, ell, eps, rw):
+    import mpmath as mp
+    mp.mp.dps = 50
+    # M∘Poisson(r_w) is ε_w-DP with ε_w = log(1 + r_w(e^ε − 1)) [BBG18]; Theorem 8 at the two largest sizes
+    eps_w = mp.log(1 + mp.mpf(rw) * mp.expm1(eps))
+    top_two = sum(sorted(sizes)[-2:])
+    want = _mp_B(eps_w, mp.mpf(ell) / len(sizes), top_two)
+    got = sp.two_stage_cluster_upper(sizes, epsilon=eps, n_drawn=ell, within_rate=rw)
+    assert got == pytest.approx(float(want), rel=1e-12, abs=1e-15)
+
+
+def test_cluster_bounds_per_cluster_against_mpmath_brute_force():
+    sizes, ell, eps = [3, 8, 15, 40, 9], 2, 0.4
+    b = sp.cluster_bounds(sizes, epsilon=eps, n_drawn=ell)
+    q = ell / len(sizes)
+    for i, n_i in enumerate(sizes):
+        others = sizes[:i] + sizes[i + 1:]
+        assert b.lower[i] == pytest.approx(float(_mp_B(eps, q, n_i + min(others))), rel=1e-12)   # Theorem 7
+        assert b.upper[i] == pytest.approx(float(_mp_B(eps, q, n_i + max(others))), rel=1e-12)   # Theorem 8
+
+
+@pytest.mark.parametrize("eps, n", [(0.1, 50), (1.0, 1000), (3.0, 7)])
+def test_rate_curve_table_against_mpmath(eps, n):
+    import mpmath as mp
+    from engine import sampling_figures as sf
+    mp.mp.dps = 50
+    df = sf.rate_curve_table(epsilon=eps, n=n, points=9, rate_min=1e-3)
+    for row in df.itertuples():
+        q = mp.mpf(row.rate)
+        e = mp.mpf(eps)
+        srs = mp.log(1 + q * mp.expm1(e))                                     # Theorem 2
+        eta = 1 - (1 - mp.mpf(1) / n) ** (q * n)                              # chance of being drawn, q·n draws
+        z = mp.expm1(2 * e)
+        thm6 = mp.log(1 + 2 * q * z) + mp.log(1 + q * z)                      # Theorem 6
+        assert row.srswor == pytest.approx(float(srs), rel=1e-12)
+        assert row.srswr_external == pytest.approx(float(mp.log(1 + eta * mp.expm1(e))), rel=1e-10)
+        assert row.randomized_rounding_thm6 == pytest.approx(float(thm6), rel=1e-12)
+
+
+def test_amplify_srswr_against_exact_inclusion_probability():
+    # η by brute force: 1 − P(record never drawn in m draws from n) counted over all n^m draw sequences
+    n, m, eps = 5, 3, 1.3
+    never = sum(1 for seq in itertools.product(range(n), repeat=m) if 0 not in seq)
+    eta = 1 - never / n ** m
+    got = sp.amplify_srswr(epsilon=eps, m=m, n=n).epsilon_population
+    assert got == pytest.approx(math.log1p(eta * math.expm1(eps)), rel=1e-12)

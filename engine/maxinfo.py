@@ -258,7 +258,7 @@ def gamma_thm3(zeta: float, alpha: float, beta: float, n_groups: int) -> SizeCon
 
 def _zeta_pure(eps: float, n: float, beta: float, g: int) -> float:
     # Theorem 5 at η = β/(2|𝒞|): ln(2/η) = ln(4|𝒞|/β) (spec E1).
-    return eps**2 * n / 4.0 + (eps / 2.0) * math.sqrt(n * math.log(4.0 * g / beta))
+    return max_info_pure(eps, n, beta / (2.0 * g))
 
 
 def _zeta_approx(eps: float, n: float, beta: float, g: int) -> float:
@@ -311,7 +311,8 @@ def delta_max_approx(epsilon: float, n: float, beta: float, n_groups: int) -> fl
     n = _n(n)
     beta = check_rate(beta, name="beta")
     g = check_size(n_groups, name="n_groups")
-    return eps**2 * beta**2 / ((120.0 * n) ** 2 * g**2)
+    # Corollary 1's δ bound on n records at η = β/|𝒞|
+    return max_info_approx_delta_max(eps, n, beta / g)
 
 
 def gamma_approx(

@@ -20,35 +20,26 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, optimize, special, stats
 
+from engine.validation import (ValidationError, as_generator, check_delta, check_finite, check_int_in_range,
+                               check_positive, check_probability_vector, check_size)
 from engine.parallel import imap_unordered
 
 MAX_TRIALS = 100_000
 
 
 # --------------------------------------------------------------------------- validation
+# Scalars go through engine.validation; α is a level in (0, 1).
 def _p0(p0) -> np.ndarray:
-    p = np.asarray(p0, dtype=float).ravel()
-    if p.size < 2:
-        raise ValueError(f"need d ≥ 2 categories, got {p.size}")
-    if not np.all(np.isfinite(p)) or np.any(p <= 0):
-        raise ValueError("every null probability must be > 0")
-    if abs(p.sum() - 1.0) > 1e-9:
-        raise ValueError(f"null probabilities must sum to 1 (within 1e-9), got {p.sum():.12g}")
+    """Null probabilities: a probability vector with d ≥ 2 entries, all > 0 (narrower than a probability vector)."""
+    p = check_probability_vector(np.asarray(p0, dtype=float).ravel(), name="null probabilities")
+    if p.size < 2 or np.any(p <= 0):
+        raise ValidationError(f"null probabilities must be d ≥ 2 numbers > 0 that sum to 1; got {p.size} values, "
+                              f"smallest {p.min():.6g}")
     return p
 
 
-def _pos(name, v) -> float:
-    x = float(v)
-    if not math.isfinite(x) or x <= 0:
-        raise ValueError(f"{name} must be finite and > 0, got {v!r}")
-    return x
-
-
 def _alpha(a) -> float:
-    x = float(a)
-    if not (0 < x < 1):
-        raise ValueError(f"alpha must lie in (0, 1), got {a!r}")
-    return x
+    return check_delta(a, name="alpha", allow_zero=False)
 
 
 # --------------------------------------------------------------------------- weighted chi-square
@@ -153,9 +144,7 @@ def weighted_chisq_sf(x, weights, *, method: Literal["auto", "imhof", "convoluti
     0.1090642
     """
     w = _weights(weights)
-    x = float(x)
-    if not math.isfinite(x):
-        raise ValueError(f"x must be finite, got {x!r}")
+    x = check_finite(x, name="x")
     vals, counts = _distinct(w)
     if method == "auto":
         method = "convolution" if vals.size <= 2 else "imhof"
@@ -168,7 +157,7 @@ def weighted_chisq_sf(x, weights, *, method: Literal["auto", "imhof", "convoluti
             return 1.0
         return _sf_imhof(x, w)
     if method == "mc":
-        g = rng if rng is not None else np.random.default_rng(0)
+        g = as_generator(0 if rng is None else rng)
         draws = g.chisquare(1, (200_000, w.size)) @ w
         return float(np.mean(draws > x))
     raise ValueError(f"method must be auto, imhof, convolution or mc; got {method!r}")
@@ -179,7 +168,7 @@ def weighted_chisq_quantile(weights, *, alpha, method="auto", rng=None) -> float
     w = _weights(weights)
     a = _alpha(alpha)
     if method == "mc":
-        g = rng if rng is not None else np.random.default_rng(0)
+        g = as_generator(0 if rng is None else rng)
         draws = g.chisquare(1, (200_000, w.size)) @ w
         return float(np.quantile(draws, 1.0 - a))
     lo = float(w.min() * stats.chi2.isf(a, w.size))
@@ -197,7 +186,7 @@ def gof_null_weights(p0, *, n, rho) -> np.ndarray:
     Equals the printed eig(BᵀΛB) since WᵀΛW = ‖U + ΛV‖² [derived]. Erratum (§6.1.3): V = √ρ·Z.
     """
     p = _p0(p0)
-    n, rho = _pos("n", n), _pos("rho", rho)
+    n, rho = check_positive(n, name="n"), check_positive(rho, name="rho")
     s = np.sqrt(p)
     m = np.eye(p.size) - np.outer(s, s) + np.diag(1.0 / (n * rho * p))
     return np.sort(np.linalg.eigvalsh(m))[::-1]
@@ -228,7 +217,7 @@ def indep_null_weights(pi1, pi2, *, n, rho) -> np.ndarray:
     eig(B̃ᵀΛ̃B̃) equals this, as for AsymptGOF, since W̃ᵀΛ̃W̃ = ‖Ũ + Diag(nρp̃)^{-1/2}Z√ρ‖² [derived].
     """
     a, b = _p0(pi1), _p0(pi2)
-    n, rho = _pos("n", n), _pos("rho", rho)
+    n, rho = check_positive(n, name="n"), check_positive(rho, name="rho")
     p = np.outer(a, b).ravel()
     m = _sigma_ind(a, b) + np.diag(1.0 / (n * rho * p))
     ev = np.sort(np.linalg.eigvalsh(m))[::-1]
@@ -252,7 +241,7 @@ def project_counts(noisy_counts, *, n, gamma=1.0) -> np.ndarray:
     x = x.ravel()
     if x.size < 1 or not np.all(np.isfinite(x)):
         raise ValueError("noisy counts must be a non-empty array of finite numbers")
-    n = _pos("n", n)
+    n = check_positive(n, name="n")
     g = float(gamma)
     if not (0 < g <= 1):
         raise ValueError(f"gamma must lie in (0, 1], got {gamma!r}")
@@ -299,7 +288,7 @@ def two_step_mle(noisy_table, *, n, gamma=1.0, min_count=5.0) -> TwoStepMLE | No
     t = np.asarray(noisy_table, dtype=float)
     if t.ndim != 2 or min(t.shape) < 2:
         raise ValueError("noisy_table must be an r × c array with r, c ≥ 2")
-    n = _pos("n", n)
+    n = check_positive(n, name="n")
     h = project_counts(t, n=n, gamma=gamma)
     if np.any(h < min_count):
         return None
@@ -341,7 +330,7 @@ def nonprojected_statistic(noisy_counts, p0, *, n, rho) -> float:
     """Q of [T] eq. 7.14 (→ χ²_d under H₀ when nρ → ρ* > 0)."""
     h = np.asarray(noisy_counts, dtype=float)
     p = _p0(p0)
-    f, s = _q_parts(h, p, _pos("n", n), _pos("rho", rho))
+    f, s = _q_parts(h, p, check_positive(n, name="n"), check_positive(rho, name="rho"))
     return f + s if np.ndim(f) else float(f + s)
 
 
@@ -349,7 +338,7 @@ def projected_statistic(noisy_counts, p0, *, n, rho) -> float:
     """𝒬 of [T] eq. 7.19 = Q − (ρ/d)(ñ − n)² (→ χ²_{d−1} under H₀ for ρ = Ω(1/n))."""
     h = np.asarray(noisy_counts, dtype=float)
     p = _p0(p0)
-    n, rho = _pos("n", n), _pos("rho", rho)
+    n, rho = check_positive(n, name="n"), check_positive(rho, name="rho")
     f, s = _q_parts(h, p, n, rho)
     nt = np.sum(h, axis=-1)
     out = f + s - rho / p.size * (nt - n) ** 2
@@ -380,7 +369,7 @@ def projected_independence_statistic(noisy_table, *, n, rho) -> float | None:
     m for s.
     """
     t = _table(noisy_table)
-    n, rho = _pos("n", n), _pos("rho", rho)
+    n, rho = check_positive(n, name="n"), check_positive(rho, name="rho")
     r, c = t.shape
     nt = t.sum()
     if nt <= 0:
@@ -420,7 +409,7 @@ def asympt_indep_statistic(noisy_table, *, n, pi1, pi2) -> float:
     References: seed 002_802572da4c9a19ad.txt, eq. 6.18 and Alg. 13.
     """
     t = _table(noisy_table)
-    n = _pos("n", n)
+    n = check_positive(n, name="n")
     a, b = _p0(pi1), _p0(pi2)
     if t.shape != (a.size, b.size):
         raise ValueError(f"the table is {t.shape[0]} × {t.shape[1]} but the marginals have {a.size} and {b.size} entries")
@@ -480,7 +469,7 @@ def independence_test(noisy_table, *, n, rho, alpha=0.05,
         return IndependenceTestResult(test, s, crit, s > crit, None, None)
     if test != "asympt_indep":
         raise ValueError(f"test must be asympt_indep or projected, got {test!r}")
-    rho = _pos("rho", rho)
+    rho = check_positive(rho, name="rho")
     mle = two_step_mle(t, n=n, gamma=gamma)
     if mle is None:
         return IndependenceTestResult(test, None, None, False, None, None)
@@ -589,12 +578,12 @@ def asymptotic_power(p0, shift, *, n, rho, alpha=0.05,
     if abs(dl.sum()) > 1e-9:
         raise ValueError(f"the shift must sum to 0, got {dl.sum():.3g}")
     a = _alpha(alpha)
-    n = _pos("n", n)
+    n = check_positive(n, name="n")
     d = p.size
     if test == "classical_nonprivate":
         nu = n * float(np.sum(dl * dl / p))
         return float(stats.ncx2.sf(stats.chi2.isf(a, d - 1), d - 1, nu))
-    rho = _pos("rho", rho)
+    rho = check_positive(rho, name="rho")
     nu = n * float(dl @ np.linalg.solve(_sigma0(p, n * rho), dl))
     df = d - 1 if test == "projected" else d
     if test not in ("projected", "nonprojected"):
@@ -631,12 +620,12 @@ def _noise_setup(noise: str, rho, epsilon) -> tuple[float, Callable]:
     if noise == "gaussian":
         if rho is None:
             raise ValueError("Gaussian noise is calibrated by rho")
-        r = _pos("rho", rho)
+        r = check_positive(rho, name="rho")
         return r, lambda g, shape: g.normal(0.0, 1.0 / math.sqrt(r), shape)
     if noise == "laplace":
         if epsilon is None:
             raise ValueError("Laplace noise is calibrated by epsilon")
-        e = _pos("epsilon", epsilon)
+        e = check_positive(epsilon, name="epsilon")
         # Lap(2/ε) per cell is ε-DP; its variance 8/ε² plays the role of 1/ρ ([T] §7.4)
         return e * e / 8.0, lambda g, shape: g.laplace(0.0, 2.0 / e, shape)
     raise ValueError(f"noise must be gaussian or laplace, got {noise!r}")
@@ -660,21 +649,6 @@ def default_gamma(noise: Literal["gaussian", "laplace"]) -> float:
     return 1.0 if noise == "gaussian" else 0.01
 
 
-def _check_trials(trials: int) -> int:
-    t = int(trials)
-    if t < 1 or t > MAX_TRIALS:
-        raise ValueError(f"trials must lie in [1, 1e5], got {trials!r}")
-    return t
-
-
-def _check_records(n) -> int:
-    """The number of records of a simulated sample, as an int ≥ 1."""
-    n_int = int(n)
-    if n_int < 1:
-        raise ValueError(f"n must be ≥ 1, got {n!r}")
-    return n_int
-
-
 def noisy_table(table_probs, *, n, noise: Literal["gaussian", "laplace"], rho=None, epsilon=None, rng) -> np.ndarray:
     """One private r × c table: Multinomial(n, p) counts plus N(0, 1/ρ) or Lap(2/ε) noise in every cell.
 
@@ -684,7 +658,8 @@ def noisy_table(table_probs, *, n, noise: Literal["gaussian", "laplace"], rho=No
     if tp.ndim != 2 or min(tp.shape) < 2:
         raise ValueError("table_probs must be an r × c array with r, c ≥ 2")
     _p0(tp.ravel())
-    n_int = _check_records(n)
+    n_int = check_size(n, name="n")
+    rng = as_generator(rng)
     _, draw = _noise_setup(noise, rho, epsilon)
     return (rng.multinomial(n_int, tp.ravel()).astype(float) + draw(rng, tp.size)).reshape(tp.shape)
 
@@ -703,8 +678,9 @@ def simulate_gof(p0, p1, *, n, alpha, noise: Literal["gaussian", "laplace"], rho
     if q.size != p.size:
         raise ValueError("p0 and p1 must have the same length")
     a = _alpha(alpha)
-    trials = _check_trials(trials)
-    n_int = _check_records(n)
+    trials = check_int_in_range(trials, name="trials", lo=1, hi=MAX_TRIALS)
+    n_int = check_size(n, name="n")
+    rng = as_generator(rng)
     rho_eff, draw = _noise_setup(noise, rho, epsilon)
     t_rank = mc_rank(m, a)
     d = p.size
@@ -761,8 +737,9 @@ def simulate_independence(table_probs, *, n, alpha, noise, rho=None, epsilon=Non
         raise ValueError("table_probs must be an r × c array with r, c ≥ 2")
     _p0(tp.ravel())
     a = _alpha(alpha)
-    trials = _check_trials(trials)
-    n_int = _check_records(n)
+    trials = check_int_in_range(trials, name="trials", lo=1, hi=MAX_TRIALS)
+    n_int = check_size(n, name="n")
+    rng = as_generator(rng)
     rho_eff, draw = _noise_setup(noise, rho, epsilon)
     g = default_gamma(noise) if gamma is None else float(gamma)
     unknown = [t for t in tests if t not in ("classical_noisy", "asympt_indep", "projected")]
@@ -813,7 +790,7 @@ INDEP_TESTS = ("classical_noisy", "asympt_indep", "projected")
 def _grid_task(kind: str, null: np.ndarray, probs: np.ndarray, n: int, noise: str, value: float, alpha: float,
                trials: int, m: int, tests: tuple, seed: np.random.SeedSequence, progress=None) -> dict[str, int]:
     priv = {"rho": value} if noise == "gaussian" else {"epsilon": value}
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     if kind == "gof":
         res = simulate_gof(null, probs, n=n, alpha=alpha, noise=noise, tests=tests, trials=trials, m=m, rng=rng,
                            progress=progress, **priv)
@@ -824,14 +801,16 @@ def _grid_task(kind: str, null: np.ndarray, probs: np.ndarray, n: int, noise: st
 
 
 def simulate_grid(kind: Literal["gof", "independence"], null, alternative, *, ns, privacy, alpha,
-                  noise: Literal["gaussian", "laplace"], trials=1000, m=59, seed=0, n_jobs=1, tests=None,
-                  chunk=250, progress: Callable[[float], None] | None = None) -> pd.DataFrame:
+                  noise: Literal["gaussian", "laplace"], trials=1000, m=59, rng=0, n_jobs=1, tests=None,
+                  chunk=250, progress: Callable[[float], None] | None = None, seed=None) -> pd.DataFrame:
     """Empirical size (data from the null) and power (data from the alternative) on an n × privacy grid.
 
     ``null``/``alternative`` are p⁰/p¹ for "gof" and r × c table probabilities for "independence" (the null
     table should be independent). ``privacy`` lists ρ (Gaussian) or ε (Laplace). Each grid cell's trials are
-    split into fixed chunks of ``chunk``; every chunk gets its own child of ``SeedSequence(seed)``, spawned in a
-    fixed order, so the table is identical for any ``n_jobs`` (joblib processes). ``progress`` gets the
+    split into fixed chunks of ``chunk``; every chunk gets its own child of one ``SeedSequence``, spawned in a
+    fixed order, so the table is identical for any ``n_jobs`` (joblib processes). ``rng`` is an integer seed
+    or a ``SeedSequence`` (default 0: the table is reproducible); ``seed=`` is a deprecated alias of ``rng``
+    kept for the Epsilon-calculator page. ``progress`` gets the
     finished fraction, ending at 1.0.
 
     Returns columns n, rho, epsilon, quantity ("size"/"power"), test, rate, std_error, trials.
@@ -844,7 +823,7 @@ def simulate_grid(kind: Literal["gof", "independence"], null, alternative, *, ns
     p_alt = np.asarray(alternative, dtype=float)
     if p_null.shape != p_alt.shape:
         raise ValueError("null and alternative must have the same shape")
-    trials = _check_trials(trials)
+    trials = check_int_in_range(trials, name="trials", lo=1, hi=MAX_TRIALS)
     ns_ = [int(x) for x in ns]
     vals = [float(v) for v in privacy]
     if not ns_ or not vals:
@@ -854,7 +833,10 @@ def simulate_grid(kind: Literal["gof", "independence"], null, alternative, *, ns
     sizes = [chunk] * (trials // chunk) + ([trials % chunk] if trials % chunk else [])
     cells = [(n, v, q) for n in ns_ for v in vals for q in ("size", "power")]
     tasks = [(ci, s) for ci in range(len(cells)) for s in sizes]
-    seeds = np.random.SeedSequence(int(seed)).spawn(len(tasks))
+    root = rng if seed is None else seed
+    if not isinstance(root, np.random.SeedSequence):
+        root = np.random.SeedSequence(check_size(root, name="rng", minimum=0))
+    seeds = root.spawn(len(tasks))
     args = [(kind, p_null, p_null if cells[ci][2] == "size" else p_alt, cells[ci][0], noise, cells[ci][1],
              float(alpha), s, int(m), tests, seeds[i]) for i, (ci, s) in enumerate(tasks)]
     out: list[dict[str, int] | None] = [None] * len(tasks)

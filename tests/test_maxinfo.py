@@ -317,3 +317,25 @@ def test_table1_rows_satisfy_theorem7(alpha, eps):
     n, beta, g = 5e6, math.exp(-30), 100
     assert mi.gamma_pure(eps, n, alpha, beta, g).gamma <= 0.05 * n
     assert eps <= mi.eps_max(n, alpha, beta, g, 0.05 * n)
+
+
+# ----------------------------------------------------------------- issue 13: formulas against the seed, inputs varied
+@pytest.mark.parametrize("alpha", [0.01, 0.05, 0.2])
+@pytest.mark.parametrize("t", [0.0, 1e-3, 0.05, 0.3])
+def test_pvalue_corrections_written_from_the_thesis(alpha, t):
+    # [T] eq. 4.13 (Cor. 4.6.3): γ = (α/2)·2^{−(2/α)(t + 0.54)}; Thm 4.6.4 (Russo–Zou): min(α/2, ½e^{−t·ln2·log2(e)/α²})
+    # relative tolerance only: these values are far below pytest.approx's default absolute floor
+    mi_ref = alpha / 2 * 2 ** (-(2 / alpha) * (t + 0.54))
+    rz_ref = min(alpha / 2, 0.5 * math.exp(-t / alpha**2))  # 2^{−log2(e)·x} = e^{−x}
+    assert mi.pvalue_correction_mutual_info(alpha, t_bits=t) == pytest.approx(mi_ref, rel=1e-12, abs=0)
+    assert mi.pvalue_correction_russo_zou(alpha, t_bits=t) == pytest.approx(rz_ref, rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize("eps,m,eta", [(0.1, 1e4, 0.01), (0.5, 37.0, 1.0), (0.003, 2e6, 1e-5)])
+def test_max_info_approx_delta_bound_is_corollary_1(eps, m, eta):
+    # seed 000 Corollary 1: δ ≤ ε²η²/(120m)² (hand-expanded: ε²η²/(14400 m²))
+    assert mi.max_info_approx_delta_max(eps, m, eta) == pytest.approx(eps**2 * eta**2 / (14400 * m * m), rel=1e-12,
+                                                                      abs=0)
+    g, beta = 7, 0.02
+    assert mi.delta_max_approx(eps, m + 2, beta, g) == pytest.approx(eps**2 * beta**2 / (14400 * (m + 2)**2 * g * g),
+                                                                     rel=1e-12, abs=0)

@@ -398,7 +398,7 @@ def test_rxc_power_exceeds_size():
 def test_simulate_grid_independent_of_n_jobs_and_progress():
     p0 = np.full(4, 0.25)
     p1 = p0 + 0.02 * np.array([1, -1, -1, 1])
-    kw = dict(ns=[500, 5000], privacy=[0.01, 0.1], alpha=0.05, noise="gaussian", trials=300, m=59, seed=42, chunk=100)
+    kw = dict(ns=[500, 5000], privacy=[0.01, 0.1], alpha=0.05, noise="gaussian", trials=300, m=59, rng=42, chunk=100)
     calls = []
     one = P.simulate_grid("gof", p0, p1, n_jobs=1, progress=calls.append, **kw)
     two = P.simulate_grid("gof", p0, p1, n_jobs=2, **kw)
@@ -408,14 +408,14 @@ def test_simulate_grid_independent_of_n_jobs_and_progress():
     # power beats size at the larger n and ρ
     big = one[(one.n == 5000) & (one.rho == 0.1) & (one.test == "projected")].set_index("quantity")["rate"]
     assert big["power"] > big["size"] + 0.3
-    other = P.simulate_grid("gof", p0, p1, n_jobs=1, **{**kw, "seed": 43})
+    other = P.simulate_grid("gof", p0, p1, n_jobs=1, **{**kw, "rng": 43})
     assert not other.equals(one)
 
 
 def test_simulate_grid_independence_laplace():
     tp = np.outer([0.5, 0.5], [0.5, 0.5])
     df = P.simulate_grid("independence", tp, tp, ns=[20_000], privacy=[0.5, 2.0], alpha=0.05, noise="laplace",
-                         trials=200, seed=1, tests=("projected", "classical_noisy"))
+                         trials=200, rng=1, tests=("projected", "classical_noisy"))
     assert df["epsilon"].notna().all() and df["rho"].isna().all()
     assert set(df["epsilon"]) == {0.5, 2.0} and (df["trials"] == 200).all()
 

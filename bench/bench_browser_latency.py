@@ -40,7 +40,10 @@ SIGNATURE_JS = """() => {
   if (state !== 'notRunning') return [state, null];
   const paths = Array.from(document.querySelectorAll("[data-testid='stPlotlyChart'] svg path"));
   let h = 0;
-  for (const p of paths) { const d = p.getAttribute('d') || ''; for (let i = 0; i < d.length; i += 7) h = (h * 31 + d.charCodeAt(i)) | 0; }
+  for (const p of paths) {
+    const d = p.getAttribute('d') || '';
+    for (let i = 0; i < d.length; i += 7) h = (h * 31 + d.charCodeAt(i)) | 0;
+  }
   return [state, h + ':' + paths.length];
 }"""
 

@@ -78,7 +78,8 @@ def _authors_script(csv: Path, reps: int, workdir: Path) -> Path:
         ("drop(columns=['DREM'], axis=1)", "drop(columns=['DREM'])"),
         ("import torch\n", ""),
         ("import matplotlib.pyplot as plt\n",
-         "class _NoPlot:\n    def __getattr__(self, name):\n        return lambda *a, **k: None\n\n\nplt = _NoPlot()\n"),
+         "class _NoPlot:\n    def __getattr__(self, name):\n        return lambda *a, **k: None\n\n\n"
+         "plt = _NoPlot()\n"),
         ("numiter=100", f"numiter={int(reps)}"),
     ]
     for old, new in edits:
@@ -185,7 +186,8 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"coherence_dask_R{R}.md").write_text(text, encoding="utf-8")
     (RESULTS / f"coherence_dask_R{R}.json").write_text(json.dumps(
-        {"reps": R, "rows": rows, "identical_w1": identical, "mean_w1": means, "authors": authors}, indent=1), encoding="utf-8")
+        {"reps": R, "rows": rows, "identical_w1": identical, "mean_w1": means, "authors": authors}, indent=1),
+        encoding="utf-8")
     if not identical:
         raise SystemExit("W1 matrices differ between backends")
 

@@ -111,7 +111,8 @@ def main() -> None:
                     [(0, 10), (10, 100), (100, 2000)]),
          "200 strata", lambda: p9(N200, S200 * 2, S200, 100_000, [(0.0, 1000.0)] * 200)),
         ("Frame summary (upload)", "10⁴ rows",
-         lambda: sp.summarize_frame(frame.iloc[:10_000], stratum_col="stratum", cluster_col="cluster", value_col="value"),
+         lambda: sp.summarize_frame(frame.iloc[:10_000], stratum_col="stratum", cluster_col="cluster",
+                                    value_col="value"),
          "2·10⁶ rows",
          lambda: sp.summarize_frame(frame, stratum_col="stratum", cluster_col="cluster", value_col="value")),
     ]
@@ -127,7 +128,8 @@ def main() -> None:
         mm, mx, mc = timed(m_fn, reps)
         budget = 3000 if "Frame" in name else 300
         ok = "yes" if max(dc, mc) <= budget else "NO"
-        print(f"| {name} | {d_lab} | {dm:.1f} | {dx:.1f} | {dc:.1f} | {m_lab} | {mm:.1f} | {mx:.1f} | {mc:.1f} | {ok} |")
+        print(f"| {name} | {d_lab} | {dm:.1f} | {dx:.1f} | {dc:.1f} | {m_lab} | {mm:.1f} | {mx:.1f} | {mc:.1f} "
+              f"| {ok} |")
     print(f"\nLoad average while measuring: {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores "
           "(wall times are inflated by other processes; CPU time is this process alone).")
 

@@ -6,7 +6,7 @@ Each ``make_*_figure`` takes engine results and returns a ``go.Figure``. Hover s
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import numpy as np
 import pandas as pd

@@ -164,7 +164,9 @@ def _lp_linprog(V: np.ndarray, k: int, l: int, C: np.ndarray) -> tuple[float, np
             cols += list(range(n, n + m))
             vals += [-1.0] * m
             if last:
-                rows.append(r); cols.append(n + m); vals.append(1.0)
+                rows.append(r)
+                cols.append(n + m)
+                vals.append(1.0)
                 b_ub.append(-rhs)
             else:
                 b_ub.append(-(C[lp - 1] - TAU))
@@ -181,7 +183,9 @@ def _lp_linprog(V: np.ndarray, k: int, l: int, C: np.ndarray) -> tuple[float, np
         cols += [off] + list(range(off + 1, off + 1 + m))
         vals += [-float(lp)] + [1.0] * m
         if last:
-            rows.append(r); cols.append(n + m); vals.append(1.0)
+            rows.append(r)
+            cols.append(n + m)
+            vals.append(1.0)
             b_ub.append(-rhs)
         else:
             b_ub.append(-(C[lp - 1] - TAU))

@@ -1,4 +1,14 @@
-"""Shared test setup: the repo root on sys.path, and hypothesis profiles."""
+"""Shared test setup: the repo root on sys.path, and hypothesis profiles.
+
+Profiles (``--hypothesis-profile`` or the ``HYPOTHESIS_PROFILE`` variable; default ``ci`` under ``CI``, else
+``dev``):
+
+- ``ci``: derandomised, so the same examples run on every CI run and a failure reproduces as is;
+- ``ci-random``: a fresh random seed per CI run (``make test`` draws it, prints it, and passes it as
+  ``--hypothesis-seed``), run on the property tests of the engine only, so the suite is not doubled;
+  replay a failure with ``make test-hypothesis-random HYPOTHESIS_SEED=<the printed seed>``;
+- ``dev``: random, for local exploration.
+"""
 
 import os
 import sys
@@ -10,8 +20,18 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-# CI uses a fixed derandomised profile so a failure reproduces; locally the default explores more.
-settings.register_profile("ci", derandomize=True, deadline=None, max_examples=60,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("dev", deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("ci" if os.environ.get("CI") else "dev")
+_COMMON = dict(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", derandomize=True, **_COMMON)
+settings.register_profile("ci-random", derandomize=False, print_blob=True, **_COMMON)
+settings.register_profile("dev", **_COMMON)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
+
+def pytest_report_header(config):
+    """Name the Hypothesis profile and seed in the header, so a failing random run can be replayed."""
+    seed = config.getoption("--hypothesis-seed", default=None)
+    profile = settings.get_current_profile_name()
+    if seed is None:
+        return f"hypothesis: profile {profile!r}"
+    return (f"hypothesis: profile {profile!r}, seed {seed} (replay: make test-hypothesis-random "
+            f"HYPOTHESIS_SEED={seed})")

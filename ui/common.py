@@ -147,7 +147,8 @@ def install_log_filter() -> None:
 
 def page_setup(title: str, *, icon: str | None = None) -> None:
     """Call first on every page: page config, chart theme and the shared sidebar (dataset picker)."""
-    st.set_page_config(page_title=f"{title} · Privacy/utility explorer", page_icon=icon or ":material/shield_lock:", layout="wide")
+    st.set_page_config(page_title=f"{title} · Privacy/utility explorer", page_icon=icon or ":material/shield_lock:",
+                       layout="wide")
     install_log_filter()
     sanitise_link()  # before the first widget reads the URL
     register_template()

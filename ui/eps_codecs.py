@@ -203,18 +203,16 @@ def mechanisms_from_frame(df: pd.DataFrame) -> list[acc.Mechanism]:
                 ctor = acc.laplace if kind == "laplace" else acc.pure_dp
                 out.append(ctor(_float(r.get("epsilon"), "epsilon"), count=cnt))
             elif kind == "approx_dp":
-                out.append(acc.approx_dp(_float(r.get("epsilon"), "epsilon"), _float(r.get("delta"), "delta", default=0.0),
-                                         count=cnt))
+                out.append(acc.approx_dp(_float(r.get("epsilon"), "epsilon"),
+                                         _float(r.get("delta"), "delta", default=0.0), count=cnt))
             elif kind == "gaussian":
                 out.append(acc.gaussian(_float(r.get("multiplier"), "multiplier"), count=cnt))
             elif kind == "discrete_laplace":
-                out.append(acc.discrete_laplace(_float(r.get("scale"), "scale"),
-                                                _int(r.get("sensitivity"), "sensitivity", lo=1, hi=MAX_SENSITIVITY, default=1),
-                                                count=cnt))
+                sens = _int(r.get("sensitivity"), "sensitivity", lo=1, hi=MAX_SENSITIVITY, default=1)
+                out.append(acc.discrete_laplace(_float(r.get("scale"), "scale"), sens, count=cnt))
             elif kind == "discrete_gaussian":
-                out.append(acc.discrete_gaussian(_float(r.get("sigma"), "sigma"),
-                                                 _int(r.get("sensitivity"), "sensitivity", lo=1, hi=MAX_SENSITIVITY, default=1),
-                                                 count=cnt))
+                sens = _int(r.get("sensitivity"), "sensitivity", lo=1, hi=MAX_SENSITIVITY, default=1)
+                out.append(acc.discrete_gaussian(_float(r.get("sigma"), "sigma"), sens, count=cnt))
             elif kind == "zcdp":
                 out.append(acc.zcdp(_float(r.get("rho"), "rho"), count=cnt))
             else:

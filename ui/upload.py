@@ -62,7 +62,8 @@ def csv_uploader(label: str, *, key: str, max_bytes: int = MAX_UPLOAD_BYTES, max
 
     Parsed data are cached per session, keyed by the SHA-256 of the bytes. ``min_cols`` and ``as_text`` are
     passed to ``engine.data.read_uploaded_csv``, and so are ``missing_codes`` (e.g. ``("",)`` where "N" is a
-    real code such as North) and ``max_cells`` when given (defaults: the reader's). Notes (e.g. "read as Latin-1") are shown as ``st.info``.
+    real code such as North) and ``max_cells`` when given (defaults: the reader's). Notes (e.g. "read as Latin-1")
+    are shown as ``st.info``.
     """
     target = container if container is not None else st
     data = uploaded_bytes(label, key=key, max_bytes=max_bytes, help=help, container=target)

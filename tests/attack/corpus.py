@@ -71,7 +71,8 @@ MALFORMED: dict[str, tuple[bytes, str]] = {
 
 #: Files that parse (they are valid CSV) but carry hostile text: names and cells must stay inert.
 INERT_TEXT = {
-    "markdown-names": ("![x](http://attacker.invalid/img.png),[click](javascript:alert(1)),<img src=x onerror=alert(1)>\n"
+    "markdown-names": ("![x](http://attacker.invalid/img.png),[click](javascript:alert(1)),"
+                       "<img src=x onerror=alert(1)>\n"
                        + _rows()).encode(),
     "formula-headers": ('=HYPERLINK("http://attacker.invalid"),+cmd,@SUM(A1)\n' + _rows()).encode(),
     "formula-cells": ("name,y,z\n" + "\n".join(f'"=HYPERLINK(""http://attacker.invalid"")",{i % 2},{i}'

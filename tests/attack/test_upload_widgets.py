@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.attack.corpus import BOMBS, INERT_TEXT, MALFORMED, bomb
+from tests.attack.corpus import INERT_TEXT, MALFORMED, bomb
 from tests.attack.pages import PAGES, injected_markdown, run_page, upload_widgets
 
 WIDGETS = [(page, key, params) for page in PAGES for key, params in upload_widgets(page).items()]

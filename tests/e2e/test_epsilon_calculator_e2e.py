@@ -109,7 +109,8 @@ def test_injection_link_fetches_nothing(page, app_url):
                      "hold share", "weight"],
             "rows": [[f"![x](http://{evil_host}/p.png)", "count", "laplace", 0, 1, None, 1, -1.0, 0.95, None, None,
                       1.0]]}
-    open_page(page, f"{app_url}/epsilon_calculator?eps_tab={quote('Budget planner')}&eps_b_rows={quote(json.dumps(rows))}")
+    open_page(page, f"{app_url}/epsilon_calculator?eps_tab={quote('Budget planner')}"
+                    f"&eps_b_rows={quote(json.dumps(rows))}")
     page.get_by_text("target half-width must be").first.wait_for(state="visible", timeout=30_000)
     assert page.locator(f"img[src*='{evil_host}']").count() == 0
     from urllib.parse import urlparse

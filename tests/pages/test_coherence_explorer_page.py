@@ -3,7 +3,6 @@ buttons produce results and exports, uploads are validated, and query parameters
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 

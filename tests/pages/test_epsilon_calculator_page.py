@@ -118,7 +118,8 @@ def test_tab2_composition_changes():
 
 
 def test_tab2_bad_list_from_link():
-    bad = json.dumps({"cols": ["kind", "epsilon", "delta", "multiplier", "sigma", "scale", "sensitivity", "rho", "count"],
+    bad = json.dumps({"cols": ["kind", "epsilon", "delta", "multiplier", "sigma", "scale", "sensitivity", "rho",
+                               "count"],
                       "rows": [["gaussian", None, 0, None, None, None, 1, None, 3]]})
     at = fresh(eps_tab=COMP, eps_comp_mode="A list", eps_comp_rows=bad)
     assert any("row 1" in e.value and "multiplier" in e.value for e in at.error)
@@ -237,7 +238,8 @@ def test_tab7_independence_rxc_controls_change_output():
     dec = table_with(at, "decision")
     assert set(dec["decision"]) <= {"reject", "do not reject", "no conclusion"} and len(dec) == 2
     proj = [f for f in frames(at) if list(f.columns) == ["column 1", "column 2"]]
-    assert len(proj) == 2 and float(proj[1].to_numpy().sum()) == pytest.approx(10_000) and (proj[1].to_numpy() >= 0).all()
+    assert len(proj) == 2 and float(proj[1].to_numpy().sum()) == pytest.approx(10_000)
+    assert (proj[1].to_numpy() >= 0).all()
     at.number_input(key="eps_t_seed").set_value(5).run()
     assert not table_with(at, "decision")["statistic"].equals(dec["statistic"])
     at.text_input(key="eps_t_pi2").set_value("0.5, 0.6").run()
@@ -353,7 +355,8 @@ def test_budget_chart_zcdp_is_in_rho_and_sums_to_rho_budget():
     d = 1e-6
 
     def eps_of(r):  # the tighter of Bun–Steinke Prop. 1.3 and the thesis's Thm 2.2.4
-        return min(r + 2 * math.sqrt(r * math.log(1 / d)), r + 2 * math.sqrt(r * max(0.0, math.log(math.sqrt(math.pi * r) / d))))
+        return min(r + 2 * math.sqrt(r * math.log(1 / d)),
+                   r + 2 * math.sqrt(r * max(0.0, math.log(math.sqrt(math.pi * r) / d))))
     rho_b = optimize.brentq(lambda r: eps_of(r) - 1.0, 1e-12, 1.0, xtol=1e-15)
     fig = _fig(at, "eps_b_fig")
     assert "ρ" in fig["layout"]["xaxis"]["title"]["text"]

@@ -14,8 +14,10 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
 PRELUDE = f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n"
-TAB_A = PRELUDE + "from ui.views.public_information import render_public_information_tab\nrender_public_information_tab()\n"
-TAB_B = PRELUDE + "from ui.views.partially_private import render_partially_private_release\nrender_partially_private_release()\n"
+TAB_A = PRELUDE + ("from ui.views.public_information import render_public_information_tab\n"
+                   "render_public_information_tab()\n")
+TAB_B = PRELUDE + ("from ui.views.partially_private import render_partially_private_release\n"
+                   "render_partially_private_release()\n")
 
 
 def _app(script: str) -> AppTest:
@@ -145,7 +147,8 @@ def test_release_bad_upload_shows_message():
     at = _app(TAB_B)
     at.radio(key="pp_data").set_value("upload").run()
     assert not at.exception
-    bad = b"county,month,cases,deaths,population\nA,1,5,7,100\nA,2,5,1,100\nB,1,3,0,50\nB,2,3,0,50\nC,1,1,0,9\nC,2,1,0,9\n"
+    bad = (b"county,month,cases,deaths,population\nA,1,5,7,100\nA,2,5,1,100\nB,1,3,0,50\nB,2,3,0,50\nC,1,1,0,9\n"
+           b"C,2,1,0,9\n")
     uploader = at.get("file_uploader")
     assert uploader, "no file uploader rendered"
     uploader[0].set_value(("bad.csv", bad, "text/csv")).run()

@@ -26,7 +26,6 @@ import re
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 from scipy import optimize, special, stats
 
@@ -40,9 +39,10 @@ PREFIXES = [("eps_n1_", "eps_epsilon"), ("eps_comp_",), ("eps_b_",), ("eps_a_",)
 # long runs behind buttons, and inputs whose every value costs seconds (simulation size, heavy Tab 7 grids)
 SKIP = ["eps_t_sim", "eps_comp_pldbtn", "eps_t_trials", "eps_t_points", "eps_t_sweep", "eps_reset", "eps_t_seed"]
 # user-correctable states the page reports as errors (a shared link or a typed value can reach them)
-ALLOWED = [r"must be < 1/e|delta_g", r"held statistics use", r"the plan needs", r"cannot cover", r"sum to 1", r"positive and sum",
-           r"make the shift smaller", r"sum to 0", r"shift", r"No total",
-           r"not a valid model"]  # Tab 9 (ui/views/public_information): correlations no covariance matrix has, pinned as an error
+ALLOWED = [r"must be < 1/e|delta_g", r"held statistics use", r"the plan needs", r"cannot cover", r"sum to 1",
+           r"positive and sum", r"make the shift smaller", r"sum to 0", r"shift", r"No total",
+           # Tab 9 (ui/views/public_information): correlations no covariance matrix has, pinned as an error
+           r"not a valid model"]
 REL = 6e-4  # cards show 4 significant figures
 
 

@@ -16,9 +16,8 @@ import plotly.graph_objects as go
 from engine import coherence as co
 from engine import figure_marks as fm
 from engine import maxinfo as mi
+from engine.palette import palette_color
 
-#: Okabe–Ito (same order as ui.charts.PALETTE; duplicated so the engine never imports ui).
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 GREY = "#B0B0B0"
 MAX_POINTS = 600  # per trace; quantile-downsampled beyond (a sorted sample is its quantile function)
 
@@ -29,8 +28,7 @@ def _plain(text: object) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _color(i: int) -> str:
-    return PALETTE[i % len(PALETTE)]
+_color = palette_color
 
 
 def _downsample_sorted(x: np.ndarray, k: int = MAX_POINTS) -> tuple[np.ndarray, np.ndarray]:

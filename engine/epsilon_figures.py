@@ -16,15 +16,14 @@ from scipy import stats
 
 from engine import accounting as acc
 from engine import mechanisms as mech
+from engine.palette import PALETTE, palette_color
 
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 MECH_LABELS = {"laplace": "Laplace", "gaussian": "Gaussian", "discrete_laplace": "Discrete Laplace",
                "discrete_gaussian": "Discrete Gaussian"}
 H4 = "%{y:.4g}"
 
 
-def _colour(i: int) -> str:
-    return PALETTE[i % len(PALETTE)]
+_colour = palette_color
 
 
 def make_halfwidth_figure(curves: pd.DataFrame, *, current_epsilon: float, current_half_width: float,

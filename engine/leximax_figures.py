@@ -11,9 +11,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine import figure_marks as fm
+from engine.palette import PALETTE
 
-# Okabe–Ito (same order as ui.charts.PALETTE; duplicated so the engine never imports ui)
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 
 

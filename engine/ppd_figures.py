@@ -2,8 +2,7 @@
 
 Figures for the epsilon calculator's Tab 9 (public information) and for the stratified synthesis viewer's
 "Partially private release" tab. Inputs are engine results (``engine.public_info``,
-``engine.partial_release``); colours follow the product's
-Okabe–Ito palette (repeated here so the engine does not import ``ui``).
+``engine.partial_release``); colours follow the product's palette (``engine.palette``).
 
 References
 ----------
@@ -22,8 +21,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from engine import partial_release, public_info
+from engine.palette import PALETTE
 
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 METHOD_COLORS = {"pp": PALETTE[0], "wem_naive": PALETTE[3], "wem_congenial": PALETTE[2], "wem_prior": PALETTE[1]}
 TRUTH_COLOR = PALETTE[7]
 

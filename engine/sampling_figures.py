@@ -21,8 +21,8 @@ import plotly.graph_objects as go
 
 from engine import figure_marks as fm
 from engine import sampling as sp
+from engine.palette import PALETTE as OKABE_ITO
 
-OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 GREY = "#8c8c8c"
 RED_ZONE = "rgba(213, 94, 0, 0.12)"
 

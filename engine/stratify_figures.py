@@ -16,9 +16,8 @@ from plotly.subplots import make_subplots
 
 from engine import figure_marks as fm
 from engine import stratify as S
+from engine.palette import PALETTE as COLORS
 
-#: Okabe–Ito colours (same order as ``ui.charts.PALETTE``), so the engine needs no UI import.
-COLORS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 METHOD_COLORS = {"naive": COLORS[3], "stratified": COLORS[0], "split": COLORS[1], "coinpress": COLORS[3],
                  "strat_coinpress": COLORS[0], "vanilla": COLORS[3]}
 METHOD_LABELS = {"naive": "Naive (one global release)", "stratified": "Stratified (full ε per group)",

@@ -10,10 +10,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
 
+from engine.palette import PALETTE
 from ui.exports import download_figure_html
-
-#: Okabe–Ito palette (black moved last so the first colours read well on white).
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 
 TEMPLATE_NAME = "dpdash"
 

@@ -482,3 +482,20 @@ def test_default_alternatives_are_the_thesis_shifts():
     assert P.default_indep_shift(3, 4).sum() == pytest.approx(0.0) and P.default_gof_shift(7).sum() == pytest.approx(0.0)
     with pytest.raises(ValueError):
         P.default_indep_shift(1, 3)
+
+
+@settings(max_examples=200)
+@given(alpha=st.floats(0.001, 0.5), extra=st.integers(1, 5000))
+def test_mc_rank_is_the_exact_level_alpha_rank(alpha, extra):
+    # [T] Alg. 8: with T and m exchangeable null draws, "reject when T exceeds the t-th smallest draw" has size
+    # (m + 1 − t)/(m + 1) exactly; t must be the smallest rank whose size is ≤ α (not from the code: a count)
+    m = int(math.floor(1 / alpha)) + extra
+    t = P.mc_rank(m, alpha)
+    assert 1 <= t <= m
+    assert (m + 1 - t) / (m + 1) <= alpha + 1e-12
+    assert (m + 1 - (t - 1)) / (m + 1) > alpha - 1e-12
+
+
+def test_mc_rank_hand_values():
+    assert P.mc_rank(100, 0.05) == 96  # ⌈101 · 0.95⌉
+    assert P.mc_rank(59, 0.05) == 57

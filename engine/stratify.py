@@ -23,6 +23,8 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, optimize, special
 
+from engine.validation import as_generator, check_epsilon, check_finite, check_positive, check_rho
+
 MODES = ("paper", "rigorous")
 SMALL_STRATA = ("pool", "drop")
 ESTIMATORS = ("laplace", "coinpress")
@@ -120,26 +122,12 @@ class MixtureSample:
 # Validation helpers
 # ---------------------------------------------------------------------------------------------------------
 
-def _rng(rng) -> np.random.Generator:
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
-
-def _pos(name: str, v) -> float:
-    x = float(v)
-    if not (math.isfinite(x) and x > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
-    return x
-
-
-def _check_eps(epsilon) -> float:
-    return _pos("epsilon", epsilon)
 
 
 def _check_R_gamma(R, gamma) -> tuple[float, float]:
-    R = float(R)
-    if not (math.isfinite(R) and R >= 0):
-        raise ValueError(f"R must be a finite number ≥ 0, got {R!r}")
-    g = float(gamma)
+    R = check_positive(R, name="R", allow_zero=True)
+    g = check_finite(gamma, name="gamma")
     if not (0 < g < 1):
         raise ValueError(f"gamma must lie in (0, 1), got {gamma!r}")
     return R, g
@@ -209,8 +197,8 @@ def draw_group_proportions(k: int, alpha: float, *, rng) -> np.ndarray:
     k = int(k)
     if k < 2:
         raise ValueError(f"k must be at least 2, got {k}")
-    alpha = _pos("alpha", alpha)
-    g = _rng(rng).dirichlet(np.full(k, alpha))
+    alpha = check_positive(alpha, name="alpha")
+    g = as_generator(rng).dirichlet(np.full(k, alpha))
     # Tiny α can underflow every share to 0 in floating point; fall back to the dominant coordinate.
     if not np.isfinite(g).all() or g.sum() <= 0:
         g = np.zeros(k)
@@ -295,8 +283,8 @@ def theorem10_expectation(k: int, alpha: float, n: float) -> float:
     k = int(k)
     if k < 2:
         raise ValueError(f"k must be at least 2, got {k}")
-    alpha = _pos("alpha", alpha)
-    n = _pos("n", n)
+    alpha = check_positive(alpha, name="alpha")
+    n = check_positive(n, name="n")
     return float(k * (special.digamma(alpha) - special.digamma(k * alpha) + math.log(n)))
 
 
@@ -329,14 +317,14 @@ def integer_logsum_mc(k: int, alpha: float, n: int, *, draws: int = 2000, rng, m
     k, n, draws = int(k), int(n), int(draws)
     if k < 2:
         raise ValueError(f"k must be at least 2, got {k}")
-    alpha = _pos("alpha", alpha)
+    alpha = check_positive(alpha, name="alpha")
     if draws < 1:
         raise ValueError("draws must be ≥ 1")
     if min_size < 1:
         raise ValueError("min_size must be ≥ 1 (log of an empty group is undefined)")
     if n < k * min_size:
         raise ValueError(f"n = {n} is smaller than k·min_size = {k * min_size}")
-    W = _rng(rng).dirichlet(np.full(k, alpha), size=draws)
+    W = as_generator(rng).dirichlet(np.full(k, alpha), size=draws)
     bad = ~np.isfinite(W).all(axis=1) | (W.sum(axis=1) <= 0)
     if bad.any():
         W[bad] = 0.0
@@ -350,8 +338,8 @@ def dirichlet_shape_mc(k: int, alpha: float, *, draws: int = 100_000, rng) -> Di
     k = int(k)
     if k < 2:
         raise ValueError(f"k must be at least 2, got {k}")
-    alpha = _pos("alpha", alpha)
-    W = _rng(rng).dirichlet(np.full(k, alpha), size=int(draws))
+    alpha = check_positive(alpha, name="alpha")
+    W = as_generator(rng).dirichlet(np.full(k, alpha), size=int(draws))
     W = W[np.isfinite(W).all(axis=1)]
     mx = W.max(axis=1)
     return DirichletShape(float(mx.mean()), float(W.min(axis=1).mean()), float((mx > 0.9).mean()),
@@ -361,7 +349,7 @@ def dirichlet_shape_mc(k: int, alpha: float, *, draws: int = 100_000, rng) -> Di
 def dirichlet_share_variance(k: int, alpha: float) -> float:
     """Var g_i = (k−1)/(k²(kα+1)) for g ~ Dir(α·1_k) (Beta(α, (k−1)α) marginal)."""
     k = int(k)
-    alpha = _pos("alpha", alpha)
+    alpha = check_positive(alpha, name="alpha")
     return (k - 1) / (k * k * (k * alpha + 1))
 
 
@@ -409,7 +397,7 @@ def make_gaussian_mixture(sizes, *, mu=None, sigma=None, mu_scale: float = 1.0, 
     if s.sum() < 1:
         raise ValueError("sizes sum to zero: need at least one record")
     k = s.size
-    r = _rng(rng)
+    r = as_generator(rng)
     if mu is None:
         mu = r.normal(0.0, float(mu_scale), k)
     mu = np.asarray(mu, dtype=float).ravel()
@@ -455,7 +443,7 @@ def clip_halfwidth(m, *, R: float, gamma: float, mode: str = "paper"):
 
 def laplace_scale(m, *, R: float, gamma: float, epsilon: float, mode: str = "paper"):
     """Laplace scale b = 2C(m)/(mε) of the clipped mean of m records (S4 Eq. 3, L125)."""
-    eps = _check_eps(epsilon)
+    eps = check_epsilon(epsilon)
     c = clip_halfwidth(m, R=R, gamma=gamma, mode=mode)
     b = 2.0 * np.asarray(c) / (np.asarray(m, dtype=float) * eps)
     return float(b) if np.ndim(b) == 0 else b
@@ -468,10 +456,10 @@ def laplace_mean(x, *, R: float, gamma: float, epsilon: float, rng, mode: str = 
         raise ValueError("x is empty: need at least one record")
     if not np.all(np.isfinite(x)):
         raise ValueError("x contains NaN or infinite values")
-    eps = _check_eps(epsilon)
+    eps = check_epsilon(epsilon)
     m = x.size
     c = clip_halfwidth(m, R=R, gamma=gamma, mode=mode)
-    return float(np.clip(x, -c, c).mean() + _rng(rng).laplace(0.0, 2.0 * c / (m * eps)))
+    return float(np.clip(x, -c, c).mean() + as_generator(rng).laplace(0.0, 2.0 * c / (m * eps)))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -591,12 +579,12 @@ def stratified_mean_release(x, groups, *, R: float, gamma: float, epsilon: float
     (public, e.g. from a holdout) replace |G_i|/n in the recombination.
     """
     x, g, k = _xy(x, groups, k)
-    eps = _check_eps(epsilon)
+    eps = check_epsilon(epsilon)
     lay = _layout(np.bincount(g, minlength=k), _check_min_frac(min_frac), _check_small(small_strata))
     w = None if weights is None else _check_weights(weights, k)
     C = np.asarray(clip_halfwidth(lay.strata_sizes, R=R, gamma=gamma, mode=mode), dtype=float).reshape(-1)
     means = _clipped_stratum_means(x, g, lay, C)
-    noisy = means + _rng(rng).laplace(0.0, 1.0, means.size) * (2.0 * C / (lay.strata_sizes * eps))
+    noisy = means + as_generator(rng).laplace(0.0, 1.0, means.size) * (2.0 * C / (lay.strata_sizes * eps))
     est, w, pop = _recombine(lay, noisy, w)
     return MeanRelease("stratified", pop, est, w, lay.kept, lay.pooled, eps, "epsilon-DP")
 
@@ -604,8 +592,8 @@ def stratified_mean_release(x, groups, *, R: float, gamma: float, epsilon: float
 def split_budget_release(x, groups, *, R: float, gamma: float, epsilon: float, rng, k: int | None = None,
                          min_frac: float = 0.0, small_strata: str = "pool", mode: str = "paper") -> MeanRelease:
     """Fresh global mean at ε/2 plus stratified group means at ε/2: total ε by sequential composition (S4 L133)."""
-    eps = _check_eps(epsilon)
-    r = _rng(rng)
+    eps = check_epsilon(epsilon)
+    r = as_generator(rng)
     x, g, k = _xy(x, groups, k)
     pop = laplace_mean(x, R=R, gamma=gamma, epsilon=eps / 2, rng=r, mode=mode)
     s = stratified_mean_release(x, g, R=R, gamma=gamma, epsilon=eps / 2, rng=r, k=k, min_frac=min_frac,
@@ -680,10 +668,10 @@ def crossover_size(bias: float, *, R: float, gamma: float, epsilon: float, sigma
     d = float(bias)
     if not (math.isfinite(d) and d >= 0):
         raise ValueError(f"bias must be a finite number ≥ 0, got {bias!r}")
-    eps = _check_eps(epsilon)
+    eps = check_epsilon(epsilon)
     _check_R_gamma(R, gamma)
     if sigma is not None:
-        sigma = _pos("sigma", sigma)
+        sigma = check_positive(sigma, name="sigma")
     if d == 0:
         return math.inf
 
@@ -727,7 +715,7 @@ def analytic_mean_errors(sizes, *, R: float, gamma: float, epsilon: float, mu=No
     s = np.asarray(sizes, dtype=float).ravel()
     if s.size == 0 or np.any(s < 1):
         raise ValueError("sizes must be non-empty and all ≥ 1")
-    eps = _check_eps(epsilon)
+    eps = check_epsilon(epsilon)
     R, gamma = _check_R_gamma(R, gamma)
     k = s.size
     sig = np.ones(k) if sigma is None else np.broadcast_to(np.asarray(sigma, dtype=float), (k,)).copy()
@@ -787,7 +775,7 @@ def uvm_constants(m: int, *, low: float, high: float, sigma: float, rho: float, 
         raise ValueError(f"m must be ≥ 1, got {m}")
     if not float(high) > float(low):
         raise ValueError(f"high must exceed low, got [{low}, {high}]")
-    sigma, rho, beta = _pos("sigma", sigma), _pos("rho", rho), _check_beta(beta)
+    sigma, rho, beta = check_positive(sigma, name="sigma"), check_rho(rho), _check_beta(beta)
     m = int(m)
     w = sigma * math.sqrt(2 * math.log(2 * m / beta))
     delta = (high - low + 2 * w) / m
@@ -802,7 +790,7 @@ def coinpress_uvm(x, *, low: float, high: float, sigma: float, rho: float, beta:
     if x.size == 0 or not np.all(np.isfinite(x)):
         raise ValueError("x must be non-empty and finite")
     c = uvm_constants(x.size, low=low, high=high, sigma=sigma, rho=rho, beta=beta)
-    z = np.clip(x, c.projection_low, c.projection_high).mean() + _rng(rng).normal(0.0, c.noise_sd)
+    z = np.clip(x, c.projection_low, c.projection_high).mean() + as_generator(rng).normal(0.0, c.noise_sd)
     return Interval(float(z - c.half_width), float(z + c.half_width))
 
 
@@ -822,7 +810,7 @@ def coinpress_uvmrec(x, *, low: float, high: float, sigma: float, rhos, beta: fl
     """
     r = _check_rhos(rhos)
     beta = _check_beta(beta)
-    gen = _rng(rng)
+    gen = as_generator(rng)
     t = r.size
     lo, hi = float(low), float(high)
     for i, rho in enumerate(r):
@@ -882,7 +870,8 @@ def strat_coinpress(x, groups, *, low: float, high: float, sigmas, rhos, beta: f
     s_sig = _strata_sigmas(lay, sig)
     srow = lay.stratum_of_group[g]
     use = srow >= 0
-    est = _uvmrec_strata(x[use], srow[use], lay.strata_sizes.astype(float), s_sig, low, high, r, beta, _rng(rng))
+    est = _uvmrec_strata(x[use], srow[use], lay.strata_sizes.astype(float), s_sig, low, high, r, beta,
+                         as_generator(rng))
     groups_est, w, pop = _recombine(lay, est, w)
     return MeanRelease("strat_coinpress", pop, groups_est, w, lay.kept, lay.pooled, float(r.sum()), "rho-zCDP")
 
@@ -909,7 +898,7 @@ def coinpress_defaults(epsilon: float, R: float) -> dict:
     Erratum E10: an (ε′, δ) statement of ρ-zCDP uses ε′ = ρ + 2√(ρ log(1/δ)) (L75 gives a different form);
     the page calls ``engine.accounting.zcdp_to_dp(rho, delta, method="standard")``.
     """
-    rho = _check_eps(epsilon) ** 2 / 2
+    rho = check_epsilon(epsilon) ** 2 / 2
     return {"rhos": (rho / 4, 3 * rho / 4), "beta": 0.01, "low": -float(R), "high": float(R), "rho": rho}
 
 
@@ -1011,7 +1000,7 @@ def run_mean_experiment(*, sizes, mu, sigma, epsilons, R: float, gamma: float, r
     if eps_arr.size == 0:
         raise ValueError("epsilons is empty")
     for e in eps_arr:
-        _check_eps(e)
+        check_epsilon(e)
     R, gamma = _check_R_gamma(R, gamma)
     _check_mode(mode)
     reps = int(reps)
@@ -1029,11 +1018,11 @@ def run_mean_experiment(*, sizes, mu, sigma, epsilons, R: float, gamma: float, r
     if weights_mode == "noisy":
         if epsilon_weights is None:
             raise ValueError("weights_mode='noisy' needs epsilon_weights > 0")
-        _pos("epsilon_weights", epsilon_weights)
+        check_positive(epsilon_weights, name="epsilon_weights")
     min_frac = _check_min_frac(min_frac)
     small_strata = _check_small(small_strata)
     beta = _check_beta(beta)
-    gen = _rng(rng)
+    gen = as_generator(rng)
     mu_pop = float(np.sum(s * mu) / s.sum())
     sigma_mix = mixture_sigma(s, mu, sig)
 
@@ -1131,7 +1120,7 @@ def run_mean_experiment_on_data(x, groups, *, epsilons, R: float, gamma: float, 
     if eps_arr.size == 0:
         raise ValueError("epsilons is empty")
     for e in eps_arr:
-        _check_eps(e)
+        check_epsilon(e)
     R, gamma = _check_R_gamma(R, gamma)
     _check_mode(mode)
     if int(reps) < 1:
@@ -1147,7 +1136,8 @@ def run_mean_experiment_on_data(x, groups, *, epsilons, R: float, gamma: float, 
     order = np.argsort(g, kind="stable")
     xs, gs = x[order], g[order]
     return _experiment_loop(lambda: (xs, gs), k=k, truth=truth, sig=sig, sigma_mix=float(x.std()) or 1.0,
-                            eps_arr=eps_arr, R=R, gamma=gamma, reps=int(reps), gen=_rng(rng), estimator=estimator,
+                            eps_arr=eps_arr, R=R, gamma=gamma, reps=int(reps), gen=as_generator(rng),
+                            estimator=estimator,
                             methods=methods, min_frac=_check_min_frac(min_frac),
                             small_strata=_check_small(small_strata),
                             weights_mode="exact", holdout_frac=0.5, epsilon_weights=None, mode=mode,

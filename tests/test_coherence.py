@@ -551,3 +551,33 @@ def test_values_beyond_single_precision_get_a_clear_error(big):
         cc = replace(c, learner=co.LearnerSpec(kind=kind, output="soft"))
         t = co.run_trial(co.prepare(ok, cc), cc, 0)
         assert np.all(np.isfinite(t.w1))
+
+
+# ----------------------------------------------------------------- oracles from outside the code (issue 13)
+@pytest.mark.parametrize("eps, delta", [(0.5, 1e-6), (2.0, 1e-3), (0.1, 1e-9)])
+def test_gaussian_histogram_sigma_against_analytic_gaussian_condition(eps, delta):
+    # Balle & Wang (2018), Thm. 8: N(0, σ²) noise on a query of L2 sensitivity Δ is (ε, δ)-DP iff
+    # Φ(Δ/(2σ) − εσ/Δ) − e^ε·Φ(−Δ/(2σ) − εσ/Δ) ≤ δ. Replacing one record moves two histogram cells: Δ = √2.
+    from scipy import optimize
+
+    def delta_of(sigma, sens):
+        a, b = sens / (2 * sigma), eps * sigma / sens
+        return stats.norm.cdf(a - b) - math.exp(eps) * stats.norm.cdf(-a - b)
+
+    want = optimize.brentq(lambda s: delta_of(s, math.sqrt(2.0)) - delta, 1e-6, 1e6, xtol=1e-14, rtol=1e-14)
+    got = co.gaussian_histogram_sigma(epsilon=eps, delta=delta)
+    assert got == pytest.approx(want, rel=1e-3)
+    assert got >= want * (1 - 1e-9)            # never less noise than the condition needs
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6, 7])
+def test_prob_two_members_separated_brute_force(n):
+    # every permutation equally likely: X_a = first ⌊n/2⌋, X_b = the next ⌊n/2⌋ (odd n leaves one out)
+    import itertools
+    k = n // 2
+    hits = total = 0
+    for perm in itertools.permutations(range(n)):
+        a, b = set(perm[:k]), set(perm[k:2 * k])
+        hits += (0 in a and 1 in b) or (0 in b and 1 in a)
+        total += 1
+    assert co.prob_two_members_separated(n) == pytest.approx(hits / total, abs=1e-12)

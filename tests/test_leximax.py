@@ -779,3 +779,21 @@ def test_parse_alpha_and_intersections():
         lx.parse_intersections(";".join(f"a={i}" for i in range(21)))
     with pytest.raises(ValueError, match="at most 2,000 characters"):
         lx.parse_intersections("a=b;" * 1_000)
+
+
+@pytest.mark.parametrize("seed, n, m, k", [(0, 30, 4, 8), (1, 40, 6, 10), (2, 25, 3, 5)])
+def test_leximax_matches_cvxpy_leximin(seed, n, m, k):
+    # independent solver: cvxpy-leximin's saturation algorithm (Ogryczak & Śliwiński) with HiGHS over the same
+    # polytope {0 ≤ x ≤ 1, Σx = k}; the leximin utility vector is unique, so the sorted vectors must agree
+    import cvxpy as cp
+    import cvxpy_leximin
+
+    V = np.random.default_rng(seed).random((n, m)) * (np.arange(1, m + 1) / m)   # unequal group scales
+    x = cp.Variable(n)
+    utils = [V[:, j] @ x for j in range(m)]
+    prob = cvxpy_leximin.Problem(cvxpy_leximin.Leximin(utils), [x >= 0, x <= 1, cp.sum(x) == k])
+    prob.solve(method="saturation", solver=cp.HIGHS)
+    want = np.sort([u.value for u in utils])
+    got = lx.leximax_marginals(V, k=k)
+    np.testing.assert_allclose(np.sort(got.y), want, atol=1e-6)
+    np.testing.assert_allclose(np.sort(V.T @ got.x), want, atol=1e-6)

@@ -579,3 +579,14 @@ def test_expected_abs_error_property_against_mpmath(log_d, log_s, log_b):
     want = float(normal + B * lap)
     got = S.expected_abs_error(d, s, b)
     assert math.isfinite(got) and got == pytest.approx(want, rel=1e-9)
+
+
+@pytest.mark.parametrize("k, alpha, n", [(2, 0.3, 100), (6, 1.0, 5000), (12, 4.0, 2000), (3, 0.5, 10)])
+def test_theorem10_against_mpmath_quadrature(k, alpha, n):
+    # each share g_i ~ Beta(α, (k − 1)α); E Σ log(n·g_i) = k·(E log g_1 + log n), E log g_1 by quadrature
+    import mpmath as mp
+    mp.mp.dps = 30
+    a, b = mp.mpf(alpha), mp.mpf((k - 1) * alpha)
+    e_log = mp.quad(lambda g: mp.log(g) * g ** (a - 1) * (1 - g) ** (b - 1) / mp.beta(a, b), [0, mp.mpf(1) / 2, 1])
+    want = k * (e_log + mp.log(n))
+    assert S.theorem10_expectation(k, alpha, n) == pytest.approx(float(want), rel=1e-8)

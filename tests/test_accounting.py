@@ -396,3 +396,45 @@ def test_pld_profile_equals_one_composition_per_delta():
     for d, e in zip(prof["delta"], prof["epsilon"]):
         assert e == pytest.approx(A.compose(ms, delta=d, rule="pld", pld_resolution=1e-3).epsilon, abs=1e-9)
     assert list(prof["delta"]) == deltas
+
+
+# --------------------------------------------------------------------------- issue 13: closed forms from the papers
+@pytest.mark.parametrize("e0,k,delta,d0", [(0.1, 100, 1e-6, 0.0), (0.5, 20, 1e-3, 1e-5), (0.01, 5000, 1e-8, 1e-12)])
+def test_drv_advanced_composition_is_the_printed_bound(e0, k, delta, d0):
+    # Dwork–Rothblum–Vadhan 2010 (Dwork–Roth Thm 3.20): ε₀√(2k ln(1/δ′)) + kε₀(e^{ε₀} − 1), δ′ = δ − kδ₀
+    ref = e0 * math.sqrt(2 * k * math.log(1 / (delta - k * d0))) + k * e0 * (math.exp(e0) - 1)
+    r = A.advanced_composition_drv(e0, k=k, delta=delta, delta_each=d0)
+    assert r.valid and r.epsilon == pytest.approx(ref, rel=1e-12)
+
+
+def _kov34(e, k, delta, d0):
+    # Kairouz–Oh–Viswanath 2015 Thm 3.4, with δ̃ from δ = 1 − (1 − δ₀)^k (1 − δ̃)
+    dt = 1 - (1 - delta) / (1 - d0) ** k
+    base = k * e * (math.exp(e) - 1) / (math.exp(e) + 1)
+    return min(k * e, base + e * math.sqrt(2 * k * math.log(math.e + math.sqrt(k * e * e) / dt)),
+               base + e * math.sqrt(2 * k * math.log(1 / dt)))
+
+
+@pytest.mark.parametrize("e0,k,delta,d0", [
+    (0.005, 10_000, 1e-6, 0.0),   # the e + √(kε²)/δ̃ branch is the smallest
+    (0.3, 50, 1e-6, 1e-9),        # the ln(1/δ̃) branch
+    (2.0, 3, 1e-3, 0.0),          # kε itself
+])
+def test_kov_analytic_is_theorem_3_4(e0, k, delta, d0):
+    r = A.kov_analytic_composition(e0, k=k, delta=delta, delta_each=d0)
+    assert r.valid and r.epsilon == pytest.approx(_kov34(e0, k, delta, d0), rel=1e-9)  # δ̃ by log1p in the engine
+    # and it is a valid bound: never below the exact optimum (KOV Thm 3.3) for pure mechanisms
+    if d0 == 0.0 and k <= 50:
+        assert r.epsilon >= A.kov_optimal_composition([e0] * k, delta=delta).epsilon - 1e-9
+
+
+def test_kov_analytic_branches_really_differ():
+    # the three parameter sets above pick three different branches (else the test could not see a changed constant)
+    picks = []
+    for e0, k, delta, d0 in [(0.005, 10_000, 1e-6, 0.0), (0.3, 50, 1e-6, 1e-9), (2.0, 3, 1e-3, 0.0)]:
+        dt = 1 - (1 - delta) / (1 - d0) ** k
+        base = k * e0 * math.tanh(e0 / 2)
+        b = [k * e0, base + e0 * math.sqrt(2 * k * math.log(math.e + math.sqrt(k) * e0 / dt)),
+             base + e0 * math.sqrt(2 * k * math.log(1 / dt))]
+        picks.append(int(np.argmin(b)))
+    assert sorted(picks) == [0, 1, 2]

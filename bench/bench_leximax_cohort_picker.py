@@ -103,7 +103,7 @@ def main():
     t, d = timed(lambda: lx.leximin_panels(lx.tiny_pool(), lx.tiny_quotas(), k=4, rng=0))
     row("leximin_panels 12 people (LX9)", t, 1.0, f"min π = {d.probabilities.min():.4f}")
 
-    pool200 = lx.volunteer_pool(200, seed=2).drop(columns=["area"])
+    pool200 = lx.volunteer_pool(200, rng=2).drop(columns=["area"])
     q200 = [q for q in lx.volunteer_quotas(k=20) if q.feature != "area"]
     if lx.check_quotas(pool200, q200, k=20).feasible:
         t, d = timed(lambda: lx.leximin_panels(pool200, q200, k=20, rng=0))

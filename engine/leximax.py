@@ -26,6 +26,8 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
+from engine.validation import as_generator
+
 __all__ = [
     "LeximaxResult", "leximax_marginals", "leximax_saturation", "OracleResult", "separation_oracle",
     "utilitarian_marginals", "maxmin_marginals", "IntegerLeximax", "integer_leximax_bruteforce",
@@ -56,10 +58,6 @@ FINITE_TOL = 1e-12
 #: [b]-style worked instance LX1 "Four-region panel" (spec §11): rows c1..c6, columns G1..G4.
 LX1_VALUES = np.array([[0.8, 0.3, 0.3, 0.4], [0.5, 0.1, 0.4, 0.6], [0.1, 0.1, 0.2, 0.3],
                        [1.0, 0.0, 0.2, 0.2], [0.5, 0.0, 0.5, 0.2], [0.3, 0.8, 0.2, 0.6]])
-
-
-def _rng(rng) -> np.random.Generator:
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -465,7 +463,7 @@ def sample_independent(x, *, n_draws: int, rng) -> np.ndarray:
     """Include candidate i independently with probability x_i ([b] §4.1.2). Returns bool (n_draws, n)."""
     x = _check_x(x)
     n_draws = _check_draws(n_draws)
-    return _rng(rng).random((n_draws, x.size)) < x
+    return as_generator(rng).random((n_draws, x.size)) < x
 
 
 def _snap(v: np.ndarray, tol: float) -> np.ndarray:
@@ -482,7 +480,7 @@ def sample_dependent(x, *, n_draws: int, rng, tol: float = 1e-9) -> np.ndarray:
     """
     x = _check_x(x).copy()
     n_draws = _check_draws(n_draws)
-    g = _rng(rng)
+    g = as_generator(rng)
     x = _snap(x, tol)
     n = x.size
     F = np.flatnonzero((x > 0) & (x < 1))
@@ -629,7 +627,7 @@ def monte_carlo(V, x, *, n_draws: int, rng, scheme: Literal["dependent", "indepe
     if not delta > 0:
         raise ValueError("delta must be > 0.")
     seed = int(rng) if isinstance(rng, Integral) else None
-    g = _rng(rng)
+    g = as_generator(rng)
     sampler = sample_dependent if scheme == "dependent" else sample_independent
     utils, sizes = [], []
     for start in range(0, n_draws, 10_000):
@@ -1417,7 +1415,7 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
     import highspy
 
     t0 = time.perf_counter()
-    g = _rng(rng)
+    g = as_generator(rng)
     if id_col not in pool.columns:
         raise ValueError(f"The pool has no id column {id_col!r}.")
     ids = _ids(pool, id_col)
@@ -1565,7 +1563,7 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
 
 def draw_panel(dist: PanelDistribution, *, rng) -> tuple[str, ...]:
     """Draw a panel: P ~ q, then c_{P,t} members of each type uniformly without replacement (spec §6 step 8)."""
-    g = _rng(rng)
+    g = as_generator(rng)
     p = int(g.choice(len(dist.panel_probabilities), p=dist.panel_probabilities))
     c = dist.panels[p]
     chosen = []
@@ -1636,7 +1634,7 @@ def uniform_panel_baseline(pool, quotas, *, k: int, n_draws: int = 100_000, rng=
     """
     features, uniq, sizes, tp, A, lo, hi = _quota_structure(pool, quotas, k)
     n_draws = _check_draws(n_draws)
-    g = _rng(rng)
+    g = as_generator(rng)
     n = len(pool)
     M = A[:, tp].T.astype(np.int16)           # person × quota row membership
     hits = np.zeros(n)
@@ -1670,9 +1668,9 @@ VOLUNTEER_FEATURES: dict[str, dict[str, tuple[float, float]]] = {
 }
 
 
-def volunteer_pool(n: int = 500, seed: int = 1) -> pd.DataFrame:
+def volunteer_pool(n: int = 500, rng=1) -> pd.DataFrame:
     """Synthetic volunteer pool (ids P0000…; each feature drawn independently at the pool shares, in order)."""
-    g = np.random.default_rng(seed)
+    g = as_generator(rng)
     df = pd.DataFrame({"person_id": [f"P{i:04d}" for i in range(n)]})
     for feat, vals in VOLUNTEER_FEATURES.items():
         names = list(vals)

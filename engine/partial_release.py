@@ -33,7 +33,7 @@ from scipy import optimize, special
 from engine.data import read_uploaded_csv
 from engine.parallel import imap_unordered
 from engine.public_info import check_kappa, dlap_ratio, dlap_sample
-from engine.validation import check_epsilon, check_positive
+from engine.validation import as_generator, check_epsilon, check_positive
 
 __all__ = [
     "PublicInfo", "Stage1Result", "CountRelease", "PostprocessResult", "PosteriorSummary", "CountyPanel",
@@ -651,7 +651,7 @@ def posterior_rejection_counts(y: ArrayLike, s: int, prior_alpha: ArrayLike, *, 
 # --------------------------------------------------------------------------------------------------
 # §7 data
 # --------------------------------------------------------------------------------------------------
-def synth_pa_like(*, seed: int = 2022, J: int = 67, T: int = 24) -> CountyPanel:
+def synth_pa_like(*, rng=2022, J: int = 67, T: int = 24) -> CountyPanel:
     """Synthetic PA-like county × month cases and deaths (spec §7 exact recipe; not real data).
 
     Populations are log-uniform between the 2020 Census counts of the smallest and largest Pennsylvania
@@ -665,7 +665,7 @@ def synth_pa_like(*, seed: int = 2022, J: int = 67, T: int = 24) -> CountyPanel:
     if int(J) < 3 or int(T) < 2:
         raise ValueError("need J ≥ 3 counties and T ≥ 2 months")
     J, T = int(J), int(T)
-    rng = np.random.default_rng(seed)
+    rng = as_generator(rng)
     pop = np.sort(np.exp(rng.uniform(math.log(4547), math.log(1603797), J)))
     pop[0] = 4547
     pop[-1] = 1603797

@@ -60,12 +60,9 @@ def make_noise_figure(mechanism: str, *, scale: float, half_width: float) -> go.
     else:
         m = int(min(math.ceil(span), 2000))
         ys = np.arange(-m, m + 1)
-        if mechanism == "discrete_laplace":
-            p = math.exp(-1.0 / scale)
-            pmf = (1 - p) / (1 + p) * p ** np.abs(ys)
-        else:
-            w = np.exp(-ys.astype(float) ** 2 / (2 * scale**2))
-            pmf = w / w.sum()
+        pmf = mech.discrete_noise_pmf(mechanism, scale=scale, values=ys)
+        if mechanism == "discrete_gaussian":
+            pmf = pmf / pmf.sum()  # the window shown (±4σ at least) renormalised, as the caption's bars sum to 1
         colours = np.where(np.abs(ys) <= half_width, PALETTE[0], "#BBBBBB")
         fig.add_trace(go.Bar(x=ys, y=pmf, marker_color=colours, name="pmf",
                              hovertemplate="noise %{x}<br>probability %{y:.4g}<extra></extra>"))

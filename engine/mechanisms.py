@@ -155,6 +155,29 @@ def _dgauss_log_tail(sigma: float, thresholds: np.ndarray) -> np.ndarray:
     return out
 
 
+def discrete_noise_pmf(mechanism: Mech, *, scale: float, values) -> np.ndarray:
+    """P(Y = y) of discrete Laplace or discrete Gaussian noise at the integers ``values`` [X-CKS].
+
+    Discrete Laplace with scale t: tanh(1/(2t))·e^{−|y|/t} (= (1−p)/(1+p)·p^{|y|}, p = e^{−1/t}). Discrete
+    Gaussian: e^{−y²/(2σ²)}/Σ_z e^{−z²/(2σ²)}, normalised over the whole support (the sum to ⌈12σ⌉ + 10, or
+    σ√(2π) from σ = 1e3 on, as for the tails).
+    """
+    b = check_positive(scale, name="scale")
+    y = np.asarray(values, dtype=float)
+    if mechanism == "discrete_laplace":
+        return math.tanh(0.5 / b) * np.exp(-np.abs(y) / b)
+    if mechanism == "discrete_gaussian":
+        with np.errstate(over="ignore"):
+            logw = -0.5 * (y / b) ** 2
+            if b >= _DGAUSS_SUM_LIMIT:
+                logz = math.log(b * math.sqrt(2.0 * math.pi))
+            else:
+                ys = _dgauss_support(b)
+                logz = float(special.logsumexp(np.concatenate([-0.5 * (ys[1:] / b) ** 2] * 2 + [[0.0]])))
+        return np.exp(logw - logz)
+    raise ValueError(f"mechanism must be discrete_laplace or discrete_gaussian, got {mechanism!r}")
+
+
 def _dgauss_std(sigma: float) -> float:
     if sigma >= _DGAUSS_SUM_LIMIT:
         return sigma  # Var = σ²(1 − O(σ²e^{−2π²σ²})) by Poisson summation: equal to σ in floating point

@@ -381,3 +381,20 @@ def test_rho_calibration_is_bun_steinke(rho, sens):
     c = M.calibrate("gaussian", sensitivity=sens, rho=rho)
     assert c.scale**2 == pytest.approx(sens**2 / (2 * rho), rel=1e-12)
     assert c.rho == pytest.approx(rho, rel=1e-12)
+
+
+@pytest.mark.parametrize("t", [0.3, 1.0, 7.5, 400.0])
+def test_discrete_laplace_pmf_is_scipy_dlaplace(t):
+    ys = np.arange(-60, 61)
+    assert np.allclose(M.discrete_noise_pmf("discrete_laplace", scale=t, values=ys), stats.dlaplace.pmf(ys, 1 / t),
+                       rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("sigma", [0.4, 2.0, 30.0, 1500.0])
+def test_discrete_gaussian_pmf_brute_force(sigma):
+    from scipy.special import logsumexp
+    zs = np.arange(-math.ceil(40 * sigma) - 5, math.ceil(40 * sigma) + 6, dtype=float)
+    logz = logsumexp(-0.5 * (zs / sigma) ** 2)
+    ys = np.arange(-int(3 * sigma) - 2, int(3 * sigma) + 3)
+    ref = np.exp(-0.5 * (ys / sigma) ** 2 - logz)
+    assert np.allclose(M.discrete_noise_pmf("discrete_gaussian", scale=sigma, values=ys), ref, rtol=1e-10, atol=0)

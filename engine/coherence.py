@@ -27,6 +27,7 @@ from scipy import stats
 
 from engine import maxinfo
 from engine.parallel import imap_unordered
+from engine.validation import check_int_in_range
 
 __all__ = [
     "Condition",
@@ -266,15 +267,6 @@ def _check_alpha(alpha) -> float:
     return float(alpha)
 
 
-def _int_in(name: str, value, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        if not (_is_number(value) and float(value).is_integer()):
-            raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
-    v = int(value)
-    if not lo <= v <= hi:
-        raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
-    return v
-
 
 def _validate_config(config: ExperimentConfig) -> None:
     rel, lea = config.release, config.learner
@@ -284,9 +276,9 @@ def _validate_config(config: ExperimentConfig) -> None:
         raise ValueError(f"learner kind must be one of {LEARNER_KINDS}, got {lea.kind!r}")
     if lea.output not in OUTPUTS:
         raise ValueError(f"learner output must be 'hard' or 'soft', got {lea.output!r}")
-    _int_in("n_estimators", lea.n_estimators, 1, 500)
-    _int_in("repetitions", config.repetitions, 1, 1000)
-    _int_in("bins", rel.bins, 2, 50)
+    check_int_in_range(lea.n_estimators, name="n_estimators", lo=1, hi=500)
+    check_int_in_range(config.repetitions, name="repetitions", lo=1, hi=1000)
+    check_int_in_range(rel.bins, name="bins", lo=2, hi=50)
     eps = rel.epsilon
     if not _is_number(eps) or math.isnan(float(eps)) or float(eps) <= 0:
         raise ValueError(f"epsilon must be > 0 (math.inf = no noise), got {eps!r}")
@@ -367,7 +359,7 @@ def half_split(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray
     ----------
     seeds/000_f379639b976c7ffb.txt, Figure 1 (DemCoh experiment).
     """
-    n = _int_in("n", n, 2, 10**9)
+    n = check_int_in_range(n, name="n", lo=2, hi=10**9)
     perm = rng.permutation(n)
     k = n // 2
     return perm[:k], perm[k : 2 * k]
@@ -381,7 +373,7 @@ def prob_two_members_separated(n: int) -> float:
     seeds/000_f379639b976c7ffb.txt, §4.2. Erratum: the seed says 1/2; for even n it is n/(2(n−1))
     (spec §3.3).
     """
-    n = _int_in("n", n, 2, 10**12)
+    n = check_int_in_range(n, name="n", lo=2, hi=10**12)
     k = n // 2
     return 2.0 * k * k / (n * (n - 1.0))
 
@@ -619,7 +611,7 @@ def prepare(df: pd.DataFrame, config: ExperimentConfig) -> PreparedData:
                 )
 
     if rel.kind == "subsample":
-        _int_in("subsample_size", rel.subsample_size, 1, n // 2)
+        check_int_in_range(rel.subsample_size, name="subsample_size", lo=1, hi=n // 2)
 
     masks = group_masks(data, config.groups)
     sizes = {k: int(v.sum()) for k, v in masks.items()}
@@ -672,7 +664,7 @@ def fit_predictor(spec: LearnerSpec, X: np.ndarray, y: np.ndarray, seed: int) ->
         raise ValueError(f"learner kind must be one of {LEARNER_KINDS}, got {spec.kind!r}")
     if spec.output not in OUTPUTS:
         raise ValueError(f"learner output must be 'hard' or 'soft', got {spec.output!r}")
-    _int_in("n_estimators", spec.n_estimators, 1, 500)
+    check_int_in_range(spec.n_estimators, name="n_estimators", lo=1, hi=500)
     y = np.asarray(y)
     classes = np.unique(y)
     if classes.size == 1:
@@ -923,7 +915,7 @@ def noise_floor(df: pd.DataFrame, config: ExperimentConfig, reps: int = 200) -> 
     The learner is fit once on the whole prepared data in the clear (release encoding), then
     ``reps`` fresh splits are drawn (a spawn key no repetition uses) and W1 is computed per group.
     """
-    reps = _int_in("reps", reps, 1, 100_000)
+    reps = check_int_in_range(reps, name="reps", lo=1, hi=100_000)
     prepared = prepare(df, config)
     rng = _trial_rng(config.seed, _FLOOR_SPAWN_KEY)
     enc = _encoding(prepared, config.release)
@@ -1094,7 +1086,7 @@ def single_column_experiment(
         raise ValueError("bits must be binary (0/1 or False/True)")
     b = b.astype(bool)
     n = b.size
-    reps = _int_in("reps", reps, 1, 1_000_000)
+    reps = check_int_in_range(reps, name="reps", lo=1, hi=1_000_000)
     for name, v in (("h0", h0), ("h1", h1)):
         if not _is_number(v) or not -1 <= float(v) <= 1:
             raise ValueError(f"{name} must be in [-1, 1], got {v!r}")

@@ -33,6 +33,7 @@ from joblib import parallel_config
 from engine.data import DiscreteTable
 from engine.parallel import imap_unordered
 from engine.stratify import draw_group_proportions, proportions_to_sizes
+from engine.validation import as_generator, check_delta, check_epsilon
 
 ProgressFn = Callable[[float, str], None]
 SYNTHESIZERS = ("independent", "full_histogram", "mwem", "mst", "aim")
@@ -62,22 +63,7 @@ class Synthesizer(Protocol):
 # Validation helpers
 # ---------------------------------------------------------------------------------------------------------
 
-def _rng(rng) -> np.random.Generator:
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
-
-def _check_eps(epsilon) -> float:
-    e = float(epsilon)
-    if not (math.isfinite(e) and e > 0):
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
-    return e
-
-
-def _check_delta(delta) -> float:
-    d = float(delta)
-    if not (0 < d < 1):
-        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
-    return d
 
 
 def _check_table(df: pd.DataFrame, domain: Mapping[str, int]) -> tuple[list[str], np.ndarray]:
@@ -134,7 +120,7 @@ def sample_counts(weights, m: int, *, mode: str = "largest_remainder", rng=None)
     if mode == "largest_remainder":
         return proportions_to_sizes(w, m, min_size=0)
     if mode == "multinomial":
-        return _rng(rng).multinomial(m, w)
+        return as_generator(rng).multinomial(m, w)
     if mode == "proportional":
         return np.maximum(np.floor(m * w), 1).astype(np.int64)
     raise ValueError(f"sample_mode must be one of {SAMPLE_MODES}, got {mode!r}")
@@ -172,7 +158,7 @@ def cdp_rho(epsilon: float, delta: float) -> float:
     >>> round(cdp_rho(1.0, 1e-9), 8)
     0.01497306
     """
-    eps, delta = _check_eps(epsilon), _check_delta(delta)
+    eps, delta = check_epsilon(epsilon), check_delta(delta, allow_zero=False)
     lo, hi = 0.0, eps + 1.0
     for _ in range(1000):
         rho = (lo + hi) / 2
@@ -199,11 +185,11 @@ class IndependentLaplace:
     delta: float = 0.0
 
     def __post_init__(self):
-        self.epsilon = _check_eps(self.epsilon)
+        self.epsilon = check_epsilon(self.epsilon)
 
     def fit(self, df, domain, *, rng, progress=None):
         cols, X = _check_table(df, domain)
-        r = _rng(rng)
+        r = as_generator(rng)
         d = len(cols)
         self.columns_ = cols
         self.probs_ = {}
@@ -215,7 +201,7 @@ class IndependentLaplace:
         return self
 
     def sample(self, m, *, rng):
-        r = _rng(rng)
+        r = as_generator(rng)
         m = int(m)
         return pd.DataFrame({c: r.choice(p.size, size=m, p=p) for c, p in self.probs_.items()})
 
@@ -234,7 +220,7 @@ class FullHistogramLaplace:
     delta: float = 0.0
 
     def __post_init__(self):
-        self.epsilon = _check_eps(self.epsilon)
+        self.epsilon = check_epsilon(self.epsilon)
 
     def fit(self, df, domain, *, rng, progress=None):
         cols, X = _check_table(df, domain)
@@ -245,13 +231,13 @@ class FullHistogramLaplace:
         self.columns_ = cols
         self.shape_ = tuple(int(domain[c]) for c in cols)
         idx = np.ravel_multi_index(X.T, self.shape_)
-        h = np.bincount(idx, minlength=cells).astype(float) + _rng(rng).laplace(0.0, 1.0 / self.epsilon, cells)
+        h = np.bincount(idx, minlength=cells).astype(float) + as_generator(rng).laplace(0.0, 1.0 / self.epsilon, cells)
         self.p_ = _normalise(h)
         _report(progress, 1.0, "Full histogram measured")
         return self
 
     def sample(self, m, *, rng):
-        flat = _rng(rng).choice(self.p_.size, size=int(m), p=self.p_)
+        flat = as_generator(rng).choice(self.p_.size, size=int(m), p=self.p_)
         return pd.DataFrame(dict(zip(self.columns_, np.unravel_index(flat, self.shape_))))
 
 
@@ -273,7 +259,7 @@ class MWEM:
     delta: float = 0.0
 
     def __post_init__(self):
-        self.epsilon = _check_eps(self.epsilon)
+        self.epsilon = check_epsilon(self.epsilon)
         if int(self.rounds) < 1:
             raise ValueError(f"rounds must be ≥ 1, got {self.rounds}")
         if int(self.way) < 1:
@@ -284,7 +270,7 @@ class MWEM:
         cells = _domain_cells(domain, cols)
         if cells > self.max_cells:
             raise ValueError(f"the full domain has {cells:,} cells, more than max_cells = {self.max_cells:,}")
-        r = _rng(rng)
+        r = as_generator(rng)
         shape = tuple(int(domain[c]) for c in cols)
         n = X.shape[0]
         T = int(self.rounds)
@@ -327,7 +313,7 @@ class MWEM:
         return self
 
     def sample(self, m, *, rng):
-        flat = _rng(rng).choice(self.p_.size, size=int(m), p=self.p_)
+        flat = as_generator(rng).choice(self.p_.size, size=int(m), p=self.p_)
         return pd.DataFrame(dict(zip(self.columns_, np.unravel_index(flat, self.shape_))))
 
 
@@ -434,13 +420,13 @@ class MST:
     name: str = "mst"
 
     def __post_init__(self):
-        self.epsilon = _check_eps(self.epsilon)
-        self.delta = _check_delta(self.delta)
+        self.epsilon = check_epsilon(self.epsilon)
+        self.delta = check_delta(self.delta, allow_zero=False)
 
     def fit(self, df, domain, *, rng, progress=None):
         mbi, estimation, _ = _import_mbi()
         cols, X = _check_table(df, domain)
-        r = _rng(rng)
+        r = as_generator(rng)
         shape = [int(domain[c]) for c in cols]
         d = len(cols)
         rho = cdp_rho(self.epsilon, self.delta)
@@ -491,7 +477,7 @@ class MST:
         return self
 
     def sample(self, m, *, rng):
-        return _mbi_sample(self.model_, m, _rng(rng), self.columns_)
+        return _mbi_sample(self.model_, m, as_generator(rng), self.columns_)
 
 
 def _dense_marginals(model, cols: Sequence[str], shape: Sequence[int]) -> np.ndarray:
@@ -531,13 +517,13 @@ class AIM:
     name: str = "aim"
 
     def __post_init__(self):
-        self.epsilon = _check_eps(self.epsilon)
-        self.delta = _check_delta(self.delta)
+        self.epsilon = check_epsilon(self.epsilon)
+        self.delta = check_delta(self.delta, allow_zero=False)
 
     def fit(self, df, domain, *, rng, progress=None):
         mbi, estimation, junction_tree = _import_mbi()
         cols, X = _check_table(df, domain)
-        r = _rng(rng)
+        r = as_generator(rng)
         shape = [int(domain[c]) for c in cols]
         d = len(cols)
         dom = mbi.Domain(cols, shape)
@@ -621,7 +607,7 @@ class AIM:
         return self
 
     def sample(self, m, *, rng):
-        return _mbi_sample(self.model_, m, _rng(rng), self.columns_)
+        return _mbi_sample(self.model_, m, as_generator(rng), self.columns_)
 
 
 def make_synthesizer(name: str, *, epsilon: float, delta: float = DEFAULT_DELTA, **options) -> Synthesizer:
@@ -780,7 +766,7 @@ class StratifiedSynthesizer:
         kept = sizes.to_numpy() > self.min_frac * n
         if not kept.any():
             raise ValueError(f"every stratum is at most min_frac·n = {self.min_frac * n:g} rows: lower min_frac")
-        r = _rng(rng)
+        r = as_generator(rng)
         pooled_rows = None
         if self.small_strata == "pool" and (~kept).any():
             small_keys = {k for k, kk in zip(keys, kept) if not kk}
@@ -829,7 +815,7 @@ class StratifiedSynthesizer:
         return sample_counts(w, m, mode=self.sample_mode, rng=rng)
 
     def sample(self, m, *, rng):
-        r = _rng(rng)
+        r = as_generator(rng)
         counts = self.stratum_counts(m, rng=r)
         keys = [tuple(row) for row in self.strata.loc[self.strata["kept"], list(self.group_cols)].to_numpy()]
         parts = []
@@ -862,7 +848,7 @@ def make_categorical_population(n: int, k: int, alpha: float, *, d: int = 4, car
     n, k, d, card = int(n), int(k), int(d), int(card)
     if d < 1 or card < 2:
         raise ValueError(f"need d ≥ 1 and card ≥ 2, got d = {d}, card = {card}")
-    r = _rng(rng)
+    r = as_generator(rng)
     w = draw_group_proportions(k, alpha, rng=r)
     sizes = proportions_to_sizes(w, n)
     base = r.normal(size=(d, card))
@@ -1175,7 +1161,7 @@ def run_synth_experiment(table: DiscreteTable, *, synthesizer: str, epsilons, gr
         raise ValueError(f"unknown synthesizer {synthesizer!r}; expected one of {SYNTHESIZERS}")
     eps_list = [float(e) for e in np.atleast_1d(epsilons)]
     for e in eps_list:
-        _check_eps(e)
+        check_epsilon(e)
     cols = list(columns) if columns is not None else list(table.df.columns)
     for c in group_cols:
         if c not in cols:

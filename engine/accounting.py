@@ -289,7 +289,8 @@ def _kov_terms(values: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.n
     for v, c in zip(values, counts):
         ls = np.arange(c + 1)
         lc = special.gammaln(c + 1) - special.gammaln(ls + 1) - special.gammaln(c - ls + 1)
-        A = (A[:, None] + ls[None, :] * v).ravel()
+        with np.errstate(invalid="ignore"):  # an infinite εᵢ gives 0·∞ = NaN sums, masked out in _kov_log_delta
+            A = (A[:, None] + ls[None, :] * v).ravel()
         logw = (logw[:, None] + lc[None, :]).ravel()
     T = float(np.dot(values, counts))
     logden = float(np.dot(counts, np.logaddexp(0.0, values)))
@@ -297,7 +298,8 @@ def _kov_terms(values: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 def _kov_log_delta(A, logw, T, logden, eg: float) -> float:
-    mask = T - 2.0 * A > eg
+    with np.errstate(invalid="ignore"):  # ∞ − ∞ (an infinite εᵢ) is NaN: such a class never counts
+        mask = T - 2.0 * A > eg
     if not np.any(mask):
         return -math.inf
     a = A[mask]

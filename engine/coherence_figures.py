@@ -273,7 +273,8 @@ def make_single_column_figure(res: co.SingleColumnResult, *, title: str | None =
     for j, nm in enumerate(res.group_names):
         w = res.w1[:, j]
         w = w[~np.isnan(w)]
-        fig.add_trace(go.Box(y=w, name=f"{_plain(nm)} ({res.group_sizes[j]:,})", marker_color=_color(j), boxpoints=False))
+        fig.add_trace(go.Box(y=w, name=f"{_plain(nm)} ({res.group_sizes[j]:,})", marker_color=_color(j),
+                             boxpoints=False))
         b = res.bound[j]
         if np.isfinite(b):
             fig.add_trace(go.Scatter(x=[f"{_plain(nm)} ({res.group_sizes[j]:,})"], y=[min(b, 2.0)], mode="markers",

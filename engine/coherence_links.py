@@ -16,8 +16,8 @@ from typing import Iterable, Sequence
 from engine.coherence import Condition, GroupSpec
 from engine.data import json_depth
 
-__all__ = ["BuiltGroups", "groups_to_json", "parse_built_groups", "range_condition", "MAX_CHARS", "MAX_GROUPS", "MAX_CONDITIONS",
-           "MAX_VALUES", "MAX_TEXT", "MAX_DEPTH"]
+__all__ = ["BuiltGroups", "groups_to_json", "parse_built_groups", "range_condition", "MAX_CHARS", "MAX_GROUPS",
+           "MAX_CONDITIONS", "MAX_VALUES", "MAX_TEXT", "MAX_DEPTH"]
 
 MAX_CHARS = 8_000        # the whole parameter
 MAX_GROUPS = 20          # the page's own group limit

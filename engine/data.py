@@ -459,14 +459,16 @@ def discrete_table_from_csv(
             lo, hi = float(s.min()), float(s.max())
             edges = np.linspace(lo, hi, bins + 1)
             coded[col] = np.clip(np.digitize(s.to_numpy(float), edges[1:-1]), 0, bins - 1)
-            labels[col] = tuple(f"[{edges[i]:.4g}, {edges[i + 1]:.4g}{']' if i == bins - 1 else ')'}" for i in range(bins))
+            labels[col] = tuple(f"[{edges[i]:.4g}, {edges[i + 1]:.4g}{']' if i == bins - 1 else ')'}"
+                                for i in range(bins))
         else:
             raise DataValidationError(
                 f"Column {col!r} has {len(levels):,} distinct text values; at most {max_levels} are allowed "
                 "for a categorical column. Remove it or group its values."
             )
     if label_col is not None and len(labels[label_col]) != 2:
-        raise DataValidationError(f"The label column {label_col!r} must have exactly 2 values, found {len(labels[label_col])}.")
+        raise DataValidationError(f"The label column {label_col!r} must have exactly 2 values, "
+                                  f"found {len(labels[label_col])}.")
     out = pd.DataFrame(coded)
     note = f"uploaded CSV ({dropped:,} rows with missing values dropped)"
     return DiscreteTable(out, {c: len(v) for c, v in labels.items()}, labels, None, tuple(group_cols), label_col, note)

@@ -40,30 +40,31 @@ def _position(annotation_position: str | None) -> str:
     return pos
 
 
+def _line_spec(value: float, vertical: bool, line: dict | None, annotation_text: str | None,
+               annotation_position: str | None, kw: dict) -> tuple[dict, dict | None]:
+    """One axis-spanning line at data ``value`` (x if ``vertical``, else y) and its optional label."""
+    props = _line_props(line, kw)
+    data, span = ("x", "y") if vertical else ("y", "x")
+    shape = {"type": "line", f"{data}0": value, f"{data}1": value, f"{data}ref": data, f"{span}0": 0, f"{span}1": 1,
+             f"{span}ref": f"{span} domain", "line": props, **kw}
+    note = None
+    if annotation_text is not None:
+        at, xa, ya = (_VLINE if vertical else _HLINE)[_position(annotation_position)]
+        note = {"text": annotation_text, "showarrow": False, data: value, f"{data}ref": data, span: at,
+                f"{span}ref": f"{span} domain", "xanchor": xa, "yanchor": ya}
+    return shape, note
+
+
 def vline_spec(x: float, *, line: dict | None = None, annotation_text: str | None = None,
                annotation_position: str | None = None, **kw) -> tuple[dict, dict | None]:
     """The shape and label dicts that ``fig.add_vline`` would add, for a figure built in one layout update."""
-    props = _line_props(line, kw)
-    shape = dict(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="y domain", line=props, **kw)
-    note = None
-    if annotation_text is not None:
-        y, xa, ya = _VLINE[_position(annotation_position)]
-        note = dict(text=annotation_text, showarrow=False, x=x, xref="x", y=y, yref="y domain", xanchor=xa,
-                    yanchor=ya)
-    return shape, note
+    return _line_spec(x, True, line, annotation_text, annotation_position, kw)
 
 
 def hline_spec(y: float, *, line: dict | None = None, annotation_text: str | None = None,
                annotation_position: str | None = None, **kw) -> tuple[dict, dict | None]:
     """The shape and label dicts that ``fig.add_hline`` would add, for a figure built in one layout update."""
-    props = _line_props(line, kw)
-    shape = dict(type="line", x0=0, x1=1, xref="x domain", y0=y, y1=y, yref="y", line=props, **kw)
-    note = None
-    if annotation_text is not None:
-        x, xa, ya = _HLINE[_position(annotation_position)]
-        note = dict(text=annotation_text, showarrow=False, x=x, xref="x domain", y=y, yref="y", xanchor=xa,
-                    yanchor=ya)
-    return shape, note
+    return _line_spec(y, False, line, annotation_text, annotation_position, kw)
 
 
 def _add(fig: go.Figure, spec: tuple[dict, dict | None]) -> go.Figure:

@@ -25,6 +25,7 @@ from ui import load_active_dataset, page_end, page_setup
 from ui.charts import show_figure
 from ui.common import CORES
 from ui.exports import download_csv, download_json
+from ui.tabs import lazy_tabs
 from ui.text import md_escape
 from ui.widgets import delta_exponent, log_slider, seed_input
 from ui import eps_codecs as ec
@@ -318,7 +319,11 @@ st.markdown(
 )
 st.button("Reset to defaults", key="eps_reset", on_click=reset_defaults,
           help="Restore every control on this page to its default (and clear them from the link).")
-tabs = st.tabs(TAB_NAMES, key="eps_tab", bind="query-params")
+# Only the open tab draws its numbers and charts; a closed tab draws its controls once they matter (ui/tabs.py).
+# A link parameter with one of these prefixes belongs to that tab.
+TAB_PREFIXES = [("eps_n1_", "eps_epsilon"), ("eps_comp_",), ("eps_b_",), ("eps_a_",), ("eps_r_",), ("eps_w_",),
+                ("eps_t_",), ("eps_m_",), ("pi_",)]
+TABS = lazy_tabs(TAB_NAMES, key="eps_tab", link_keys=TAB_PREFIXES, state_key="eps__drawn_tabs")
 
 
 # =========================================================================== Tab 1
@@ -1231,29 +1236,17 @@ def tab_maxinfo(outputs: bool = True) -> None:
 
 
 # =========================================================================== layout
-# The tabs are bound to the URL (eps_tab), so Streamlit knows which one is open; a switch reruns the page. Hidden
-# content is part of every redraw in the browser (bench/bench_browser_latency.py: closed tabs' charts and tables
-# were about a third of an ε move on Tab 1, their controls another third), so:
-# - a closed tab draws only its controls (their values and URL parameters survive), not its numbers and charts;
-# - a tab that has never been open in this session and that the link says nothing about draws nothing at all:
-#   its controls are at their defaults, so the link loses nothing. Once a tab's controls have been drawn they are
-#   drawn in every later run, or Streamlit would drop their URL parameters.
-OPEN = [t.open is not False for t in tabs]   # None (state not tracked) would mean every tab draws
-TAB_PREFIXES = [("eps_n1_", "eps_epsilon"), ("eps_comp_",), ("eps_b_",), ("eps_a_",), ("eps_r_",), ("eps_w_",),
-                ("eps_t_",), ("eps_m_",), ("pi_",)]
-DRAWN = st.session_state.setdefault("eps__drawn_tabs", set())   # not a widget key
-for i, prefixes in enumerate(TAB_PREFIXES):
-    if OPEN[i] or any(str(k).startswith(prefixes) for k in st.query_params):
-        DRAWN.add(i)
+# Lazy tabs (ui/tabs.py): a closed tab draws only its controls, and only once it has been open or the link names
+# one of them; the open tab draws everything.
 TAB_BODIES = [tab_noise, tab_composition, tab_budget, tab_adaptive, tab_risk, tab_widths, tab_tests, tab_maxinfo]
-for i, body in enumerate(TAB_BODIES):
-    if i in DRAWN:
-        with tabs[i]:
-            body(OPEN[i])
-if 8 in DRAWN:
-    with tabs[8]:
+for tab, body in zip(TABS, TAB_BODIES):
+    if tab.drawn:
+        with tab.container:
+            body(tab.open)
+if TABS[8].drawn:
+    with TABS[8].container:
         st.subheader("Public information (ε-DP relative to Z)")
         from ui.views.public_information import render_public_information_tab  # imported when first drawn
-        render_public_information_tab(OPEN[8])
+        render_public_information_tab(TABS[8].open)
 
 page_end()

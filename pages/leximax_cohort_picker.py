@@ -22,6 +22,7 @@ from engine import leximax_figures as lf
 from ui import page_end, page_setup
 from ui.charts import show_figure
 from ui.exports import download_csv, download_json
+from ui.tabs import lazy_tabs
 from ui.text import md_escape, md_quote
 from ui.upload import csv_uploader
 from ui.widgets import seed_input
@@ -802,11 +803,10 @@ with st.expander("Notes for researchers: how the paper is read here (errata)"):
     )
 
 TABS = ["Cohort (paper)", "Finite-set explorer", "Citizens' assembly (quotas)"]
-tabs = st.tabs(TABS, key="lx_tab", bind="query-params")
-for tab, body in zip(tabs, (cohort_tab, finite_tab, quota_tab)):
-    # only the open tab runs (its work is skipped while hidden); each tab reruns alone as a fragment
-    if tab.open is not False:
-        with tab:
+# Only the open tab runs (ui/tabs.py; its work is skipped while hidden); each tab reruns alone as a fragment.
+for tab, body in zip(lazy_tabs(TABS, key="lx_tab"), (cohort_tab, finite_tab, quota_tab)):
+    if tab.drawn:
+        with tab.container:
             st.fragment(body)()
 
 page_end()

@@ -20,6 +20,7 @@ from engine import sampling_figures as sf
 from engine.sampling_frames import parse_numbers
 from ui import page_end, page_setup
 from ui.exports import download_csv, download_figure_html, download_json
+from ui.tabs import lazy_tabs
 from ui.text import md_escape, md_quote
 from ui.upload import csv_uploader
 from ui.widgets import log_slider, seed_input
@@ -258,8 +259,19 @@ TAB_LABELS = ["Simple random samples", "Random sample size", "Rounding & data-de
 # tab's design. (Drawing a control at another place when its tab opens left the URL stale after the next move in
 # 1–3 of 10 tab switches, Streamlit 1.67; the few controls placed among the outputs are therefore drawn only when
 # their tab is open, and keep their value for the session, not in a link copied on another tab.)
-tabs = st.tabs(TAB_LABELS, key="sd_tab", bind="query-params")
-OPEN = [t.open is not False for t in tabs]   # None (state not tracked) would mean all tabs are drawn
+# Tabs never opened in this session and not named in the link draw nothing (ui/tabs.py): their controls are at
+# their defaults, so the link loses nothing. The Cluster tab always runs: the Simple tab overlays its design.
+# A link parameter with one of these keys belongs to that tab.
+TAB_KEYS = [
+    {"sd_size_mode", "sd_m", "sd_rate", "sd_schemes", "sd_show_rounding", "sd_show_cluster"},
+    {"sd_family", "sd_base", "sd_mean", "sd_sigma", "sd_low", "sd_high", "sd_p_full"},
+    {"sd_r", "sd_pair_n", "sd_saw_from", "sd_saw_len", "sd_delta_sizes"},
+    set(),
+    {"sd_preset", "sd_alloc_m", "sd_U", "sd_mmin", "sd_methods", "sd_logy", "sd_outside", "sd_draw_seed"},
+]
+TABS = lazy_tabs(TAB_LABELS, key="sd_tab", link_keys=TAB_KEYS, by_prefix=False, always={3},
+                 state_key="sd__drawn_tabs")
+OPEN = [t.open for t in TABS]
 # Which global controls each tab uses: the others are disabled while it is open (they keep their value and link).
 USES_DELTA = OPEN[0]
 USES_N = OPEN[0] or OPEN[1] or OPEN[2]
@@ -894,36 +906,20 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
                   filename="stratified_params.json", key="sd_json_strata")
 
 
-# Tabs never opened in this session and not named in the link draw nothing: their controls are at their defaults,
-# so the link loses nothing, and hidden controls are part of every browser redraw (see pages/epsilon_calculator.py,
-# where this halved the hidden cost). Once a tab's controls have been drawn they are drawn in every later run, or
-# Streamlit would drop their URL parameters. The Cluster tab always runs: the Simple tab overlays its design.
-TAB_KEYS = [
-    {"sd_size_mode", "sd_m", "sd_rate", "sd_schemes", "sd_show_rounding", "sd_show_cluster"},
-    {"sd_family", "sd_base", "sd_mean", "sd_sigma", "sd_low", "sd_high", "sd_p_full"},
-    {"sd_r", "sd_pair_n", "sd_saw_from", "sd_saw_len", "sd_delta_sizes"},
-    set(),
-    {"sd_preset", "sd_alloc_m", "sd_U", "sd_mmin", "sd_methods", "sd_logy", "sd_outside", "sd_draw_seed"},
-]
-DRAWN = st.session_state.setdefault("sd__drawn_tabs", {3})   # not a widget key
-for i, keys in enumerate(TAB_KEYS):
-    if OPEN[i] or any(k in keys for k in st.query_params):
-        DRAWN.add(i)
-
 # The Cluster tab is filled before the first tab so the rate plot can overlay the current cluster design.
-with tabs[3]:
+with TABS[3].container:
     tab_cluster(EPS, TARGET, FRAME, OPEN[3])
-if 0 in DRAWN:
-    with tabs[0]:
+if TABS[0].drawn:
+    with TABS[0].container:
         tab_simple(EPS, DELTA, N_POP, TARGET, OPEN[0])
-if 1 in DRAWN:
-    with tabs[1]:
+if TABS[1].drawn:
+    with TABS[1].container:
         tab_random(EPS, N_POP, TARGET, OPEN[1])
-if 2 in DRAWN:
-    with tabs[2]:
+if TABS[2].drawn:
+    with TABS[2].container:
         tab_rounding(EPS, N_POP, TARGET, OPEN[2])
-if 4 in DRAWN:
-    with tabs[4]:
+if TABS[4].drawn:
+    with TABS[4].container:
         tab_strata(EPS, N_POP, TARGET, FRAME, FRAME_ID, OPEN[4])
 
 page_end()

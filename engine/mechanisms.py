@@ -201,7 +201,7 @@ def half_width(mechanism: Mech, *, scale: float, confidence: float = 0.95) -> fl
     if mechanism == "laplace":
         return b * math.log(1.0 / beta)
     if mechanism == "gaussian":
-        return b * float(special.ndtri(1.0 - beta / 2.0))
+        return b * z_value(1.0 - beta)
     if mechanism == "discrete_laplace":
         p = _dlap_p(b)
         # 2 p^{m+1}/(1+p) ≤ β  ⇔  m+1 ≥ t(ln(2/(1+p)) − ln β)
@@ -214,7 +214,7 @@ def half_width(mechanism: Mech, *, scale: float, confidence: float = 0.95) -> fl
         return float(m)
     if mechanism == "discrete_gaussian":
         # P(|Y| > m) = 2 P(Y > m); scan candidates near the continuous answer
-        zc = float(special.ndtri(1.0 - beta / 2.0)) * b
+        zc = z_value(1.0 - beta) * b
         cand = np.arange(max(0, math.floor(zc) - 3), math.ceil(zc) + 5, dtype=float)
         lt = math.log(2.0) + _dgauss_log_tail(b, cand)
         ok = np.nonzero(lt <= math.log(beta))[0]
@@ -252,7 +252,7 @@ def scale_for_half_width(mechanism: Mech, *, half_width: float, confidence: floa
     if mechanism == "laplace":
         return h / math.log(1.0 / beta)
     if mechanism == "gaussian":
-        return h / float(special.ndtri(1.0 - beta / 2.0))
+        return h / z_value(1.0 - beta)
     if mechanism not in ("discrete_laplace", "discrete_gaussian"):
         raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
     cont = "laplace" if mechanism == "discrete_laplace" else "gaussian"
@@ -312,20 +312,23 @@ def gaussian_delta(epsilon: float, *, sigma: float, sensitivity: float = 1.0) ->
                                         check_positive(sensitivity, name="sensitivity")))
 
 
+def _epsilon_for_log_delta(log_delta, ld: float, *, xtol: float, rtol: float) -> float:
+    """Smallest ε ≥ 0 with log δ(ε) ≤ ld for a decreasing privacy profile (0 if δ(0) already fits; ∞ past 1e12)."""
+    if log_delta(0.0) <= ld:
+        return 0.0
+    hi = 1.0
+    while log_delta(hi) > ld:
+        hi *= 2.0
+        if hi > 1e12:
+            return math.inf
+    return float(optimize.brentq(lambda e: log_delta(e) - ld, 0.0, hi, xtol=xtol, rtol=rtol))
+
+
 def gaussian_epsilon(delta: float, *, sigma: float, sensitivity: float = 1.0) -> float:
     """Smallest ε with δ(ε; σ) ≤ delta for the Gaussian mechanism [X-BW]; 0 if δ(0) ≤ delta (any δ in (0, 1))."""
     d = check_delta(delta, allow_zero=False)
     s, sens = check_positive(sigma, name="sigma"), check_positive(sensitivity, name="sensitivity")
-    ld = math.log(d)
-    if _log_gaussian_delta(0.0, s, sens) <= ld:
-        return 0.0
-    hi = 1.0
-    while _log_gaussian_delta(hi, s, sens) > ld:
-        hi *= 2.0
-        if hi > 1e12:
-            return math.inf
-    return float(optimize.brentq(lambda e: _log_gaussian_delta(e, s, sens) - ld, 0.0, hi,
-                                 xtol=1e-15, rtol=1e-13))
+    return _epsilon_for_log_delta(lambda e: _log_gaussian_delta(e, s, sens), math.log(d), xtol=1e-15, rtol=1e-13)
 
 
 def _classic_sigma_epsilon(delta: float, sensitivity: float) -> float:
@@ -380,16 +383,7 @@ def discrete_gaussian_epsilon(delta: float, *, sigma: float, sensitivity: int = 
     """Smallest ε with discrete-Gaussian δ(ε) ≤ delta [X-CKS Thm 7] (any δ in (0, 1))."""
     d = check_delta(delta, allow_zero=False)
     s, sens = check_positive(sigma, name="sigma"), integer_sensitivity(sensitivity)
-    ld = math.log(d)
-    if _log_dgauss_delta(0.0, s, sens) <= ld:
-        return 0.0
-    hi = 1.0
-    while _log_dgauss_delta(hi, s, sens) > ld:
-        hi *= 2.0
-        if hi > 1e12:
-            return math.inf
-    return float(optimize.brentq(lambda e: _log_dgauss_delta(e, s, sens) - ld, 0.0, hi,
-                                 xtol=1e-13, rtol=1e-12))
+    return _epsilon_for_log_delta(lambda e: _log_dgauss_delta(e, s, sens), math.log(d), xtol=1e-13, rtol=1e-12)
 
 
 def discrete_gaussian_sigma(epsilon: float, delta: float, *, sensitivity: int = 1) -> float:

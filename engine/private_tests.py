@@ -788,9 +788,9 @@ INDEP_TESTS = ("classical_noisy", "asympt_indep", "projected")
 
 
 def _grid_task(kind: str, null: np.ndarray, probs: np.ndarray, n: int, noise: str, value: float, alpha: float,
-               trials: int, m: int, tests: tuple, seed: np.random.SeedSequence, progress=None) -> dict[str, int]:
+               trials: int, m: int, tests: tuple, rng: np.random.SeedSequence, progress=None) -> dict[str, int]:
     priv = {"rho": value} if noise == "gaussian" else {"epsilon": value}
-    rng = as_generator(seed)
+    rng = as_generator(rng)
     if kind == "gof":
         res = simulate_gof(null, probs, n=n, alpha=alpha, noise=noise, tests=tests, trials=trials, m=m, rng=rng,
                            progress=progress, **priv)

@@ -1,0 +1,70 @@
+"""engine.stratify_figures: the viewer's synthesis and population figures show the numbers they are given.
+
+Expected values are computed in the test from the input frames by hand (means per variant and ε, the larger of the
+two heatmaps' maxima), not taken from the builders."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine import stratify_figures as F
+from engine.palette import PALETTE
+
+
+def test_synth_sweep_figure_plots_the_mean_over_repetitions_of_the_all_group_only():
+    rows = []
+    for variant, base in (("vanilla", 1.0), ("stratified", 0.5)):
+        for eps in (0.1, 1.0):
+            for rep in range(3):
+                rows.append(dict(metric="accuracy", group="all", variant=variant, epsilon=eps, value=base + rep + eps))
+                rows.append(dict(metric="accuracy", group="g1", variant=variant, epsilon=eps, value=100.0))
+    fig = F.make_synth_sweep_figure(pd.DataFrame(rows), metrics=("accuracy",))
+    by = {t.name: t for t in fig.data}
+    # mean of base + {0, 1, 2} + ε = base + 1 + ε; the per-group rows (100) are left out
+    assert list(by["Vanilla"].y) == pytest.approx([2.1, 3.0])
+    assert list(by["Stratified"].y) == pytest.approx([1.6, 2.5])
+    assert by["Vanilla"].line.color == PALETTE[3] and by["Stratified"].line.color == PALETTE[0]
+    assert fig.layout.xaxis.type == "log"
+
+
+def test_synth_sweep_figure_skips_a_variant_that_was_not_run():
+    long = pd.DataFrame(dict(metric=["parity_total"] * 2, group=["all"] * 2, variant=["stratified"] * 2,
+                             epsilon=[1.0, 2.0], value=[0.3, 0.2]))
+    fig = F.make_synth_sweep_figure(long, metrics=("parity_total",))
+    assert [t.name for t in fig.data] == ["Stratified"]
+
+
+def test_parity_heatmaps_share_one_colour_scale_up_to_the_larger_maximum():
+    vanilla = pd.DataFrame([[0.1, np.nan], [0.7, 0.2]], index=["a", "b"], columns=["age", "income"])
+    strat = pd.DataFrame([[0.05, 0.3], [0.1, 0.2]], index=["a", "b"], columns=["age", "income"])
+    fig = F.make_parity_heatmap(vanilla, strat)
+    assert [t.zmax for t in fig.data] == [0.7, 0.7] and all(t.zmin == 0 for t in fig.data)
+    assert list(fig.data[1].x) == ["age", "income"] and list(fig.data[0].y) == ["a", "b"]
+    assert [t.showscale for t in fig.data] == [False, True]
+
+
+def test_synth_group_error_bars_show_each_variant_and_skip_a_missing_one():
+    v = pd.DataFrame({"group": ["g0", "g1"], "error": [0.4, 0.9], "size": [120, 8]})
+    s = pd.DataFrame({"group": ["g0", "g1"], "error": [0.3, 0.5], "size": [120, 8]})
+    fig = F.make_synth_group_error_figure(v, s, title="t")
+    assert [list(t.y) for t in fig.data] == [[0.4, 0.9], [0.3, 0.5]] and list(fig.data[0].customdata) == [120, 8]
+    assert len(F.make_synth_group_error_figure(v, None, title="t").data) == 1
+
+
+def test_population_error_boxes_keep_only_the_population_level_at_this_epsilon():
+    df = pd.DataFrame({"level": ["population"] * 4 + ["group"] * 2, "epsilon": [1.0, 1.0, 2.0, 1.0, 1.0, 1.0],
+                       "method": ["naive", "naive", "naive", "stratified", "naive", "stratified"],
+                       "abs_err": [0.1, 0.3, 9.0, 0.2, 7.0, 7.0]})
+    fig = F.make_population_error_figure(df, epsilon=1.0)
+    assert [sorted(t.y) for t in fig.data] == [[0.1, 0.3], [0.2]]
+    assert "ε = 1" in fig.layout.title.text
+
+
+def test_dirichlet_ternary_figure_has_one_trace_per_alpha():
+    rng = np.random.default_rng(0)
+    draws = {0.1: rng.dirichlet([0.1] * 3, 20), 10.0: rng.dirichlet([10.0] * 3, 20)}
+    fig = F.make_dirichlet_ternary_figure(draws)
+    assert [t.name for t in fig.data] == ["α = 0.1", "α = 10"]
+    assert np.allclose(np.asarray(fig.data[0].a) + fig.data[0].b + fig.data[0].c, 1.0)

@@ -16,7 +16,7 @@ from scipy import optimize, stats
 
 from engine import accounting as acc
 from engine import mechanisms as mech
-from engine.conversions import half_square, pure_to_zcdp, sigma_for_rho
+from engine.conversions import half_square, pure_epsilon_for_rho, pure_to_zcdp, sigma_for_rho
 from engine.mechanisms import Mech, Neighbour, Query
 from engine.validation import (ValidationError, check_delta, check_epsilon, check_positive, check_probability,
                                check_size)
@@ -184,7 +184,7 @@ def _privacy_of_scale(stat: StatisticSpec, scale: float, *, rule: str, delta_i: 
 def _scale_of_privacy(stat: StatisticSpec, privacy: float, *, rule: str, delta_i: float) -> float:
     d = _sens(stat)
     if stat.mechanism in ("laplace", "discrete_laplace"):
-        eps = math.sqrt(2.0 * privacy) if rule == "zcdp" else privacy
+        eps = pure_epsilon_for_rho(privacy) if rule == "zcdp" else privacy
         return d / eps
     if rule == "zcdp":
         return sigma_for_rho(privacy, sensitivity=d)

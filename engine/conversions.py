@@ -43,6 +43,15 @@ def pure_to_zcdp(epsilon) -> float:
     return half_square(check_epsilon(epsilon), 1.0)
 
 
+def pure_epsilon_for_rho(rho) -> float:
+    """ε = √(2ρ): the pure ε whose zCDP guarantee ε²/2 equals ρ (the inverse of :func:`pure_to_zcdp`).
+
+    >>> pure_epsilon_for_rho(0.5)
+    1.0
+    """
+    return math.sqrt(2.0 * check_rho(rho))
+
+
 def gaussian_rho(sigma, *, sensitivity=1.0) -> float:
     """ρ = Δ²/(2σ²) of the Gaussian mechanism with noise σ ([T] Thm 2.2.2); ∞ where it overflows.
 

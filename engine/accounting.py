@@ -235,6 +235,14 @@ def basic_composition(epsilons, deltas=None) -> CompositionResult:
     return CompositionResult("basic", math.fsum(e.tolist()), math.fsum(d.tolist()), int(e.size), True, "", "thesis")
 
 
+def _heterogeneous(epsilons, deltas, delta) -> tuple[np.ndarray, float, float]:
+    """(εᵢ array, target δ, δ̂ left for the ε-part) of a heterogeneous list; δ̂ ≤ 0 when the δᵢ use δ up."""
+    e = _eps_list(epsilons)
+    d = _delta_list(deltas, e.size)
+    delta = check_delta(delta, allow_zero=False)
+    return e, delta, _residual_delta(delta, d)
+
+
 def advanced_bound(sum_tanh, sum_sq, delta_hat):
     """Σεᵢ·tanh(εᵢ/2) + √(2Σεᵢ² ln(1/δ̂)) from its two sums ([T] Thm 2.1.5); elementwise on arrays.
 
@@ -249,10 +257,7 @@ def advanced_composition(epsilons, deltas=None, *, delta) -> CompositionResult:
 
     δ̂ = 1 − (1−δ)/Π(1−δᵢ); (e^x − 1)/(e^x + 1) = tanh(x/2).
     """
-    e = _eps_list(epsilons)
-    d = _delta_list(deltas, e.size)
-    delta = check_delta(delta, allow_zero=False)
-    dh = _residual_delta(delta, d)
+    e, delta, dh = _heterogeneous(epsilons, deltas, delta)
     if dh <= 0:
         return _invalid("advanced", delta, e.size, "the per-mechanism δᵢ already use up the target δ")
     with np.errstate(over="ignore"):  # εᵢ² → ∞ makes the bound ∞
@@ -335,10 +340,7 @@ def kov_optimal_composition(epsilons, deltas=None, *, delta) -> CompositionResul
 
     With δᵢ > 0 the composition is (ε_g, 1 − Π(1−δᵢ)(1 − δ_opt)); bisection on [0, Σεᵢ] to 1e-10.
     """
-    e = _eps_list(epsilons)
-    d = _delta_list(deltas, e.size)
-    delta = check_delta(delta, allow_zero=False)
-    target = _residual_delta(delta, d)
+    e, delta, target = _heterogeneous(epsilons, deltas, delta)
     if target <= 0:
         return _invalid("kov_optimal", delta, e.size, "the per-mechanism δᵢ already use up the target δ")
     vals, counts = _group(e)

@@ -471,48 +471,20 @@ def calibrate(mechanism: Mech, *, sensitivity: float, epsilon: float | None = No
                                 _half_width(mechanism, scale=b, confidence=conf), conf,
                                 "pure", source)
 
-    # Gaussian kinds
-    if mechanism == "gaussian":
-        if rho is not None:
-            s = sigma_for_rho(rho, sensitivity=sens)
-        elif scale is not None:
-            s = check_positive(scale, name="scale")
-        elif half_width is not None:
-            s = scale_for_half_width("gaussian", half_width=half_width, confidence=conf)
-        else:
-            if gaussian_rule == "zcdp":
-                s = sigma_for_rho(zcdp_rho_for_epsilon(epsilon, d), sensitivity=sens)
-            else:
-                s = gaussian_sigma(epsilon, d, sensitivity=sens, rule=gaussian_rule)
-        r = half_square(sens, s)
-        if epsilon is not None:
-            eps = epsilon
-        elif d == 0.0:
-            eps = math.inf
-        elif gaussian_rule == "zcdp":
-            eps = zcdp_to_dp(r, d)
-        elif gaussian_rule == "classic":
-            eps = _classic_sigma_epsilon(d, sens) / s
-            if eps >= 1.0:  # classic rule is only proven for ε < 1: fall back to the exact value
-                eps = gaussian_epsilon(d, sigma=s, sensitivity=sens)
-        else:
-            eps = gaussian_epsilon(d, sigma=s, sensitivity=sens)
-        source = "thesis" if gaussian_rule == "zcdp" else "external"
-        return NoiseCalibration(mechanism, s, sens, eps, d, r, s, _half_width("gaussian", scale=s,
-                                confidence=conf), conf, gaussian_rule, source)
-
-    # discrete Gaussian
+    # Gaussian kinds: one σ from whichever of ρ, scale, half-width or ε was given, then the other two
+    discrete = mechanism == "discrete_gaussian"
     if rho is not None:
         s = sigma_for_rho(rho, sensitivity=sens)
     elif scale is not None:
         s = check_positive(scale, name="scale")
     elif half_width is not None:
-        s = scale_for_half_width("discrete_gaussian", half_width=half_width, confidence=conf)
+        s = scale_for_half_width(mechanism, half_width=half_width, confidence=conf)
+    elif gaussian_rule == "zcdp":
+        s = sigma_for_rho(zcdp_rho_for_epsilon(epsilon, d), sensitivity=sens)
+    elif discrete:  # exact for the discrete Gaussian under either (ε, δ) rule
+        s = discrete_gaussian_sigma(epsilon, d, sensitivity=sens_i)
     else:
-        if gaussian_rule == "zcdp":
-            s = sigma_for_rho(zcdp_rho_for_epsilon(epsilon, d), sensitivity=sens)
-        else:
-            s = discrete_gaussian_sigma(epsilon, d, sensitivity=sens_i)
+        s = gaussian_sigma(epsilon, d, sensitivity=sens, rule=gaussian_rule)
     r = half_square(sens, s)
     if epsilon is not None:
         eps = epsilon
@@ -520,11 +492,20 @@ def calibrate(mechanism: Mech, *, sensitivity: float, epsilon: float | None = No
         eps = math.inf
     elif gaussian_rule == "zcdp":
         eps = zcdp_to_dp(r, d)
-    else:
+    elif discrete:
         eps = discrete_gaussian_epsilon(d, sigma=s, sensitivity=sens_i)
+    elif gaussian_rule == "classic":
+        eps = _classic_sigma_epsilon(d, sens) / s
+        if eps >= 1.0:  # classic rule is only proven for ε < 1: fall back to the exact value
+            eps = gaussian_epsilon(d, sigma=s, sensitivity=sens)
+    else:
+        eps = gaussian_epsilon(d, sigma=s, sensitivity=sens)
+    if discrete:
+        rule, source = ("zcdp" if gaussian_rule == "zcdp" else "exact"), "external"
+    else:
+        rule, source = gaussian_rule, ("thesis" if gaussian_rule == "zcdp" else "external")
     return NoiseCalibration(mechanism, s, sens, eps, d, r, noise_std(mechanism, scale=s),
-                            _half_width(mechanism, scale=s, confidence=conf), conf,
-                            "zcdp" if gaussian_rule == "zcdp" else "exact", "external")
+                            _half_width(mechanism, scale=s, confidence=conf), conf, rule, source)
 
 
 # --------------------------------------------------------------------------- DP vs data splitting (Ch. 3)

@@ -43,6 +43,7 @@ __all__ = [
     "w1",
     "w1_binary",
     "half_split",
+    "histogram_release",
     "prob_two_members_separated",
     "expected_floor_binary",
     "group_masks",
@@ -699,7 +700,7 @@ def gaussian_histogram_sigma(*, epsilon: float, delta: float) -> float:
     )
 
 
-def _histogram_release(
+def histogram_release(
     prepared: PreparedData, rel: ReleaseSpec, idx_a: np.ndarray, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
     """Noisy histogram of X_a over binned features × label, sampled into n//2 synthetic records.
@@ -775,7 +776,7 @@ def run_trial(
     idx_a, idx_b = half_split(prepared.n, rng)
     enc = _encoding(prepared, rel)
     if rel.kind in HISTOGRAM_KINDS:
-        X_tr, y_tr = _histogram_release(prepared, rel, idx_a, rng)
+        X_tr, y_tr = histogram_release(prepared, rel, idx_a, rng)
     elif rel.kind == "subsample":
         pick = idx_a[rng.choice(idx_a.size, size=int(rel.subsample_size), replace=False)]
         X_tr, y_tr = enc[pick], prepared.y[pick]

@@ -379,7 +379,7 @@ def test_exact_histogram_release_preserves_label_share(pop20k):
     p = co.prepare(pop20k, cfg)
     rng = np.random.default_rng(0)
     ia, _ = co.half_split(p.n, rng)
-    X, y = co._histogram_release(p, cfg.release, ia, rng)
+    X, y = co.histogram_release(p, cfg.release, ia, rng)
     assert X.shape == (p.n // 2, len(SIX))
     assert np.all(X.max(axis=0) <= np.array(p.binned_levels) - 1) and X.min() >= 0
     true_share = np.mean(p.y[ia] == -1)

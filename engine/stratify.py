@@ -133,10 +133,10 @@ def _check_R_gamma(R, gamma) -> tuple[float, float]:
     return R, g
 
 
-def _check_mode(mode: str) -> str:
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    return mode
+def _check_choice(value: str, name: str, options: tuple[str, ...]) -> str:
+    if value not in options:
+        raise ValueError(f"{name} must be one of {options}, got {value!r}")
+    return value
 
 
 def _check_min_frac(min_frac) -> float:
@@ -144,12 +144,6 @@ def _check_min_frac(min_frac) -> float:
     if not (0 <= f < 1):
         raise ValueError(f"min_frac must lie in [0, 1), got {min_frac!r}")
     return f
-
-
-def _check_small(small_strata: str) -> str:
-    if small_strata not in SMALL_STRATA:
-        raise ValueError(f"small_strata must be one of {SMALL_STRATA}, got {small_strata!r}")
-    return small_strata
 
 
 def _check_beta(beta) -> float:
@@ -430,7 +424,7 @@ def clip_halfwidth(m, *, R: float, gamma: float, mode: str = "paper"):
     L356) and E3 (the rigorous width is Coinpress's UVM width, L444). Accepts arrays of m.
     """
     R, gamma = _check_R_gamma(R, gamma)
-    _check_mode(mode)
+    _check_choice(mode, "mode", MODES)
     m_arr = np.asarray(m, dtype=float)
     if np.any(m_arr < 1):
         raise ValueError(f"m must be ≥ 1, got {m!r}")
@@ -495,7 +489,7 @@ def strata_layout(sizes, *, min_frac: float, small_strata: str) -> StrataLayout:
     Spec §2.3 (small strata); seed ``004_c5ca305e20a1adba.txt`` code default ``smallest_strata = 0.001``.
     """
     return _layout(np.asarray(sizes, dtype=np.int64).ravel(), _check_min_frac(min_frac),
-                   _check_small(small_strata))
+                   _check_choice(small_strata, "small_strata", SMALL_STRATA))
 
 
 def _layout(sizes: np.ndarray, min_frac: float, small_strata: str) -> StrataLayout:
@@ -580,7 +574,8 @@ def stratified_mean_release(x, groups, *, R: float, gamma: float, epsilon: float
     """
     x, g, k = _xy(x, groups, k)
     eps = check_epsilon(epsilon)
-    lay = _layout(np.bincount(g, minlength=k), _check_min_frac(min_frac), _check_small(small_strata))
+    lay = _layout(np.bincount(g, minlength=k), _check_min_frac(min_frac),
+                  _check_choice(small_strata, "small_strata", SMALL_STRATA))
     w = None if weights is None else _check_weights(weights, k)
     C = np.asarray(clip_halfwidth(lay.strata_sizes, R=R, gamma=gamma, mode=mode), dtype=float).reshape(-1)
     means = _clipped_stratum_means(x, g, lay, C)
@@ -865,7 +860,8 @@ def strat_coinpress(x, groups, *, low: float, high: float, sigmas, rhos, beta: f
         raise ValueError("sigmas must be > 0")
     if not float(high) > float(low):
         raise ValueError(f"high must exceed low, got [{low}, {high}]")
-    lay = _layout(np.bincount(g, minlength=k), _check_min_frac(min_frac), _check_small(small_strata))
+    lay = _layout(np.bincount(g, minlength=k), _check_min_frac(min_frac),
+                  _check_choice(small_strata, "small_strata", SMALL_STRATA))
     w = None if weights is None else _check_weights(weights, k)
     s_sig = _strata_sigmas(lay, sig)
     srow = lay.stratum_of_group[g]
@@ -1002,7 +998,7 @@ def run_mean_experiment(*, sizes, mu, sigma, epsilons, R: float, gamma: float, r
     for e in eps_arr:
         check_epsilon(e)
     R, gamma = _check_R_gamma(R, gamma)
-    _check_mode(mode)
+    _check_choice(mode, "mode", MODES)
     reps = int(reps)
     if reps < 1:
         raise ValueError(f"reps must be ≥ 1, got {reps}")
@@ -1020,7 +1016,7 @@ def run_mean_experiment(*, sizes, mu, sigma, epsilons, R: float, gamma: float, r
             raise ValueError("weights_mode='noisy' needs epsilon_weights > 0")
         check_positive(epsilon_weights, name="epsilon_weights")
     min_frac = _check_min_frac(min_frac)
-    small_strata = _check_small(small_strata)
+    small_strata = _check_choice(small_strata, "small_strata", SMALL_STRATA)
     beta = _check_beta(beta)
     gen = as_generator(rng)
     mu_pop = float(np.sum(s * mu) / s.sum())
@@ -1122,7 +1118,7 @@ def run_mean_experiment_on_data(x, groups, *, epsilons, R: float, gamma: float, 
     for e in eps_arr:
         check_epsilon(e)
     R, gamma = _check_R_gamma(R, gamma)
-    _check_mode(mode)
+    _check_choice(mode, "mode", MODES)
     if int(reps) < 1:
         raise ValueError(f"reps must be ≥ 1, got {reps}")
     if estimator not in ESTIMATORS:
@@ -1139,7 +1135,7 @@ def run_mean_experiment_on_data(x, groups, *, epsilons, R: float, gamma: float, 
                             eps_arr=eps_arr, R=R, gamma=gamma, reps=int(reps), gen=as_generator(rng),
                             estimator=estimator,
                             methods=methods, min_frac=_check_min_frac(min_frac),
-                            small_strata=_check_small(small_strata),
+                            small_strata=_check_choice(small_strata, "small_strata", SMALL_STRATA),
                             weights_mode="exact", holdout_frac=0.5, epsilon_weights=None, mode=mode,
                             beta=_check_beta(beta))
 

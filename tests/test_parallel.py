@@ -23,7 +23,7 @@ from joblib import parallel_config
 from joblib.parallel import BACKENDS
 
 from engine import coherence as co
-from engine import ppd
+from engine import partial_release as ppd
 from engine import private_tests as P
 from engine import synth as Y
 from engine.data import census_population

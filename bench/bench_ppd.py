@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine import partial_release, ppd_figures, public_info  # noqa: E402
+from engine import partial_release, public_info, public_info_figures  # noqa: E402
 
 
 def best(fn, repeat: int = 3) -> float:
@@ -71,8 +71,8 @@ def main() -> None:
         public_info.eps_star_invariant(1.0, 100)
         public_info.delta_z_binom(500, 0.2, 0.4)
         public_info.realized_epsilon_trunc_em(1000, epsilon=1.0, kappa=2)
-        ppd_figures.make_invariant_ratio_figure(100, current=1.0)
-        ppd_figures.make_em_audit_figure(20, current=1.0)
+        public_info_figures.make_invariant_ratio_figure(100, current=1.0)
+        public_info_figures.make_em_audit_figure(20, current=1.0)
 
     rows.append(("Tab A interaction (engine + figures of sections 1, 2, 5, uncached)", "< 0.5 s", best(tab_a)))
     rows.append(("Δ_z heatmap 11×11 at n = 500", "< 1 s", best(lambda: public_info.delta_z_table(500, z, z))))

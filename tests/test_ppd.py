@@ -829,7 +829,7 @@ def test_release_input_errors():
 
 # ---------------------------------------------------------------------------------------------- figures
 def test_figures_build_from_engine_results():
-    from engine import ppd_figures as F
+    from engine import public_info_figures as F
 
     fig = F.make_invariant_band_figure(1.0, 1.2, kind="discrete", N=100)
     assert fig.data[0].x[0] == 1.2
@@ -851,12 +851,13 @@ def test_figures_build_from_engine_results():
     fig = F.make_power_figure(10, epsilon=1, theta0=0.7, thetas=[0.7, 0.9])
     assert fig.data[0].y[1] == pytest.approx(0.2131, abs=1e-3)  # spec P14
     ex = partial_release.posterior_exact_counts(**ALG1)
-    fig = F.make_alg1_figure({"exact": ex, "incorrect": ex})
+    from engine.partial_release_figures import make_alg1_figure
+    fig = make_alg1_figure({"exact": ex, "incorrect": ex})
     assert fig.data[0].y[0] == pytest.approx(0.453188, abs=1e-6)
 
 
 def test_release_figures():
-    from engine import ppd_figures as F
+    from engine import partial_release_figures as F
 
     P = partial_release.synth_pa_like()
     df = partial_release.run_partially_private_release(P, 9, epsilons=[1, 5], methods=["pp"], reps=2, rng=0)

@@ -1,7 +1,7 @@
 """Tab 9 of the epsilon calculator: "Public information (ε-DP relative to Z)" (keys ``pi_*``).
 
 One ``@st.fragment`` (:func:`render_public_information_tab`) whose sections are nested fragments. Computation lives
-in ``engine.public_info`` and figures in ``engine.ppd_figures``; this module only wires widgets to cached engine calls.
+in ``engine.public_info`` and figures in ``engine.public_info_figures``; this module only wires widgets to cached engine calls.
 Source: Seeman, Slavković & Reimherr, *A Formal Privacy Framework for Partially Private Data*
 (``shared/seeds/001_cddb039cfb564267.txt``); spec ``shared/specs/partially_private.md``.
 """
@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from engine import public_info as pinfo
-from engine import ppd_figures as figs
+from engine import public_info_figures as figs
 from engine.risk import posterior_bound
 from ui.charts import show_figure
 from ui.exports import download_csv, download_json

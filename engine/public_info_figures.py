@@ -1,8 +1,7 @@
-"""Plotly figures for the partially-private-data views (pure functions, no streamlit; unit-testable).
+"""Plotly figures for the epsilon calculator's Tab 9, public information (pure functions, no streamlit).
 
-Figures for the epsilon calculator's Tab 9 (public information) and for the stratified synthesis viewer's
-"Partially private release" tab. Inputs are engine results (``engine.public_info``,
-``engine.partial_release``); colours follow the product's palette (``engine.palette``).
+Inputs are :mod:`engine.public_info` results; colours follow the product's palette (``engine.palette``).
+:func:`apply_layout` is the title/legend layout shared with :mod:`engine.partial_release_figures`.
 
 References
 ----------
@@ -17,24 +16,20 @@ import math
 from typing import Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 
-from engine import partial_release, public_info
+from engine import public_info
 from engine.palette import PALETTE
 
-METHOD_COLORS = {"pp": PALETTE[0], "wem_naive": PALETTE[3], "wem_congenial": PALETTE[2], "wem_prior": PALETTE[1]}
-TRUTH_COLOR = PALETTE[7]
 
-
-def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
+def apply_layout(fig: go.Figure, title: str, **kw) -> go.Figure:
+    """Title plus a horizontal legend above the plot (extra ``legend`` keys override), as every ppd figure uses."""
     legend = dict(orientation="h", yanchor="bottom", y=1.02, x=0)
     legend.update(kw.pop("legend", {}))
     fig.update_layout(title=title, legend=legend, **kw)
     return fig
 
 
-# ------------------------------------------------------------------------------------------------ Tab 9
 def make_invariant_band_figure(epsilon: float, eps_star: float, *, kind: str, N: float) -> go.Figure:
     """ε* shown inside the Lemma 5 band [ε, 2ε] (one horizontal bar)."""
     fig = go.Figure()
@@ -47,7 +42,7 @@ def make_invariant_band_figure(epsilon: float, eps_star: float, *, kind: str, N:
     fig.add_vline(x=2 * epsilon, line_dash="dot", line_color=PALETTE[3], annotation_text=f"2ε = {2 * epsilon:g}",
                   annotation_position="top")
     n_txt = "∞" if math.isinf(N) else f"{int(N)}"
-    _layout(fig, f"Effective ε* with the invariant 0 ≤ count ≤ {n_txt} ({kind} Laplace)",
+    apply_layout(fig, f"Effective ε* with the invariant 0 ≤ count ≤ {n_txt} ({kind} Laplace)",
             xaxis=dict(title="privacy loss", range=[0, 2.15 * epsilon]), height=230, showlegend=False)
     return fig
 
@@ -66,7 +61,7 @@ def make_invariant_ratio_figure(N: float, *, epsilons: Sequence[float] | None = 
     fig.add_hline(y=2, line_dash="dot", line_color=PALETTE[3], annotation_text="ceiling 2ε")
     fig.add_hline(y=1, line_dash="dot", line_color=PALETTE[7], annotation_text="no inflation")
     n_txt = "∞" if math.isinf(N) else f"{int(N)}"
-    return _layout(fig, f"How much the invariant inflates ε (N = {n_txt})",
+    return apply_layout(fig, f"How much the invariant inflates ε (N = {n_txt})",
                    xaxis=dict(title="nominal ε", type="log"), yaxis=dict(title="ε* / ε", range=[0.95, 2.05]))
 
 
@@ -83,7 +78,7 @@ def make_delta_z_heatmap(n: int, z_grid: Sequence[float], table: np.ndarray, *,
         fig.add_trace(go.Scatter(x=[current[1]], y=[current[0]], mode="markers", name="current (z₀, z₁)",
                                  marker=dict(symbol="circle-open", size=22, color="white", line_width=3),
                                  hoverinfo="skip"))
-    return _layout(fig, f"Sensitivity Δ_z of the count with correlated public information (n = {n})",
+    return apply_layout(fig, f"Sensitivity Δ_z of the count with correlated public information (n = {n})",
                    xaxis=dict(title="z₁ (target's secret = 1)"), yaxis=dict(title="z₀ (target's secret = 0)"),
                    showlegend=False)
 
@@ -99,7 +94,7 @@ def make_posterior_band_figure(prior: float, bands: Mapping[str, tuple[float, fl
                                  hovertemplate=f"{lab}<br>posterior between {lo:.3f} and {hi:.3f}<extra></extra>"))
     fig.add_vline(x=prior, line_dash="dash", line_color=PALETTE[7], annotation_text=f"prior {prior:.2f}",
                   annotation_position="bottom right")
-    return _layout(fig, "What an adversary can believe after the release", showlegend=False,
+    return apply_layout(fig, "What an adversary can believe after the release", showlegend=False,
                    xaxis=dict(title="posterior probability of the secret", range=[0, 1]),
                    yaxis=dict(categoryorder="array", categoryarray=labels[::-1]), height=300)
 
@@ -118,7 +113,7 @@ def make_em_audit_figure(n: int, *, sensitivity: float = 1.0, epsilons: Sequence
                                  hovertemplate="ε = %{x:.3g}<br>realised %{y:.3f}<extra>" + lab + "</extra>"))
     if current is not None:
         fig.add_vline(x=current, line_dash="dot", line_color=PALETTE[7])
-    return _layout(fig, f"Exponential-mechanism audit (Example 1, n = {n})",
+    return apply_layout(fig, f"Exponential-mechanism audit (Example 1, n = {n})",
                    xaxis=dict(title="nominal ε", type="log"), yaxis=dict(title="realised ε", type="log"))
 
 
@@ -135,7 +130,7 @@ def make_info_loss_figure(lemma7: public_info.Lemma7Result, sumproj: public_info
                              y=[sumproj.evar_y, sumproj.evar_ystar], name="sum-projection toy",
                              marker_color=[PALETTE[5], PALETTE[3]],
                              hovertemplate="%{x}: %{y:.6f}<extra>sum toy</extra>"))
-    return _layout(fig, "Expected posterior variance of θ (lower = more information)", showlegend=False,
+    return apply_layout(fig, "Expected posterior variance of θ (lower = more information)", showlegend=False,
                    yaxis=dict(title="E Var(θ | data)"))
 
 
@@ -150,107 +145,5 @@ def make_power_figure(n: int, *, epsilon: float, theta0: float, thetas: Sequence
     fig.add_trace(go.Scatter(x=th, y=[r.power_ystar for r in res], mode="lines", name="test on rounded Y*",
                              line=dict(color=PALETTE[1], dash="dash")))
     fig.add_hline(y=alpha, line_dash="dot", line_color=PALETTE[7], annotation_text=f"level α = {alpha:g}")
-    return _layout(fig, f"Power of one-sided tests of θ = {theta0:.2f} (n = {n}, ε = {epsilon:g})",
+    return apply_layout(fig, f"Power of one-sided tests of θ = {theta0:.2f} (n = {n}, ε = {epsilon:g})",
                    xaxis=dict(title="true θ"), yaxis=dict(title="power", range=[0, 1]))
-
-
-# ------------------------------------------------------------------------------------------------ Tab B
-def _label(m: str) -> str:
-    return partial_release.METHOD_LABELS.get(m, m)
-
-
-def make_loss_vs_epsilon_figure(df: pd.DataFrame) -> go.Figure:
-    """(i) Total ℓ₂ loss against ε per method: draws as points, the mean as a line (Fig. 4 analogue)."""
-    draws = df.drop_duplicates(["rep", "epsilon", "method", "alpha"])
-    fig = go.Figure()
-    for m in [x for x in partial_release.METHODS if x in set(draws["method"])]:
-        d = draws[draws["method"] == m]
-        mean = d.groupby("epsilon")["total_l2"].mean()
-        col = METHOD_COLORS[m]
-        fig.add_trace(go.Scatter(x=d["epsilon"], y=d["total_l2"], mode="markers", marker=dict(color=col, size=7,
-                                 opacity=0.5), name=_label(m) + " (draws)", showlegend=False,
-                                 hovertemplate="ε = %{x:g}<br>loss %{y:.1f}<extra>" + _label(m) + "</extra>"))
-        fig.add_trace(go.Scatter(x=mean.index, y=mean.values, mode="lines+markers", line_color=col, name=_label(m)))
-    return _layout(fig, "Total ℓ₂ error of the release against ε", xaxis=dict(title="ε", type="log"),
-                   yaxis=dict(title="total ℓ₂ loss (all counties, cases and deaths)", type="log"))
-
-
-def make_relerr_figure(df: pd.DataFrame) -> go.Figure:
-    """(ii) |relative error| of cases against county population, log–log (Fig. 5 analogue)."""
-    fig = go.Figure()
-    d0 = df[np.isfinite(df["rel_err_cases"])]
-    for m in [x for x in partial_release.METHODS if x in set(d0["method"])]:
-        d = d0[d0["method"] == m]
-        y = np.maximum(d["rel_err_cases"].to_numpy(float), 1e-5)  # exact zeros shown at the floor
-        fig.add_trace(go.Scatter(x=d["population"], y=y, mode="markers", name=_label(m),
-                                 marker=dict(color=METHOD_COLORS[m], size=7, opacity=0.6),
-                                 customdata=np.stack([d["county"], d["true_cases"], d["cases"]], axis=1),
-                                 hovertemplate="%{customdata[0]}: true %{customdata[1]}, released "
-                                               "%{customdata[2]}<br>|rel. error| %{y:.3g}<extra>"
-                                               + _label(m) + "</extra>"))
-    return _layout(fig, "Relative error of county case counts against population",
-                   xaxis=dict(title="county population", type="log"),
-                   yaxis=dict(title="|released − true| / true (floor 1e-5)", type="log"))
-
-
-def make_series_figure(months: Sequence[str], truth: np.ndarray, series: Mapping[str, np.ndarray], *,
-                       county: str) -> go.Figure:
-    """(iii) One county's case series: truth against each method's release (Fig. 6 analogue)."""
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=list(months), y=truth, mode="lines+markers", name="truth",
-                             line=dict(color=TRUTH_COLOR, width=4)))
-    for m, y in series.items():
-        fig.add_trace(go.Scatter(x=list(months), y=y, mode="lines+markers", name=_label(m),
-                                 line=dict(color=METHOD_COLORS.get(m, PALETTE[4]), dash="dot")))
-    return _layout(fig, f"Cases in the smallest county ({county}): truth vs releases",
-                   xaxis=dict(title="month"), yaxis=dict(title="cases"))
-
-
-def make_contraction_figure(cf: pd.DataFrame, counties: Sequence[str]) -> go.Figure:
-    """(iv) PP contraction frequencies (three events) against ε for selected counties (Fig. 7 analogue)."""
-    fig = go.Figure()
-    events = (("case_zero", "cases → 0", "solid"), ("death_zero", "deaths → 0", "dash"),
-              ("rate", "deaths = cases (survival rate → 0)", "dot"))
-    for k, c in enumerate(counties):
-        d = cf[cf["county"] == c].sort_values("epsilon")
-        pop = int(d["population"].iloc[0]) if len(d) else 0
-        for col, lab, dash in events:
-            fig.add_trace(go.Scatter(x=d["epsilon"], y=d[col], mode="lines+markers",
-                                     name=f"{c} (pop. {pop:,}): {lab}",
-                                     line=dict(color=PALETTE[k % len(PALETTE)], dash=dash)))
-    return _layout(fig, "How often post-processing pushes counts onto the boundary",
-                   xaxis=dict(title="ε", type="log"), yaxis=dict(title="frequency", range=[0, 1]),
-                   legend=dict(orientation="h", yanchor="top", y=-0.22, x=0), height=560)
-
-
-def make_alpha_sweep_figure(df: pd.DataFrame) -> go.Figure:
-    """(v) Total loss against α for WEM-prior, WEM-naive and WEM-congenial as horizontal lines."""
-    draws = df.drop_duplicates(["rep", "epsilon", "method", "alpha"])
-    fig = go.Figure()
-    prior = draws[draws["method"] == "wem_prior"]
-    if len(prior):
-        mean = prior.groupby("alpha")["total_l2"].mean()
-        fig.add_trace(go.Scatter(x=prior["alpha"], y=prior["total_l2"], mode="markers", showlegend=False,
-                                 marker=dict(color=METHOD_COLORS["wem_prior"], opacity=0.5)))
-        fig.add_trace(go.Scatter(x=mean.index, y=mean.values, mode="lines+markers", name=_label("wem_prior"),
-                                 line_color=METHOD_COLORS["wem_prior"]))
-    for m in ("wem_naive", "wem_congenial"):
-        d = draws[draws["method"] == m]
-        if len(d):
-            fig.add_hline(y=float(d["total_l2"].mean()), line_color=METHOD_COLORS[m], line_dash="dash",
-                          annotation_text=_label(m), annotation_position="top left")
-            fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=_label(m),
-                                     line=dict(color=METHOD_COLORS[m], dash="dash")))
-    return _layout(fig, "Prior strength α: too weak or too strong both hurt", xaxis=dict(title="α", type="log"),
-                   yaxis=dict(title="mean total ℓ₂ loss"))
-
-
-def make_alg1_figure(summaries: Mapping[str, partial_release.PosteriorSummary]) -> go.Figure:
-    """Posterior mean ± sd of each cell probability for the exact posterior and the samplers."""
-    fig = go.Figure()
-    for k, (lab, s) in enumerate(summaries.items()):
-        cells = [f"cell {i + 1}" for i in range(len(s.mean))]
-        fig.add_trace(go.Bar(x=cells, y=s.mean, error_y=dict(type="data", array=s.sd), name=lab,
-                             marker_color=(PALETTE[3] if "incorrect" in lab else PALETTE[k % len(PALETTE)])))
-    return _layout(fig, "Posterior of the cell probabilities given noisy counts and the public total",
-                   barmode="group", yaxis=dict(title="posterior mean ± sd", range=[0, 1]))

@@ -1,8 +1,8 @@
 """Third mode of the stratified synthesis viewer: "Partially private release" (keys ``pp_*``).
 
 One ``@st.fragment`` (:func:`render_partially_private_release`). Computation lives in ``engine.partial_release``,
-figures in ``engine.partial_release_figures``, and the plain logic of this view (the WEM job units and their cache keys, the
-loss table, the toy's parser) in ``ui.views.ppd_jobs``; this module wires widgets to cached calls. Source:
+figures in ``engine.partial_release_figures``, and the plain logic of this view (the WEM job units and their cache
+keys, the loss table, the toy's parser) in ``ui.views.ppd_jobs``; this module wires widgets to cached calls. Source:
 Seeman, Slavković & Reimherr, *A Formal Privacy Framework for Partially Private Data*
 (``shared/seeds/001_cddb039cfb564267.txt``), §5; spec ``shared/specs/partially_private.md``.
 """

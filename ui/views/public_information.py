@@ -1,7 +1,8 @@
 """Tab 9 of the epsilon calculator: "Public information (ε-DP relative to Z)" (keys ``pi_*``).
 
 One ``@st.fragment`` (:func:`render_public_information_tab`) whose sections are nested fragments. Computation lives
-in ``engine.public_info`` and figures in ``engine.public_info_figures``; this module only wires widgets to cached engine calls.
+in ``engine.public_info`` and figures in ``engine.public_info_figures``; this module only wires widgets to cached
+engine calls.
 Source: Seeman, Slavković & Reimherr, *A Formal Privacy Framework for Partially Private Data*
 (``shared/seeds/001_cddb039cfb564267.txt``); spec ``shared/specs/partially_private.md``.
 """

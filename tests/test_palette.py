@@ -23,6 +23,7 @@ def test_palette_is_okabe_ito_with_blue_first_and_black_last():
 
 def test_every_figure_module_and_the_ui_template_use_the_one_palette():
     for name, attr in [("engine.leximax_figures", "PALETTE"), ("engine.public_info_figures", "PALETTE"),
+                       ("engine.partial_release_figures", "PALETTE"),
                        ("engine.epsilon_figures", "PALETTE"), ("engine.stratify_figures", "COLORS"),
                        ("engine.sampling_figures", "OKABE_ITO"), ("ui.charts", "PALETTE")]:
         assert getattr(importlib.import_module(name), attr) is PALETTE, name

@@ -26,7 +26,7 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
-from engine.validation import as_generator
+from engine.validation import as_generator, check_positive, check_size
 
 __all__ = [
     "LeximaxResult", "leximax_marginals", "leximax_saturation", "OracleResult", "separation_oracle",
@@ -109,11 +109,6 @@ def _check_x(x) -> np.ndarray:
         raise ValueError("Marginals must lie in [0, 1].")
     return np.clip(x, 0.0, 1.0)
 
-
-def _check_draws(n_draws) -> int:
-    if isinstance(n_draws, bool) or not isinstance(n_draws, Integral) or n_draws < 1:
-        raise ValueError(f"n_draws must be an integer ≥ 1; got {n_draws!r}.")
-    return int(n_draws)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -463,7 +458,7 @@ def integer_leximax_bruteforce(V, *, k: int, max_combos: int = 200_000) -> Integ
 def sample_independent(x, *, n_draws: int, rng) -> np.ndarray:
     """Include candidate i independently with probability x_i ([b] §4.1.2). Returns bool (n_draws, n)."""
     x = _check_x(x)
-    n_draws = _check_draws(n_draws)
+    n_draws = check_size(n_draws, name="n_draws")
     return as_generator(rng).random((n_draws, x.size)) < x
 
 
@@ -480,7 +475,7 @@ def sample_dependent(x, *, n_draws: int, rng, tol: float = 1e-9) -> np.ndarray:
     vectorised across draws). Each step keeps E[x_i] and Σx. Returns bool (n_draws, n).
     """
     x = _check_x(x).copy()
-    n_draws = _check_draws(n_draws)
+    n_draws = check_size(n_draws, name="n_draws")
     g = as_generator(rng)
     x = _snap(x, tol)
     n = x.size
@@ -561,10 +556,8 @@ def poisson_binomial_pmf(x) -> np.ndarray:
 
 def hoeffding_tail(*, n: int, delta: float) -> float:
     """Lemma 15 bound Pr[U(C, G_j) < y_j − δ] < exp(−2δ²/n) ([b] §4.1.2, Lemma 15)."""
-    if n < 1:
-        raise ValueError("n must be ≥ 1.")
-    if not delta > 0:
-        raise ValueError("delta must be > 0.")
+    n = check_size(n, name="n")
+    delta = check_positive(delta, name="delta")
     return float(math.exp(-2.0 * delta * delta / n))
 
 
@@ -622,7 +615,7 @@ def monte_carlo(V, x, *, n_draws: int, rng, scheme: Literal["dependent", "indepe
     x = _check_x(x)
     if x.size != V.shape[0]:
         raise ValueError("x must have one entry per candidate (row of V).")
-    n_draws = _check_draws(n_draws)
+    n_draws = check_size(n_draws, name="n_draws")
     if scheme not in ("dependent", "independent"):
         raise ValueError(f"Unknown scheme {scheme!r}; use 'dependent' or 'independent'.")
     if not delta > 0:
@@ -1634,7 +1627,7 @@ def uniform_panel_baseline(pool, quotas, *, k: int, n_draws: int = 100_000, rng=
     (quota-feasible panels are too rare for rejection sampling). Baseline of spec §6 [derived].
     """
     features, uniq, sizes, tp, A, lo, hi = _quota_structure(pool, quotas, k)
-    n_draws = _check_draws(n_draws)
+    n_draws = check_size(n_draws, name="n_draws")
     g = as_generator(rng)
     n = len(pool)
     M = A[:, tp].T.astype(np.int16)           # person × quota row membership

@@ -527,7 +527,8 @@ def compose(mechanisms, *, delta, rule: Rule, pld_resolution=1e-4,
     """ε at the target δ of composing a list of mechanisms under one rule (spec §4.2); never raises for n/a.
 
     Under the (ε, δ) rules each Gaussian/discrete-Gaussian/zCDP run is charged δᵢ = δ/(2K_δ). ``progress``
-    is passed to ``pld_epsilon`` for rule "pld"; the other rules report 1.0 when done.
+    is passed to ``pld_epsilon`` for rule "pld"; the other rules report 1.0 when done. δ : float, in (0, 1)
+    (any positive δ: the computations are in log space; the pages bound it below at 1e-300).
     """
     ms = _as_list(mechanisms)
     delta = check_delta(delta, allow_zero=False)

@@ -414,7 +414,8 @@ def plan_accuracy_first(stats, *, rule="basic", delta=1e-6, reserve_fraction=0.0
 
     Allocations are rounded *up* to 6 significant figures so every target is still met. With reserve r the
     budget needed is total/(1−r). ``joint_confidence`` covers all statistics at once by a union bound with
-    the optimal split of β (spec §4.4).
+    the optimal split of β (spec §4.4). δ : float, in (0, 1); ``reserve_fraction`` in [0, 0.95];
+    ``joint_confidence`` in (0, 1).
     """
     ss = _validate_stats(stats)
     delta = check_delta(delta, allow_zero=False)
@@ -451,7 +452,8 @@ def plan_budget_first(stats, *, epsilon, delta=1e-6, rule="basic", reserve_fract
     Spendable = (1−r)·budget − held statistics. ``equal_ratio`` gives every unheld statistic the same ratio
     s = achieved/target; ``weighted_mse`` minimises Σuᵢ(hᵢ/wᵢ)² (basic and zcdp only). Under zcdp the budget
     is ρ_B = zcdp_rho_for_epsilon(ε_B, δ). Allocations are rounded *down* to 6 significant figures, so the
-    recomputed total never exceeds the budget.
+    recomputed total never exceeds the budget. epsilon : float, > 0; δ : float, in (0, 1); ``reserve_fraction`` in
+    [0, 0.95].
     """
     ss = _validate_stats(stats)
     delta = check_delta(delta, allow_zero=False)

@@ -802,16 +802,15 @@ def _grid_task(kind: str, null: np.ndarray, probs: np.ndarray, n: int, noise: st
 
 def simulate_grid(kind: Literal["gof", "independence"], null, alternative, *, ns, privacy, alpha,
                   noise: Literal["gaussian", "laplace"], trials=1000, m=59, rng=0, n_jobs=1, tests=None,
-                  chunk=250, progress: Callable[[float], None] | None = None, seed=None) -> pd.DataFrame:
+                  chunk=250, progress: Callable[[float], None] | None = None) -> pd.DataFrame:
     """Empirical size (data from the null) and power (data from the alternative) on an n × privacy grid.
 
     ``null``/``alternative`` are p⁰/p¹ for "gof" and r × c table probabilities for "independence" (the null
     table should be independent). ``privacy`` lists ρ (Gaussian) or ε (Laplace). Each grid cell's trials are
     split into fixed chunks of ``chunk``; every chunk gets its own child of one ``SeedSequence``, spawned in a
     fixed order, so the table is identical for any ``n_jobs`` (joblib processes). ``rng`` is an integer seed
-    or a ``SeedSequence`` (default 0: the table is reproducible); ``seed=`` is a deprecated alias of ``rng``
-    kept for the Epsilon-calculator page. ``progress`` gets the
-    finished fraction, ending at 1.0.
+    or a ``SeedSequence`` (default 0: the table is reproducible). ``progress`` gets the finished fraction,
+    ending at 1.0.
 
     Returns columns n, rho, epsilon, quantity ("size"/"power"), test, rate, std_error, trials.
 
@@ -833,7 +832,7 @@ def simulate_grid(kind: Literal["gof", "independence"], null, alternative, *, ns
     sizes = [chunk] * (trials // chunk) + ([trials % chunk] if trials % chunk else [])
     cells = [(n, v, q) for n in ns_ for v in vals for q in ("size", "power")]
     tasks = [(ci, s) for ci in range(len(cells)) for s in sizes]
-    root = rng if seed is None else seed
+    root = rng
     if not isinstance(root, np.random.SeedSequence):
         root = np.random.SeedSequence(check_size(root, name="rng", minimum=0))
     seeds = root.spawn(len(tasks))

@@ -271,7 +271,7 @@ def run_simulation(kind: str, null: tuple, alt: tuple, ns: tuple, privs: tuple, 
                    trials: int, seed: int, n_jobs: int, progress) -> pd.DataFrame:
     """Tab 7's Monte Carlo table; the same for any number of workers (one spawned seed per chunk)."""
     return pt.simulate_grid(kind, np.array(null), np.array(alt), ns=list(ns), privacy=list(privs), alpha=alpha,
-                            noise=noise, trials=trials, m=59, seed=seed, n_jobs=n_jobs, progress=progress)
+                            noise=noise, trials=trials, m=59, rng=seed, n_jobs=n_jobs, progress=progress)
 
 
 # =========================================================================== URL-encoded tables

@@ -265,7 +265,7 @@ def test_ppd_wem_chains_identical_on_cluster(dask_client):
 def test_private_test_grid_identical_on_cluster(dask_client):
     p0 = np.full(4, 0.25)
     p1 = p0 + 0.03 * np.array([1, -1, -1, 1])
-    kw = dict(ns=[500, 3000], privacy=[0.05], alpha=0.05, noise="gaussian", trials=200, m=59, seed=42, chunk=100)
+    kw = dict(ns=[500, 3000], privacy=[0.05], alpha=0.05, noise="gaussian", trials=200, m=59, rng=42, chunk=100)
     ref = P.simulate_grid("gof", p0, p1, n_jobs=1, **kw)
     got, n_tasks = _on_cluster(dask_client, lambda: P.simulate_grid("gof", p0, p1, n_jobs=2, **kw))
     assert n_tasks >= 1 and len(ref) == 2 * 2 * len(P.GOF_TESTS)

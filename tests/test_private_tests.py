@@ -501,12 +501,13 @@ def test_mc_rank_hand_values():
     assert P.mc_rank(59, 0.05) == 57
 
 
-def test_simulate_grid_seed_alias_equals_rng():
-    # the Epsilon-calculator page still calls simulate_grid(seed=...): the deprecated alias must give the same table
+def test_simulate_grid_rng_takes_an_int_or_a_seed_sequence():
+    # one randomness keyword: an integer seed and the SeedSequence it names give the same table
     p0 = [0.25] * 4
     kw = dict(ns=[300], privacy=[0.1], alpha=0.05, noise="gaussian", trials=40, m=59, chunk=20,
               tests=("classical_noisy",))
     a = P.simulate_grid("gof", p0, p0, rng=7, **kw)
-    b = P.simulate_grid("gof", p0, p0, seed=7, **kw)
     c = P.simulate_grid("gof", p0, p0, rng=np.random.SeedSequence(7), **kw)
-    assert a.equals(b) and a.equals(c)
+    assert a.equals(c)
+    with pytest.raises(TypeError):
+        P.simulate_grid("gof", p0, p0, seed=7, **kw)

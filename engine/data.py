@@ -493,6 +493,8 @@ def json_depth(text: str, *, limit: int | None = None) -> int:
     3
     >>> json_depth("[" * 10_000, limit=8)
     9
+    >>> json_depth("]]]]" + "[" * 5)
+    5
     """
     depth = deepest = 0
     in_str = escaped = False
@@ -513,7 +515,8 @@ def json_depth(text: str, *, limit: int | None = None) -> int:
                 if limit is not None and deepest > limit:
                     return deepest
         elif ch in "]}":
-            depth -= 1
+            # clamped: stray closers must not hide the nesting that follows them
+            depth = max(0, depth - 1)
     return deepest
 
 

@@ -17,6 +17,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from engine.data import json_depth
 from engine import accounting as acc
 from engine import budget as bud
 from ui.links import MAX_VALUE_CHARS
@@ -41,28 +42,6 @@ class DecodedTable:
 
     frame: pd.DataFrame | None
     problem: str | None
-
-
-def json_depth(raw: str) -> int:
-    """Deepest bracket nesting of a JSON text, by one linear scan (strings skipped; no recursion)."""
-    depth = deepest = 0
-    in_str = esc = False
-    for ch in raw:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch in "]}":
-            depth -= 1
-    return deepest
 
 
 def _reject_constant(name: str):
@@ -93,7 +72,7 @@ def decode_table(raw: str | None, columns: Sequence[str], *, max_rows: int = MAX
         text = str(raw)
         if len(text) > MAX_LINK_CHARS:
             return DecodedTable(None, f"it is too long ({len(text):,} characters; at most {MAX_LINK_CHARS:,})")
-        if json_depth(text) > MAX_DEPTH:
+        if json_depth(text, limit=MAX_DEPTH) > MAX_DEPTH:
             return DecodedTable(None, f"it is nested too deeply (at most {MAX_DEPTH} levels of brackets)")
         try:
             rec = json.loads(text, parse_constant=_reject_constant)

@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from engine.data import json_depth as _json_depth
 from ui.text import md_escape
 
 #: Longest accepted value of one parameter (a table parameter of 40 rows fits easily).
@@ -47,29 +48,9 @@ class Ignored:
     reason: str
 
 
-def json_depth(text: str, *, stop_at: int = MAX_JSON_DEPTH + 1) -> int:
-    """Deepest nesting of ``[``/``{`` outside JSON strings, counted in one pass (stops past ``stop_at``)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest >= stop_at:
-                    return deepest
-        elif ch in "]}":
-            depth = max(0, depth - 1)
-    return deepest
+def json_depth(text: str) -> int:
+    """Deepest ``[``/``{`` nesting outside JSON strings, counted up to one past ``MAX_JSON_DEPTH``."""
+    return _json_depth(text, limit=MAX_JSON_DEPTH)
 
 
 def check_value(value: str) -> str | None:

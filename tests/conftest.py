@@ -10,8 +10,10 @@ Profiles (``--hypothesis-profile`` or the ``HYPOTHESIS_PROFILE`` variable; defau
 - ``dev``: random, for local exploration.
 """
 
+import contextlib
 import os
 import sys
+import types
 from pathlib import Path
 
 from hypothesis import HealthCheck, settings
@@ -35,3 +37,20 @@ def pytest_report_header(config):
         return f"hypothesis: profile {profile!r}"
     return (f"hypothesis: profile {profile!r}, seed {seed} (replay: make test-hypothesis-random "
             f"HYPOTHESIS_SEED={seed})")
+
+
+@contextlib.contextmanager
+def plain_main_module():
+    """Hide a page script that an earlier AppTest left installed as ``__main__`` while worker processes start.
+
+    Streamlit's script runner installs the page it runs as ``sys.modules["__main__"]``; multiprocessing's spawn
+    start method (Dask's Nanny) then re-runs that page in every new worker, which fails outside a session. A
+    LocalCluster started after any AppTest in the same pytest-xdist worker needs a plain ``__main__``.
+    """
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved

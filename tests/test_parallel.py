@@ -28,6 +28,7 @@ from engine import private_tests as P
 from engine import synth as Y
 from engine.data import census_population
 from engine.parallel import imap_unordered, map_ordered, spawn_seeds
+from tests.conftest import plain_main_module
 
 distributed = pytest.importorskip("distributed")  # pinned in requirements.txt; always present in CI
 
@@ -38,8 +39,9 @@ BACKEND_NAMES = set(BACKENDS) | {"dask", "loky", "multiprocessing", "threading",
 @pytest.fixture(scope="module")
 def dask_client():
     """A LocalCluster with 2 worker processes × 1 thread, started once for this module."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+    with plain_main_module(), distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                                     dashboard_address=None, silence_logs=40) as cluster, \
+            distributed.Client(cluster) as client:
         client.wait_for_workers(2, timeout=60)
         yield client
 

@@ -18,7 +18,7 @@ PAGES = ("app.py", *(f"pages/{p.name}" for p in sorted((ROOT / "pages").glob("*.
 #: Where a data source or a view leads to an upload widget.
 REVEAL = re.compile(r"upload|csv|partially|public information|citizens|assembly|quota|cluster|strat", re.I)
 _KEY = re.compile(r"""key\s*=\s*["']([A-Za-z0-9_]+)["']""")
-_TABS_KEY = re.compile(r"""\.tabs\([^)]*?key\s*=\s*["']([A-Za-z0-9_]+)["']""", re.S)
+_TABS_KEY = re.compile(r"""(?:\.tabs|lazy_tabs)\([^)]*?key\s*=\s*["']([A-Za-z0-9_]+)["']""", re.S)
 
 
 def run_page(page: str, params: dict | None = None, timeout: float = 120) -> AppTest:

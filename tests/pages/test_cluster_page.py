@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from ui import cluster
 from ui.common import CORES
+from tests.conftest import plain_main_module
 
 distributed = pytest.importorskip("distributed")  # pinned in requirements.txt; always present in CI
 
@@ -28,8 +29,9 @@ DEAD = "tcp://127.0.0.1:9"
 
 @pytest.fixture(scope="module")
 def scheduler():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=40) as lc, distributed.Client(lc) as watcher:
+    with plain_main_module(), distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                                     dashboard_address=None, silence_logs=40) as lc, \
+            distributed.Client(lc) as watcher:
         watcher.wait_for_workers(2, timeout=60)
         yield lc.scheduler_address, watcher
 

@@ -34,8 +34,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+#: Session resources shared by the e2e and attack layers' fixture definitions within one pytest worker.
+_SHARED: dict[str, object] = {}
+
+
 @pytest.fixture(scope="session")
 def app_url():
+    if "app_url" in _SHARED:
+        yield _SHARED["app_url"]
+        return
     port = _free_port()
     log = open(ROOT / ".pytest_cache" / f"streamlit-{port}.log", "w") if (ROOT / ".pytest_cache").exists() \
         else subprocess.DEVNULL
@@ -57,7 +64,11 @@ def app_url():
     else:
         proc.kill()
         pytest.fail("streamlit server did not become healthy within 60 s")
-    yield url
+    _SHARED["app_url"] = url
+    try:
+        yield url
+    finally:
+        _SHARED.pop("app_url", None)
     proc.terminate()
     try:
         proc.wait(10)
@@ -72,12 +83,21 @@ def browser():
             pytest.fail(f"Chromium not found at {CHROMIUM}: .ci/run must install it (apt-get install -y chromium)")
         pytest.skip(f"Chromium not found at {CHROMIUM}; install it with `apt-get install -y chromium` to run "
                     "browser tests")
+    if "browser" in _SHARED:
+        # tests/attack imports these fixtures into its own conftest, so pytest may set this session fixture up
+        # twice in one worker; a second sync_playwright() in the same thread would raise, so share the first.
+        yield _SHARED["browser"]
+        return
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+        _SHARED["browser"] = b
+        try:
+            yield b
+        finally:
+            _SHARED.pop("browser", None)
+            b.close()
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from typing import Literal
 import numpy as np
 from scipy import optimize
 
-from engine.validation import (ValidationError, check_delta, check_epsilon, check_finite, check_positive,
+from engine.validation import (EPSILON_MAX, ValidationError, check_delta, check_epsilon, check_finite, check_positive,
                                check_probability, check_rate, check_size)
 
 __all__ = [
@@ -634,12 +634,6 @@ class PValueCorrection:
     m_bits: float
 
 
-def _epsilon_thesis(value) -> float:
-    """ε ∈ (0, 1e4] for the thesis' p-value corrections (e^ε stays a float)."""
-    eps = check_epsilon(value)
-    if eps > 1e4:
-        raise ValidationError(f"epsilon must be a finite number in (0, 1e4]; got {eps!r}")
-    return eps
 
 
 def _product_bits(eps: float, n: float, beta: float) -> float:
@@ -660,7 +654,7 @@ def maxinfo_pure_dp(*, epsilon: float, n: float, beta: float) -> MaxInfoBound:
     ----------
     seeds/002_802572da4c9a19ad.txt, Theorem 1.5.2.
     """
-    eps = _epsilon_thesis(epsilon)
+    eps = check_epsilon(epsilon, at_most=EPSILON_MAX)
     n = _at_least(n, "n", 1.0)
     beta = check_rate(beta, name="beta")
     return MaxInfoBound(LOG2E * eps * n, _product_bits(eps, n, beta))
@@ -760,7 +754,7 @@ def pvalue_correction_pure_dp(alpha: float, *, epsilon: float, n: float) -> PVal
     seeds/002_802572da4c9a19ad.txt, Theorems 1.4.4 and 1.5.2 (spec epsilon_calculator §4.8).
     """
     alpha = check_delta(alpha, name="alpha", allow_zero=False)
-    eps = _epsilon_thesis(epsilon)
+    eps = check_epsilon(epsilon, at_most=EPSILON_MAX)
     n = _at_least(n, "n", 1.0)
     log2g, beta_star = _optimise_pure(alpha, eps, n)
     gamma = 2.0**log2g if math.isfinite(log2g) else 0.0
@@ -822,9 +816,9 @@ def max_epsilon_for_correction(alpha: float, *, gamma: float, n: float) -> float
     def f(log_eps: float) -> float:
         return _optimise_pure(alpha, math.exp(log_eps), n)[0] - target
 
-    lo, hi = math.log(1e-12), math.log(1e4)
+    lo, hi = math.log(1e-12), math.log(EPSILON_MAX)
     if f(lo) < 0:
         return math.nan
     if f(hi) >= 0:
-        return 1e4
+        return EPSILON_MAX
     return math.exp(optimize.brentq(f, lo, hi, xtol=1e-13, rtol=1e-12))

@@ -14,8 +14,8 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from engine.conversions import half_square, sigma_for_rho, zcdp_rho_for_epsilon, zcdp_to_dp
-from engine.validation import (ValidationError, check_delta, check_epsilon, check_finite, check_positive, check_rho,
-                               check_size)
+from engine.validation import (EPSILON_MAX, ValidationError, check_delta, check_epsilon, check_finite, check_positive,
+                               check_rho, check_size)
 
 Mech = Literal["laplace", "gaussian", "discrete_laplace", "discrete_gaussian"]
 Query = Literal["count", "sum", "mean", "histogram"]
@@ -23,7 +23,6 @@ Neighbour = Literal["replace", "add_remove"]
 
 MECHANISMS: tuple[str, ...] = ("laplace", "gaussian", "discrete_laplace", "discrete_gaussian")
 GAUSSIAN_RULES: tuple[str, ...] = ("analytic", "classic", "zcdp")
-EPSILON_MAX = 1e4
 DELTA_MIN = 1e-300
 
 
@@ -445,9 +444,7 @@ def calibrate(mechanism: Mech, *, sensitivity: float, epsilon: float | None = No
     if mechanism.startswith("discrete"):
         sens_i = integer_sensitivity(sens)
     if epsilon is not None:
-        epsilon = check_epsilon(epsilon)
-        if epsilon > EPSILON_MAX:  # narrower domain: (0, 1e4]
-            raise ValidationError(f"epsilon must be a finite number in (0, 1e4]; got {epsilon!r}")
+        epsilon = check_epsilon(epsilon, at_most=EPSILON_MAX)  # narrower domain: (0, 1e4]
     if rho is not None:
         rho = check_rho(rho)
         if not gaussian_kind:
@@ -568,7 +565,7 @@ def _dfhprr(n: float, k: float, beta: float, noise: str) -> tuple[float, float]:
             while hi - g(hi) < 0:
                 hi *= 2.0
             return optimize.brentq(lambda t: t - g(t), 1e-12, hi, xtol=1e-15, rtol=1e-13)
-    x = _min_crossing(dec, inc, math.log(1e-12), math.log(1e4))
+    x = _min_crossing(dec, inc, math.log(1e-12), math.log(EPSILON_MAX))
     tau = max(c1, dec(x), inc(x))
     return tau, x
 
@@ -611,7 +608,7 @@ def _rz_monitor(n: float, k: float, beta: float) -> tuple[float, float]:
 
     dec = lambda r: 2.0 / n * math.sqrt(math.log(4.0 * k / beta) / r)  # noqa: E731
     lo = math.log(1.0 / (k * n)) + 1e-9
-    lrs = np.linspace(lo, math.log(1e4), 400)
+    lrs = np.linspace(lo, math.log(EPSILON_MAX), 400)
     vals = [max(inc(math.exp(x)), dec(math.exp(x))) for x in lrs]
     i = int(np.argmin(vals))
     a, b = lrs[max(i - 1, 0)], lrs[min(i + 1, len(lrs) - 1)]

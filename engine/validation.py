@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "EPSILON_MAX",
     "ValidationError",
     "as_generator",
     "check_delta",
@@ -36,6 +37,11 @@ __all__ = [
     "check_rho",
     "check_size",
 ]
+
+
+#: Largest ε any engine formula accepts where it needs e^ε as a float (e^1e4 overflows; ε beyond a few dozen is
+#: already no privacy in any practical sense). Functions that need it pass ``at_most=EPSILON_MAX``.
+EPSILON_MAX = 1e4
 
 
 class ValidationError(ValueError):
@@ -105,7 +111,7 @@ def check_positive(x: Any, *, name: str, allow_zero: bool = False, allow_inf: bo
 
 
 def check_epsilon(epsilon: Any, *, name: str = "epsilon", allow_zero: bool = False,
-                  allow_inf: bool = False) -> float:
+                  allow_inf: bool = False, at_most: float | None = None) -> float:
     """Check a privacy-loss parameter ε: a finite number > 0 by default.
 
     Parameters
@@ -118,6 +124,8 @@ def check_epsilon(epsilon: Any, *, name: str = "epsilon", allow_zero: bool = Fal
         Accept ε = 0 (a zero share of a budget, for instance).
     allow_inf : bool, default False
         Accept ε = inf (no privacy).
+    at_most : float, optional
+        A narrower top of the domain, e.g. :data:`EPSILON_MAX` where a formula needs e^ε as a float.
 
     Returns
     -------
@@ -131,8 +139,19 @@ def check_epsilon(epsilon: Any, *, name: str = "epsilon", allow_zero: bool = Fal
     Traceback (most recent call last):
     ...
     engine.validation.ValidationError: epsilon must be a finite number > 0; got -1
+    >>> check_epsilon(2e4, at_most=EPSILON_MAX)
+    Traceback (most recent call last):
+    ...
+    engine.validation.ValidationError: epsilon must be a finite number in (0, 1e4]; got 20000
+    >>> check_epsilon(0, allow_zero=True, at_most=EPSILON_MAX)
+    0.0
     """
-    return check_positive(epsilon, name=name, allow_zero=allow_zero, allow_inf=allow_inf)
+    v = check_positive(epsilon, name=name, allow_zero=allow_zero, allow_inf=allow_inf)
+    if at_most is not None and v > at_most:
+        exp = math.log10(at_most)
+        top = f"1e{exp:.0f}" if at_most >= 1e4 and exp.is_integer() else f"{at_most:g}"
+        raise _fail(name, f"a finite number in {'[' if allow_zero else '('}0, {top}]", epsilon)
+    return v
 
 
 def check_rho(rho: Any, *, name: str = "rho") -> float:

@@ -17,6 +17,7 @@ import pandas as pd
 from scipy import optimize, special
 
 from engine import mechanisms as mech
+from engine.search import largest_true
 from engine.validation import ValidationError, check_delta, check_epsilon, check_positive, check_size
 from engine.conversions import (RDP_ORDERS, RdpConversion, gaussian_rho, half_square, pure_to_zcdp,  # noqa: F401
                                 rdp_to_dp, zcdp_rho_for_epsilon, zcdp_to_dp)
@@ -677,20 +678,7 @@ def max_mechanisms(rule: Rule, *, epsilon_each, epsilon, delta) -> int:
     """Largest k such that k Laplace(ε₀) mechanisms compose to ≤ ε under the rule (0 if even one exceeds)."""
     e0, eps = check_epsilon(epsilon_each, name="epsilon_each"), check_epsilon(epsilon)
     f = lambda k: compose([laplace(e0, count=k)], delta=delta, rule=rule).epsilon <= eps  # noqa: E731
-    if not f(1):
-        return 0
-    lo, hi = 1, 2
-    while f(hi):
-        lo, hi = hi, hi * 2
-        if hi > 10**9:
-            return lo
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if f(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return largest_true(f, cap=10**9)
 
 
 # --------------------------------------------------------------------------- adaptive composition (Ch. 5)
@@ -843,15 +831,7 @@ def filter_rounds(epsilon_each, *, epsilon_g, delta_g, rule="advanced") -> int:
     def ok(k: int) -> bool:
         return float(_k_bound(np.array([k * tail0]), np.array([k * e0 * e0]), x, dg)[0]) <= eg
 
-    if not ok(1):
-        return 0
-    lo, hi = 1, 2
-    while ok(hi):
-        lo, hi = hi, hi * 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
-    return lo
+    return largest_true(ok)
 
 
 def odometer_basic(epsilons, deltas=None, *, delta_prime) -> float:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import optimize
 
+from engine.search import bracketed_root
 from engine.validation import check_delta, check_epsilon, check_positive, check_rho
 
 #: dp-accounting's ``DEFAULT_RDP_ORDERS``: {1.1, …, 10.9} ∪ {11, …, 63} ∪ {128, 256, 512, 1024}.
@@ -100,12 +100,9 @@ def zcdp_rho_for_epsilon(epsilon, delta, *, method="best") -> float:
     eps = check_epsilon(epsilon)
     d = check_delta(delta, allow_zero=False)
     f = lambda lr: zcdp_to_dp(math.exp(lr), d, method=method) - eps  # noqa: E731
-    lo, hi = math.log(eps) - 10.0, math.log(eps) + 1.0
-    while f(lo) > 0:
-        lo -= 10.0
-    while f(hi) < 0:
-        hi += 1.0
-    return math.exp(optimize.brentq(f, lo, hi, xtol=1e-14, rtol=1e-14))
+    lr = bracketed_root(f, math.log(eps) - 10.0, math.log(eps) + 1.0, increasing=True, step_lo=10.0,
+                        xtol=1e-14, rtol=1e-14)
+    return math.exp(lr)
 
 
 @dataclass(frozen=True)

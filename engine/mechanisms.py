@@ -14,6 +14,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from engine.conversions import half_square, sigma_for_rho, zcdp_rho_for_epsilon, zcdp_to_dp
+from engine.search import bracketed_root, smallest_true
 from engine.validation import (EPSILON_MAX, ValidationError, check_delta, check_epsilon, check_finite, check_positive,
                                check_rho, check_size)
 
@@ -393,12 +394,7 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, *, sensitivity: int = 
     f = lambda ls: _log_dgauss_delta(epsilon, math.exp(ls), sensitivity) - ld  # noqa: E731
     # the continuous Gaussian's σ is an excellent starting bracket (the two agree closely for σ ≫ 1)
     s0 = math.log(gaussian_sigma(epsilon, delta, sensitivity=sensitivity))
-    lo, hi = s0 - 0.05, s0 + 0.05
-    while f(lo) <= 0 and lo > -20:
-        lo -= 1.0
-    while f(hi) > 0:
-        hi += 1.0
-    return math.exp(optimize.brentq(f, lo, hi, xtol=1e-13, rtol=1e-12))
+    return math.exp(bracketed_root(f, s0 - 0.05, s0 + 0.05, increasing=False, lo_min=-20.0, xtol=1e-13, rtol=1e-12))
 
 
 # --------------------------------------------------------------------------- calibration
@@ -654,11 +650,7 @@ def adaptive_width(method: Literal["nonadaptive", "split_binomial", "split_hoeff
         if not ok(m):
             tau = 0.5
         else:
-            lo, hi = -1, m  # ok(hi) holds; find the smallest t
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-            tau = hi / m - 0.5
+            tau = smallest_true(ok, -1, m) / m - 0.5  # ok(m) holds
     elif method == "dfhprr":
         tau, param = _dfhprr(nn, kk, b, noise)
     elif method == "bnsssu":

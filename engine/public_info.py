@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize, stats
 
+from engine.search import smallest_true
 from engine.validation import ValidationError, check_epsilon, check_finite, check_int_in_range, check_positive
 
 __all__ = [
@@ -191,16 +192,9 @@ def _winf_int_laws(l1: _LogLaw, l0: _LogLaw, n: int) -> int:
         c1, c0 = l1.at(k), l0.at(k)
         return bool(np.all(_cdf_geq(c1, l0.at(k - h))) and np.all(_cdf_geq(c0, l1.at(k - h))))
 
-    lo, hi = 0, n + 1  # the condition holds at h = n + 1 (both laws live in [0, n])
     if ok(0):
         return 0
-    while hi - lo > 1:  # invariant: not ok(lo), ok(hi); monotone in h
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return smallest_true(ok, 0, n + 1)  # the condition holds at h = n + 1 (both laws live in [0, n])
 
 
 def delta_z_binom(n: int, z0: float, z1: float) -> int:

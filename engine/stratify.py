@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, optimize, special
 
-from engine.validation import as_generator, check_epsilon, check_finite, check_positive, check_rho
+from engine.validation import as_generator, check_epsilon, check_finite, check_positive, check_rho, check_size
 
 MODES = ("paper", "rigorous")
 SMALL_STRATA = ("pool", "drop")
@@ -961,6 +961,24 @@ def group_moments(x, groups, k: int, *, var_floor: float = 1e-12) -> tuple[np.nd
     return sizes, means, np.sqrt(np.maximum(var, var_floor))
 
 
+def _check_experiment(epsilons, R, gamma, mode: str, reps, estimator: str, methods) -> tuple:
+    """The mean experiments' shared arguments: ε grid, (R, γ), mode, repetitions, estimator and methods."""
+    eps_arr = np.asarray(epsilons, dtype=float).ravel()
+    if eps_arr.size == 0:
+        raise ValueError("epsilons is empty")
+    for e in eps_arr:
+        check_epsilon(e)
+    R, gamma = _check_R_gamma(R, gamma)
+    _check_choice(mode, "mode", MODES)
+    reps = check_size(reps, name="reps")
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+    for m in methods:
+        if m not in METHODS:
+            raise ValueError(f"unknown method {m!r}; expected a subset of {METHODS}")
+    return eps_arr, R, gamma, reps
+
+
 def run_mean_experiment(*, sizes, mu, sigma, epsilons, R: float, gamma: float, reps: int, rng,
                         estimator: str = "laplace", methods: Sequence[str] = ("naive", "stratified", "split"),
                         min_frac: float = 0.0, small_strata: str = "pool", weights_mode: str = "exact",
@@ -992,21 +1010,7 @@ def run_mean_experiment(*, sizes, mu, sigma, epsilons, R: float, gamma: float, r
     sig = np.broadcast_to(np.asarray(sigma, dtype=float), (k,)).copy()
     if np.any(sig <= 0):
         raise ValueError("sigma must be > 0")
-    eps_arr = np.asarray(epsilons, dtype=float).ravel()
-    if eps_arr.size == 0:
-        raise ValueError("epsilons is empty")
-    for e in eps_arr:
-        check_epsilon(e)
-    R, gamma = _check_R_gamma(R, gamma)
-    _check_choice(mode, "mode", MODES)
-    reps = int(reps)
-    if reps < 1:
-        raise ValueError(f"reps must be ≥ 1, got {reps}")
-    if estimator not in ESTIMATORS:
-        raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
-    for m in methods:
-        if m not in METHODS:
-            raise ValueError(f"unknown method {m!r}; expected a subset of {METHODS}")
+    eps_arr, R, gamma, reps = _check_experiment(epsilons, R, gamma, mode, reps, estimator, methods)
     if weights_mode not in WEIGHTS_MODES:
         raise ValueError(f"weights_mode must be one of {WEIGHTS_MODES}, got {weights_mode!r}")
     if weights_mode == "holdout" and not (0 < float(holdout_frac) < 1):
@@ -1112,20 +1116,7 @@ def run_mean_experiment_on_data(x, groups, *, epsilons, R: float, gamma: float, 
     setting, S4 App. B); state this assumption when showing the result.
     """
     x, g, k = _xy(x, groups, k)
-    eps_arr = np.asarray(epsilons, dtype=float).ravel()
-    if eps_arr.size == 0:
-        raise ValueError("epsilons is empty")
-    for e in eps_arr:
-        check_epsilon(e)
-    R, gamma = _check_R_gamma(R, gamma)
-    _check_choice(mode, "mode", MODES)
-    if int(reps) < 1:
-        raise ValueError(f"reps must be ≥ 1, got {reps}")
-    if estimator not in ESTIMATORS:
-        raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
-    for m in methods:
-        if m not in METHODS:
-            raise ValueError(f"unknown method {m!r}; expected a subset of {METHODS}")
+    eps_arr, R, gamma, reps = _check_experiment(epsilons, R, gamma, mode, reps, estimator, methods)
     sizes, means, sig = group_moments(x, g, k)
     sig = np.where(sizes > 0, np.maximum(sig, 1e-6), 1.0)
     truth = np.concatenate([[float(x.mean())], np.where(sizes > 0, means, np.nan)])

@@ -26,6 +26,53 @@ H4 = "%{y:.4g}"
 _colour = palette_color
 
 
+def tick_text(v: float) -> str:
+    """A tick label written out in full: 0.5 (never a bare "5"), 1000 as "1,000", 1e-6 as "10⁻⁶".
+
+    >>> [tick_text(v) for v in (0.5, 2, 1000, 1e-6, 2e-5, 1e5)]
+    ['0.5', '2', '1,000', '10⁻⁶', '2·10⁻⁵', '100,000']
+    """
+    if v >= 1:
+        return f"{v:,.0f}" if v >= 1000 else f"{v:g}"
+    if v >= 1e-4:
+        return f"{v:.10f}".rstrip("0").rstrip(".")
+    e = math.floor(math.log10(v) + 1e-9)
+    m = round(v / 10**e)
+    exp = str(e).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"10{exp}" if m == 1 else f"{m}·10{exp}"
+
+
+def log_axis(lo: float, hi: float, *, title: str | None = None, pad: float = 0.03) -> dict:
+    """A Plotly log axis over [lo, hi] with full-number ticks at 1, 2, 5 per decade (1 only beyond 4 decades).
+
+    The range stops where the data stop (padded by ``pad`` decades), so no axis runs on to 10⁻³⁰¹.
+    """
+    lo, hi = float(lo), float(hi)
+    if not (0 < lo <= hi and math.isfinite(hi)):
+        return dict(type="log", title=title)
+    if hi == lo:
+        lo, hi = lo / 2, hi * 2
+    a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    decades = math.log10(hi) - math.log10(lo)
+    step = 1 if decades <= 12 else math.ceil(decades / 12)
+    mults = (1, 2, 5) if decades <= 4 else (1,)
+    vals = [m * 10.0**e for e in range(a, b + 1, step) for m in mults if lo / 1.0001 <= m * 10.0**e <= hi * 1.0001]
+    if len(vals) < 2:  # under one decade: 1–9 per decade rather than a single tick
+        vals = [m * 10.0**e for e in range(a, b + 1) for m in range(1, 10) if lo / 1.0001 <= m * 10.0**e <= hi * 1.0001]
+    ax = dict(type="log", tickvals=vals, ticktext=[tick_text(v) for v in vals],
+              range=[math.log10(lo) - pad, math.log10(hi) + pad])
+    if title is not None:
+        ax["title"] = title
+    return ax
+
+
+def finite_range(*arrays) -> tuple[float, float]:
+    """Smallest and largest finite positive value over the arrays (for a log axis); (1, 10) when there is none."""
+    vals = np.concatenate([np.asarray(a, dtype=float).ravel() for a in arrays]) if arrays else np.array([])
+    vals = vals[np.isfinite(vals) & (vals > 0)]
+    return (float(vals.min()), float(vals.max())) if vals.size else (1.0, 10.0)
+
+
 def make_halfwidth_figure(curves: pd.DataFrame, *, current_epsilon: float, current_half_width: float,
                           current_mechanism: str, confidence: float, unit: str = "") -> go.Figure:
     """Half-width vs ε (log x) for each mechanism; ``curves`` has columns mechanism, epsilon, half_width."""
@@ -38,9 +85,12 @@ def make_halfwidth_figure(curves: pd.DataFrame, *, current_epsilon: float, curre
         fig.add_trace(go.Scatter(x=[current_epsilon], y=[current_half_width], mode="markers", name="current",
                                  marker=dict(size=14, color="black", symbol="diamond"),
                                  hovertemplate="current: ε=%{x:.4g}, ±%{y:.4g}<extra></extra>"))
+    ys = curves["half_width"].to_numpy(float) if len(curves) else np.array([current_half_width])
     fig.update_layout(title=f"Half-width at {confidence:.4g}% confidence vs ε",
-                      xaxis=dict(type="log", title="ε (privacy loss)"),
-                      yaxis=dict(type="log", title=f"± half-width{(' (' + unit + ')') if unit else ''}"),
+                      xaxis=log_axis(*finite_range(curves["epsilon"] if len(curves) else [1e-3, 20]),
+                                     title="ε (privacy loss)"),
+                      yaxis=log_axis(*finite_range(ys, [current_half_width]),
+                                     title=f"± half-width{(' (' + unit + ')') if unit else ''}"),
                       legend=dict(orientation="h", y=-0.25))
     return fig
 
@@ -92,14 +142,16 @@ def make_composition_figure(curve: pd.DataFrame, *, log_axes: bool = True, delta
                                  hovertemplate="k=%{x}<br>ε=" + H4 + "<extra>" + acc.RULE_LABELS[rule] + "</extra>"))
     env = best_valid_envelope(curve)
     if not env.empty:
-        fig.add_trace(go.Scatter(x=env["k"], y=env["epsilon"], mode="lines", name="best valid",
-                                 line=dict(color="black", dash="dot", width=2),
+        # a wide translucent band behind the rules: no rule's colour is reused for it
+        fig.add_trace(go.Scatter(x=env["k"], y=env["epsilon"], mode="lines", name="best valid bound",
+                                 line=dict(color="rgba(0,0,0,0.18)", width=10),
                                  hovertemplate="k=%{x}<br>best ε=" + H4 + "<extra></extra>"))
-    fig.update_layout(title=f"Total ε after k releases (δ = {delta:.0e})", xaxis_title="k (number of releases)",
+    fig.update_layout(title=f"Total ε after k releases (δ = {tick_text(delta)})", xaxis_title="k (number of releases)",
                       yaxis_title="total ε", legend=dict(orientation="h", y=-0.25))
     if log_axes:
-        fig.update_xaxes(type="log")
-        fig.update_yaxes(type="log")
+        ok = curve[curve["valid"]]
+        fig.update_xaxes(**log_axis(*finite_range(ok["k"] if len(ok) else [1, 10])))
+        fig.update_yaxes(**log_axis(*finite_range(ok["epsilon"] if len(ok) else [1, 10])))
     return fig
 
 
@@ -155,9 +207,11 @@ def make_adaptive_figure(trace: pd.DataFrame, *, epsilon_g: float, halts: Mappin
     fig.add_hline(y=epsilon_g, line=dict(color="black", width=2), annotation_text=f"stop line ε_g = {epsilon_g:.4g}")
     for i, (name, r) in enumerate(halts.items()):
         if r is not None:
-            fig.add_vline(x=r, line=dict(dash="dot", color=_colour(i)))
-            fig.add_annotation(x=r, y=top * (0.95 - 0.09 * i), text=f"{name} filter HALT @ {r}", showarrow=False,
-                               xanchor="left", font=dict(size=12, color=_colour(i)))
+            # the same colour as that rule's line above (zCDP: the zCDP odometer's)
+            col = _colour({"basic": 0, "advanced": 1, "zcdp": 5}.get(name, i))
+            fig.add_vline(x=r, line=dict(dash="dot", color=col))
+            fig.add_annotation(x=r, y=top * (0.95 - 0.09 * i), text=f"{name} filter stops at request {r}",
+                               showarrow=False, xanchor="left", font=dict(size=12, color=col))
     fig.update_layout(title="Privacy loss bound as requests arrive", xaxis_title="round (request number)",
                       yaxis=dict(title="ε bound", range=[0, top]), legend=dict(orientation="h", y=-0.25))
     return fig
@@ -188,8 +242,9 @@ def make_advantage_figure(eps: np.ndarray, curves: Mapping[str, np.ndarray], *, 
                                  hovertemplate="ε %{x:.4g}<br>advantage %{y:.4g}<extra>" + name + "</extra>"))
     if current is not None:
         fig.add_vline(x=current, line=dict(dash="dot", color="black"))
-    fig.update_layout(title="Membership advantage bound vs ε", xaxis=dict(type="log", title="ε"),
-                      yaxis=dict(title="max TPR − FPR", range=[0, 1]), legend=dict(orientation="h", y=-0.25))
+    fig.update_layout(title="Membership advantage bound vs ε", xaxis=log_axis(*finite_range(eps), title="ε"),
+                      yaxis=dict(title="largest true-positive minus false-positive rate", range=[0, 1]),
+                      legend=dict(orientation="h", y=-0.25))
     return fig
 
 
@@ -214,8 +269,8 @@ def make_width_figure(widths: pd.DataFrame, *, annotate_k: int | None = None) ->
     if annotate_k is not None:
         fig.add_vline(x=annotate_k, line=dict(dash="dot", color="black"), row=1, col=1,
                       annotation_text=f"RZ + monitor beats splitting from k = {annotate_k}")
-    fig.update_xaxes(type="log", title="k (adaptive queries)")
-    fig.update_yaxes(type="log", row=1, col=2)
+    fig.update_xaxes(**log_axis(*finite_range(widths["k"]), title="k (adaptive queries)"))
+    fig.update_yaxes(**log_axis(*finite_range(widths["noise_std"])), row=1, col=2)
     fig.update_yaxes(title="τ (capped at 0.5)", range=[0, 0.52], row=1, col=1)
     fig.update_layout(legend=dict(orientation="h", y=-0.3), title="DP vs data splitting")
     return fig
@@ -227,7 +282,8 @@ def make_size_figure(ns: np.ndarray, sizes: np.ndarray, *, alpha: float) -> go.F
                                line=dict(color=PALETTE[3]), hovertemplate="n=%{x:.4g}<br>size %{y:.4g}<extra></extra>"))
     fig.add_hline(y=alpha, line=dict(color="black", dash="dash"), annotation_text=f"α = {alpha:g}")
     fig.update_layout(title="Why the classical test fails on noisy counts: its false-alarm rate",
-                      xaxis=dict(type="log", title="n (records)"), yaxis=dict(title="Type I error", range=[0, 1.02]))
+                      xaxis=log_axis(*finite_range(ns), title="n (records)"),
+                      yaxis=dict(title="false-alarm rate (Type I error)", range=[0, 1.02]))
     return fig
 
 
@@ -239,7 +295,7 @@ def make_power_figure(x: np.ndarray, powers: Mapping[str, np.ndarray], *, xlabel
         fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=name, line=dict(color=_colour(i)),
                                  hovertemplate="%{x:.4g}<br>power %{y:.4g}<extra>" + name + "</extra>"))
     fig.add_hline(y=alpha, line=dict(color="grey", dash="dot"))
-    fig.update_layout(title=f"Asymptotic power vs {xlabel}", xaxis=dict(type="log" if log_x else "linear", title=xlabel),
+    fig.update_layout(title=f"Asymptotic power vs {xlabel}", xaxis=log_axis(*finite_range(x), title=xlabel) if log_x else dict(title=xlabel),
                       yaxis=dict(title="power", range=[0, 1.02]), legend=dict(orientation="h", y=-0.25))
     return fig
 
@@ -253,8 +309,12 @@ def make_gamma_figure(t: np.ndarray, gamma_mi: np.ndarray, gamma_rz: np.ndarray,
                              hovertemplate="t=%{x:.4g} bits<br>γ=%{y:.4g}<extra></extra>"))
     if crossover is not None:
         fig.add_vline(x=crossover, line=dict(dash="dot", color="black"), annotation_text=f"crossover t ≈ {crossover:.3g}")
-    fig.update_layout(title="Corrected p-value threshold vs information leaked", xaxis=dict(type="log", title="t (bits)"),
-                      yaxis=dict(type="log", title="γ (use p ≤ γ)"), legend=dict(orientation="h", y=-0.25))
+    # below 10⁻¹² a threshold means "never reject": the axis stops there rather than at the last float
+    lo, hi = finite_range(np.maximum(gamma_mi, 1e-12), np.maximum(gamma_rz, 1e-12))
+    fig.update_layout(title="Corrected p-value threshold vs information leaked",
+                      xaxis=log_axis(*finite_range(t), title="information leaked t (bits)"),
+                      yaxis=log_axis(lo, hi, title="threshold γ (reject when p ≤ γ)"),
+                      legend=dict(orientation="h", y=-0.25))
     return fig
 
 
@@ -288,7 +348,7 @@ def make_simulation_figure(sim: pd.DataFrame, *, axis: str, alpha: float, series
                     hovertemplate=f"{AXIS_LABELS.get(axis, axis)}=%{{x:.4g}}<br>{quantity} %{{y:.4g}}<extra>{label}</extra>"),
                     row=1, col=col)
         fig.add_hline(y=alpha, line=dict(color="black", dash="dash"), row=1, col=col)
-        fig.update_xaxes(type="log", title_text=AXIS_LABELS.get(axis, axis), row=1, col=col)
+        fig.update_xaxes(**log_axis(*finite_range(sim[axis]), title=AXIS_LABELS.get(axis, axis)), row=1, col=col)
     fig.update_yaxes(title_text="rejection rate", range=[0, 1.02], row=1, col=1)
     fig.update_layout(title="Monte Carlo size and power", legend=dict(orientation="h", y=-0.3))
     return fig

@@ -89,10 +89,13 @@ def test_composition_figure_omits_invalid_points_and_adds_the_envelope():
                           "epsilon": [0.1, 1.0, 0.3, 0.8], "valid": [True, True, False, True]})
     fig = ef.make_composition_figure(curve, delta=1e-5, log_axes=False)
     by_name = {t.name: t for t in fig.data}
-    assert list(by_name["best valid"].y) == [0.1, 0.8]
+    assert list(by_name["best valid bound"].y) == [0.1, 0.8]
     adv = [t for t in fig.data if list(t.x) == [10]]
     assert adv and list(adv[0].y) == [0.8]
-    assert fig.layout.xaxis.type is None and "1e-05" in fig.layout.title.text
+    assert fig.layout.xaxis.type is None and "10⁻⁵" in fig.layout.title.text
+    # the band behind the rules reuses no rule's colour
+    colours = [t.line.color for t in fig.data]
+    assert len(set(colours)) == len(colours)
 
 
 def test_budget_figure_bars_add_up_to_the_budget_and_names_are_inert():
@@ -129,3 +132,23 @@ def test_tradeoff_advantage_size_power_and_gamma_figures_show_their_inputs():
     assert [t.name for t in power.data][:2] == ["a", "b"]
     gamma = ef.make_gamma_figure(np.array([1.0, 2.0]), np.array([0.04, 0.03]), np.array([0.045, 0.02]), crossover=1.5)
     assert list(gamma.data[1].y) == [0.045, 0.02] and any(s.x0 == 1.5 for s in gamma.layout.shapes)
+
+
+@pytest.mark.parametrize("lo, hi, expected", [
+    (0.3, 7, ["0.5", "1", "2", "5"]),
+    (1e-3, 20, ["0.001", "0.01", "0.1", "1", "10"]),  # beyond 4 decades: one tick per decade
+    (1e-10, 0.5, ["10⁻¹⁰", "10⁻⁹", "10⁻⁸", "10⁻⁷", "10⁻⁶", "10⁻⁵", "0.0001", "0.001", "0.01", "0.1"]),
+])
+def test_log_axis_ticks_are_full_numbers_at_1_2_5_per_decade(lo, hi, expected):
+    ax = ef.log_axis(lo, hi)
+    assert ax["ticktext"] == expected
+    # the range stops at the data (padded by 0.03 decades), never at the float limits
+    assert ax["range"] == pytest.approx([math.log10(lo) - 0.03, math.log10(hi) + 0.03])
+    assert all(float(t.replace(",", "")) == pytest.approx(v) for t, v in zip(ax["ticktext"], ax["tickvals"])
+               if "⁻" not in t)
+
+
+def test_gamma_figure_axis_stops_above_the_float_floor():
+    t = np.geomspace(1e-3, 10, 50)
+    fig = ef.make_gamma_figure(t, np.full(50, 1e-300), np.geomspace(0.05, 1e-3, 50), crossover=None)
+    assert fig.layout.yaxis.range[0] >= -12.1

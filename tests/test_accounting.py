@@ -302,7 +302,7 @@ def test_composition_figure_envelope():
     assert env[1] == pytest.approx(0.2)
     assert env[5] == pytest.approx(min(1.0, A.compose([A.laplace(0.2, count=5)], delta=1e-6, rule="advanced").epsilon))
     fig = ef.make_composition_figure(curve, log_axes=True)
-    assert [t.name for t in fig.data][-1] == "best valid"
+    assert [t.name for t in fig.data][-1].startswith("best valid")  # the envelope is drawn last, on top
     assert fig.layout.xaxis.type == "log"
 
 

@@ -106,6 +106,7 @@ def notice_text(ignored: list[Ignored]) -> str:
 _PENDING = "_links_pending"      # snapshot of the link, taken in page_setup, checked in page_end
 _SIGNATURE = "_links_signature"  # the link last checked: page_end is a no-op until it changes
 _EXTRA = "_links_extra"          # reasons pages add with report_ignored()
+_MANUAL = "_links_manual"        # parameters kept by hand this run (ui.widgets.choice): they are settings
 
 
 def _store():
@@ -132,6 +133,7 @@ def sanitise_link() -> None:
             qp._initial_query_params.pop(item.name, None)
         for item in dropped_current:
             qp.remove_param(item.name)  # also tells the browser to drop it from the address bar
+    st.session_state[_MANUAL] = set()
     ctx = get_script_run_ctx()
     page = getattr(ctx, "page_script_hash", "") if ctx is not None else ""
     signature = (page, tuple(sorted((k, tuple(v) if isinstance(v, list) else (v,)) for k, v in initial.items())))
@@ -152,6 +154,14 @@ def report_ignored(name: str, reason: str) -> None:
         st.session_state.setdefault(_EXTRA, []).append(Ignored(name, reason))
 
 
+def register_manual_param(name: str) -> None:
+    """Mark ``name`` as a setting this run keeps in the URL by hand (not through a bound widget), so the link
+    check does not call it "not a setting"; the code that reads it reports a bad value with report_ignored()."""
+    import streamlit as st
+
+    st.session_state.setdefault(_MANUAL, set()).add(name)
+
+
 def _same_url_value(a: str, b: str) -> bool:
     if a == b or a.lower() == b.lower() in ("true", "false"):
         return True
@@ -159,6 +169,11 @@ def _same_url_value(a: str, b: str) -> bool:
         return float(a) == float(b)
     except ValueError:
         return False
+
+
+def _same_values(a: list[str], b: list[str]) -> bool:
+    """Two lists of URL values that say the same ("0.30" and "0.3", "1e-6" and "1e-06")."""
+    return len(a) == len(b) and all(map(_same_url_value, a, b))
 
 
 def _asked_for_default(metadata, raw: list[str]) -> bool:
@@ -190,9 +205,10 @@ def unused_params() -> list[Ignored]:
         return []
     ignored = list(pending["dropped"]) + list(st.session_state.get(_EXTRA, []))
     state = get_session_state()._state
+    manual = st.session_state.get(_MANUAL, set())
     with _store() as qp:
         for name, raw in pending["kept"].items():
-            if name in PAGE_READ_PARAMS or any(i.name == name for i in ignored):
+            if name in PAGE_READ_PARAMS or name in manual or any(i.name == name for i in ignored):
                 continue
             binding = qp.get_binding_for_param(name)
             if binding is None:
@@ -201,7 +217,7 @@ def unused_params() -> list[Ignored]:
             if qp.has_param(name):
                 now = qp._query_params[name]
                 now = now if isinstance(now, list) else [now]
-                if now != raw and not (len(raw) > 1 and now == raw[-1:]):
+                if not _same_values(now, raw) and not (len(raw) > 1 and _same_values(now, raw[-1:])):
                     shown = ", ".join(now)
                     ignored.append(Ignored(name, f"partly accepted; {md_escape(shown, max_len=40)} was used"))
                 continue

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import math
 
+from collections.abc import Mapping
+from typing import Literal
+
 import numpy as np
 import streamlit as st
 
@@ -34,19 +37,117 @@ def format_number(v: float) -> str:
     return f"{v:g}"
 
 
+#: Significant figures a typed value keeps: ``format_number`` writes 6, so the link stores the value exactly.
+EXACT_DIGITS = 6
+
+
+def exact_value(text: object, min_value: float, max_value: float) -> float | None:
+    """A typed or linked value as the control will hold it (6 significant figures), or None if unusable.
+
+    Accepts numbers and number text ("0.3", "5e-7", " 3 "); refuses non-numbers, non-finite values and values
+    outside ``[min_value, max_value]``.
+
+    >>> exact_value("0.15", 1e-3, 20), exact_value("5e-7", 1e-12, 1e-3), exact_value("0.1234567", 0.1, 1)
+    (0.15, 5e-07, 0.123457)
+    >>> exact_value("25", 1e-3, 20) is None and exact_value("nan", 0, 1) is None and exact_value("x", 0, 1) is None
+    True
+    """
+    if isinstance(text, bool) or text is None:
+        return None
+    try:
+        v = float(str(text).strip()) if not isinstance(text, (int, float)) else float(text)
+    except (ValueError, OverflowError):
+        return None
+    if not math.isfinite(v):
+        return None
+    v = float(f"{v:.{EXACT_DIGITS}g}")
+    return v if min_value <= v <= max_value else None
+
+
+def _link_value(key: str) -> str | None:
+    """The raw value the link this session started from holds for ``key`` (last one if repeated), or None."""
+    from ui.links import _store
+
+    with _store() as qp:
+        values = qp._initial_query_params.get(key)
+    return values[-1] if values else None
+
+
+def _set_link_value(key: str, text: str) -> None:
+    """Rewrite the link's value for ``key`` the way the control writes it (so "0.30" or "1e-6" are found)."""
+    from ui.links import _store
+
+    with _store() as qp:
+        if key in qp._initial_query_params:
+            qp._initial_query_params[key] = [text]
+
+
+def _held_value(key: str, min_value: float, max_value: float, to_value=lambda v: v) -> float | None:
+    """The value the control for ``key`` holds before it is drawn: its session value, else the link's.
+
+    ``to_value`` maps a session value to the box's scale (δ from an exponent); a link value in range is also
+    rewritten in the link in the control's own spelling, so Streamlit's lookup finds it.
+    """
+    if key in st.session_state:
+        try:
+            return exact_value(to_value(float(st.session_state[key])), min_value, max_value)
+        except (TypeError, ValueError, OverflowError):
+            return None
+    raw = _link_value(key)
+    if raw is None:
+        return None
+    return exact_value(raw, min_value, max_value)
+
+
+def _box_to_slider(key: str, box_key: str, min_value: float, max_value: float, from_value=lambda v: v) -> None:
+    """on_change of the number box: move the slider to the typed value (the slider's options gain it)."""
+    v = exact_value(st.session_state.get(box_key), min_value, max_value)
+    if v is not None:
+        st.session_state[key] = from_value(v)
+
+
+def _exact_box(target, *, key: str, value: float, min_value: float, max_value: float, help: str | None,
+               disabled: bool, from_value=lambda v: v) -> None:
+    """The small number box beside a slider (key ``key + "__exact"``, not URL-bound: the slider holds the link)."""
+    box_key = f"{key}__exact"
+    if st.session_state.get(box_key) != value:
+        st.session_state[box_key] = value  # follow the slider (a drag, a link, a restored setting)
+    target.number_input("Exact", min_value=float(min_value), max_value=float(max_value), key=box_key,
+                        format="%g", step=None, disabled=disabled,
+                        help=help or f"Type any value from {format_number(min_value)} to "
+                                     f"{format_number(max_value)} (e.g. 0.3, 5e-7); the link keeps it exactly.",
+                        on_change=_box_to_slider, args=(key, box_key, min_value, max_value, from_value))
+
+
+def _slider_columns(target):
+    """Slider and box side by side (3 : 1), aligned on their input lines."""
+    return target.columns([3, 1], vertical_alignment="bottom", gap="small")
+
+
 def log_slider(label: str, *, key: str, min_value: float = 1e-3, max_value: float = 20.0, value: float = 1.0,
                steps_per_decade: int = 20, help: str | None = None, container=None, disabled: bool = False) -> float:
-    """A log-scale slider (e.g. for ε), URL-bound; the value is snapped to a 3-significant-figure grid.
+    """A log-scale slider (e.g. for ε), URL-bound, with a number box beside it for any exact value in range.
 
-    ``disabled`` greys it out where it does not apply (its value and link are kept).
+    The slider moves on a 2-significant-figure grid; a value typed in the box (key ``key + "__exact"``) or
+    given by a link (``?key=0.3``) joins the slider's options, so the URL parameter ``key`` stores it exactly
+    (6 significant figures) and a link restores it. ``disabled`` greys both out where they do not apply (their
+    value and link are kept). Issue 14 item 3.
     """
     grid = log_grid(min_value, max_value, steps_per_decade)
     default = float(value) if min_value <= value <= max_value else _nearest(grid, value)
-    if default not in grid:
-        grid = sorted(set(grid) | {default})
+    options = set(grid) | {default}
+    held = _held_value(key, min_value, max_value)
+    if held is not None:
+        options.add(held)
+        if key not in st.session_state and _link_value(key) != format_number(held):
+            _set_link_value(key, format_number(held))
     target = container if container is not None else st
-    return float(target.select_slider(label, options=grid, value=default, key=key, format_func=format_number,
-                                      help=help, disabled=disabled, bind="query-params"))
+    c_slider, c_box = _slider_columns(target)
+    out = float(c_slider.select_slider(label, options=sorted(options), value=default, key=key,
+                                       format_func=format_number, help=help, disabled=disabled,
+                                       bind="query-params"))
+    _exact_box(c_box, key=key, value=out, min_value=min_value, max_value=max_value, help=None, disabled=disabled)
+    return out
 
 
 def seed_input(*, key: str, value: int = 0, label: str = "Seed", help: str | None = None, container=None,
@@ -58,12 +159,117 @@ def seed_input(*, key: str, value: int = 0, label: str = "Seed", help: str | Non
                                    disabled=disabled, bind="query-params"))
 
 
+def delta_from_exponent(x: float) -> float:
+    """δ for a slider position: ``10**x`` exactly for whole decades, else 6 significant figures.
+
+    >>> delta_from_exponent(-6) == 1e-6, delta_from_exponent(math.log10(5e-7))
+    (True, 5e-07)
+    """
+    if float(x).is_integer():
+        return 10.0 ** int(x)
+    return float(f"{10.0 ** float(x):.{EXACT_DIGITS}g}")
+
+
 def delta_exponent(*, key: str, value: int = -6, min_exp: int = -300, max_exp: int = -1,
                    label: str = "δ = 10^x, x =", help: str | None = None, container=None,
                    disabled: bool = False) -> float:
-    """δ chosen by its exponent (URL-bound integer slider); returns 10**exponent."""
+    """δ chosen by its exponent (URL-bound slider over x, δ = 10^x) plus a box to type any δ (e.g. 5e-7).
+
+    The slider steps through whole decades; a typed δ moves it to x = log10(δ), which the URL parameter ``key``
+    stores with full precision, so a link restores the typed δ exactly (6 significant figures). A link may also
+    give δ itself (``?key=5e-7``). Returns δ. Issue 14 item 3.
+    """
+    lo, hi = 10.0 ** min_exp, 10.0 ** max_exp
+    if key not in st.session_state:
+        raw = _link_value(key)
+        if raw is not None:
+            try:
+                x = float(raw)
+            except ValueError:
+                x = math.nan
+            if math.isfinite(x) and x > 0:  # the link gives δ itself: store its exponent
+                d = exact_value(x, lo, hi)
+                if d is not None:
+                    _set_link_value(key, repr(math.log10(d)))
     target = container if container is not None else st
-    e = target.slider(label, min_value=min_exp, max_value=max_exp, value=value, step=1, key=key,
-                      help=help or "δ is the small probability that the ε guarantee fails; 10⁻⁶ or smaller is usual.",
-                      disabled=disabled, bind="query-params")
-    return 10.0 ** int(e)
+    c_slider, c_box = _slider_columns(target)
+    e = c_slider.slider(label, min_value=float(min_exp), max_value=float(max_exp), value=float(value), step=1.0,
+                        key=key, format="%g",
+                        help=help or "δ is the small probability that the ε guarantee fails; 10⁻⁶ or smaller is "
+                                     "usual. Type any δ in the box beside it.",
+                        disabled=disabled, bind="query-params")
+    delta = delta_from_exponent(e)
+    _exact_box(c_box, key=key, value=delta, min_value=lo, max_value=hi, help=None, disabled=disabled,
+               from_value=lambda d: math.log10(d))
+    return delta
+
+
+def token_for(raw: str, options: Mapping[str, str]) -> str | None:
+    """The option token a link value names: the token itself or its display label (case and outer spaces
+    ignored), or None if it names neither.
+
+    >>> token_for("budget_first", {"budget_first": "Budget first", "k_first": "k first"})
+    'budget_first'
+    >>> token_for(" budget FIRST ", {"budget_first": "Budget first"}), token_for("x", {"a": "A"})
+    ('budget_first', None)
+    """
+    if raw in options:
+        return raw
+    folded = raw.strip().casefold()
+    for token, label in options.items():
+        if folded in (str(token).casefold(), str(label).strip().casefold()):
+            return token
+    return None
+
+
+def choice(label: str, options: Mapping[str, str], *, key: str, default: str | None = None,
+           widget: Literal["selectbox", "radio", "segmented"] = "selectbox", container=None,
+           help: str | None = None, disabled: bool = False, horizontal: bool = False) -> str:
+    """A fixed-option control whose link parameter is a short stable token; returns the chosen token.
+
+    ``options`` maps token → display label (``{"budget_first": "Budget first"}``). The URL parameter ``key``
+    holds the token (nothing at the default); a link may give the token or the current display label, anything
+    else is named in the page's link notice. Streamlit's own binding would write the display label, so the link
+    is kept here by hand. In AppTest the options are the tokens: ``at.selectbox(key=...).set_value(token)``.
+    Issue 14 item 4.
+    """
+    from ui.links import register_manual_param, report_ignored
+
+    tokens = list(options)
+    if not tokens:
+        raise ValueError("choice() needs at least one option")
+    default = default if default in options else tokens[0]
+    register_manual_param(key)
+    if key not in st.session_state:
+        raw = _link_value(key)
+        token = token_for(raw, options) if raw is not None else None
+        if raw is not None and token is None:
+            report_ignored(key, "not one of the options")
+        st.session_state[key] = token if token is not None else default
+    elif st.session_state[key] not in options:  # options changed under a kept value
+        st.session_state[key] = default
+    target = container if container is not None else st
+    fmt = options.__getitem__
+    if widget == "selectbox":
+        value = target.selectbox(label, tokens, key=key, format_func=fmt, help=help, disabled=disabled)
+    elif widget == "radio":
+        value = target.radio(label, tokens, key=key, format_func=fmt, help=help, disabled=disabled,
+                             horizontal=horizontal)
+    elif widget == "segmented":
+        value = target.segmented_control(label, tokens, key=key, format_func=fmt, help=help, disabled=disabled,
+                                         selection_mode="single", required=True)
+    else:
+        raise ValueError(f"unknown widget kind {widget!r}")
+    value = value if value in options else default
+    _write_token(key, None if value == default else value)
+    return value
+
+
+def _write_token(key: str, token: str | None) -> None:
+    """Put ``token`` in the URL under ``key`` (remove the parameter for None); no message if unchanged."""
+    qp = st.query_params
+    if token is None:
+        if key in qp:
+            del qp[key]
+    elif qp.get(key) != token:
+        qp[key] = token

@@ -16,13 +16,18 @@ from plotly.subplots import make_subplots
 
 from engine import figure_marks as fm
 from engine import stratify as S
+from engine.epsilon_figures import finite_range, log_axis
 from engine.palette import PALETTE as COLORS
 
 METHOD_COLORS = {"naive": COLORS[3], "stratified": COLORS[0], "split": COLORS[1], "coinpress": COLORS[3],
                  "strat_coinpress": COLORS[0], "vanilla": COLORS[3]}
-METHOD_LABELS = {"naive": "Naive (one global release)", "stratified": "Stratified (full ε per group)",
-                 "split": "Split budget (ε/2 + ε/2)", "coinpress": "Coinpress (naive)",
-                 "strat_coinpress": "StratCoinpress", "vanilla": "Vanilla", }
+METHOD_LABELS = {"naive": "One global release", "stratified": "Per group (full ε each)",
+                 "split": "Split budget (ε/2 + ε/2)", "coinpress": "Coinpress, one global release",
+                 "strat_coinpress": "Coinpress per group", "vanilla": "One model", }
+#: The two synthesis variants in plain words.
+SYNTH_WORDS = {"vanilla": "One model", "stratified": "One model per group"}
+#: Reference marks of the per-group error chart, each in a colour no data series uses.
+CURVE_COLOR, BIAS_COLOR, CROSS_COLOR = COLORS[5], COLORS[2], COLORS[7]
 STATUS_COLORS = {"kept": COLORS[0], "pooled": COLORS[1], "dropped": "#999999"}
 
 
@@ -55,9 +60,13 @@ def make_group_sizes_figure(sizes, labels: Sequence[str], status: Sequence[str],
             continue
         fig.add_bar(x=[str(labels[i]) for i in idx], y=s[idx], name=st_name.capitalize(), marker_color=col,
                     hovertemplate="%{x}: %{y:,} records<extra>" + st_name + "</extra>")
+    pos = s[s > 0]
     fig.update_layout(title=title, barmode="overlay", xaxis=dict(categoryorder="array",
-                      categoryarray=[str(labels[i]) for i in order], title="Group (largest first)"),
-                      yaxis=dict(type="log", title="Records (log scale)"), legend_title_text="Stratum")
+                      categoryarray=[str(labels[i]) for i in order], title="Group (largest first)",
+                      showticklabels=len(s) <= 30, tickangle=-30),
+                      yaxis=log_axis(max(pos.min() / 2, 0.5) if pos.size else 1, pos.max() if pos.size else 10,
+                                     title="Records (log scale)"),
+                      legend_title_text="Group is")
     return fig
 
 
@@ -82,21 +91,22 @@ def make_group_error_figure(df: pd.DataFrame, analytic: pd.DataFrame | None, *, 
         fig.add_trace(trace(
             x=sub["n_i"].to_numpy() * jitter, y=np.maximum(sub["abs_err"].to_numpy(), floor), mode="markers",
             name=METHOD_LABELS.get(method, method), marker=dict(color=METHOD_COLORS.get(method), size=5, opacity=0.45),
-            hovertemplate="group size %{x:.0f}<br>|error| %{y:.3g}<extra>" + method + "</extra>"))
+            hovertemplate="group size %{x:.0f}<br>error %{y:.3g}<extra>" + METHOD_LABELS.get(method, method)
+            + "</extra>"))
     sizes = d["n_i"].to_numpy(float)
     if sizes.size and show_curve:
         grid = np.logspace(0, math.log10(max(sizes.max() * 2, 10)), 80)
         curve = S.stratified_error_curve(grid, R=R, gamma=gamma, epsilon=epsilon, sigma=sigma, mode=mode)
-        fig.add_trace(go.Scatter(x=grid, y=curve, mode="lines", name="Stratified, expected |error|",
-                                 line=dict(color=COLORS[0], width=3)))
+        fig.add_trace(go.Scatter(x=grid, y=curve, mode="lines", name="Per group, expected error",
+                                 line=dict(color=CURVE_COLOR, width=3)))
     if analytic is not None and "bias" in analytic:
         fig.add_trace(go.Scatter(x=analytic["size"], y=np.maximum(analytic["bias"], floor), mode="markers",
-                                 name="Naive bias d_i (does not shrink with ε)",
-                                 marker=dict(symbol="line-ew-open", size=22, color=COLORS[3], line=dict(width=3))))
+                                 name="Global release's bias for the group (does not shrink with ε)",
+                                 marker=dict(symbol="line-ew-open", size=22, color=BIAS_COLOR, line=dict(width=3))))
         ok = np.isfinite(analytic["crossover_total"]) & (analytic["bias"] > 0)
         fig.add_trace(go.Scatter(x=analytic.loc[ok, "crossover_total"], y=analytic.loc[ok, "bias"], mode="markers",
-                                 name="Crossover size (below it, naive wins)",
-                                 marker=dict(symbol="x", size=11, color="#000000")))
+                                 name="Crossover size (below it, the global release wins)",
+                                 marker=dict(symbol="x", size=11, color=CROSS_COLOR)))
     if n and min_frac > 0:
         # A plain layout shape, not add_vrect (its axis-spanning bookkeeping costs ~15 ms per redraw). On a
         # log axis, shape x-coordinates are given in data units.
@@ -104,11 +114,17 @@ def make_group_error_figure(df: pd.DataFrame, analytic: pd.DataFrame | None, *, 
         fig.update_layout(
             shapes=[dict(type="rect", xref="x", x0=1, x1=x1, yref="y domain", y0=0, y1=1, fillcolor="#999999",
                          opacity=0.2, line_width=0)],
-            annotations=[dict(xref="x", x=0, xanchor="left", yref="y domain", y=1, yanchor="top",
-                              text="below min. fraction", showarrow=False)])
-    fig.update_layout(title=f"Per-group error at ε = {epsilon:g}", xaxis=dict(type="log", title="Group size"),
-                      yaxis=dict(type="log", title="|estimate − true group mean|"), legend=dict(orientation="h",
-                      y=-0.25))
+            annotations=[dict(xref="paper", x=0, xanchor="left", yref="y domain", y=1, yanchor="top",
+                              text="below the minimum group share", showarrow=False)])
+    ys = [np.maximum(d["abs_err"].to_numpy(float), floor)]
+    if analytic is not None and "bias" in analytic:
+        ys.append(analytic["bias"].to_numpy(float))
+    ylo, yhi = finite_range(*ys)
+    xlo, xhi = finite_range(sizes, [max(min_frac * n, 1.0)] if n else [])
+    fig.update_layout(title=f"Error of each group's mean at ε = {epsilon:g}",
+                      xaxis=log_axis(max(xlo / 1.5, 1.0), xhi * 1.5, title="Group size (records)"),
+                      yaxis=log_axis(ylo, yhi, title="Distance from the true group mean"),
+                      legend=dict(orientation="h", y=-0.25))
     return fig
 
 
@@ -122,17 +138,19 @@ def make_population_error_figure(df: pd.DataFrame, *, epsilon: float, analytic: 
                     marker_color=METHOD_COLORS.get(method), boxmean=True)
     if analytic is not None:
         _add_hlines(fig, [dict(y=val, text=text, dash=dash)
-                          for val, text, dash in ((analytic.pop_naive_rmse, "naive privacy RMSE", "dash"),
-                                                  (analytic.pop_strat_rmse, "stratified privacy RMSE", "dot"),
-                                                  (analytic.pop_statistical_sd, "sampling sd", "dashdot"))])
-    fig.update_layout(title=f"Population error at ε = {epsilon:g}", yaxis=dict(title="|estimate − population mean|"),
+                          for val, text, dash in ((analytic.pop_naive_rmse, "typical noise, one global release",
+                                                   "dash"),
+                                                  (analytic.pop_strat_rmse, "typical noise, per group", "dot"),
+                                                  (analytic.pop_statistical_sd, "sampling error", "dashdot"))])
+    fig.update_layout(title=f"Error of the population mean at ε = {epsilon:g}",
+                      yaxis=dict(title="Distance from the population mean", rangemode="tozero"),
                       showlegend=False)
     return fig
 
 
 def make_epsilon_sweep_figure(df: pd.DataFrame) -> go.Figure:
     """Population error and worst-group error (mean over reps) against ε, per method (log–log)."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("Population", "Worst group"))
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Population", "Worst group"), horizontal_spacing=0.12)
     pop = df[df["level"] == "population"].groupby(["method", "epsilon"], sort=False)["abs_err"].mean().reset_index()
     grp = (df[df["level"] == "group"].groupby(["method", "epsilon", "group"], sort=False)["abs_err"].mean()
            .groupby(["method", "epsilon"]).max().reset_index())
@@ -141,9 +159,9 @@ def make_epsilon_sweep_figure(df: pd.DataFrame) -> go.Figure:
             fig.add_trace(go.Scatter(x=sub["epsilon"], y=sub["abs_err"], mode="lines+markers",
                                      name=METHOD_LABELS.get(method, method), legendgroup=method, showlegend=col == 1,
                                      line=dict(color=METHOD_COLORS.get(method))), row=1, col=col)
-    fig.update_xaxes(type="log", title="ε")
-    fig.update_yaxes(type="log", title="mean |error|", col=1)
-    fig.update_yaxes(type="log", col=2)
+    fig.update_xaxes(**log_axis(*finite_range(df["epsilon"]), title="ε"))
+    fig.update_yaxes(**log_axis(*finite_range(pop["abs_err"]), title="mean error"), col=1)
+    fig.update_yaxes(**log_axis(*finite_range(grp["abs_err"])), col=2)
     fig.update_layout(title="Error against the privacy budget")
     return fig
 
@@ -195,11 +213,11 @@ def make_synth_group_error_figure(vanilla: pd.DataFrame, stratified: pd.DataFram
     for name, d in (("vanilla", vanilla), ("stratified", stratified)):
         if d is None or not len(d):
             continue
-        fig.add_bar(x=d["group"], y=d["error"], name=METHOD_LABELS.get(name, name).split(" (")[0],
+        fig.add_bar(x=d["group"], y=d["error"], name=SYNTH_WORDS[name],
                     marker_color=METHOD_COLORS[name], customdata=d["size"],
                     hovertemplate="%{x}<br>workload error %{y:.3f}<br>real size %{customdata:,}<extra></extra>")
-    fig.update_layout(title=title, barmode="group", xaxis_title="Group (sorted by code)",
-                      yaxis_title="Workload error (L1 over marginals)")
+    fig.update_layout(title=title, barmode="group", xaxis=dict(title="Group", tickangle=-30),
+                      yaxis_title="Workload error (0 = identical tables)")
     return fig
 
 
@@ -211,23 +229,27 @@ def make_parity_heatmap(vanilla: pd.DataFrame, stratified: pd.DataFrame) -> go.F
         fig.add_trace(go.Heatmap(z=d.to_numpy(float), x=list(d.columns), y=list(d.index), zmin=0, zmax=zmax,
                                  colorscale="Cividis", showscale=col == 2,
                                  hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>"), row=1, col=col)
-    fig.update_layout(title="Mean-parity terms |f_g − f̂_g| / f_g per group and column")
+    fig.update_layout(title="How far each synthetic group's column mean is from the real one (relative)")
     return fig
+
+
+SWEEP_METRIC_WORDS = {"workload_global": "Workload error (lower is better)",
+                      "parity_total": "Parity error (lower is better)", "accuracy": "Classifier accuracy"}
 
 
 def make_synth_sweep_figure(long: pd.DataFrame, metrics: Sequence[str] = ("workload_global", "parity_total",
                                                                          "accuracy")) -> go.Figure:
     """Metric against ε, vanilla vs stratified (long frame from ``run_synth_experiment``)."""
-    fig = make_subplots(rows=1, cols=len(metrics), subplot_titles=[m.replace("_", " ") for m in metrics])
+    fig = make_subplots(rows=1, cols=len(metrics), subplot_titles=[SWEEP_METRIC_WORDS.get(m, m) for m in metrics])
     for j, m in enumerate(metrics, start=1):
         d = long[(long["metric"] == m) & (long["group"] == "all")].groupby(["variant", "epsilon"])["value"].mean()
         for variant in ("vanilla", "stratified"):
             if variant not in d.index.get_level_values(0):
                 continue
             s = d.loc[variant]
-            fig.add_trace(go.Scatter(x=s.index, y=s.values, mode="lines+markers", name=variant.capitalize(),
+            fig.add_trace(go.Scatter(x=s.index, y=s.values, mode="lines+markers", name=SYNTH_WORDS[variant],
                                      legendgroup=variant, showlegend=j == 1,
                                      line=dict(color=METHOD_COLORS[variant])), row=1, col=j)
-    fig.update_xaxes(type="log", title="ε")
+    fig.update_xaxes(**log_axis(*finite_range(long["epsilon"]), title="ε"))
     fig.update_layout(title="Synthetic data quality against ε")
     return fig

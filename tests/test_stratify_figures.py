@@ -23,9 +23,9 @@ def test_synth_sweep_figure_plots_the_mean_over_repetitions_of_the_all_group_onl
     fig = F.make_synth_sweep_figure(pd.DataFrame(rows), metrics=("accuracy",))
     by = {t.name: t for t in fig.data}
     # mean of base + {0, 1, 2} + ε = base + 1 + ε; the per-group rows (100) are left out
-    assert list(by["Vanilla"].y) == pytest.approx([2.1, 3.0])
-    assert list(by["Stratified"].y) == pytest.approx([1.6, 2.5])
-    assert by["Vanilla"].line.color == PALETTE[3] and by["Stratified"].line.color == PALETTE[0]
+    assert list(by["One model"].y) == pytest.approx([2.1, 3.0])
+    assert list(by["One model per group"].y) == pytest.approx([1.6, 2.5])
+    assert by["One model"].line.color == PALETTE[3] and by["One model per group"].line.color == PALETTE[0]
     assert fig.layout.xaxis.type == "log"
 
 
@@ -33,7 +33,7 @@ def test_synth_sweep_figure_skips_a_variant_that_was_not_run():
     long = pd.DataFrame(dict(metric=["parity_total"] * 2, group=["all"] * 2, variant=["stratified"] * 2,
                              epsilon=[1.0, 2.0], value=[0.3, 0.2]))
     fig = F.make_synth_sweep_figure(long, metrics=("parity_total",))
-    assert [t.name for t in fig.data] == ["Stratified"]
+    assert [t.name for t in fig.data] == ["One model per group"]
 
 
 def test_parity_heatmaps_share_one_colour_scale_up_to_the_larger_maximum():

@@ -21,13 +21,13 @@ import plotly.graph_objects as go
 
 from engine import figure_marks as fm
 from engine import sampling as sp
+from engine.epsilon_figures import log_axis
 from engine.palette import PALETTE as OKABE_ITO
 
 GREY = "#8c8c8c"
 RED_ZONE = "rgba(213, 94, 0, 0.12)"
 
 MAX_POINTS = 2000
-MAX_BAR_CLUSTERS = 200
 
 # Figures are built in one go (traces + one layout dict; marker lines as plain layout shapes). Each add_trace,
 # update_layout and above all add_vline/add_hline call runs Plotly's update machinery again (~10 ms per line,
@@ -100,13 +100,13 @@ def make_rate_figure(df: pd.DataFrame, *, epsilon: float, schemes: Sequence[str]
         qc, lo, hi = cluster_band
         traces.append(go.Scatter(x=[qc, qc], y=[lo, hi], mode="lines+markers",
                                  name="cluster design of the Cluster tab (Thm 7–8, at ℓ/k)",
-                                 line=dict(color=OKABE_ITO[3], width=6),
-                                 marker=dict(size=14, symbol="x", color=OKABE_ITO[3])))
+                                 line=dict(color=OKABE_ITO[2], width=6),
+                                 marker=dict(size=14, symbol="x", color=OKABE_ITO[2])))
     cur = float(sp.amplification_map(current_rate, epsilon))
     traces.append(go.Scatter(x=[current_rate], y=[cur], mode="markers", name="your design",
                              marker=dict(color="black", size=12, symbol="diamond")))
     return go.Figure(data=traces, layout=dict(
-        title="Population ε′ against sampling rate", xaxis=dict(title="sampling rate q = m/n", type="log"),
+        title="Population ε′ against sampling rate", xaxis=log_axis(x0, x1, title="sampling rate q = m/n"),
         yaxis=dict(title="population ε′", range=[0, ymax]), legend=dict(orientation="h", y=-0.35)))
 
 
@@ -162,8 +162,9 @@ def make_sigma_figure(df: pd.DataFrame, *, epsilon: float, current_sd: float | N
         shapes.append(_vline(current_sd, color=OKABE_ITO[3], dash="dash")[0])   # shapes take data x on log axes
     return go.Figure(data=traces, layout=dict(
         title="Random sample size: bounds against its spread σ", shapes=shapes,
-        xaxis=dict(title="standard deviation σ of the sample size", type="log"),
-        yaxis=dict(title="population ε′"), legend=dict(orientation="h", y=-0.35)))
+        xaxis=log_axis(x0, x1, title="standard deviation σ of the sample size"),
+        yaxis=dict(title="population ε′", range=[0, 1.08 * epsilon], rangemode="tozero"),
+        legend=dict(orientation="h", y=-0.35)))
 
 
 def size_pmf_table(law: sp.SizeLaw | np.ndarray, *, epsilon: float, max_points: int = MAX_POINTS) -> pd.DataFrame:
@@ -210,17 +211,31 @@ def random_size_view(law: sp.SizeLaw, *, epsilon: float, epsilon_target: float, 
 
 
 def make_pmf_figure(df: pd.DataFrame, *, tilted_mean: float) -> go.Figure:
-    """P3: the size law t and its tilted version t̃ ∝ e^{εm}t(m), whose mean drives Theorem 3."""
+    """P3: the size law t and its tilted version t̃ ∝ e^{εm}t(m), whose mean drives Theorem 3.
+
+    Each curve is drawn relative to its own most likely size (peak = 1): the tilted law is often a spike at n
+    while t is spread out, and on one probability axis one of them would be a flat line at 0. The x range stops
+    where both curves fall below 0.1% of their peaks (the CSV keeps the probabilities).
+    """
     lo, hi = df["size_from"].to_numpy(), df["size_to"].to_numpy()
     x = (lo + hi) / 2
-    binned = bool((hi > lo).any())
-    traces = [go.Scatter(x=x, y=df["t"].to_numpy(), mode="lines", name="t: chance of each sample size",
-                         line=dict(color=OKABE_ITO[0], shape="hv")),
-              go.Scatter(x=x, y=df["t_tilted"].to_numpy(), mode="lines", name="t̃: tilted towards large sizes",
-                         line=dict(color=OKABE_ITO[1], shape="hv", dash="dash"))]
+    t, tt = df["t"].to_numpy(), df["t_tilted"].to_numpy()
+    rt, rtt = t / max(t.max(), 1e-300), tt / max(tt.max(), 1e-300)
+    keep = np.flatnonzero(np.maximum(rt, rtt) >= 1e-3)
+    x0, x1 = (float(x[keep.min()]), float(x[keep.max()])) if keep.size else (float(x[0]), float(x[-1]))
+    if x1 - x0 < 2:
+        x0, x1 = x0 - 1, x1 + 1
+    pad = 0.02 * (x1 - x0)
+    hover = "size %{x:,.0f}<br>%{y:.3g} of its peak<extra></extra>"
+    traces = [go.Scatter(x=x, y=rt, mode="lines", name="t: how likely each sample size is",
+                         line=dict(color=OKABE_ITO[0], shape="hv"), hovertemplate=hover),
+              go.Scatter(x=x, y=rtt, mode="lines", name="t̃: the same, weighted by e^(ε·m) (drives the bound)",
+                         line=dict(color=OKABE_ITO[1], shape="hv", dash="dash"), hovertemplate=hover)]
+    shape, notes = _vline(tilted_mean, color=OKABE_ITO[3], dash="dot", label=f"weighted mean {tilted_mean:,.0f}")
     return go.Figure(data=traces, layout=dict(
-        title="Sample-size distribution and its tilt", shapes=[_vline(tilted_mean, color=OKABE_ITO[3], dash="dot")[0]],
-        xaxis=dict(title="sample size m"), yaxis=dict(title="probability per bin" if binned else "probability"),
+        title="Sample-size distribution and its tilt", shapes=[shape], annotations=notes,
+        xaxis=dict(title="sample size m", range=[x0 - pad, x1 + pad]),
+        yaxis=dict(title="relative chance (most likely size = 1)", range=[0, 1.12], tickvals=[0, 0.25, 0.5, 0.75, 1]),
         legend=dict(orientation="h", y=-0.35)))
 
 
@@ -245,13 +260,14 @@ def make_sawtooth_figure(df: pd.DataFrame, *, epsilon: float, theorem6: float, w
                          line=dict(color=OKABE_ITO[0])),
               go.Scatter(x=[x0, x1], y=[theorem6] * 2, mode="lines", name="Theorem 6 bound (all mechanisms)",
                          line=dict(color=OKABE_ITO[1], dash="dash")),
-              go.Scatter(x=[x0, x1], y=[worst_channel] * 2, mode="lines", name="log1p(r·expm1(ε))",
+              go.Scatter(x=[x0, x1], y=[worst_channel] * 2, mode="lines",
+                         name="most a size can reveal with randomised rounding",
                          line=dict(color=OKABE_ITO[2], dash="dot")),
               go.Scatter(x=[x0, x1], y=[epsilon] * 2, mode="lines", name="ε",
                          line=dict(color="black", dash="dot", width=2))]
     return go.Figure(data=traces, layout=dict(
         title="What a released sample size reveals (size channel)", xaxis=dict(title="population size N (pair N, N+1)"),
-        yaxis=dict(title="privacy loss from the size"), legend=dict(orientation="h", y=-0.35)))
+        yaxis=dict(title="privacy loss from the size", rangemode="tozero"), legend=dict(orientation="h", y=-0.35)))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -270,51 +286,102 @@ def cluster_heatmap_table(*, n_clusters: int, n_drawn: int, size_points: int = 6
 
 
 def make_cluster_heatmap(df: pd.DataFrame, *, current_size: float | None, current_epsilon: float) -> go.Figure:
-    """P5: share of ε that survives cluster sampling, over cluster size and ε (equal sizes)."""
+    """P5: share of ε that survives cluster sampling, over cluster size and ε (equal sizes).
+
+    Both axes are log axes with ticks at 1, 2, 5 per decade; size 0 cannot sit on a log axis, so it is drawn at
+    0.5 and its tick reads "0".
+    """
     sizes = np.unique(df["cluster_size"])
     eps = np.unique(df["epsilon"])
     z = df.pivot(index="epsilon", columns="cluster_size", values="ratio").loc[eps, sizes].to_numpy()
-    # log axis cannot show 0: plot size 0 at 0.5 and label it
     xs = np.where(sizes == 0, 0.5, sizes)
-    traces = [go.Heatmap(x=xs, y=eps, z=z, zmin=0, zmax=1, colorscale="Cividis", colorbar=dict(title="ε′/ε"),
-                         hovertemplate="cluster size %{x}<br>ε %{y}<br>ε′/ε %{z:.3f}<extra></extra>")]
+    xaxis = log_axis(float(xs.min()), float(xs.max()), title="records per cluster", pad=0)
+    xaxis["ticktext"] = ["0" if v == 0.5 else t for v, t in zip(xaxis["tickvals"], xaxis["ticktext"])]
+    traces = [go.Heatmap(x=xs, y=eps, z=z, zmin=0, zmax=1, colorscale="Cividis",
+                         colorbar=dict(title="share of ε<br>kept", tickvals=[0, 0.25, 0.5, 0.75, 1],
+                                       ticktext=["0", "25%", "50%", "75%", "100%"]),
+                         hovertemplate="cluster size %{x:,.0f}<br>ε %{y:.3g}<br>share of ε kept %{z:.1%}"
+                                       "<extra></extra>")]
     if current_size is not None:
         traces.append(go.Scatter(x=[max(current_size, 0.5)], y=[current_epsilon], mode="markers",
                                  name="your design", marker=dict(color=OKABE_ITO[3], size=14, symbol="x")))
     return go.Figure(data=traces, layout=dict(
-        title="How much of ε survives cluster sampling (equal cluster sizes)",
-        xaxis=dict(type="log", title="records per cluster (0 shown at 0.5)"),
-        yaxis=dict(type="log", title="ε per record on the sample"), showlegend=False))
+        title="How much of ε survives cluster sampling (equal cluster sizes)", xaxis=xaxis,
+        yaxis=log_axis(float(eps.min()), float(eps.max()), title="ε per record on the sample", pad=0),
+        showlegend=False))
+
+
+#: Beyond this many clusters the guarantee figure shows the size histogram (spec P6).
+MAX_BAR_CLUSTERS = 200
+#: Up to this many distinct cluster sizes the guarantee figure draws grouped bars (one pair per size); beyond,
+#: markers on a numeric axis (no long row of category labels).
+MAX_BAR_SIZES = 12
 
 
 def cluster_bars_table(sizes: Sequence[float], bounds: sp.ClusterBounds) -> pd.DataFrame:
-    """Per-cluster sizes with the Theorem 7 lower and Theorem 8 upper bounds."""
+    """One row per distinct cluster size: how many clusters have it and the Theorem 7 lower / Theorem 8 upper bound
+    for a record joining one of them (clusters of equal size share their bounds: the other clusters' extremes are
+    the same multiset either way)."""
     s = np.asarray(sizes, dtype=float)
-    return pd.DataFrame({"cluster": np.arange(1, s.size + 1), "size": s, "lower_thm7": bounds.lower,
-                         "upper_thm8": bounds.upper})
+    df = pd.DataFrame({"size": s, "lower_thm7": np.asarray(bounds.lower, float),
+                       "upper_thm8": np.asarray(bounds.upper, float)})
+    g = df.groupby("size", sort=True).agg(clusters=("size", "size"), lower_thm7=("lower_thm7", "max"),
+                                          upper_thm8=("upper_thm8", "max")).reset_index()
+    return g[["size", "clusters", "lower_thm7", "upper_thm8"]]
 
 
 def make_cluster_bars_figure(df: pd.DataFrame, *, epsilon: float, naive: float) -> go.Figure:
-    """P6: per-cluster bounds (≤ 200 clusters), otherwise a size histogram with the extremes marked."""
-    legend = dict(orientation="h", y=-0.4)
-    if len(df) <= MAX_BAR_CLUSTERS:
-        x = (df["cluster"].astype(str) + " (n=" + df["size"].astype(int).astype(str) + ")").to_numpy()
-        lines = [_hline(epsilon, color="black", dash="dot", label="ε"),
-                 _hline(naive, color=GREY, dash="dash", label="SRS reasoning (do not use)")]
+    """P6: per cluster size, the guarantee for a record joining a cluster of that size (Theorems 7–8).
+
+    Few distinct sizes: grouped bars labelled by size; many: markers over the size (log axis when the sizes span
+    more than a decade), at most ``MAX_POINTS`` sizes (evenly spaced ranks).
+    """
+    legend = dict(orientation="h", y=-0.35)
+    lines = [_hline(epsilon, color="black", dash="dot", label="ε (no gain)"),
+             _hline(naive, color=GREY, dash="dash", label="simple-random-sample reasoning (wrong here)")]
+    n_clusters = int(df["clusters"].sum())
+    title = f"Guarantee for a record joining a cluster ({n_clusters:,} clusters, {len(df):,} distinct sizes)"
+    hover = "size %{x}<br>%{customdata:,} clusters<br>ε′ %{y:.4g}<extra></extra>"
+    if n_clusters > MAX_BAR_CLUSTERS:
+        # spec P6: beyond 200 clusters a size histogram with the extremes marked (the bounds use them); one bar
+        # per bin, summed from the distinct sizes and their counts (no 100,000-value array in the chart)
+        sizes = df["size"].to_numpy()
+        marks = [_vline(float(v), color=OKABE_ITO[3], dash="dash", label=lab)
+                 for v, lab in ((sizes.min(), "smallest"), (sizes.max(), "largest"))]
         return go.Figure(
-            data=[go.Bar(x=x, y=df["lower_thm7"].to_numpy(), name="lower bound (Thm 7)", marker_color=OKABE_ITO[1]),
-                  go.Bar(x=x, y=df["upper_thm8"].to_numpy(), name="upper bound (Thm 8)", marker_color=OKABE_ITO[0])],
-            layout=dict(barmode="group", title="Guarantee for a record added to each cluster",
-                        xaxis=dict(title="cluster (size)"), yaxis=dict(title="population ε′"), legend=legend,
-                        shapes=[sh for sh, _ in lines], annotations=[a for _, notes in lines for a in notes]))
-    sizes = df["size"].to_numpy()
-    lines = [_vline(float(v), color=OKABE_ITO[3], dash="dash", label=lab)
-             for v, lab in ((sizes.min(), "smallest"), (sizes.max(), "largest"))]
-    return go.Figure(
-        data=[go.Histogram(x=sizes, nbinsx=60, marker_color=OKABE_ITO[0], name="clusters")],
-        layout=dict(title=f"Cluster sizes ({len(df):,} clusters; bounds use the extremes)",
-                    xaxis=dict(title="records per cluster"), yaxis=dict(title="number of clusters"), legend=legend,
-                    shapes=[sh for sh, _ in lines], annotations=[a for _, notes in lines for a in notes]))
+            data=[go.Histogram(x=sizes, y=df["clusters"].to_numpy(), histfunc="sum", nbinsx=60,
+                               marker_color=OKABE_ITO[0], name="clusters")],
+            layout=dict(title=f"Cluster sizes ({n_clusters:,} clusters; the bounds use the smallest and largest)",
+                        xaxis=dict(title="records per cluster"), yaxis=dict(title="number of clusters"),
+                        legend=legend, shapes=[sh for sh, _ in marks],
+                        annotations=[a for _, notes in marks for a in notes]))
+    if len(df) <= MAX_BAR_SIZES:
+        x = np.array([f"{int(v):,}" for v in df["size"]], dtype=object)
+        cd = df["clusters"].to_numpy()
+        data = [go.Bar(x=x, y=df["lower_thm7"].to_numpy(), name="lower bound (Thm 7): some mechanism leaks this",
+                       marker_color=OKABE_ITO[1], customdata=cd, hovertemplate=hover),
+                go.Bar(x=x, y=df["upper_thm8"].to_numpy(), name="upper bound (Thm 8): no mechanism leaks more",
+                       marker_color=OKABE_ITO[0], customdata=cd, hovertemplate=hover)]
+        xaxis = dict(title="records per cluster", type="category")
+    else:
+        if len(df) > MAX_POINTS:
+            df = df.iloc[np.unique(np.linspace(0, len(df) - 1, MAX_POINTS).round().astype(int))]
+        x = df["size"].to_numpy()
+        cd = df["clusters"].to_numpy()
+        data = [go.Scatter(x=x, y=df["lower_thm7"].to_numpy(), mode="markers", marker_color=OKABE_ITO[1],
+                           name="lower bound (Thm 7): some mechanism leaks this", customdata=cd,
+                           hovertemplate=hover),
+                go.Scatter(x=x, y=df["upper_thm8"].to_numpy(), mode="markers", marker_color=OKABE_ITO[0],
+                           name="upper bound (Thm 8): no mechanism leaks more", customdata=cd,
+                           hovertemplate=hover, marker_symbol="diamond")]
+        pos = x[x > 0]
+        if pos.size and pos.max() / pos.min() > 10:
+            xaxis = log_axis(float(pos.min()), float(pos.max()), title="records per cluster")
+        else:
+            xaxis = dict(title="records per cluster")
+    return go.Figure(data=data, layout=dict(
+        barmode="group", title=title, xaxis=xaxis, yaxis=dict(title="population ε′", rangemode="tozero"),
+        legend=legend, shapes=[sh for sh, _ in lines], annotations=[a for _, notes in lines for a in notes]))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -322,6 +389,13 @@ def make_cluster_bars_figure(df: pd.DataFrame, *, epsilon: float, naive: float) 
 # ----------------------------------------------------------------------------------------------------------
 
 METHOD_LABELS = {"neyman": "Neyman (take-all)", "proportional": "proportional", "privacy_aware": "privacy-aware"}
+
+
+def _positive_range(*arrays) -> tuple[float, float]:
+    """Smallest and largest positive finite value over the arrays (a log axis's range); (1, 10) when none."""
+    v = np.concatenate([np.asarray(a, float).ravel() for a in arrays])
+    v = v[np.isfinite(v) & (v > 0)]
+    return (float(v.min()), float(v.max())) if v.size else (1.0, 10.0)
 
 
 def allocation_table(N_h, S_h, *, m: int, value_max: float, epsilon, names: Sequence[str],
@@ -365,7 +439,7 @@ def make_allocation_figure(df: pd.DataFrame) -> go.Figure:
               for i, (meth, g) in enumerate(df.groupby("method", sort=False))]
     return go.Figure(data=traces, layout=dict(
         barmode="group", title="Sample size per stratum", xaxis=dict(title="stratum", type="category"),
-        yaxis=dict(title="m_h"), legend=dict(orientation="h", y=-0.35)))
+        yaxis=dict(title="records sampled from the stratum"), legend=dict(orientation="h", y=-0.35)))
 
 
 def allocation_totals(df: pd.DataFrame) -> pd.DataFrame:
@@ -385,7 +459,9 @@ def make_variance_figure(df: pd.DataFrame, *, log_y: bool = False) -> go.Figure:
               go.Bar(x=x, y=tot["noise_variance"].to_numpy(), name="privacy-noise variance",
                      marker_color=OKABE_ITO[1])],
         layout=dict(barmode="stack", title="Error of the private mean: sampling vs noise",
-                    yaxis=dict(title="variance", type="log" if log_y else "linear"),
+                    yaxis=(log_axis(*_positive_range(tot["total"].to_numpy(), tot["sampling_variance"].to_numpy(),
+                                                     tot["noise_variance"].to_numpy()), title="variance of the mean")
+                           if log_y else dict(title="variance of the mean")),
                     legend=dict(orientation="h", y=-0.35)))
 
 
@@ -400,10 +476,11 @@ def make_shift_figure(df: pd.DataFrame) -> go.Figure:
     """P9: change of the Neyman allocation caused by one added record."""
     x = _plain_labels(df["stratum"])
     return go.Figure(
-        data=[go.Bar(x=x, y=df["delta"].to_numpy(), name="Δ continuous", marker_color=OKABE_ITO[5]),
-              go.Bar(x=x, y=df["delta_rounded"].to_numpy(), name="Δ integer sample sizes", marker_color=OKABE_ITO[3])],
+        data=[go.Bar(x=x, y=df["delta"].to_numpy(), name="change before rounding", marker_color=OKABE_ITO[5]),
+              go.Bar(x=x, y=df["delta_rounded"].to_numpy(), name="change in the whole-number sample sizes",
+                     marker_color=OKABE_ITO[3])],
         layout=dict(barmode="group", title="One added record moves the Neyman sample sizes",
-                    xaxis=dict(title="stratum", type="category"), yaxis=dict(title="change in m_h"),
+                    xaxis=dict(title="stratum", type="category"), yaxis=dict(title="change in records sampled"),
                     legend=dict(orientation="h", y=-0.35)))
 
 
@@ -418,7 +495,43 @@ def make_cbp_figure(df: pd.DataFrame) -> go.Figure:
     """Δ between the paper's two printed CBP Neyman allocations."""
     return go.Figure(
         data=[go.Bar(x=df["stratum"].astype(str).to_numpy(), y=df["delta"].to_numpy(), marker_color=OKABE_ITO[3],
-                     name="Δ")],
+                     name="change")],
         layout=dict(title="Paper's CBP example: change in Neyman sample sizes for a neighbouring population",
                     xaxis=dict(title="stratum (establishment size class)", type="category"),
-                    yaxis=dict(title="Δ m_h")))
+                    yaxis=dict(title="change in records sampled")))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Column names for people (CSV downloads); the tables keep their short names for code and tests
+# ----------------------------------------------------------------------------------------------------------
+
+PLAIN_COLUMNS = {
+    "rate": "sampling rate q", "srswor": "ε′ simple random sample without replacement (Theorem 2)",
+    "poisson": "ε′ Poisson sampling", "srswr_external": "ε′ with replacement (ε part only)",
+    "randomized_rounding_thm6": "ε′ randomised rounding (Theorem 6)", "paper_shortcut": "paper shortcut (do not use)",
+    "sd": "spread σ of the sample size", "tilted_mean": "weighted mean size", "lower": "lower bound ε′",
+    "upper": "upper bound ε′", "current": "your design",
+    "size_from": "sample size from", "size_to": "sample size to", "t": "chance of this size",
+    "t_tilted": "chance weighted by e^(ε·m)",
+    "population_size": "population size N", "deterministic": "loss from the size, deterministic rounding",
+    "randomized": "loss from the size, randomised rounding",
+    "cluster_size": "records per cluster", "epsilon": "ε on the sample", "ratio": "share of ε kept",
+    "size": "records per cluster", "clusters": "number of clusters", "lower_thm7": "lower bound ε′ (Theorem 7)",
+    "upper_thm8": "upper bound ε′ (Theorem 8)",
+    "method": "allocation", "stratum": "stratum", "N_h": "stratum size", "m_h": "records sampled",
+    "epsilon_sample": "ε on the sample in the stratum", "sampling_variance": "sampling variance",
+    "noise_variance": "privacy-noise variance", "total": "total variance",
+    "before": "Neyman size before (unrounded)", "after": "after adding one person (unrounded)",
+    "delta": "change (unrounded)", "before_rounded": "Neyman size before", "after_rounded": "after adding one person",
+    "delta_rounded": "change",
+    "allocation_P": "printed allocation for P", "allocation_P_prime": "printed allocation for P′",
+}
+
+
+def for_people(df: pd.DataFrame, **names: str) -> pd.DataFrame:
+    """The table with plain column headers (and method names in words) for a CSV meant for people; ``names``
+    overrides a header for this table (``delta="change"``)."""
+    out = df.rename(columns={**PLAIN_COLUMNS, **names})
+    if "allocation" in out.columns:
+        out["allocation"] = out["allocation"].map(lambda m: METHOD_LABELS.get(m, m))
+    return out

@@ -208,6 +208,11 @@ def _as_mechanism(stat: StatisticSpec, scale: float, privacy: float, rule: str, 
         return acc.gaussian(scale / d)
     if _is_int(d) and one_d:
         return acc.discrete_gaussian(scale, int(round(d)))
+    if rule == "pld" and not one_d and _is_int(d * d):
+        # a histogram's neighbours differ by ±1 in Δ₂² cells (2 under replacement, 1 under add/remove) with
+        # independent noise per cell: its loss is that many 1-D discrete Gaussians composed, which has a PLD
+        # (a zCDP row has none, and the plan said "epsilon inf")
+        return acc.discrete_gaussian(scale, 1, count=int(round(d * d)))
     return acc.zcdp(half_square(d, scale))
 
 

@@ -275,3 +275,67 @@ def test_gaussian_histogram_noise_is_the_analytic_sigma_at_sensitivity_root2(eps
     plan1 = B.plan_budget_first([B.StatisticSpec("c", "count", 5.0, mechanism="gaussian")],
                                 epsilon=epsilon, delta=delta, rule="basic")
     assert a.scale / plan1.allocations[0].scale == pytest.approx(math.sqrt(2), rel=1e-5)
+
+
+# --------------------------------------------------------------------------- argument checks and discrete kinds
+@pytest.mark.parametrize("call,match", [
+    (lambda: B.plan_accuracy_first([]), "statistics list is empty"),
+    (lambda: B.plan_accuracy_first([replace(rows()[0], hold_half_width=-1)]), "hold ±"),
+    (lambda: B.plan_accuracy_first([replace(rows()[0], hold_share=1.5)]), "hold share"),
+    (lambda: B.plan_accuracy_first([replace(rows()[0], cells=0)]), "cells"),
+    (lambda: B.plan_accuracy_first([replace(rows()[0], confidence=1.0)]), "confidence"),
+    (lambda: B.plan_accuracy_first([replace(rows()[0], weight=0)]), "weight"),
+    (lambda: B.plan_accuracy_first([replace(rows()[0], mechanism="cauchy")]), "mechanism must be one of"),
+    (lambda: B.plan_accuracy_first(rows(), rule="renyi"), "rule must be one of"),
+    (lambda: B.plan_accuracy_first([B.StatisticSpec("m", "mean", 1, upper=0.5, n=3, mechanism="discrete_laplace")]),
+     "integer sensitivity"),
+    (lambda: B.minimal_privacy(replace(rows("gaussian")[0]), rule="advanced", delta_i=0.0), "needs delta_i > 0"),
+    (lambda: B.half_width_at(rows()[0], 0.0, rule="basic"), "privacy"),
+    (lambda: B.hold_at_half_width(rows()[0], 0), "hold half-width"),
+])
+def test_argument_errors_name_the_statistic_and_the_domain(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def _dlap_coverage(t: float, h: int) -> float:
+    """P(|Y| ≤ h) for the discrete Laplace law P(k) ∝ e^{−|k|/t}, by direct summation (independent of the engine)."""
+    k = np.arange(-4000, 4001)
+    w = np.exp(-np.abs(k) / t)
+    return float(w[np.abs(k) <= h].sum() / w.sum())
+
+
+@pytest.mark.parametrize("h,conf", [(5, 0.95), (20, 0.9), (50, 0.99)])
+def test_discrete_laplace_count_is_the_tightest_scale_by_brute_force(h, conf):
+    plan = B.plan_accuracy_first([B.StatisticSpec("c", "count", h, confidence=conf, mechanism="discrete_laplace")])
+    a = plan.allocations[0]
+    assert a.epsilon == pytest.approx(1.0 / a.scale, rel=REL)           # count: Δ₁ = 1, ε = Δ/t
+    assert _dlap_coverage(a.scale, h) >= conf - 1e-6                     # the target is met ...
+    assert _dlap_coverage(a.scale * 1.01, h) < conf                       # ... and a 1% wider scale misses it
+
+
+@pytest.mark.parametrize("rule", ["basic", "advanced", "zcdp", "pld"])
+def test_discrete_gaussian_rows_compose_under_every_rule(rule):
+    stats_ = [B.StatisticSpec("c", "count", 10, mechanism="discrete_gaussian"),
+              B.StatisticSpec("h", "histogram", 20, cells=5, mechanism="discrete_gaussian")]
+    plan = B.plan_accuracy_first(stats_, rule=rule, delta=1e-6)
+    assert plan.feasible
+    for a, s in zip(plan.allocations, stats_):
+        # a discrete Gaussian with σ is Δ₂²/(2σ²)-zCDP (Canonne–Kamath–Steinke 2020, Thm 4); Δ₂ = 1 and √2
+        rho_expected = (1.0 if s.query == "count" else 2.0) / (2 * a.scale**2)
+        if rule == "zcdp":
+            assert a.rho == pytest.approx(rho_expected, rel=1e-4)
+        else:
+            # the (ε, δᵢ) it is given is no looser than what its zCDP guarantee alone would give
+            assert a.epsilon <= A.zcdp_to_dp(rho_expected, a.delta) * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("neighbour,cells_changed", [("replace", 2), ("add_remove", 1)])
+def test_discrete_gaussian_histogram_under_pld_matches_dp_accounting(neighbour, cells_changed):
+    from dp_accounting.pld import privacy_loss_distribution as pld
+    s = B.StatisticSpec("h", "histogram", 20, cells=5, mechanism="discrete_gaussian", neighbour=neighbour)
+    plan = B.plan_accuracy_first([s], rule="pld", delta=1e-6)
+    sigma = plan.allocations[0].scale
+    one = pld.from_discrete_gaussian_mechanism(sigma, sensitivity=1, value_discretization_interval=1e-4)
+    ref = one.self_compose(cells_changed).get_epsilon_for_delta(1e-6)
+    assert plan.feasible and plan.epsilon == pytest.approx(ref, rel=2e-3)

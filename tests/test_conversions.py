@@ -56,3 +56,21 @@ def test_rho_for_epsilon_inverts_zcdp_to_dp(eps, ld):
 def test_half_square_overflows_to_inf_not_an_error():
     assert C.half_square(1e200, 1e-200) == math.inf
     assert np.array_equal(C.half_square(np.array([1.0, 2.0]), 2.0), [0.125, 0.5])
+
+
+@pytest.mark.parametrize("rho", [0.05, 0.5, 3.0])
+@pytest.mark.parametrize("delta", [1e-6, 1e-10])
+def test_zcdp_to_dp_by_rdp_matches_dp_accounting(rho, delta):
+    # ρ-zCDP is the RDP curve ε(α) = ρα; a Gaussian with σ² = 1/(2ρ) has exactly that curve in dp-accounting
+    import dp_accounting
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp
+    acct = rdp.RdpAccountant(list(C.RDP_ORDERS))
+    acct.compose(dp_accounting.GaussianDpEvent(math.sqrt(1 / (2 * rho))))
+    assert C.zcdp_to_dp(rho, delta, method="rdp") == pytest.approx(acct.get_epsilon(delta), rel=1e-9)
+
+
+def test_conversion_arguments_are_checked():
+    with pytest.raises(ValueError, match="method must be best, standard, bun_steinke or rdp"):
+        C.zcdp_to_dp(0.5, 1e-6, method="tight")
+    with pytest.raises(ValueError, match="same length"):
+        C.rdp_to_dp([0.1, 0.2], delta=1e-6, orders=[2.0, 3.0, 4.0])

@@ -1,0 +1,102 @@
+"""engine.stratify_verdicts: the viewer's sentences name the right numbers and groups.
+
+Expected counts, means and shares are computed in the tests by brute force (plain loops over the rows), never by
+calling the function under test twice.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine import partial_release
+from engine import stratify as S
+from engine import stratify_verdicts as V
+
+
+def _experiment():
+    sizes = np.array([1, 30, 300, 3000])
+    return sizes, S.run_mean_experiment(sizes=sizes, mu=np.array([2.0, 0.5, -0.3, 0.1]), sigma=np.ones(4),
+                                        epsilons=(0.5, 1.0), R=3.0, gamma=0.05, reps=12, rng=7)
+
+
+def test_comparison_is_the_mean_over_repetitions_per_group():
+    sizes, df = _experiment()
+    comp = V.group_error_comparison(df, epsilon=1.0, labels=list("ABCD"), status=["kept"] * 4)
+    for i in range(4):
+        for method, col in (("naive", "mean error, one global release"),
+                            ("stratified", "mean error, stratified release")):
+            vals = [r.abs_err for r in df.itertuples() if r.level == "group" and r.group == i
+                    and r.method == method and r.epsilon == 1.0]
+            assert len(vals) == 12 and comp[col].iloc[i] == pytest.approx(sum(vals) / 12)
+    assert list(comp["records"]) == list(sizes) and list(comp["repetitions"]) == [12] * 4
+
+
+def test_mean_verdict_counts_helped_groups_and_names_the_hurt_one():
+    sizes, df = _experiment()
+    comp = V.group_error_comparison(df, epsilon=1.0, labels=["G1", "G2", "G3", "G4"], status=["kept"] * 4)
+    g = comp["mean error, one global release"].to_numpy()
+    s = comp["mean error, stratified release"].to_numpy()
+    helped = sum(1 for a, b in zip(g, s) if b < a)
+    hurt = [f"G{i + 1}" for i in range(4) if not s[i] < g[i]]
+    text = V.mean_verdict(comp, epsilon=1.0, pop_global=0.01, pop_stratified=0.03, reps=12)
+    assert f"lowered the error of {helped} of 4 groups" in text[0]
+    # G1 (1 record, mean 2.0 far from the rest) must be hurt: its own noise has scale 2C(1)/ε ≈ 9.
+    assert "G1" in hurt and "G1 (1 record) got worse" in text[0]
+    assert "from 0.010 to 0.030 (3.0× larger)" in text[1]
+
+
+def test_mean_verdict_all_helped_and_dropped_groups():
+    comp = pd.DataFrame({"group": ["A", "B", "C"], "records": [10, 20, 1], "status": ["kept", "kept", "dropped"],
+                         "mean error, one global release": [1.0, 2.0, np.nan],
+                         "mean error, stratified release": [0.5, 0.1, np.nan], "repetitions": [5, 5, 5]})
+    first, second = V.mean_verdict(comp, epsilon=2, pop_global=0.1, pop_stratified=0.105, reps=5)
+    assert "lowered the error of all 2 groups" in first and "1 group was not released" in first
+    assert "about the same" in second
+
+
+def test_clipped_share_brute_force():
+    rng = np.random.default_rng(1)
+    x = rng.normal(0, 3, 500)
+    g = rng.integers(0, 3, 500)
+    clip = np.array([1.0, 4.0, np.nan])
+    n_clip, n_all = V.clipped_share(x, g, clip)
+    assert n_all == sum(1 for gi in g if gi != 2)
+    assert n_clip == sum(1 for xi, gi in zip(x, g) if gi != 2 and abs(xi) > clip[gi])
+
+
+def test_clipping_guidance_says_how_many_and_offers_the_fix():
+    assert V.clipping_guidance(4, 100, upload=True) is None  # 4% ≤ 5%
+    text = V.clipping_guidance(80, 100, upload=True, low=10.0, high=90.0, median=50.0)
+    assert text.startswith("80 of 100 values (80%)") and "most values" in text and "median 50.0" in text
+    assert "raise the public bound R" in V.clipping_guidance(10, 100, upload=False)
+
+
+def test_many_groups_and_pooled_guidance():
+    assert V.many_groups_guidance(9, 10_000) is None
+    assert "48" in V.many_groups_guidance(48, 4_800) and "100 records per group" in V.many_groups_guidance(48, 4_800)
+    lay = S.strata_layout([1, 500, 600], min_frac=0.001, small_strata="pool")
+    assert "one record (A)" in V.pooled_guidance(["A", "B", "C"], [1, 500, 600], lay.status)
+    lay = S.strata_layout([2, 500, 600], min_frac=0.002, small_strata="pool")
+    assert "Only one group (A, 2 records)" in V.pooled_guidance(["A", "B", "C"], [2, 500, 600], lay.status)
+    lay = S.strata_layout([2, 2, 600], min_frac=0.01, small_strata="pool")
+    assert V.pooled_guidance(["A", "B", "C"], [2, 2, 600], lay.status) is None
+
+
+def test_synth_verdict_counts_and_accuracy():
+    t = pd.DataFrame({"group": ["a", "b", "c"], "size": [500, 40, 3], "error_vanilla": [0.2, 0.5, 0.9],
+                      "error_stratified": [0.1, 0.3, 1.2]})
+    first, second = V.synth_verdict(t, epsilon=1, synthesizer="MWEM", accuracy_vanilla=0.8, accuracy_stratified=0.75)
+    assert "lowered the workload error of 2 of 3 groups; c (3 records) got worse" in first
+    assert "80%" in second and "75%" in second
+
+
+def test_release_and_guarantee_verdicts():
+    loss = pd.DataFrame({"method": ["PP", "WEM-naive"], "mean total ℓ₂ loss": [10.0, 35.0]})
+    text = V.release_verdict(loss, epsilon=1, month="2021-03")
+    assert "PP comes closest" in text and "WEM-naive is furthest off (35, 3.5× larger)" in text
+    # Spec §2.7: at Δ = κ = 2, PP carries 4ε/Δ = 2ε and WEM-naive 2ε/(κΔ) = ε/2.
+    gt = partial_release.guarantee_table(epsilon=1.0, sensitivity=2.0, kappa=2.0, pp_sensitivity=None)
+    text = V.guarantee_verdict(gt)
+    assert "PP (post-processing) carries ε = 2.0" in text and "WEM-naive ε = 0.50" in text

@@ -32,3 +32,36 @@ def test_guarantees_follow_the_readout_neighbour(eps, sens, kappa):
 def test_dm_logpmf_against_scipy(y, a):
     s = int(np.sum(y))
     assert pr.dm_logpmf(y, s, a) == pytest.approx(stats.dirichlet_multinomial.logpmf(y, a, s), rel=1e-10)
+
+
+@pytest.mark.parametrize("public,lo", [
+    (pr.PublicInfo(state_total=False, previous_month_prior=False), 0),
+    (pr.PublicInfo(state_total=False, nonnegative=False, previous_month_prior=False), -60),
+    (pr.PublicInfo(state_total=False, cases_ge_deaths=False, previous_month_prior=False), 0),
+])
+def test_wem_gibbs_without_state_total_matches_the_enumerated_target(public, lo):
+    # One county, no state total: the target ∝ exp(−a‖(c, d) − (x_c, x_d)‖₂) on the allowed integers, a = ε/(κΔ) = 1,
+    # enumerated on a grid; a long chain (each call one sweep from the last state) must match its means.
+    xc, xd = 3, 1
+    c, d = np.meshgrid(np.arange(lo, 80), np.arange(lo, 80), indexing="ij")
+    ok = np.ones_like(c, dtype=bool)
+    if public.nonnegative:
+        ok &= (c >= 0) & (d >= 0)
+    if public.cases_ge_deaths:
+        ok &= c >= d
+    w = np.exp(-np.hypot(c - xc, d - xd)) * ok
+    w /= w.sum()
+    rng = np.random.default_rng(2026)
+    state, draws = None, []
+    for _ in range(4000):
+        r = pr.wem_gibbs([xc], [xd], 0, epsilon=4, sensitivity=2, kappa=2, base="congenial", sweeps=1,
+                                      public=public, init=state, rng=rng)
+        state = (r.cases, r.deaths)
+        draws.append((r.cases[0], r.deaths[0]))
+    draws = np.array(draws[200:], dtype=float)
+    assert draws[:, 0].mean() == pytest.approx(float((w * c).sum()), abs=0.2)
+    assert draws[:, 1].mean() == pytest.approx(float((w * d).sum()), abs=0.2)
+    if public.cases_ge_deaths:
+        assert np.all(draws[:, 0] >= draws[:, 1])
+    if public.nonnegative:
+        assert draws.min() >= 0

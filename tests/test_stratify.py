@@ -590,3 +590,53 @@ def test_theorem10_against_mpmath_quadrature(k, alpha, n):
     e_log = mp.quad(lambda g: mp.log(g) * g ** (a - 1) * (1 - g) ** (b - 1) / mp.beta(a, b), [0, mp.mpf(1) / 2, 1])
     want = k * (e_log + mp.log(n))
     assert S.theorem10_expectation(k, alpha, n) == pytest.approx(float(want), rel=1e-8)
+
+
+# --------------------------------------------------------------------------- argument checks, one per domain rule
+_X = np.array([0.1, 0.2, 0.3, 0.4])
+_G = np.array([0, 0, 1, 1])
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: S.naive_mean_release([], [], R=1, gamma=1, epsilon=1, rng=0), "x is empty"),
+    (lambda: S.naive_mean_release([0.1, np.nan], [0, 1], R=1, gamma=1, epsilon=1, rng=0), "NaN or infinite"),
+    (lambda: S.naive_mean_release(_X, [0, 1], R=1, gamma=1, epsilon=1, rng=0), "same length"),
+    (lambda: S.naive_mean_release(_X, [0, 0.5, 1, 1], R=1, gamma=1, epsilon=1, rng=0), "integer codes"),
+    (lambda: S.naive_mean_release(_X, [0, -1, 1, 1], R=1, gamma=1, epsilon=1, rng=0), "non-negative integer"),
+    (lambda: S.naive_mean_release(_X, [0, 0, 1, 2], R=1, gamma=1, epsilon=1, rng=0, k=2), r"must lie in \[0, 2\)"),
+    (lambda: S.proportions_to_sizes([], 10), "weights is empty"),
+    (lambda: S.proportions_to_sizes([1, -1], 10), "non-negative and not all zero"),
+    (lambda: S.proportions_to_sizes([1, 1], 10, min_size=-1), "min_size must be ≥ 0"),
+    (lambda: S.fit_symmetric_dirichlet_alpha([1.0]), "at least 2 group shares"),
+    (lambda: S.fit_symmetric_dirichlet_alpha([0.5, np.inf]), "finite and non-negative"),
+    (lambda: S.fit_symmetric_dirichlet_alpha([0.5, 0.5, 0.0]), "share is zero"),
+    (lambda: S.theorem10_expectation(1, 1.0, 100), "k must be at least 2"),
+    (lambda: S.logsum_bounds(1, 100), "k must be at least 2"),
+    (lambda: S.logsum_bounds(5, 5), "n must exceed k"),
+    (lambda: S.realized_logsum([3, 0]), "all > 0"),
+    (lambda: S.integer_logsum_mc(1, 1.0, 10, rng=0), "k must be at least 2"),
+    (lambda: S.integer_logsum_mc(3, 1.0, 10, draws=0, rng=0), "draws must be ≥ 1"),
+    (lambda: S.integer_logsum_mc(3, 1.0, 10, min_size=0, rng=0), "min_size must be ≥ 1"),
+    (lambda: S.integer_logsum_mc(3, 1.0, 5, min_size=2, rng=0), "smaller than k·min_size"),
+    (lambda: S.preset_sizes("age"), "level must be"),
+    (lambda: S.make_gaussian_mixture([2, -1], rng=0), "non-negative integers"),
+    (lambda: S.make_gaussian_mixture([0, 0], rng=0), "sum to zero"),
+    (lambda: S.make_gaussian_mixture([2, 2], sigma_mode="wide", rng=0), "sigma_mode"),
+    (lambda: S.make_gaussian_mixture([2, 2], mu=[0.0], rng=0), "mu has 1 entries for 2 groups"),
+    (lambda: S.make_gaussian_mixture([2, 2], sigma=[1.0, 0.0], rng=0), "sigma must be > 0"),
+    (lambda: S.laplace_mean([], R=1, gamma=1, epsilon=1, rng=0), "x is empty"),
+    (lambda: S.laplace_mean([np.inf], R=1, gamma=1, epsilon=1, rng=0), "NaN or infinite"),
+])
+def test_argument_errors_say_what_is_expected(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_preset_levels_add_up_to_table3():
+    # S4 Table 3: the coarser levels are sums of the sex × race counts (k = 18 → 9 → 2), same total
+    t = S.table3_preset()
+    total = int(t["count"].sum())
+    assert [len(S.preset_sizes(lv)) for lv in ("sex_race", "race", "sex")] == [18, 9, 2]
+    assert all(int(S.preset_sizes(lv).sum()) == total for lv in ("sex_race", "race", "sex"))
+    by_race = t.groupby("race")["count"].sum()
+    assert S.preset_sizes("race").sort_index().tolist() == by_race.sort_index().tolist()

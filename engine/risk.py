@@ -12,21 +12,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import special
+from scipy import optimize, special
 
-from engine.validation import ValidationError, check_delta, check_epsilon, check_positive
+from engine.validation import EPSILON_MAX, ValidationError, check_delta, check_epsilon, check_positive
 
-
-#: Largest ε the risk views accept (as the calculator's ``mechanisms.EPSILON_MAX``): e^ε stays a float.
-EPSILON_MAX = 1e4
+# EPSILON_MAX is the one ε cap (engine.validation); ``engine.risk.EPSILON_MAX`` is that same object.
 
 
 def _epsilon(epsilon) -> float:
-    """ε for the risk views: a number in [0, 1e4] (ε = 0 is no leakage; narrower than ``check_epsilon``'s top)."""
-    e = check_epsilon(epsilon, allow_zero=True)
-    if e > EPSILON_MAX:
-        raise ValidationError(f"epsilon must be a finite number in [0, 1e4]; got {e!r}")
-    return e
+    """ε for the risk views: a number in [0, EPSILON_MAX] (ε = 0 is no leakage; e^ε must stay a float)."""
+    return check_epsilon(epsilon, allow_zero=True, at_most=EPSILON_MAX)
 
 
 def _fpr(fpr) -> np.ndarray:
@@ -144,3 +139,203 @@ def gaussian_advantage(*, mu) -> float:
 def laplace_advantage(*, epsilon) -> float:
     """Largest TPR − FPR against the Laplace mechanism with Δ/b = ε: 1 − e^{−ε/2} [X-DRS]."""
     return float(-math.expm1(-_epsilon(epsilon) / 2.0))
+
+
+# --------------------------------------------------------------------------- risk → ε (the inverse direction)
+# Each inverse answers "the largest ε that keeps this risk at or below a target" for one release. Closed forms are
+# used where the forward formula can be solved; the posterior after an accusation with δ > 0 is a minimum of
+# branches and is solved by Brent's method on the forward function itself. Every inverse returns an EpsilonForRisk:
+# ``epsilon`` is math.inf when no ε up to EPSILON_MAX reaches the target, and NaN when even ε = 0 exceeds it
+# (δ alone, or the prior, already breaks the target), with a plain-words ``reason``.
+
+MEASURES: dict[str, str] = {
+    "posterior": "an attacker's belief that a person is in the data",
+    "advantage": "a membership test's advantage (true-positive rate minus false-positive rate)",
+    "power": "a membership test's true-positive rate at a fixed false-positive rate",
+}
+
+
+@dataclass(frozen=True)
+class EpsilonForRisk:
+    """The largest ε keeping a named risk at or below a target, with what was held fixed."""
+
+    measure: str
+    target: float
+    epsilon: float
+    delta: float
+    reason: str = ""
+
+    @property
+    def reachable(self) -> bool:
+        """True when some ε ≥ 0 meets the target (``epsilon`` is a number ≥ 0 or inf)."""
+        return not math.isnan(self.epsilon)
+
+
+def posterior_after_accusation(prior, *, fpr, epsilon, delta=0.0) -> float:
+    """Largest posterior P(in the data | accused) of an attacker whose test wrongly accuses a share ``fpr``.
+
+    Bayes' rule with the best true-positive rate 1 − β(α) the (ε, δ) region allows [X-KOVt, X-DRS]
+    (β = ``tradeoff_fnr``): q = p·TPR / (p·TPR + (1 − p)·α). With δ = 0 and α ≤ 1/(1 + e^ε) this is the
+    pure-ε bound expit(logit p + ε) of :func:`posterior_bound` (``002_802572da4c9a19ad.txt`` Def. 2.1.1); with
+    δ > 0 it depends on α (a test that accuses almost nobody can be right almost always), so α is an input.
+
+    >>> round(posterior_after_accusation(0.1, fpr=0.01, epsilon=math.log(3)), 6)
+    0.25
+    """
+    p = check_delta(prior, name="prior", allow_zero=False)
+    a = float(_fpr(fpr))
+    if a <= 0.0:
+        raise ValidationError("the false-positive rate must be > 0 for a posterior after an accusation")
+    tpr = 1.0 - float(tradeoff_fnr(a, epsilon=epsilon, delta=delta))
+    return p * tpr / (p * tpr + (1.0 - p) * a)
+
+
+def epsilon_for_posterior(prior, *, posterior, delta=0.0, fpr=None) -> EpsilonForRisk:
+    """Largest ε keeping an attacker's posterior ≤ ``posterior`` from ``prior`` (pure ε, or (ε, δ) at a given α).
+
+    δ = 0: the closed form logit q − logit p (:func:`max_epsilon_for_posterior`; Rogers 2017 Def. 2.1.1 via
+    Bayes' rule). δ > 0: ``fpr`` is required and ε solves posterior_after_accusation(ε) = q by Brent's method
+    (scipy ``brentq``) on that forward function, which is nondecreasing in ε.
+    """
+    p = check_delta(prior, name="prior", allow_zero=False)
+    q = check_delta(posterior, name="posterior", allow_zero=False)
+    d = check_delta(delta)
+    if q <= p:
+        return EpsilonForRisk("posterior", q, math.nan, d,
+                              f"the target ({q:g}) is not above the prior ({p:g}): any release moves belief upward")
+    if d == 0.0:
+        return EpsilonForRisk("posterior", q, max_epsilon_for_posterior(p, posterior=q), d)
+    if fpr is None:
+        raise ValidationError("with delta > 0 the posterior bound needs the attacker's false-positive rate (fpr)")
+
+    def f(e: float) -> float:
+        return posterior_after_accusation(p, fpr=fpr, epsilon=e, delta=d) - q
+
+    if f(0.0) > 0.0:
+        return EpsilonForRisk("posterior", q, math.nan, d,
+                              f"δ = {d:g} alone lets this attacker reach a belief above {q:g}")
+    if f(EPSILON_MAX) <= 0.0:
+        return EpsilonForRisk("posterior", q, math.inf, d, "no ε makes this attacker's belief exceed the target")
+    # f is flat where the true-positive rate is capped at 1; brentq returns a point where f crosses 0, and the
+    # largest such ε is the left end of any flat top, which f < 0 below it guarantees (f is nondecreasing)
+    return EpsilonForRisk("posterior", q, float(optimize.brentq(f, 0.0, EPSILON_MAX, xtol=1e-13, rtol=1e-13)), d)
+
+
+def epsilon_for_advantage(advantage, *, delta=0.0) -> EpsilonForRisk:
+    """Largest ε whose membership advantage bound is ≤ ``advantage``: ln((1 + A − 2δ)/(1 − A)).
+
+    Inverse of :func:`advantage_bound` = (e^ε − 1 + 2δ)/(e^ε + 1) [X-KOVt]; at ε = 0 the bound is δ.
+
+    >>> round(epsilon_for_advantage(0.5).epsilon, 12) == round(math.log(3), 12)
+    True
+    """
+    a = check_delta(advantage, name="advantage", allow_one=True)
+    d = check_delta(delta)
+    if a < d:
+        return EpsilonForRisk("advantage", a, math.nan, d, f"δ = {d:g} alone allows an advantage above {a:g}")
+    if a >= 1.0:
+        return EpsilonForRisk("advantage", a, math.inf, d, "an advantage of 1 is reached only with no privacy")
+    e = math.log1p(2.0 * (a - d) / (1.0 - a))  # (1 + A − 2δ)/(1 − A) = 1 + 2(A − δ)/(1 − A)
+    if e > EPSILON_MAX:
+        return EpsilonForRisk("advantage", a, math.inf, d, "no ε up to the cap reaches this advantage")
+    return EpsilonForRisk("advantage", a, e, d)
+
+
+def epsilon_for_power(power, *, fpr, delta=0.0) -> EpsilonForRisk:
+    """Largest ε keeping a membership test's true-positive rate at false-positive rate α ≤ ``power``.
+
+    The best test has TPR = 1 − β(α) = min(1, e^ε α + δ, 1 − e^{−ε}(1 − δ − α)) [X-KOVt, X-DRS], and TPR ≤ P
+    holds when either branch is ≤ P: ε = max(ln((P − δ)/α), ln((1 − δ − α)/(1 − P))). At ε = 0 TPR = α + δ.
+    """
+    pw = check_delta(power, name="power", allow_one=True)
+    a = float(_fpr(fpr))
+    d = check_delta(delta)
+    if not 0.0 < a < 1.0:
+        raise ValidationError(f"the false-positive rate must be a number in (0, 1); got {fpr!r}")
+    if pw >= 1.0:
+        return EpsilonForRisk("power", pw, math.inf, d, "a true-positive rate of 1 is no limit")
+    if pw < min(1.0, a + d):
+        floor = min(1.0, a + d)
+        return EpsilonForRisk("power", pw, math.nan, d,
+                              f"even with ε = 0 a test accusing {a:g} of outsiders finds {floor:g} of members")
+    cands = [math.log((pw - d) / a)] if pw > d else []
+    if 1.0 - d - a > 0.0:
+        cands.append(math.log((1.0 - d - a) / (1.0 - pw)))
+    e = max(0.0, *cands)
+    if e > EPSILON_MAX:
+        return EpsilonForRisk("power", pw, math.inf, d, "no ε up to the cap reaches this true-positive rate")
+    return EpsilonForRisk("power", pw, e, d)
+
+
+def mu_for_advantage(advantage) -> float:
+    """Largest Gaussian μ = Δ/σ whose advantage 2Φ(μ/2) − 1 ≤ ``advantage``: 2Φ⁻¹((1 + A)/2) [X-DRS]."""
+    a = check_delta(advantage, name="advantage", allow_one=True)
+    return math.inf if a >= 1.0 else float(2.0 * special.ndtri((1.0 + a) / 2.0))
+
+
+def mu_for_power(power, *, fpr) -> float:
+    """Largest Gaussian μ keeping the true-positive rate at α ≤ P: Φ⁻¹(P) − Φ⁻¹(α) (from G_μ, [X-DRS]); NaN if
+    P < α."""
+    pw = check_delta(power, name="power", allow_one=True)
+    a = float(_fpr(fpr))
+    if not 0.0 < a < 1.0:
+        raise ValidationError(f"the false-positive rate must be a number in (0, 1); got {fpr!r}")
+    if pw >= 1.0:
+        return math.inf
+    if pw < a:
+        return math.nan
+    return float(special.ndtri(pw) - special.ndtri(a))
+
+
+def risk_at_epsilon(measure: str, *, epsilon, delta=0.0, prior=None, fpr=None) -> float:
+    """The forward value of a named risk at (ε, δ): the quantity the inverses above keep below a target."""
+    if measure == "posterior":
+        if float(delta) == 0.0 and fpr is None:
+            return posterior_bound(prior, epsilon=epsilon).upper
+        return posterior_after_accusation(prior, fpr=fpr, epsilon=epsilon, delta=delta)
+    if measure == "advantage":
+        return advantage_bound(epsilon=epsilon, delta=delta)
+    if measure == "power":
+        return 1.0 - float(tradeoff_fnr(fpr, epsilon=epsilon, delta=delta))
+    raise ValidationError(f"measure must be one of {tuple(MEASURES)}; got {measure!r}")
+
+
+def epsilon_for_risk(measure: str, *, target, delta=0.0, prior=None, fpr=None) -> EpsilonForRisk:
+    """Dispatch to the inverse for ``measure`` ("posterior", "advantage" or "power")."""
+    if measure == "posterior":
+        return epsilon_for_posterior(prior, posterior=target, delta=delta, fpr=fpr)
+    if measure == "advantage":
+        return epsilon_for_advantage(target, delta=delta)
+    if measure == "power":
+        return epsilon_for_power(target, fpr=fpr, delta=delta)
+    raise ValidationError(f"measure must be one of {tuple(MEASURES)}; got {measure!r}")
+
+
+def _pct(x: float) -> str:
+    """A probability as a percentage for reading (2 significant figures, never '0%' for a positive value)."""
+    v = 100.0 * x
+    if v == 0 or v >= 10:
+        return f"{v:.0f}%"
+    return f"{v:.2g}%"
+
+
+def _num(x: float) -> str:
+    return f"{x:.3g}" if x < 100 else f"{x:,.0f}"
+
+
+def risk_inverse_verdict(res: EpsilonForRisk, *, prior=None, fpr=None) -> str:
+    """One plain sentence stating the largest ε for the target (issue 14 item 1: verdicts from the engine)."""
+    d = f" and δ = {res.delta:g}" if res.delta > 0 else ""
+    if res.measure == "posterior":
+        what = f"an attacker who starts {_pct(prior)} sure a person is in the data ends at most {_pct(res.target)} sure"
+        if res.delta > 0:
+            what += f" when accusing {_pct(fpr)} of outsiders"
+    elif res.measure == "advantage":
+        what = f"no membership test beats guessing by more than {_pct(res.target)} (true- minus false-positive rate)"
+    else:
+        what = f"a test that wrongly accuses {_pct(fpr)} of outsiders finds at most {_pct(res.target)} of members"
+    if math.isnan(res.epsilon):
+        return f"No ε can promise that {what}{d}: {res.reason}."
+    if math.isinf(res.epsilon):
+        return f"Any ε keeps this promise: {what}{d}."
+    return f"To promise that {what}, use ε ≤ {_num(res.epsilon)}{d}."

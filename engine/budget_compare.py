@@ -1,0 +1,211 @@
+"""The budget question in one table (issue 14 item 7): k statistics from one data set under a total (ε, δ).
+
+Pure Python (no streamlit). For every composition rule the engine has and every noise mechanism, the largest
+per-statistic privacy whose k-fold composition stays within the total budget, the noise scale that gives, and the
+± at a chosen confidence. Nothing is re-derived here: composition is ``engine.accounting.compose`` (basic and
+advanced: Rogers 2017, seed ``002_802572da4c9a19ad.txt`` Thm 2.1.4 / 2.1.5; optimal: Kairouz–Oh–Viswanath 2015 /
+Murtagh–Vadhan; zCDP: Bun–Steinke 2016; Rényi DP: Mironov 2017; PLD: Google dp-accounting), the per-statistic
+Laplace ε is ``accounting.per_mechanism_epsilon``, and noise and accuracy are ``engine.mechanisms``.
+
+Conventions: each statistic has sensitivity Δ (1 for a count). Laplace noise has scale Δ/ε₀ and is pure ε-DP
+(its δ per statistic is 0). Gaussian noise has σ = m·Δ for the smallest noise multiplier m whose composition meets
+the budget; its "ε per statistic" is that one release's exact ε at δ/(2k), the share ``compose`` charges each
+Gaussian run under the (ε, δ) rules.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from engine import accounting as acc
+from engine import mechanisms as mech
+from engine.search import bracketed_root
+from engine.validation import check_delta, check_epsilon, check_positive, check_size
+
+RULES: tuple[str, ...] = ("basic", "advanced", "kov_optimal", "zcdp", "rdp", "pld")
+RULE_PLAIN = {
+    "basic": "Add up the ε's (basic)",
+    "advanced": "Advanced composition",
+    "kov_optimal": "Optimal composition (Kairouz–Oh–Viswanath)",
+    "zcdp": "Zero-concentrated DP",
+    "rdp": "Rényi DP",
+    "pld": "Privacy-loss distribution (numerical)",
+}
+MECHANISMS: tuple[str, ...] = ("laplace", "gaussian")
+MECH_PLAIN = {"laplace": "Laplace", "gaussian": "Gaussian"}
+MAX_K = 10_000
+#: PLD resolution for the Gaussian search (ε is overstated by at most about this much: a safe bound)
+PLD_RESOLUTION = 1e-3
+
+
+@dataclass(frozen=True)
+class BudgetRow:
+    """One rule × mechanism answer for k statistics under a total (ε, δ)."""
+
+    rule: str
+    mechanism: str
+    k: int
+    epsilon_total: float
+    delta_total: float
+    epsilon_each: float
+    delta_each: float
+    scale: float
+    std: float
+    half_width: float
+    confidence: float
+    valid: bool
+    note: str = ""
+
+
+def gaussian_multiplier(rule: str, *, epsilon, delta, k) -> float:
+    """Smallest noise multiplier m = σ/Δ whose k-fold Gaussian composition has ε ≤ ``epsilon`` at ``delta``.
+
+    Brent's method in ln m on ``accounting.compose`` (the composed ε falls as m grows); NaN if the rule does not
+    apply. PLD uses resolution :data:`PLD_RESOLUTION`.
+    """
+    eps, d, k = check_epsilon(epsilon), check_delta(delta, allow_zero=False), check_size(k, name="k")
+
+    def f(x: float) -> float:
+        r = acc.compose([acc.gaussian(math.exp(x), count=k)], delta=d, rule=rule, pld_resolution=PLD_RESOLUTION)
+        if not r.valid:
+            raise ValueError(r.note)
+        return r.epsilon - eps
+
+    guess = math.log(math.sqrt(k * 2.0 * math.log(1.25 / d)) / eps)  # the classic σ with ε/√k per run
+    try:
+        x = bracketed_root(f, guess - 1.0, guess + 1.0, increasing=False, xtol=1e-9, rtol=1e-9)
+    except ValueError:
+        return math.nan
+    # brentq stops within xtol of the root on either side: step up to the side that meets the budget
+    while f(x) > 0:
+        x += 1e-9
+    return math.exp(x)
+
+
+def budget_row(rule: str, mechanism: str, *, epsilon, delta, k, sensitivity=1.0, confidence=0.95) -> BudgetRow:
+    """Per-statistic privacy, noise scale and ± for one rule and mechanism (see the module conventions)."""
+    eps, k = check_epsilon(epsilon), check_size(k, name="k")
+    d = check_delta(delta)
+    sens = check_positive(sensitivity, name="sensitivity")
+    conf = check_delta(confidence, name="confidence", allow_zero=False)
+    if k > MAX_K:
+        raise ValueError(f"k must be at most {MAX_K:,}; got {k}")
+    if rule not in RULES or mechanism not in MECHANISMS:
+        raise ValueError(f"rule must be one of {RULES} and mechanism one of {MECHANISMS}")
+
+    def invalid(note: str) -> BudgetRow:
+        return BudgetRow(rule, mechanism, k, eps, d, math.nan, math.nan, math.nan, math.nan, math.nan, conf, False,
+                         note)
+
+    if d == 0.0 and not (rule == "basic" and mechanism == "laplace"):
+        return invalid("needs δ > 0" if mechanism == "laplace" else "Gaussian noise needs δ > 0")
+    if mechanism == "laplace":
+        if rule == "basic":
+            # per_mechanism_epsilon needs δ > 0 for its compose calls; basic composition of pure ε is Σ ε₀ = k·ε₀
+            e0 = acc.per_mechanism_epsilon("basic", epsilon=eps, delta=d if d > 0 else 0.5, k=k)
+        else:
+            e0 = acc.per_mechanism_epsilon(rule, epsilon=eps, delta=d, k=k)
+        if not e0 > 0:
+            return invalid("no per-statistic ε fits the budget under this rule")
+        scale = sens / e0
+        return BudgetRow(rule, mechanism, k, eps, d, e0, 0.0, scale, mech.noise_std("laplace", scale=scale),
+                         mech.half_width("laplace", scale=scale, confidence=conf), conf, True)
+    m = gaussian_multiplier(rule, epsilon=eps, delta=d, k=k)
+    if not math.isfinite(m):
+        return invalid("this rule gives no bound for Gaussian noise here")
+    d_each = d / (2.0 * k)
+    e_each = mech.gaussian_epsilon(d_each, sigma=m)
+    sigma = m * sens
+    return BudgetRow(rule, mechanism, k, eps, d, e_each, d_each, sigma, mech.noise_std("gaussian", scale=sigma),
+                     mech.half_width("gaussian", scale=sigma, confidence=conf), conf, True)
+
+
+def budget_table(*, epsilon, delta, k, sensitivity=1.0, confidence=0.95, rules=RULES,
+                 mechanisms=MECHANISMS) -> list[BudgetRow]:
+    """Every rule × mechanism for k statistics under the total (ε, δ), in rule order."""
+    return [budget_row(r, m, epsilon=epsilon, delta=delta, k=k, sensitivity=sensitivity, confidence=confidence)
+            for r in rules for m in mechanisms]
+
+
+def best_row(rows: list[BudgetRow]) -> BudgetRow | None:
+    """The valid row with the smallest ± (ties: the first, i.e. the simpler rule)."""
+    ok = [r for r in rows if r.valid]
+    return min(ok, key=lambda r: r.half_width) if ok else None
+
+
+def _g(x: float) -> str:
+    return f"{x:.3g}" if abs(x) < 1e4 else f"{x:,.0f}"
+
+
+def budget_verdict(rows: list[BudgetRow]) -> str:
+    """One plain sentence: the best accuracy per statistic and how it compares with simply dividing ε by k."""
+    best = best_row(rows)
+    if best is None:
+        return "No rule gives a usable answer for this budget: allow a small δ or publish fewer statistics."
+    conf = f"{100 * best.confidence:g}%"
+    d = f" and δ = {best.delta_total:g}" if best.delta_total > 0 else ""
+    text = (f"Publishing {best.k} statistics with a total ε = {_g(best.epsilon_total)}{d}: each can be "
+            f"accurate to ±{_g(best.half_width)} ({conf} of the time) with {MECH_PLAIN[best.mechanism]} noise under "
+            f"{RULE_PLAIN[best.rule].lower()}")
+    basic = next((r for r in rows if r.valid and r.rule == "basic" and r.mechanism == "laplace"), None)
+    if basic is not None and best is not basic and basic.half_width > best.half_width:
+        text += f", {basic.half_width / best.half_width:.2g}× tighter than splitting ε equally with Laplace noise"
+    return text + "."
+
+
+def rows_for_people(rows: list[BudgetRow]) -> pd.DataFrame:
+    """The table with plain column names; k appears in its own column (and so in the CSV)."""
+    conf = f"{100 * rows[0].confidence:g}%" if rows else "95%"
+    return pd.DataFrame({
+        "Composition rule": [RULE_PLAIN[r.rule] for r in rows],
+        "Noise": [MECH_PLAIN[r.mechanism] for r in rows],
+        "Statistics (k)": [r.k for r in rows],
+        "Total ε": [r.epsilon_total for r in rows],
+        "Total δ": [r.delta_total for r in rows],
+        "ε per statistic": [r.epsilon_each for r in rows],
+        "δ per statistic": [r.delta_each for r in rows],
+        "Noise scale": [r.scale for r in rows],
+        "Noise standard deviation": [r.std for r in rows],
+        f"± at {conf}": [r.half_width for r in rows],
+        "Note": [r.note or ("" if r.valid else "does not apply") for r in rows],
+    })
+
+
+def total_from_per_release(epsilon_each, *, k, delta, rules=RULES) -> pd.DataFrame:
+    """The other direction: the total ε of k Laplace releases of ε₀ each, under every rule (``accounting.compose``).
+
+    Columns: rule (plain words), statistics (k), ε per statistic, total ε, total δ. Rules that need δ > 0 are
+    left out when δ = 0.
+    """
+    e0, k = check_epsilon(epsilon_each, name="epsilon_each"), check_size(k, name="k")
+    d = check_delta(delta)
+    out = []
+    for r in rules:
+        if d == 0.0:
+            if r != "basic":
+                continue
+            total = acc.basic_composition([e0] * k).epsilon
+        else:
+            res = acc.compose([acc.laplace(e0, count=k)], delta=d, rule=r)
+            if not res.valid:
+                continue
+            total = res.epsilon
+        out.append((RULE_PLAIN[r], k, e0, total, d))
+    return pd.DataFrame(out, columns=["Composition rule", "Statistics (k)", "ε per statistic", "Total ε", "Total δ"])
+
+
+def totals_verdict(totals: pd.DataFrame) -> str:
+    """One plain sentence for the per-release → total direction: the smallest total and what adding up gives."""
+    if totals.empty:
+        return "No rule applies: allow a small δ."
+    best = totals.loc[totals["Total ε"].idxmin()]
+    k, e0 = int(best["Statistics (k)"]), float(best["ε per statistic"])
+    text = (f"{k} releases of ε = {_g(e0)} each add up to a total ε of at most {_g(float(best['Total ε']))} "
+            f"({best['Composition rule'].lower()})")
+    basic = totals[totals["Composition rule"] == RULE_PLAIN["basic"]]
+    if not basic.empty and best["Composition rule"] != RULE_PLAIN["basic"]:
+        text += f"; adding up gives {_g(float(basic['Total ε'].iloc[0]))}"
+    return text + "."

@@ -1,0 +1,99 @@
+"""ε in context and risk → ε, for the epsilon calculator (issue 15 items 5 and 6).
+
+Two views the page calls inside its tabs: :func:`render_in_context` places the page's ε among published
+deployments (``engine.deployments``, data in ``data/deployments.csv``); :func:`render_risk_inverse` answers "what is
+the largest ε that keeps this risk below my target?" (``engine.risk``). Widgets, layout and calls only: every number
+and sentence comes from the engine.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import streamlit as st
+
+from engine import deployments as dep
+from engine import risk
+from ui.charts import show_figure
+from ui.common import methodology
+from ui.exports import download_csv
+from ui.text import md_escape
+from ui.widgets import choice, delta_exponent
+
+_TAKES_ALT = "alt" in inspect.signature(show_figure).parameters
+
+
+def _alt(text: str) -> dict:
+    """``alt=`` for ``show_figure`` where the shared helper takes it (issue 14 item 9)."""
+    return {"alt": text} if _TAKES_ALT else {}
+
+
+@st.cache_data(show_spinner=False)
+def _deployments():
+    return dep.load_deployments()
+
+
+def render_in_context(epsilon: float, delta: float | None) -> None:
+    """The page's ε among published real-world deployments: verdict, dot chart, cited table, caveats."""
+    table = _deployments()
+    place = dep.place_epsilon(epsilon, table)
+    st.markdown(f"**{md_escape(dep.context_verdict(place), max_len=400)}**")
+    fig = dep.make_context_figure(table, epsilon=epsilon, delta=delta)
+    show_figure(fig, key="eps_ctx_fig", filename="epsilon_in_context.html", **_alt(dep.figure_alt(table, place)))
+    st.markdown("\n".join(f"- {md_escape(c, max_len=300)}" for c in dep.CAVEATS))
+    people = dep.context_table_for_people(table)
+    st.dataframe(people, hide_index=True, width="stretch",
+                 column_config={"Source": st.column_config.LinkColumn("Source")})
+    download_csv(people, filename="published_deployments.csv", key="eps_ctx_csv")
+    with methodology():
+        st.markdown(
+            "Each value is copied as its source states it, with the place it was read (column *Where the value was "
+            "read*): the OpenDP Deployments Registry and Desfontaines' list of real-world uses of differential "
+            "privacy. Rows without a year are undated in that source. The list is short and not a recommendation: "
+            "a value used by a company is not evidence that it is safe for your data.")
+
+
+def render_risk_inverse(key_prefix: str = "eps_inv_") -> None:
+    """Risk → ε: pick a risk and a target, read the largest ε that keeps the risk at or below it."""
+    k = key_prefix
+    measure = choice("Risk to keep below a target", {m: text.capitalize() for m, text in risk.MEASURES.items()},
+                     key=f"{k}measure", default="posterior")
+    c1, c2, c3 = st.columns(3)
+    use_delta = c3.toggle("Allow a small δ", value=False, key=f"{k}use_delta", bind="query-params",
+                          help="(ε, δ)-DP: with probability up to δ the ε promise may fail.")
+    delta = delta_exponent(key=f"{k}delta", value=-6, min_exp=-12, max_exp=-2, container=c3) if use_delta else 0.0
+    prior = fpr = None
+    if measure == "posterior":
+        prior = c1.slider("Attacker's belief before the release (prior)", 0.01, 0.9, 0.05, 0.01, key=f"{k}prior",
+                          bind="query-params")
+        target = c2.slider("Highest belief you accept after it", 0.02, 0.99, 0.2, 0.01, key=f"{k}target_post",
+                           bind="query-params")
+        if delta > 0:
+            fpr = c1.slider("The attacker wrongly accuses this share of outsiders", 0.001, 0.5, 0.01, 0.001,
+                            key=f"{k}fpr_post", format="%.3f", bind="query-params")
+    elif measure == "advantage":
+        target = c1.slider("Highest advantage you accept (true- minus false-positive rate)", 0.01, 0.99, 0.1, 0.01,
+                           key=f"{k}target_adv", bind="query-params")
+    else:
+        fpr = c1.slider("False-positive rate of the test (outsiders wrongly accused)", 0.001, 0.5, 0.01, 0.001,
+                        key=f"{k}fpr", format="%.3f", bind="query-params")
+        target = c2.slider("Highest true-positive rate you accept (members found)", 0.01, 0.99, 0.1, 0.01,
+                           key=f"{k}target_pow", bind="query-params")
+    try:
+        res = risk.epsilon_for_risk(measure, target=target, delta=delta, prior=prior, fpr=fpr)
+    except ValueError as exc:
+        st.warning(md_escape(str(exc), max_len=300))
+        return
+    st.markdown(f"**{md_escape(risk.risk_inverse_verdict(res, prior=prior, fpr=fpr), max_len=400)}**")
+    if res.reachable and math.isfinite(res.epsilon):
+        back = risk.risk_at_epsilon(measure, epsilon=res.epsilon, delta=delta, prior=prior, fpr=fpr)
+        st.metric("Largest ε", f"{res.epsilon:.4g}")
+        st.caption(f"Check: at ε = {res.epsilon:.4g} the risk is {back:.4g} (target {target:g}).")
+    with methodology():
+        st.markdown(
+            "Posterior: Bayes' rule with the ε-DP likelihood-ratio bound (pure ε: log-odds move by at most ε); "
+            "with δ > 0 the bound depends on how often the attacker accuses, so that rate is an input. Advantage "
+            "and true-positive rate: the hypothesis-testing region of (ε, δ)-DP (Kairouz, Oh & Viswanath 2015; "
+            "Dong, Roth & Su 2022), false negatives ≥ max(0, 1 − δ − e^ε·α, e^−ε·(1 − δ − α)). Closed forms "
+            "are solved exactly; the posterior with δ > 0 by Brent's method on the forward formula.")

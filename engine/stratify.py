@@ -720,6 +720,7 @@ def analytic_mean_errors(sizes, *, R: float, gamma: float, epsilon: float, mu=No
     Cn = clip_halfwidth(n, R=R, gamma=gamma, mode=mode)
     Ci = np.atleast_1d(clip_halfwidth(s, R=R, gamma=gamma, mode=mode))
     bi = 2 * Ci / (s * eps)
+    b_naive = 2 * Cn / (n * eps)  # the global release's Laplace scale (= its E|noise|)
     table = pd.DataFrame({"size": s.astype(np.int64), "C": Ci, "laplace_scale": bi,
                           "strat_priv_mean_abs": bi, "strat_priv_rmse": math.sqrt(2) * bi})
     stat_sd = math.sqrt(float(np.sum(s * sig**2))) / n
@@ -729,7 +730,6 @@ def analytic_mean_errors(sizes, *, R: float, gamma: float, epsilon: float, mu=No
             raise ValueError(f"mu has {m.size} entries for {k} groups")
         mu_pop = float(np.sum(s * m) / n)
         d = np.abs(mu_pop - m)
-        b_naive = 2 * Cn / (n * eps)
         table["bias"] = d
         table["strat_total_mean_abs"] = [expected_abs_error(0.0, sig[i] / math.sqrt(s[i]), bi[i]) for i in range(k)]
         table["naive_total_mean_abs"] = [expected_abs_error(d[i], stat_sd, b_naive) for i in range(k)]
@@ -743,7 +743,7 @@ def analytic_mean_errors(sizes, *, R: float, gamma: float, epsilon: float, mu=No
     naive_rmse = math.sqrt(8) * Cn / (n * eps)
     strat_rmse = math.sqrt(8 * np.sum(Cs**2)) / (n_rel * eps)
     return AnalyticMeanErrors(
-        pop_naive_mean_abs=float(2 * Cn / (n * eps)),
+        pop_naive_mean_abs=float(b_naive),
         pop_naive_rmse=float(naive_rmse),
         pop_strat_rmse=float(strat_rmse),
         variance_ratio=float((strat_rmse / naive_rmse) ** 2),

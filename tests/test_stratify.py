@@ -640,3 +640,21 @@ def test_preset_levels_add_up_to_table3():
     assert all(int(S.preset_sizes(lv).sum()) == total for lv in ("sex_race", "race", "sex"))
     by_race = t.groupby("race")["count"].sum()
     assert S.preset_sizes("race").sort_index().tolist() == by_race.sort_index().tolist()
+
+
+def test_naive_group_error_is_the_quadrature_of_bias_normal_and_laplace():
+    # E|d + N(0, s²) + Lap(b)| by quadrature, using E|c + Lap(b)| = |c| + b·e^{−|c|/b}; the global release's
+    # Laplace scale is 2C(n)/(nε) (S4 L111–125) and its statistical sd √(Σ nᵢσᵢ²)/n
+    from scipy import integrate
+    sizes, mu, sigma, eps, R, gamma = [40, 160, 800], [0.0, 0.5, -1.0], [1.0, 0.5, 2.0], 0.5, 3.0, 0.1
+    res = S.analytic_mean_errors(sizes, R=R, gamma=gamma, epsilon=eps, mu=mu, sigma=sigma)
+    n = sum(sizes)
+    b = 2 * S.clip_halfwidth(n, R=R, gamma=gamma) / (n * eps)
+    sd = math.sqrt(sum(s_ * g * g for s_, g in zip(sizes, sigma))) / n
+    mu_pop = sum(s_ * m for s_, m in zip(sizes, mu)) / n
+    assert res.pop_naive_mean_abs == pytest.approx(b, rel=1e-12)
+    for i in range(3):
+        d = abs(mu_pop - mu[i])
+        val = integrate.quad(lambda z: (abs(d + z) + b * math.exp(-abs(d + z) / b)) * stats.norm.pdf(z, 0, sd),
+                             -12 * sd, 12 * sd, points=[-d], limit=200)[0]
+        assert res.table["naive_total_mean_abs"][i] == pytest.approx(val, rel=1e-6)

@@ -200,10 +200,12 @@ def epsilon_for_posterior(prior, *, posterior, delta=0.0, fpr=None) -> EpsilonFo
     p = check_delta(prior, name="prior", allow_zero=False)
     q = check_delta(posterior, name="posterior", allow_zero=False)
     d = check_delta(delta)
-    if q <= p:
+    if q < p:
         return EpsilonForRisk("posterior", q, math.nan, d,
-                              f"the target ({q:g}) is not above the prior ({p:g}): any release moves belief upward")
+                              f"the target ({q:g}) is below the prior ({p:g}): the attacker already believes more")
     if d == 0.0:
+        if q == p:
+            return EpsilonForRisk("posterior", q, 0.0, d)  # only ε = 0 leaves the belief where it was
         return EpsilonForRisk("posterior", q, max_epsilon_for_posterior(p, posterior=q), d)
     if fpr is None:
         raise ValidationError("with delta > 0 the posterior bound needs the attacker's false-positive rate (fpr)")
@@ -254,8 +256,8 @@ def epsilon_for_power(power, *, fpr, delta=0.0) -> EpsilonForRisk:
         raise ValidationError(f"the false-positive rate must be a number in (0, 1); got {fpr!r}")
     if pw >= 1.0:
         return EpsilonForRisk("power", pw, math.inf, d, "a true-positive rate of 1 is no limit")
-    if pw < min(1.0, a + d):
-        floor = min(1.0, a + d)
+    floor = min(1.0, a + d)
+    if pw < floor - 1e-12:  # 1e-12: a TPR computed as 1 − FNR(α) at ε = 0 may fall a few ulp short of α + δ
         return EpsilonForRisk("power", pw, math.nan, d,
                               f"even with ε = 0 a test accusing {a:g} of outsiders finds {floor:g} of members")
     cands = [math.log((pw - d) / a)] if pw > d else []

@@ -124,3 +124,112 @@ def test_tradeoff_with_delta_printed_points():
     a = np.array([0.0, 0.1, 0.3, 0.45, 0.9, 1.0])
     assert R.tradeoff_fnr(a, epsilon=math.log(2), delta=0.1) == pytest.approx([0.9, 0.7, 0.3, 0.225, 0.0, 0.0],
                                                                                abs=1e-12)
+
+
+# --------------------------------------------------------------------------- risk → ε (issue 15 item 6)
+def test_one_epsilon_cap():
+    from engine import validation
+    assert R.EPSILON_MAX is validation.EPSILON_MAX
+    with pytest.raises(ValueError, match=r"^epsilon must be a finite number in \[0, 1e4\]; got 20000$"):
+        R.advantage_bound(epsilon=2e4)
+
+
+def test_inverse_worked_examples():
+    # hand-computed: prior 5% → posterior 20% is ln((0.2/0.8)/(0.05/0.95)) = ln 4.75
+    assert R.epsilon_for_posterior(0.05, posterior=0.2).epsilon == pytest.approx(math.log(4.75), rel=1e-12)
+    # advantage 1/2 under pure ε is tanh(ε/2) = 1/2 → ε = ln 3
+    assert R.epsilon_for_advantage(0.5).epsilon == pytest.approx(math.log(3), rel=1e-12)
+    # TPR 10% at FPR 1%, δ = 0: the e^ε α branch gives ln 10, the other ln(0.99/0.9)
+    assert R.epsilon_for_power(0.1, fpr=0.01).epsilon == pytest.approx(math.log(10), rel=1e-12)
+    # Gaussian μ for advantage 2Φ(μ/2) − 1 = 0.3829249 is μ = 1 (scipy)
+    assert R.mu_for_advantage(2 * stats.norm.cdf(0.5) - 1) == pytest.approx(1.0, rel=1e-10)
+    # δ = 0 with an accusation rate below 1/(1 + e^ε): the posterior equals the pure bound
+    q = R.posterior_after_accusation(0.1, fpr=1e-3, epsilon=1.0)
+    assert q == pytest.approx(1 / (1 + 9 * math.exp(-1)), rel=1e-12)
+
+
+def test_inverse_unreachable_and_unbounded():
+    r = R.epsilon_for_advantage(1e-7, delta=1e-6)
+    assert math.isnan(r.epsilon) and not r.reachable and "δ" in r.reason
+    assert R.epsilon_for_advantage(1.0).epsilon == math.inf
+    assert math.isnan(R.epsilon_for_power(0.01, fpr=0.05).epsilon)  # TPR ≥ FPR even at ε = 0
+    assert R.epsilon_for_power(1.0, fpr=0.05).epsilon == math.inf
+    assert math.isnan(R.epsilon_for_posterior(0.3, posterior=0.2).epsilon)
+    # δ = 0.1 alone lets an attacker accusing 0.1% of outsiders be more than 50% sure of a 5% prior
+    assert math.isnan(R.epsilon_for_posterior(0.05, posterior=0.5, delta=0.1, fpr=1e-3).epsilon)
+    with pytest.raises(ValueError, match="false-positive rate"):
+        R.epsilon_for_posterior(0.05, posterior=0.2, delta=1e-6)
+    with pytest.raises(ValueError, match="measure"):
+        R.epsilon_for_risk("reidentification", target=0.1)
+    # the verdicts say so in words
+    assert R.risk_inverse_verdict(r).startswith("No ε can promise")
+    assert R.risk_inverse_verdict(R.epsilon_for_advantage(1.0)).startswith("Any ε")
+    assert "ε ≤ 1.1" in R.risk_inverse_verdict(R.epsilon_for_advantage(0.5))
+
+
+@settings(max_examples=80, deadline=None)
+@given(e=st.floats(0.0, 12.0), d=st.sampled_from([0.0, 1e-9, 1e-5, 1e-3, 0.05]), a=st.floats(1e-4, 0.5),
+       p=st.floats(0.01, 0.9))
+def test_inverses_round_trip_through_the_forward_functions(e, d, a, p):
+    # forward at a random point, then back: the inverse returns the same ε wherever the risk still grows with ε
+    adv = R.advantage_bound(epsilon=e, delta=d)
+    if adv < 1 - 1e-9:
+        assert R.epsilon_for_advantage(adv, delta=d).epsilon == pytest.approx(e, rel=1e-7, abs=1e-7)
+    tpr = R.risk_at_epsilon("power", epsilon=e, delta=d, fpr=a)
+    if tpr < 1 - 1e-9:
+        assert R.epsilon_for_power(tpr, fpr=a, delta=d).epsilon == pytest.approx(e, rel=1e-7, abs=1e-7)
+    if d > 0:
+        q = R.posterior_after_accusation(p, fpr=a, epsilon=e, delta=d)
+        if q < 1 - 1e-9 and tpr < 1 - 1e-9:
+            got = R.epsilon_for_posterior(p, posterior=q, delta=d, fpr=a).epsilon
+            assert got == pytest.approx(e, rel=1e-6, abs=1e-6)
+    else:
+        q = R.posterior_bound(p, epsilon=e).upper
+        if p + 1e-9 < q < 1 - 1e-9:
+            assert R.epsilon_for_posterior(p, posterior=q).epsilon == pytest.approx(e, rel=1e-7, abs=1e-7)
+
+
+@settings(max_examples=60, deadline=None)
+@given(t=st.floats(0.02, 0.98), d=st.sampled_from([0.0, 1e-6, 1e-3]), a=st.floats(1e-3, 0.3),
+       p=st.floats(0.01, 0.5), measure=st.sampled_from(["posterior", "advantage", "power"]))
+def test_inverse_is_the_largest_epsilon(t, d, a, p, measure):
+    # risk(ε*) ≤ target and risk(ε* + a little) > target: ε* is the largest ε that keeps the promise
+    kw = dict(delta=d, prior=p, fpr=a if (measure == "power" or d > 0) else None)
+    res = R.epsilon_for_risk(measure, target=t, **kw)
+    if not res.reachable:
+        assert R.risk_at_epsilon(measure, epsilon=0.0, **kw) > t
+        return
+    if math.isinf(res.epsilon):
+        assert R.risk_at_epsilon(measure, epsilon=R.EPSILON_MAX, **kw) <= t
+        return
+    assert R.risk_at_epsilon(measure, epsilon=res.epsilon, **kw) <= t + 1e-9
+    assert R.risk_at_epsilon(measure, epsilon=res.epsilon * (1 + 1e-6) + 1e-9, **kw) > t
+
+
+# riskcal (Kulynych et al., PyPI 1.5.1) is an independent implementation of the same f-DP measures
+@settings(max_examples=60, deadline=None)
+@given(t=st.floats(0.02, 0.98), d=st.sampled_from([0.0, 1e-8, 1e-5, 1e-3]), a=st.floats(1e-4, 0.3))
+def test_inverses_against_riskcal(t, d, a):
+    from riskcal import analysis as rc
+    adv = R.epsilon_for_advantage(t, delta=d)
+    if adv.reachable and math.isfinite(adv.epsilon):
+        assert float(rc.get_advantage_from_adp(adv.epsilon, d)) == pytest.approx(t, rel=1e-9)
+    pw = R.epsilon_for_power(t, fpr=a, delta=d)
+    if pw.reachable and math.isfinite(pw.epsilon):
+        # riskcal: the smallest ε at which (α, β = 1 − TPR) is achievable, which is our largest safe ε
+        assert float(rc.get_epsilon_from_err_rates(d, a, 1 - t)) == pytest.approx(pw.epsilon, rel=1e-9, abs=1e-12)
+        assert 1 - float(rc.get_beta_from_adp(pw.epsilon, d, a)) == pytest.approx(t, rel=1e-9)
+    mu = R.mu_for_advantage(t)
+    assert float(rc.get_advantage_from_gdp(mu)) == pytest.approx(t, rel=1e-9)
+    mu = R.mu_for_power(t, fpr=a)
+    if math.isfinite(mu):
+        assert 1 - float(rc.get_beta_from_gdp(mu, a)) == pytest.approx(t, rel=1e-9)
+
+
+def test_posterior_with_delta_against_riskcal_tradeoff():
+    from riskcal import analysis as rc
+    for p, a, e, d in [(0.05, 0.01, 1.0, 1e-5), (0.2, 0.001, 0.5, 1e-3), (0.5, 0.1, 3.0, 0.01)]:
+        tpr = 1 - float(rc.get_beta_from_adp(e, d, a))
+        ref = p * tpr / (p * tpr + (1 - p) * a)  # Bayes' rule with riskcal's best test
+        assert R.posterior_after_accusation(p, fpr=a, epsilon=e, delta=d) == pytest.approx(ref, rel=1e-12)
+        assert R.epsilon_for_posterior(p, posterior=ref, delta=d, fpr=a).epsilon == pytest.approx(e, rel=1e-8)

@@ -101,18 +101,21 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
+def _count(n: int) -> str:
+    return f"{n} deployment" + ("" if n == 1 else "s")
+
+
 def context_verdict(p: Placement) -> str:
     """One plain sentence placing the user's ε among the published deployments."""
-    n = p.total
+    n, span = p.total, f"(they range from {_fmt(p.smallest)} to {_fmt(p.largest)})"
     if p.below == 0 and p.equal == 0:
-        return (f"ε = {_fmt(p.epsilon)} is smaller than all {n} published deployments listed here "
-                f"(they range from {_fmt(p.smallest)} to {_fmt(p.largest)}).")
+        return f"ε = {_fmt(p.epsilon)} is smaller than all {n} published deployments listed here {span}."
     if p.above == 0 and p.equal == 0:
-        return (f"ε = {_fmt(p.epsilon)} is larger than all {n} published deployments listed here "
-                f"(they range from {_fmt(p.smallest)} to {_fmt(p.largest)}).")
-    same = f", {p.equal} use the same value" if p.equal else ""
-    return (f"ε = {_fmt(p.epsilon)}: {p.below} of the {n} published deployments listed here use a smaller ε{same} "
-            f"and {p.above} a larger one (they range from {_fmt(p.smallest)} to {_fmt(p.largest)}).")
+        return f"ε = {_fmt(p.epsilon)} is larger than all {n} published deployments listed here {span}."
+    same = f", {p.equal} the same" if p.equal else ""
+    has = "has" if p.below == 1 else "have"
+    return (f"Of {n} published deployments listed here, {p.below} {has} a smaller ε than {_fmt(p.epsilon)}{same} "
+            f"and {p.above} a larger one {span}.")
 
 
 def _label(r: pd.Series) -> str:
@@ -163,4 +166,4 @@ def figure_alt(table: pd.DataFrame, p: Placement) -> str:
     n_local = int(np.sum(table["model"] == "local"))
     return (f"Dot chart of {p.total} published deployments of differential privacy on a log ε axis from "
             f"{_fmt(p.smallest)} to {_fmt(p.largest)} ({n_local} local, {p.total - n_local} central), with a dashed "
-            f"line at your ε = {_fmt(p.epsilon)}: {p.below} deployments below it and {p.above} above it.")
+            f"line at your ε = {_fmt(p.epsilon)}: {_count(p.below)} below it and {_count(p.above)} above it.")

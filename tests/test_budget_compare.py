@@ -1,0 +1,164 @@
+"""Tests for engine.budget_compare: every rule × mechanism against an independent computation — closed forms
+written out here (basic, advanced, zCDP, the Kairouz–Oh–Viswanath / Murtagh–Vadhan optimal δ, the Balle–Wang
+analytic Gaussian) and Google's dp-accounting for PLD and Rényi DP — plus the reverse direction and the verdict.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from dp_accounting import dp_event, rdp
+from dp_accounting.pld import privacy_loss_distribution as pldlib
+from scipy import stats
+
+from engine import budget_compare as B
+
+EPS, DELTA, K = 1.0, 1e-6, 10
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return {(r.rule, r.mechanism): r for r in B.budget_table(epsilon=EPS, delta=DELTA, k=K, sensitivity=2.0,
+                                                            confidence=0.9)}
+
+
+def _zcdp_eps(rho, d):
+    """Bun–Steinke: min(ρ + 2√(ρ ln 1/δ), ρ + 2√(ρ·max(0, ln(√(πρ)/δ))))."""
+    return min(rho + 2 * math.sqrt(rho * math.log(1 / d)),
+               rho + 2 * math.sqrt(rho * max(0.0, math.log(math.sqrt(math.pi * rho) / d))))
+
+
+def _gauss_delta(eps, sigma):
+    """Balle–Wang 2018 exact δ(ε) of the Gaussian mechanism with Δ = 1."""
+    a, b = 1 / (2 * sigma), eps * sigma
+    return stats.norm.cdf(a - b) - math.exp(eps) * stats.norm.cdf(-a - b)
+
+
+def _kov_delta(eps_g, e0, k):
+    """Optimal composition of k ε₀-DP mechanisms (Kairouz–Oh–Viswanath 2015; Murtagh–Vadhan 2016): δ(ε_g)."""
+    return sum(math.comb(k, i) * max(0.0, math.exp(e0 * (k - i)) - math.exp(eps_g + e0 * i))
+               for i in range(k + 1)) / (1 + math.exp(e0)) ** k
+
+
+def test_basic_laplace_is_the_equal_split(rows):
+    r = rows[("basic", "laplace")]
+    assert r.epsilon_each == pytest.approx(EPS / K, rel=1e-9) and r.delta_each == 0
+    assert r.scale == pytest.approx(2.0 * K / EPS, rel=1e-9)               # b = Δ/ε₀, Δ = 2
+    assert r.std == pytest.approx(math.sqrt(2) * r.scale, rel=1e-12)
+    assert r.half_width == pytest.approx(r.scale * math.log(1 / 0.1), rel=1e-9)  # P(|Lap(b)| > h) = e^{−h/b}
+    assert r.k == K and r.valid
+
+
+def test_basic_gaussian_is_the_analytic_gaussian_at_the_split(rows):
+    r = rows[("basic", "gaussian")]
+    m = r.scale / 2.0
+    # each release is (ε/k, δ/(2k))-DP exactly (Balle–Wang), and ε per statistic is that ε/k
+    assert _gauss_delta(EPS / K, m) == pytest.approx(DELTA / (2 * K), rel=1e-5)
+    assert r.epsilon_each == pytest.approx(EPS / K, rel=1e-6)
+    assert r.half_width == pytest.approx(r.scale * stats.norm.ppf(0.95), rel=1e-12)
+
+
+def test_advanced_laplace_closed_form(rows):
+    e0 = rows[("advanced", "laplace")].epsilon_each
+    total = K * e0 * math.tanh(e0 / 2) + math.sqrt(2 * K * e0 ** 2 * math.log(1 / DELTA))  # Rogers 2017 Thm 2.1.5
+    assert total == pytest.approx(EPS, rel=1e-8)
+
+
+def test_optimal_laplace_against_the_kov_sum(rows):
+    e0 = rows[("kov_optimal", "laplace")].epsilon_each
+    assert _kov_delta(EPS, e0, K) <= DELTA * (1 + 1e-6)
+    assert _kov_delta(EPS, e0 * (1 + 1e-5), K) > DELTA  # the largest such ε₀
+
+
+def test_zcdp_rows_closed_form(rows):
+    e0 = rows[("zcdp", "laplace")].epsilon_each
+    assert _zcdp_eps(K * e0 ** 2 / 2, DELTA) == pytest.approx(EPS, rel=1e-8)   # ε₀-DP ⇒ ε₀²/2-zCDP
+    m = rows[("zcdp", "gaussian")].scale / 2.0
+    assert _zcdp_eps(K / (2 * m ** 2), DELTA) == pytest.approx(EPS, rel=1e-7)   # Gaussian: Δ²/(2σ²)
+
+
+def test_pld_rows_against_dp_accounting(rows):
+    m = rows[("pld", "gaussian")].scale / 2.0
+    pld = pldlib.from_gaussian_mechanism(m, value_discretization_interval=1e-4).self_compose(K)
+    assert pld.get_epsilon_for_delta(DELTA) == pytest.approx(EPS, rel=5e-3)
+    e0 = rows[("pld", "laplace")].epsilon_each
+    pld = pldlib.from_laplace_mechanism(1 / e0, value_discretization_interval=1e-4).self_compose(K)
+    assert pld.get_epsilon_for_delta(DELTA) == pytest.approx(EPS, rel=5e-3)
+    # the numerical rule beats adding up for Gaussian noise here: smaller noise for the same budget
+    assert rows[("pld", "gaussian")].scale < rows[("basic", "gaussian")].scale
+
+
+def test_rdp_rows_against_dp_accounting(rows):
+    m = rows[("rdp", "gaussian")].scale / 2.0
+    acc = rdp.RdpAccountant()
+    acc.compose(dp_event.GaussianDpEvent(m), K)
+    assert acc.get_epsilon(DELTA) == pytest.approx(EPS, rel=2e-2)
+    e0 = rows[("rdp", "laplace")].epsilon_each
+    acc = rdp.RdpAccountant()
+    acc.compose(dp_event.LaplaceDpEvent(1 / e0), K)
+    assert acc.get_epsilon(DELTA) == pytest.approx(EPS, rel=2e-2)
+
+
+def test_gaussian_epsilon_per_statistic_is_its_exact_epsilon(rows):
+    for rule in ("advanced", "zcdp", "pld"):
+        r = rows[(rule, "gaussian")]
+        assert r.delta_each == DELTA / (2 * K)
+        assert _gauss_delta(r.epsilon_each, r.scale / 2.0) == pytest.approx(r.delta_each, rel=1e-5)
+
+
+def test_pure_budget_keeps_only_basic_laplace():
+    rs = B.budget_table(epsilon=2.0, delta=0.0, k=4)
+    ok = [(r.rule, r.mechanism) for r in rs if r.valid]
+    assert ok == [("basic", "laplace")]
+    assert all("δ > 0" in r.note for r in rs if not r.valid)
+    people = B.rows_for_people(rs)
+    assert (people["Statistics (k)"] == 4).all() and "does not apply" not in people["Note"].iloc[0]
+    assert B.budget_verdict(rs).startswith("Publishing 4 statistics with a total ε = 2: each can be accurate to ±")
+
+
+def test_verdict_names_the_best_row_and_the_gain(rows):
+    rs = list(rows.values())
+    best = B.best_row(rs)
+    assert best.half_width == min(r.half_width for r in rs if r.valid)
+    v = B.budget_verdict(rs)
+    assert f"±{best.half_width:.3g}" in v and "90% of the time" in v
+    gain = rows[("basic", "laplace")].half_width / best.half_width
+    assert f"{gain:.2g}× tighter" in v
+
+
+def test_people_columns_are_plain_and_say_k(rows):
+    people = B.rows_for_people(list(rows.values()))
+    assert "Statistics (k)" in people.columns and "± at 90%" in people.columns
+    assert not any("_" in c for c in people.columns)
+    assert set(people["Composition rule"]) == set(B.RULE_PLAIN.values())
+
+
+def test_reverse_direction_round_trip(rows):
+    # per-release ε → total under each rule, fed with the table's per-statistic Laplace ε, gives back the budget
+    for rule in ("basic", "advanced", "zcdp", "pld"):
+        e0 = rows[(rule, "laplace")].epsilon_each
+        tot = B.total_from_per_release(e0, k=K, delta=DELTA, rules=(rule,))
+        assert tot["Total ε"].iloc[0] == pytest.approx(EPS, rel=1e-6)
+    t = B.total_from_per_release(0.1, k=K, delta=0.0)
+    assert list(t["Composition rule"]) == [B.RULE_PLAIN["basic"]] and t["Total ε"].iloc[0] == pytest.approx(1.0)
+    t = B.total_from_per_release(0.1, k=K, delta=DELTA)
+    assert B.totals_verdict(t).startswith("10 releases of ε = 0.1 each add up to a total ε of at most")
+    assert "adding up gives 1" in B.totals_verdict(t)
+
+
+def test_gaussian_multiplier_is_the_smallest():
+    from engine import accounting as acc
+    for rule in ("basic", "kov_optimal", "rdp"):
+        m = B.gaussian_multiplier(rule, epsilon=0.5, delta=1e-5, k=3)
+        assert acc.compose([acc.gaussian(m, count=3)], delta=1e-5, rule=rule).epsilon <= 0.5
+        assert acc.compose([acc.gaussian(m * (1 - 1e-6), count=3)], delta=1e-5, rule=rule).epsilon > 0.5
+
+
+def test_arguments_checked():
+    with pytest.raises(ValueError, match="k must be"):
+        B.budget_row("basic", "laplace", epsilon=1, delta=0, k=0)
+    with pytest.raises(ValueError, match="at most"):
+        B.budget_row("basic", "laplace", epsilon=1, delta=0, k=B.MAX_K + 1)
+    with pytest.raises(ValueError, match="rule must be one of"):
+        B.budget_row("fancy", "laplace", epsilon=1, delta=0, k=1)

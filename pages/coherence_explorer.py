@@ -6,9 +6,11 @@ specs/coherence_explorer.md §7. Thin page: widgets → cached engine calls → 
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
 from dataclasses import asdict, replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,23 +19,34 @@ import streamlit as st
 from engine import coherence as co
 from engine import coherence_figures as cf
 from engine import coherence_links as cl
+from engine import coherence_verdicts as cv
 from engine import maxinfo as mi
+from engine import script_coherence as sc_script
 from engine.data import census_population
 from ui import cluster, load_active_dataset, page_end, page_setup
+from ui import common as uc
 from ui.charts import show_figure
 from ui.common import CORES
 from ui.exports import download_csv, download_json
+from ui.tabs import lazy_tabs
 from ui.text import md_escape, md_quote
 from ui.upload import csv_uploader
-from ui.widgets import delta_exponent, log_slider, seed_input
+from ui.widgets import choice, delta_exponent, log_slider, seed_input
 
+ROOT = Path(__file__).resolve().parents[1]
 page_setup("Coherence explorer", icon=":material/balance:")
 
 # ------------------------------------------------------------------------------------------ constants
 NIST_LENS = ("AGEP", "DENSITY", "INDP_CAT", "INDP", "SEX", "EDU", "HISP", "RAC1P")
 NIST_COLUMNS = NIST_LENS + ("DREM",)
 SYN_FEATURES = ("AGEP", "SEX", "RAC1P", "EDU", "HISP", "DENSITY")
-EPS_OPTIONS = ["0.01", "0.03", "0.1", "0.3", "1", "3", "10", "∞"]
+#: Link values of the former ε select slider that mean "no noise" (now the exact-histogram toggle).
+EXACT_LINK_VALUES = ("∞", "inf", "infinity")
+SOURCES = {"synthetic": "Synthetic population (generator)", "shared": "Shared dataset (sidebar picker)",
+           "upload": "Upload a CSV"}
+GAMMA_MODES = {"members": "members", "percent": "% of n"}
+OUTPUTS = {"hard": "hard (±1)", "soft": "soft (2·P − 1)"}
+CURATORS = {"column": "the column (Thm 9)", "count": "only the count of ones (Thm 11)"}
 BETA_OPTIONS = {"0.05": 0.05, "0.01": 0.01, "1e-3": 1e-3, "1e-6": 1e-6, "e^-30": math.exp(-30)}
 SWEEP_EPS = (0.1, 0.3, 1.0, 3.0, 10.0, math.inf)
 RELEASES = {
@@ -144,6 +157,17 @@ def _fmt_value(v) -> str:
     return str(v)
 
 
+def _condition_words(c: co.Condition) -> str:
+    """A condition as a reader writes it: "SEX is 2", "AGEP is 1 or 3", "AGEP ≥ 65", "18 ≤ AGEP < 25"."""
+    if c.values:
+        return f"{c.column} is {' or '.join(_fmt_value(v) for v in c.values)}"
+    if c.low is not None and c.high is not None:
+        return f"{_fmt_value(c.low)} ≤ {c.column} < {_fmt_value(c.high)}"
+    if c.low is not None:
+        return f"{c.column} ≥ {_fmt_value(c.low)}"
+    return f"{c.column} < {_fmt_value(c.high)}"
+
+
 def _label_candidates(df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if 2 <= df[c].nunique(dropna=True) <= 20]
 
@@ -211,23 +235,72 @@ def _write_built_groups(custom: list[co.GroupSpec]) -> None:
         st.session_state.pop("_coh_built_seen", None)
 
 
+def _methodology():
+    """The shared "How this is computed" expander (folded away in presenter mode), or a plain expander."""
+    if hasattr(uc, "methodology"):
+        return uc.methodology()
+    return st.expander("How this is computed")
+
+
+def _verdict(text: str, *, bad: bool = False) -> None:
+    """A tab's answer first, in plain words (the sentence comes from engine.coherence_verdicts; escaped, as it
+    may carry user-named groups)."""
+    if bad:
+        st.warning(md_escape(text, max_len=800), icon=":material/report:")
+    else:
+        st.info(md_escape(text, max_len=800), icon=":material/task_alt:")
+
+
+_ALT_OK = "alt" in inspect.signature(show_figure).parameters
+
+
+def _show(fig, *, key: str, filename: str, caption: str, alt: str) -> None:
+    """``show_figure`` with alt text (issue 14 item 9)."""
+    if _ALT_OK:
+        show_figure(fig, key=key, filename=filename, caption=caption, alt=alt)
+    else:
+        show_figure(fig, key=key, filename=filename, caption=caption)
+
+
+def _where_words() -> str:
+    """Where a long run goes: this server's cores or the Dask cluster (issue 16), for help texts."""
+    where = cluster.placement()
+    if where.on_cluster:
+        return f"the Dask cluster ({where.workers} workers, {where.threads} threads)"
+    return f"this server's {CORES} cores"
+
+
+def _run_parallelism() -> int:
+    where = cluster.placement()
+    return max(1, where.threads) if where.on_cluster else CORES
+
+
 # ------------------------------------------------------------------------------------------ intro
 st.title("Coherence explorer")
 st.markdown(
     "If a release lets someone build a predictor that treats the people **in** it differently from similar "
-    "people who are **not**, it has exposed them. This page runs the paper's test: split the data at random, "
-    "release one half, train a predictor on the release, compare its predictions on both halves, group by "
-    "group. Accuracy plays no role. *(Enforcing Demographic Coherence, §3–§5.)*"
+    "people who are **not**, it has exposed them. This page runs that test, group by group, on the data and "
+    "release you choose."
 )
+with _methodology():
+    st.markdown(
+        "Split the data at random into two halves, release one half (in the clear, as a histogram with or "
+        "without noise, or as a subsample), train a predictor on the release, and compare its predictions on the "
+        "released half with those on the held-out half, group by group. The distance between the two is the "
+        "Wasserstein-1 distance **W1**: 0 when both halves get the same mix of predictions, 2 when they get "
+        "opposite ones; for yes/no predictions W1 is twice the difference in the share flagged (0.2 = 10 "
+        "points). Accuracy plays no role: a harmful predictor need not be accurate. A split **fails** when a "
+        "kept group (at least γ members) has W1 above the tolerance α. *(Enforcing Demographic Coherence, "
+        "§3–§5, Def. 2–5.)*"
+    )
 
 # ------------------------------------------------------------------------------------------ 1. data
 sb = st.sidebar
 sb.header("Experiment")
-source = sb.radio(
-    "Data", ["synthetic", "shared", "upload"], key="coh_source", bind="query-params",
-    format_func={"synthetic": "Synthetic population (generator)", "shared": "Shared dataset (sidebar picker)",
-                 "upload": "Upload a CSV"}.get,
-    help="The synthetic population mimics the ACS columns the paper used; it is generated, not real people.",
+source = choice(
+    "Data", SOURCES, key="coh_source", widget="radio", container=sb,
+    help="The synthetic population mimics the ACS columns the paper used; it is generated, not real people. "
+         "The shared dataset is the one picked above, for every page.",
 )
 seed = seed_input(key="coh_seed", container=sb,
                   help="Seeds the population (synthetic data) and every split: same seed, same results.")
@@ -330,7 +403,7 @@ groups = groups[:MAX_GROUPS]
 
 n_labelled = int(df[label].notna().sum())
 gcol1, gcol2 = sb.columns([1, 1])
-gamma_mode = gcol1.radio("γ as", ["members", "% of n"], key="coh_gamma_mode", bind="query-params")
+gamma_mode = choice("γ as", GAMMA_MODES, key="coh_gamma_mode", widget="radio", container=gcol1)
 # γ ∈ [0, n] (spec §7.1): 100 members, or a tenth of a small dataset, whose every group 100 would exclude.
 gamma_members_default = float(min(100, max(2, n_labelled // 10)))
 gamma_max = float(n_labelled) if gamma_mode == "members" else 100.0
@@ -343,25 +416,36 @@ if data_changed:
 elif prev_mode is not None and prev_mode != gamma_mode and "coh_gamma" in st.session_state:
     # Same γ, new unit: a mode switch converts the value instead of reading 100 members as 100 % of n.
     g_old = float(st.session_state["coh_gamma"])
-    st.session_state["coh_gamma"] = (round(100.0 * g_old / n_labelled, 2) if gamma_mode == "% of n"
+    st.session_state["coh_gamma"] = (round(100.0 * g_old / n_labelled, 2) if gamma_mode == "percent"
                                      else float(round(g_old / 100.0 * n_labelled)))
 if st.session_state.get("coh_gamma", 0.0) > gamma_max:
     st.session_state["coh_gamma"] = gamma_max
 gamma_in = gcol2.number_input("γ (smallest group size kept)", min_value=0.0, max_value=gamma_max,
-                              value=min(gamma_default, gamma_max), step=1.0 if gamma_mode == "% of n" else 10.0,
+                              value=min(gamma_default, gamma_max), step=1.0 if gamma_mode == "percent" else 10.0,
                               key="coh_gamma", bind="query-params",
                               help="Smaller groups are left out: with few members, random splitting alone "
                                    "creates large distances.")
 
 # ------------------------------------------------------------------------------------------ 2. release, learner
 sb.subheader("Release and learner")
-release_choice = sb.radio("Release", list(RELEASES), format_func=RELEASES.get, key="coh_release",
-                          bind="query-params")
+release_choice = choice("Release", RELEASES, key="coh_release", widget="radio", container=sb)
 # "Column subset" is the clear release restricted to the released features (engine: kind="clear").
 release_kind = "clear" if release_choice == "column_subset" else release_choice
-eps_label = sb.select_slider("ε (privacy loss of the DP release)", EPS_OPTIONS, value="1", key="coh_eps",
-                             bind="query-params", disabled=release_kind not in co.HISTOGRAM_KINDS)
-epsilon = math.inf if eps_label == "∞" else float(eps_label)
+_old_eps = str(st.query_params.get("coh_eps", "")).strip().casefold()
+if _old_eps in EXACT_LINK_VALUES and "coh_exact" not in st.session_state:
+    # An older link's "ε = ∞" is the exact-histogram switch now (the ε control holds finite values only).
+    st.session_state["coh_exact"] = True
+    del st.query_params["coh_eps"]
+hist_release = release_kind in co.HISTOGRAM_KINDS
+exact = sb.toggle("No noise (exact histogram, not DP)", value=False, key="coh_exact", bind="query-params",
+                  disabled=not hist_release,
+                  help="Publishes the histogram without noise: shows what coarsening alone does. Not DP.")
+exact = bool(exact) and hist_release
+eps_value = log_slider("ε (privacy loss of the DP release)", key="coh_eps", min_value=0.01, max_value=10.0,
+                       value=1.0, steps_per_decade=10, container=sb, disabled=not hist_release or exact,
+                       help="Smaller ε, more noise in every histogram cell, more protection.")
+epsilon = math.inf if exact else float(eps_value)
+eps_label = "∞" if exact else f"{eps_value:g}"
 delta = 1e-6
 if release_kind == "gaussian_histogram":
     delta = delta_exponent(key="coh_delta_exp", value=-6, min_exp=-12, max_exp=-3, container=sb)
@@ -385,10 +469,9 @@ elif st.session_state.get("coh_k", 10) > k_max:  # e.g. a link's k larger than h
     st.session_state["coh_k"] = k_max
 sub_k = sb.number_input("Subsample size k", 10, k_max, min(500, k_max), step=10, key="coh_k", bind="query-params",
                         disabled=release_kind != "subsample")
-learner_kind = sb.selectbox("Learner", list(LEARNERS), format_func=LEARNERS.get, key="coh_learner",
-                            bind="query-params")
-output = sb.radio("Output", ["hard", "soft"], key="coh_output", bind="query-params", horizontal=True,
-                  format_func={"hard": "hard (±1)", "soft": "soft (2·P − 1)"}.get)
+learner_kind = choice("Learner", LEARNERS, key="coh_learner", container=sb)
+output = choice("Output", OUTPUTS, key="coh_output", widget="radio", container=sb, horizontal=True,
+                help="Hard: the predicted class (±1). Soft: a graded score, 2 × (probability of the other value) − 1.")
 with sb.expander("Advanced"):
     trees = st.slider("Trees (random forest)", 10, 200, 50, key="coh_trees", bind="query-params",
                       disabled=learner_kind != "random_forest")
@@ -463,14 +546,18 @@ gt = pd.DataFrame({
     "group": list(prepared.group_sizes),
     "members": list(prepared.group_sizes.values()),
     "share": [s / n for s in prepared.group_sizes.values()],
-    "in the collection 𝒞*": ["yes" if in_coll[g] else "excluded: fewer than γ members"
+    "kept (at least γ members)": ["yes" if in_coll[g] else "no: fewer than γ members"
                              for g in prepared.group_sizes],
 })
 st.dataframe(gt.style.format({"share": "{:.1%}", "members": "{:,}"}).apply(
-    lambda r: ["color: #999" if r["in the collection 𝒞*"] != "yes" else "" for _ in r], axis=1),
+    lambda r: ["color: #999" if r["kept (at least γ members)"] != "yes" else "" for _ in r], axis=1),
     hide_index=True, width="stretch", key="coh_group_table")
 st.caption(f"n = {n:,} labelled rows; γ = {gamma:,.0f}: smaller groups are left out — with few members, random "
            "splitting alone creates large distances.")
+for note in cv.small_group_warnings(prepared.group_sizes, in_coll, alpha=alpha):
+    st.warning(md_escape(note, max_len=500))
+if (soft_note := cv.soft_output_note(learner_kind, output)) is not None:
+    st.info(soft_note)
 
 with st.expander("Build a group (conditions joined by AND)"):
     bc1, bc2 = st.columns(2)
@@ -479,7 +566,10 @@ with st.expander("Build a group (conditions joined by AND)"):
     b_mode = st.radio("Condition", ["is one of", "in range [low, high)"], key="coh_b_mode", horizontal=True)
     cond = None
     if b_mode == "is one of":
-        vals = sorted({_fmt_value(v) for v in df[b_col].dropna().unique().tolist()}, key=str)[:200]
+        all_vals = {_fmt_value(v) for v in df[b_col].dropna().unique().tolist()}
+        vals = sorted(all_vals, key=str)[:200]
+        if (many := cv.builder_column_warning(b_col, len(all_vals), len(df))) is not None:
+            st.warning(md_escape(many, max_len=400))
         b_vals = st.multiselect("Values", vals, key="coh_b_vals")
         if b_vals:
             cond = co.Condition(b_col, values=tuple(b_vals))
@@ -496,8 +586,7 @@ with st.expander("Build a group (conditions joined by AND)"):
         pending.append(cond)
     if ac2.button("Add group", key="coh_b_add", disabled=cond is None and not pending):
         conds = tuple(pending + ([cond] if cond is not None else []))
-        name = b_name.strip() or " & ".join(
-            f"{c.column} in {list(c.values)}" if c.values else f"{c.column} in [{c.low}, {c.high})" for c in conds)
+        name = b_name.strip() or " & ".join(_condition_words(c) for c in conds)
         name = name if len(name) <= cl.MAX_TEXT else name[: cl.MAX_TEXT - 1] + "…"
         try:
             co.group_masks(df, [co.GroupSpec(name, conds)])
@@ -522,191 +611,290 @@ with st.expander("Build a group (conditions joined by AND)"):
         _write_built_groups(custom)
         st.rerun()
     if pending:
-        st.caption("Pending conditions: " + "; ".join(md_escape(c, max_len=120) for c in pending))
+        st.caption("Pending conditions: " + "; ".join(md_escape(_condition_words(c), max_len=120) for c in pending))
 
 # ------------------------------------------------------------------------------------------ tabs
-# Bound to the URL (coh_tab) so a presenter's link opens the tab it was copied on; a switch reruns the page, and
-# the preview it recomputes is cached.
-tab_prev, tab_runs, tab_sweep, tab_theory, tab_s7 = st.tabs(
-    ["Single split (preview)", "Repeated runs", "W1 vs ε", "Theory", "Section 7: a provably safe release"],
-    key="coh_tab", bind="query-params")
+# Bound to the URL (coh_tab) so a presenter's link opens the tab it was copied on; a switch reruns the page. Only
+# the open tab computes and draws its results (ui/tabs.py); a closed tab that was open earlier, or whose controls
+# the link names, draws its controls only, so the link keeps them.
+TAB_LABELS = ["Single split (preview)", "Repeated runs", "W1 vs ε", "Theory", "Section 7: a provably safe release"]
+TAB_KEYS = [{"coh_view", "coh_ecdf"}, set(), set(), {"coh_hyp_eps", "coh_table1"},
+            {"coh_sec7", "coh_bit_col", "coh_s7_curator"}]
+TAB_PREV, TAB_RUNS, TAB_SWEEP, TAB_THEORY, TAB_S7 = lazy_tabs(TAB_LABELS, key="coh_tab", link_keys=TAB_KEYS,
+                                                              by_prefix=False, state_key="coh__drawn_tabs")
+data_spec = ({"source": "synthetic", "n": int(n_pop), "seed": int(seed)} if source == "synthetic" else
+             {"source": "shared", "name": ds.name} if source == "shared" else {"source": "upload"})
+settings_words = {
+    "Data": data_title, "Label (sensitive value)": f"{label} ({sensitive})", "Lens": ", ".join(lens),
+    "Release": RELEASES[release_choice] + ("" if release_kind not in co.HISTOGRAM_KINDS else
+                                           f" (ε = {eps_label}" + (f", δ = {delta:g})" if release_kind ==
+                                                                    "gaussian_histogram" else ")")),
+    "Learner": f"{LEARNERS[learner_kind]}, {OUTPUTS[output]} output", "α (largest W1 tolerated)": f"{alpha:.2f}",
+    "γ (smallest group kept)": f"{gamma:,.0f}", "Seed": str(seed),
+}
+
+
+def _artefacts(tab: str, *, question: str, headlines: list, verdicts: list[str], figures: list, script=None,
+               eps: float | None = None, delta_: float | None = None) -> None:
+    """Report, settings and "Copy as code" for the open tab (ui.dossier, issue 15); a code box until it exists."""
+    try:
+        from ui import dossier
+    except ImportError:
+        dossier = None
+    if dossier is not None:
+        dossier.artefacts(dossier.PageSummary(
+            page="coherence_explorer", title="Coherence explorer", question=question, params=dict(settings_words),
+            headlines=[dossier.Headline(*h) for h in headlines], verdicts=verdicts, figures=figures,
+            sources=["seeds/000_f379639b976c7ffb.txt (Enforcing Demographic Coherence): §4.2 Figure 1, Def. 3–5, "
+                     "§5, Theorem 7 (Eq. 12, erratum E1), Theorems 9 and 11",
+                     "specs/coherence_explorer.md §3.3 (failure-rate estimate, split-noise floor)"],
+            epsilon=eps if eps is not None and math.isfinite(eps) else None, delta=delta_, seed=int(seed),
+            script=script), key=f"coh_art_{tab}")
+    elif script is not None:
+        with st.expander("Copy as code"):
+            st.code(script, language="python")
+
 
 @st.fragment
-def _prediction_view(trial, prepared, view_opts, smallest) -> None:
+def _prediction_view(trial, prepared, view_opts, smallest, draw: bool) -> None:
     """Plot 1 with its own controls: a change redraws only this part (no refit)."""
     vc1, vc2 = st.columns([2, 1])
     view = vc1.selectbox("Group to inspect", view_opts, index=view_opts.index(smallest) if smallest else 0,
                          key="coh_view", bind="query-params")
     ecdf = vc2.toggle("Show as distribution functions (shaded area = W1)", value=False, key="coh_ecdf",
                       bind="query-params")
+    if not draw or trial is None:
+        return
     mask = prepared.masks[view]
     pa = trial.predictions_a[mask[trial.idx_a]]
     pb = trial.predictions_b[mask[trial.idx_b]]
     fig1 = cf.make_predictions_figure(pa, pb, group=view, mode="ecdf" if ecdf else "sorted")
-    show_figure(fig1, key="coh_fig_predictions", filename="coherence_predictions.html",
-                caption="Each line is one half's predictions for this group, sorted. Lines on top of each "
-                        "other: the predictor treats released and held-out members alike. A gap: it "
-                        "recognises who was in the release (seed Figure 3).")
+    _show(fig1, key="coh_fig_predictions", filename="coherence_predictions.html", alt=cf.alt_text(fig1),
+          caption="Each line is one half's predictions for this group, sorted. Lines on top of each other: the "
+                  "predictor treats released and held-out members alike. A gap: it recognises who was in the "
+                  "release (seed Figure 3).")
 
 
 # --- preview
-with tab_prev:
-    trial, perr, preview_s = _preview(data_key, preview_config, df)
-    if perr:
-        st.warning(f"These settings cannot be run: {md_escape(perr, max_len=300)}")
-    else:
-        st.markdown(
-            f"One random split (repetition 0 of a run with seed {seed}). **W1**: 0 — both halves get the same mix "
-            "of predictions; 2 — opposite ones. For yes/no predictions W1 is twice the difference in the share "
-            "flagged (0.2 = 10 points)."
-        )
+if TAB_PREV.drawn:
+    with TAB_PREV.container:
         names = [g.name for g in groups]
         sizes = [prepared.group_sizes[nm] for nm in names]
         view_opts = [nm for nm in names if sizes[names.index(nm)] >= 2]
         smallest = min((nm for nm in view_opts if in_coll[nm]), key=lambda g: prepared.group_sizes[g],
                        default=view_opts[0] if view_opts else None)
-        _prediction_view(trial, prepared, view_opts, smallest)
-        fig2 = cf.make_group_w1_figure(names, sizes, trial.w1, [in_coll[nm] for nm in names], alpha=alpha)
-        show_figure(fig2, key="coh_fig_groups", filename="coherence_w1_per_group.html",
-                    caption="Bars above the α line mark groups this split would count as a failure. Overall "
-                            "averages can hide harm to a small group.")
-        st.caption(f"Preview computed in {preview_s:.2f} s (seed {seed}).")
+        if not TAB_PREV.open:
+            _prediction_view(None, prepared, view_opts, smallest, draw=False)
+        else:
+            trial, perr, preview_s = _preview(data_key, preview_config, df)
+            if perr:
+                st.warning(f"These settings cannot be run: {md_escape(perr, max_len=300)}")
+            else:
+                prev_text = cv.preview_verdict(names=names, sizes=sizes, w1=trial.w1,
+                                               frac_negative=trial.frac_negative,
+                                               in_collection=[in_coll[nm] for nm in names], alpha=alpha,
+                                               output=output)
+                _verdict(prev_text, bad=any(in_coll[nm] and trial.w1[j] > alpha for j, nm in enumerate(names)))
+                st.caption(f"One random split: repetition 0 of a run with seed {seed}. W1 runs from 0 (both halves "
+                           "get the same mix of predictions) to 2 (opposite ones).")
+                _prediction_view(trial, prepared, view_opts, smallest, draw=True)
+                fig2 = cf.make_group_w1_figure(names, sizes, trial.w1, [in_coll[nm] for nm in names], alpha=alpha)
+                _show(fig2, key="coh_fig_groups", filename="coherence_w1_per_group.html", alt=cf.alt_text(fig2),
+                      caption="Bars above the α line mark groups this split would count as a failure. Overall "
+                              "averages can hide harm to a small group.")
+                st.caption(f"Preview computed in {preview_s:.2f} s (seed {seed}).")
+                _artefacts("preview", question="Does a predictor trained on this release treat the released people "
+                                               "differently from similar held-out people, on one random split?",
+                           headlines=[(f"W1, {nm}", cv.w1_text(trial.w1[j]), f"{sizes[j]:,} members")
+                                      for j, nm in enumerate(names)],
+                           verdicts=[prev_text], figures=[(cf.alt_text(fig2), fig2)],
+                           eps=epsilon if release_kind in co.HISTOGRAM_KINDS else None,
+                           delta_=delta if release_kind == "gaussian_histogram" else None)
+
 
 # --- repeated runs
 def _result_key():
     return (data_key, config)
 
 
-with tab_runs:
-    st.markdown(
-        f"Run the experiment **R = {reps}** times with fresh random splits (seed {seed}; repetition 0 is the "
-        "preview). Each run's largest W1 over the kept groups is compared with α."
-    )
-    if source == "upload":
-        est_min = (preview_s * reps / CORES) / 60 if not perr else 0
-        st.caption(f"Estimated time: about {max(est_min, 0.01):.1f} min on {CORES} cores.")
-        confirm_needed = est_min > 5
-    else:
-        confirm_needed = False
-    ok_long = st.checkbox("Yes, run the long experiment", key="coh_confirm_long") if confirm_needed else True
-    cluster.show_where(CORES)
-    if st.button("Run experiment", key="coh_run", type="primary", disabled=bool(perr) or not ok_long):
-        bar = st.progress(0.0, text="Running repetitions…")
-        try:
-            res = _experiment(data_key, config, df, progress=lambda d, t: bar.progress(d / t, text=f"{d}/{t} runs"))
-            bar.progress(1.0, text="Computing the split-noise floor…")
-            floor = _floor(data_key, config, df)
-            st.session_state["coh_result"] = (_result_key(), res, floor)
-            if release_choice == "clear" and not coarsen:
-                st.session_state["coh_clear_means"] = (data_key, label, {
-                    nm: float(np.nanmean(res.w1[:, j])) for j, nm in enumerate(res.group_names)})
-        except ValueError as exc:
-            st.warning(f"The experiment could not run: {md_escape(exc, max_len=300)}")
-        bar.empty()
-    stored = st.session_state.get("coh_result")
-    if stored is None:
-        st.info("Press **Run experiment** to repeat the split R times and estimate the failure rate β̂(α).")
-    else:
-        key, res, floor = stored
-        if key != _result_key():
-            st.warning("Settings changed — press Run to update. The results below are for the previous settings.")
-        if not any(res.in_collection(gamma)):
-            st.warning("No group of the stored result has γ or more members.")
+if TAB_RUNS.open:
+    with TAB_RUNS.container:
+        stored = st.session_state.get("coh_result")
+        verdict_slot = st.empty()  # the verdict, first, once a result is known
+        st.markdown(
+            f"Run the experiment **R = {reps}** times with fresh random splits (seed {seed}; repetition 0 is the "
+            "preview). Each run's largest W1 over the kept groups is compared with α."
+        )
+        _, perr, preview_s = _preview(data_key, preview_config, df) if source == "upload" else (None, None, 0.0)
+        if source == "upload":
+            est_min = (preview_s * reps / _run_parallelism()) / 60 if not perr else 0
+            st.caption(f"Estimated time: about {max(est_min, 0.1):.1f} min on {_where_words()}.")
+            confirm_needed = est_min > 5
         else:
+            confirm_needed = False
+        ok_long = st.checkbox("Yes, run the long experiment", key="coh_confirm_long") if confirm_needed else True
+        cluster.show_where(CORES)
+        if st.button("Run experiment", key="coh_run", type="primary", disabled=bool(perr) or not ok_long):
+            bar = st.progress(0.0, text="Running repetitions…")
             try:
-                est = co.beta_hat(res, alpha, gamma)
+                where = _where_words()
+                res = _experiment(data_key, config, df,
+                                  progress=lambda d, t: bar.progress(d / t, text=f"{d}/{t} runs"))
+                bar.progress(1.0, text="Computing the split-noise floor…")
+                floor = _floor(data_key, config, df)
+                stored = (_result_key(), res, floor, where)
+                st.session_state["coh_result"] = stored
+                if release_choice == "clear" and not coarsen:
+                    st.session_state["coh_clear_means"] = (data_key, label, {
+                        nm: float(np.nanmean(res.w1[:, j])) for j, nm in enumerate(res.group_names)})
             except ValueError as exc:
-                est = None
-                st.warning(md_escape(exc, max_len=300))
-            m1, m2, m3 = st.columns(3)
-            if est is not None:
-                m1.metric("β̂(α): share of runs failing", f"{est.failures}/{est.runs}")
-                m2.metric("95% interval", f"[{est.lower:.3f}, {est.upper:.3f}]")
-            m3.metric("Run time", f"{res.elapsed_s:.1f} s", help=f"Seed {res.config.seed}, {CORES} cores")
-            st.caption(f"{res.w1.shape[0]} repetitions, seed {res.config.seed}; repetition r uses "
-                       "SeedSequence(seed).spawn(R)[r], so any run can be reproduced alone.")
-            st.markdown(
-                "**Reading β̂.** It describes one learner on one dataset, so it is a *lower bound* on the worst "
-                "case: β̂ well above β shows the release is **not** (α, β)-coherence enforcing; β̂ ≈ 0 proves "
-                f"nothing; values below ≈ 1/R = {1 / res.w1.shape[0]:.2f} cannot be resolved."
-            )
-            fig3 = cf.make_sorted_w1_figure(res, gamma=gamma, alpha=alpha, estimate=est)
-            show_figure(fig3, key="coh_fig_sorted", filename="coherence_sorted_w1.html",
-                        caption="Each line sorts one group's W1 over the runs (seed Figure 2). The share of runs "
-                                "whose largest W1 lies above the α line is β̂(α).")
-            fig4 = cf.make_failure_rate_figure(res, gamma=gamma, alpha=alpha, beta_theory=beta)
-            show_figure(fig4, key="coh_fig_failure", filename="coherence_failure_rate.html",
-                        caption="How often the test fails for each tolerance α; the band shows the statistical "
-                                "uncertainty from using only R runs.")
-            summ = co.summarize(res, gamma)
-            g7 = None
-            if res.config.release.kind == "dp_histogram" and math.isfinite(res.config.release.epsilon):
-                g7 = mi.gamma_pure(res.config.release.epsilon, res.n, max(alpha, 0.01), beta,
-                                   max(1, sum(res.in_collection(gamma)))).gamma
-            fig5 = cf.make_size_w1_figure(summ, gamma=gamma, gamma_theorem7=g7)
-            show_figure(fig5, key="coh_fig_size", filename="coherence_size_vs_w1.html",
-                        caption="Smaller groups have larger distances, partly from the split alone (the noise "
-                                "floor) and partly from the predictor singling them out.")
-            fl = pd.DataFrame({"group": list(floor), "noise_floor_mean": [np.nanmean(v) for v in floor.values()],
-                               "noise_floor_q95": [np.nanquantile(v, 0.95) if np.any(~np.isnan(v)) else np.nan
-                                                   for v in floor.values()]})
-            summ = summ.merge(fl, on="group", how="left")
-            st.dataframe(summ, hide_index=True, width="stretch", key="coh_summary_table")
-            st.caption("noise_floor: W1 of a predictor fit on everyone (so it cannot know the split), over 200 "
-                       "random splits — what chance alone produces.")
-            e1, e2, e3 = st.columns(3)
-            with e1:
-                download_csv(res.w1_table(), filename="coherence_w1_per_run.csv", key="coh_dl_w1")
-            with e2:
-                download_csv(summ, filename="coherence_summary.csv", key="coh_dl_summary",
-                             label="Download summary (CSV)")
-            with e3:
-                download_json({"data": list(data_key), "config": asdict(res.config), "alpha": alpha,
-                               "gamma": gamma, "beta": beta, "n": res.n, "n_dropped": res.n_dropped},
-                              filename="coherence_parameters.json", key="coh_dl_params")
+                st.warning(f"The experiment could not run: {md_escape(exc, max_len=300)}")
+            bar.empty()
+        if stored is None:
+            with verdict_slot:
+                st.info("Press **Run experiment** to repeat the split R times and estimate how often the test fails.")
+        else:
+            key, res, floor, where = stored
+            if key != _result_key():
+                st.warning("Settings changed — press Run to update. The results below are for the previous "
+                           "settings.")
+            if not any(res.in_collection(gamma)):
+                st.warning("No group of the stored result has γ or more members: lower γ.")
+            else:
+                try:
+                    est = co.beta_hat(res, alpha, gamma)
+                except ValueError as exc:
+                    est = None
+                    st.warning(md_escape(exc, max_len=300))
+                runs_text = None
+                if est is not None:
+                    runs_text = cv.runs_verdict(res, alpha=alpha, gamma=gamma, estimate=est, floor=floor)
+                    with verdict_slot.container():
+                        _verdict(runs_text, bad=est.failures > 0)
+                m1, m2, m3 = st.columns(3)
+                if est is not None:
+                    m1.metric("Runs failing at α", f"{est.failures}/{est.runs}",
+                              help="Runs in which at least one kept group had W1 above α: the estimated failure "
+                                   "rate β̂(α).")
+                    m2.metric("95% interval", f"[{est.lower:.3f}, {est.upper:.3f}]",
+                              help="Clopper–Pearson interval for the failure rate, from R runs.")
+                m3.metric("Run time", f"{res.elapsed_s:.1f} s", help=f"Seed {res.config.seed}, on {where}")
+                st.caption(f"{res.w1.shape[0]} repetitions, seed {res.config.seed}; run r uses its own random "
+                           "stream (SeedSequence(seed).spawn(R)[r]), so any run can be reproduced alone.")
+                with _methodology():
+                    st.markdown(
+                        "**Reading the failure rate.** It describes one learner on one dataset, so it is a *lower "
+                        "bound* on the worst case: a rate well above β shows the release is **not** (α, β)-coherence "
+                        "enforcing; a rate of about 0 proves nothing; rates below about 1/R = "
+                        f"{1 / res.w1.shape[0]:.2f} cannot be resolved. *Chance alone*: W1 of a predictor fitted on "
+                        "everyone (so it cannot know the split), over 200 random splits."
+                    )
+                fig3 = cf.make_sorted_w1_figure(res, gamma=gamma, alpha=alpha, estimate=est)
+                _show(fig3, key="coh_fig_sorted", filename="coherence_sorted_w1.html", alt=cf.alt_text(fig3),
+                      caption="Each line sorts one group's W1 over the runs (seed Figure 2). The share of runs whose "
+                              "largest W1 lies above the α line is the failure rate.")
+                fig4 = cf.make_failure_rate_figure(res, gamma=gamma, alpha=alpha, beta_theory=beta)
+                _show(fig4, key="coh_fig_failure", filename="coherence_failure_rate.html", alt=cf.alt_text(fig4),
+                      caption="How often the test fails for each tolerance α; the band shows the statistical "
+                              "uncertainty from using only R runs.")
+                summ = co.summarize(res, gamma)
+                g7 = None
+                if res.config.release.kind == "dp_histogram" and math.isfinite(res.config.release.epsilon):
+                    g7 = mi.gamma_pure(res.config.release.epsilon, res.n, max(alpha, 0.01), beta,
+                                       max(1, sum(res.in_collection(gamma)))).gamma
+                fig5 = cf.make_size_w1_figure(summ, gamma=gamma, gamma_theorem7=g7)
+                _show(fig5, key="coh_fig_size", filename="coherence_size_vs_w1.html", alt=cf.alt_text(fig5),
+                      caption="Smaller groups have larger distances, partly from the split alone (chance) and "
+                              "partly from the predictor singling them out.")
+                people = cv.summary_for_people(summ, floor)
+                st.dataframe(people, hide_index=True, width="stretch", key="coh_summary_table")
+                e1, e2, e3 = st.columns(3)
+                with e1:
+                    download_csv(cv.runs_for_people(res.w1_table()), filename="coherence_w1_per_run.csv",
+                                 key="coh_dl_w1")
+                with e2:
+                    download_csv(people, filename="coherence_summary.csv", key="coh_dl_summary",
+                                 label="Download summary (CSV)")
+                with e3:
+                    download_json({"data": list(data_key), "config": asdict(res.config), "alpha": alpha,
+                                   "gamma": gamma, "beta": beta, "n": res.n, "n_dropped": res.n_dropped},
+                                  filename="coherence_parameters.json", key="coh_dl_params")
+                script = sc_script.runs_script(repo_root=str(ROOT), data=data_spec, config=res.config,
+                                               alpha=alpha, gamma=gamma)
+                headlines = [(f"Mean W1, {r['group']}", cv.w1_text(r["mean W1 over runs"]),
+                              f"{r['members']:,} members, chance alone "
+                              f"{cv.w1_text(r['W1 from chance alone (mean)'])}") for _, r in people.iterrows()]
+                if est is not None:
+                    headlines.insert(0, ("Runs failing at α", f"{est.failures}/{est.runs}",
+                                         f"95% interval [{est.lower:.3f}, {est.upper:.3f}]"))
+                _artefacts("runs", question="How often does a predictor trained on this release treat a group's "
+                                            "released members differently from held-out ones, over R random splits?",
+                           headlines=headlines, verdicts=[runs_text] if runs_text else [],
+                           figures=[(cf.alt_text(fig3), fig3), (cf.alt_text(fig4), fig4)], script=script,
+                           eps=res.config.release.epsilon if res.config.release.kind in co.HISTOGRAM_KINDS else None,
+                           delta_=res.config.release.delta if res.config.release.kind == "gaussian_histogram"
+                           else None)
 
 # --- ε sweep
-with tab_sweep:
-    if release_kind not in co.HISTOGRAM_KINDS:
-        st.info("Choose a DP histogram release to sweep ε.")
-    else:
-        sweep_reps = min(int(reps), 10)
-        noise = ("Laplace noise of scale 2/ε to every cell, because replacing one record changes two counts"
-                 if release_kind == "dp_histogram" else
-                 f"Gaussian noise (L2 sensitivity √2, δ = {delta:.0e}) to every cell")
-        st.markdown(f"ε ∈ {{0.1, 0.3, 1, 3, 10, ∞}}, {sweep_reps} repetitions each, the same splits for every ε "
-                    f"(seed {seed}). The DP release adds {noise}; negative counts become 0; n/2 synthetic "
-                    "records are drawn. At ε = ∞ no noise is added: an exact histogram, not DP.")
-        cluster.show_where(CORES)
-        if st.button("Run ε sweep", key="coh_sweep_run"):
-            bar = st.progress(0.0, text="Sweeping ε…")
-            sc = replace(config, repetitions=sweep_reps)
-            try:
-                sw = _sweep(data_key, sc, df, progress=lambda d, t: bar.progress(d / t, text=f"{d}/{t} runs"))
-                fl = _floor(data_key, sc, df)
-                st.session_state["coh_sweep"] = ((data_key, sc), sw, fl)
-            except ValueError as exc:
-                st.warning(f"The ε sweep could not run: {md_escape(exc, max_len=300)}")
-            bar.empty()
-        stored = st.session_state.get("coh_sweep")
-        if stored is not None:
-            (skey, sw, fl) = stored
-            if skey != (data_key, replace(config, repetitions=sweep_reps)):
-                st.warning("Settings changed — press Run ε sweep to update.")
-            cm = st.session_state.get("coh_clear_means")
-            clear_means = cm[2] if cm and cm[0] == data_key and cm[1] == label else None
-            fig6 = cf.make_sweep_figure(sw, clear_means=clear_means, floor=fl)
-            show_figure(fig6, key="coh_fig_sweep", filename="coherence_w1_vs_epsilon.html",
-                        caption="Moving left (smaller ε, more noise) the distances fall to the grey band — what "
-                                "random splitting alone produces. At ∞ the release is an exact histogram: not DP.")
-            download_csv(co.sweep_for_export(sw), filename="coherence_epsilon_sweep.csv", key="coh_dl_sweep")
+if TAB_SWEEP.open:
+    with TAB_SWEEP.container:
+        if release_kind not in co.HISTOGRAM_KINDS:
+            st.info("This tab compares DP histogram releases at several ε. Choose an ε-DP or (ε, δ)-DP histogram "
+                    "release in the sidebar to use it.")
+        else:
+            sweep_reps = min(int(reps), 10)
+            verdict_slot = st.empty()
+            noise = ("Laplace noise of scale 2/ε to every cell, because replacing one record changes two counts"
+                     if release_kind == "dp_histogram" else
+                     f"Gaussian noise (L2 sensitivity √2, δ = {delta:.0e}) to every cell")
+            st.markdown(f"ε ∈ {{0.1, 0.3, 1, 3, 10, ∞}}, {sweep_reps} repetitions each, the same splits for every "
+                        f"ε (seed {seed}). The DP release adds {noise}; negative counts become 0; n/2 synthetic "
+                        "records are drawn. At ε = ∞ no noise is added: an exact histogram, not DP.")
+            cluster.show_where(CORES)
+            if st.button("Run ε sweep", key="coh_sweep_run"):
+                bar = st.progress(0.0, text="Sweeping ε…")
+                scfg = replace(config, repetitions=sweep_reps)
+                try:
+                    sw = _sweep(data_key, scfg, df, progress=lambda d, t: bar.progress(d / t, text=f"{d}/{t} runs"))
+                    fl = _floor(data_key, scfg, df)
+                    st.session_state["coh_sweep"] = ((data_key, scfg), sw, fl)
+                except ValueError as exc:
+                    st.warning(f"The ε sweep could not run: {md_escape(exc, max_len=300)}")
+                bar.empty()
+            stored = st.session_state.get("coh_sweep")
+            if stored is None:
+                with verdict_slot:
+                    st.info("Press **Run ε sweep** to see how the distances shrink as noise grows.")
+            else:
+                (skey, sw, fl) = stored
+                sweep_text = cv.sweep_verdict(sw, fl)
+                with verdict_slot.container():
+                    _verdict(sweep_text)
+                if skey != (data_key, replace(config, repetitions=sweep_reps)):
+                    st.warning("Settings changed — press Run ε sweep to update.")
+                cm = st.session_state.get("coh_clear_means")
+                clear_means = cm[2] if cm and cm[0] == data_key and cm[1] == label else None
+                fig6 = cf.make_sweep_figure(sw, clear_means=clear_means, floor=fl)
+                _show(fig6, key="coh_fig_sweep", filename="coherence_w1_vs_epsilon.html", alt=cf.alt_text(fig6),
+                      caption="Moving left (smaller ε, more noise) the distances fall to the grey band — what "
+                              "random splitting alone produces. At ∞ the release is an exact histogram: not DP.")
+                download_csv(cv.sweep_for_people(co.sweep_for_export(sw)), filename="coherence_epsilon_sweep.csv",
+                             key="coh_dl_sweep")
+                _artefacts("sweep", question="How does the difference between released and held-out members shrink "
+                                             "as the DP release adds more noise (smaller ε)?",
+                           headlines=[(f"Mean W1 at ε = {'∞' if math.isinf(r.epsilon) else f'{r.epsilon:g}'}, "
+                                       f"{r.group}", cv.w1_text(r.mean_w1)) for r in sw.itertuples()],
+                           verdicts=[sweep_text], figures=[(cf.alt_text(fig6), fig6)],
+                           delta_=delta if release_kind == "gaussian_histogram" else None)
 
 
 # --- theory
 @st.fragment
-def _theory_panel() -> None:
-    """Theory panel (spec §7.4): analytic, redraws alone when its own controls move."""
+def _theory_panel(full: bool = True) -> None:
+    """Theory panel (spec §7.4): analytic, redraws alone when its own controls move; ``full=False`` draws only
+    its controls (the tab is closed but its controls are in the link)."""
     dp_release = release_kind in co.HISTOGRAM_KINDS and math.isfinite(epsilon)
+    verdict_slot = st.empty()
     if dp_release and release_kind == "gaussian_histogram":
         eps_t = epsilon
         st.markdown(f"Using the release's ε = {eps_t:g}. This release is (ε, δ)-DP, not ε-DP: **Theorem 8** is "
@@ -719,15 +907,36 @@ def _theory_panel() -> None:
         st.markdown("This release is not DP; below: a hypothetical ε-DP release.")
         eps_t = log_slider("Hypothetical ε (theory)", key="coh_hyp_eps", min_value=1e-4, max_value=1.0,
                            value=0.01)
+    show_table1 = st.toggle("Paper's Table 1 (n = 5·10⁶, β = e⁻³⁰, |𝒞| = 100, γ = 0.05n)", key="coh_table1",
+                            bind="query-params")
+    if not full:
+        return
     a_t = max(alpha, 0.01)
-    st.markdown(
-        "**Theorem 7**: an ε-DP release that ignores record order keeps every group of ≥ γ members coherent "
-        "within α, except with probability β. γ is sufficient, not necessary, and often vacuous at small n."
-    )
     sc = mi.gamma_pure(eps_t, n, a_t, beta, n_groups)
     meets = sum(prepared.group_sizes[g] >= sc.gamma for g in coll_names)
+    smallest_c = min(coll_names, key=lambda g: prepared.group_sizes[g], default=None)
+    e_p = e_a = math.nan
+    if smallest_c is not None:
+        m_s = prepared.group_sizes[smallest_c]
+        e_p = mi.eps_max(n, a_t, beta, n_groups, min(m_s, n))
+        e_a = mi.eps_max(n, a_t, beta, n_groups, min(m_s, n), kind="approx")
+    theory_text = cv.theory_verdict(
+        gamma_required=sc.gamma, n=n, epsilon=eps_t, meets=meets, kept=len(coll_names),
+        dp_release=dp_release and release_kind == "dp_histogram", alpha=a_t,
+        smallest=(smallest_c, prepared.group_sizes[smallest_c]) if smallest_c is not None else None,
+        eps_for_smallest=e_p)
+    with verdict_slot.container():
+        _verdict(theory_text)
+    with _methodology():
+        st.markdown(
+            "**Theorem 7**: an ε-DP release that ignores record order keeps every group of ≥ γ members coherent "
+            "within α, except with probability β. γ is sufficient, not necessary, and often vacuous at small n. "
+            "**Theorem 8** does the same for (ε, δ)-DP with ε ≤ 0.5 and a tiny δ; **Theorem 9** for one yes/no "
+            "column published in the clear (see the Section 7 tab)."
+        )
     t1, t2, t3, t4 = st.columns(4)
-    t1.metric("Theorem 7: γ required", f"{sc.gamma:,.0f}", help=f"Binding term: {mi.TERM_LABELS[sc.binding_term]}")
+    t1.metric("Theorem 7: γ required", f"{sc.gamma:,.0f}",
+              help=f"Members a group needs. Binding term: {mi.TERM_LABELS[sc.binding_term]}")
     t2.metric("Groups that meet it", f"{meets} of {len(coll_names)}")
     if eps_t <= mi.APPROX_EPSILON_MAX:
         t3.metric("Theorem 8: γ for (ε, δ)-DP", f"{mi.gamma_approx(eps_t, n, a_t, beta, n_groups).gamma:,.0f}",
@@ -735,18 +944,15 @@ def _theory_panel() -> None:
     else:
         t3.metric("Theorem 8: γ for (ε, δ)-DP", "—", help="Theorem 8 needs ε ≤ 0.5.")
     t4.metric("Theorem 9: γ (one yes/no column)", f"{mi.gamma_single_column(n, a_t, beta, n_groups):,.0f}")
-    st.caption(f"ε = {eps_t:g}, n = {n:,}, |𝒞*| = {n_groups}, α = {a_t:.2f}, β = {beta:.3g}. Theorem 7's γ is "
-               f"set by the term {mi.TERM_LABELS[sc.binding_term]}"
+    st.caption(f"ε = {eps_t:g}, n = {n:,}, kept groups |𝒞*| = {n_groups}, α = {a_t:.2f}, β = {beta:.3g}. "
+               f"Theorem 7's γ is set by the term {mi.TERM_LABELS[sc.binding_term]}"
                + (" (the max-information part ζ dominates)." if sc.binding_term in (0, 2) else
                   " (it does not depend on ε: even ε → 0 needs this many members).")
                + (" The theorems need α > 0: at α = 0 they are shown at α = 0.01." if alpha < 0.01 else ""))
     if sc.vacuous:
-        st.warning(f"Vacuous: γ = {sc.gamma:,.0f} exceeds n = {n:,}; the theorem protects no group here.")
-    smallest_c = min(coll_names, key=lambda g: prepared.group_sizes[g], default=None)
+        st.warning(f"Vacuous: γ = {sc.gamma:,.0f} exceeds n = {n:,}; the theorem protects no group here. Lower ε "
+                   "or raise α to get a guarantee.")
     if smallest_c is not None:
-        m_s = prepared.group_sizes[smallest_c]
-        e_p = mi.eps_max(n, a_t, beta, n_groups, min(m_s, n))
-        e_a = mi.eps_max(n, a_t, beta, n_groups, min(m_s, n), kind="approx")
         dm = mi.delta_max_approx(e_a, n, beta, n_groups) if math.isfinite(e_a) else math.nan
         st.markdown(
             f"Largest ε certified for the smallest kept group (**{md_escape(smallest_c)}**, {m_s:,} members) "
@@ -771,14 +977,13 @@ def _theory_panel() -> None:
     st.dataframe(am, hide_index=True, width="stretch", key="coh_alpha_min_table")
     fig7 = cf.make_theory_figure(n=n, alpha=a_t, beta=beta, n_groups=n_groups, epsilon=eps_t,
                                  group_sizes={g: prepared.group_sizes[g] for g in coll_names})
-    show_figure(fig7, key="coh_fig_theory", filename="coherence_theory.html",
-                caption="A group is protected by the theorem at the ε where its horizontal line lies above the "
-                        "curve. Above the black line (n) the guarantee is vacuous.")
+    _show(fig7, key="coh_fig_theory", filename="coherence_theory.html", alt=cf.alt_text(fig7),
+          caption="A group is protected by the theorem at the ε where its horizontal line lies above the curve. "
+                  "Above the black line (n) the guarantee is vacuous.")
     fig7b = cf.make_terms_figure(sc)
-    show_figure(fig7b, key="coh_fig_terms", filename="coherence_gamma_terms.html",
-                caption="γ is the largest of five terms (Theorem 3, Eq. 2); the highlighted one sets it.")
-    if st.toggle("Paper's Table 1 (n = 5·10⁶, β = e⁻³⁰, |𝒞| = 100, γ = 0.05n)", key="coh_table1",
-                 bind="query-params"):
+    _show(fig7b, key="coh_fig_terms", filename="coherence_gamma_terms.html", alt=cf.alt_text(fig7b),
+          caption="γ is the largest of five terms (Theorem 3, Eq. 2); the highlighted one sets it.")
+    if show_table1:
         N, B, G = 5e6, math.exp(-30), 100
         rows = []
         for a_, e_ in ((0.1, 0.003), (0.2, 0.01), (0.3, 0.02), (0.4, 0.025), (0.8, 0.056), (0.9, 0.065),
@@ -794,57 +999,82 @@ def _theory_panel() -> None:
         st.caption(f"Only the printed ε are copied from the paper; everything else is computed here. {ok_rows} of "
                    f"{len(t1)} printed ε need at most 0.05n members, i.e. satisfy Theorem 7 (with the corrected "
                    "Eq. 12, erratum E1).")
+    _artefacts("theory", question="Which groups does a theorem protect at this ε, and what ε would protect the "
+                                  "smallest one?",
+               headlines=[("Theorem 7: γ required", f"{sc.gamma:,.0f}", f"at ε = {eps_t:g}, α = {a_t:.2f}"),
+                          ("Groups that meet it", f"{meets} of {len(coll_names)}")],
+               verdicts=[theory_text], figures=[(cf.alt_text(fig7), fig7)], eps=eps_t)
 
 
-with tab_theory:
-    _theory_panel()
+if TAB_THEORY.drawn:
+    with TAB_THEORY.container:
+        _theory_panel(TAB_THEORY.open)
 
 # --- Section 7
-with tab_s7:
-    st.markdown(
-        "One yes/no column released in the clear is not DP, yet provably coherent: a predictor seeing only that "
-        "column gives one score to 'yes' and one to 'no', and splitting puts nearly equal shares of each in both "
-        "halves (Theorem 9). Publishing only the *count* of ones is also coherent, for any lens, but needs far "
-        f"larger groups (Theorem 11: γ = {mi.gamma_count(n, max(alpha, 0.01), beta, n_groups):,.0f}, an "
-        "asymptotic bound)."
-    )
-    if st.toggle("Show the Section 7 demonstration (1,000 random splits)", key="coh_sec7", bind="query-params"):
-        binary_cols = [c for c in df.columns if df[c].nunique(dropna=True) == 2 and c != label]
-        if not binary_cols:
-            st.info("The data have no yes/no column besides the label.")
-        elif not coll_names:
-            st.info("No group has γ or more members; lower γ to see the demonstration.")
+if TAB_S7.drawn:
+    with TAB_S7.container:
+        s7_slot = st.empty()
+        with _methodology():
+            st.markdown(
+                "One yes/no column released in the clear is not DP, yet provably coherent: a predictor seeing only "
+                "that column gives one score to 'yes' and one to 'no', and splitting puts nearly equal shares of "
+                "each in both halves (Theorem 9). Publishing only the *count* of ones is also coherent, for any "
+                "lens, but needs far larger groups (Theorem 11: γ = "
+                f"{mi.gamma_count(n, max(alpha, 0.01), beta, n_groups):,.0f}, an asymptotic bound)."
+            )
+        show7 = st.toggle("Show the Section 7 demonstration (1,000 random splits)", key="coh_sec7",
+                          bind="query-params")
+        if not show7:
+            with s7_slot:
+                st.info("Turn on the demonstration below to see a release that is not DP yet provably keeps every "
+                        "large enough group coherent.")
         else:
-            sc1, sc2 = st.columns(2)
-            bit_col = sc1.selectbox("Released yes/no column", binary_cols, key="coh_bit_col", bind="query-params")
-            curator = sc2.radio("Curator publishes", ["column", "count"], key="coh_s7_curator",
-                                bind="query-params", horizontal=True,
-                                format_func={"column": "the column (Thm 9)",
-                                             "count": "only the count of ones (Thm 11)"}.get)
-            vals = sorted({_fmt_value(v) for v in df[bit_col].dropna().unique()}, key=str)
-            try:
-                res7 = _single_column(data_key, bit_col, vals[-1],
-                                      tuple(g for g in groups if g.name in coll_names), int(seed), float(beta),
-                                      label, curator, df)
-            except ValueError as exc:
-                st.warning(f"The demonstration could not run: {md_escape(exc, max_len=300)}")
+            binary_cols = [c for c in df.columns if df[c].nunique(dropna=True) == 2 and c != label]
+            if not binary_cols:
+                st.info("The data have no yes/no column besides the label.")
+            elif not coll_names:
+                st.info("No group has γ or more members; lower γ to see the demonstration.")
+            else:
+                sc1, sc2 = st.columns(2)
+                bit_col = sc1.selectbox("Released yes/no column", binary_cols, key="coh_bit_col",
+                                        bind="query-params")
+                curator = choice("Curator publishes", CURATORS, key="coh_s7_curator", widget="radio",
+                                 container=sc2, horizontal=True)
                 res7 = None
-            if res7 is not None:
-                if curator == "count":
-                    st.caption("The learner sees only how many ones the released half holds and swaps its two scores "
-                               "when that is more than half: the distances are the same as for the column, but "
-                               "Theorem 11's bound (for a predictor seeing every column) is far weaker, often above 2.")
-                fig8 = cf.make_single_column_figure(
-                    res7, title=None if curator == "column" else
-                    "Only the count of ones published: W1 over random splits (bar = Theorem 11 bound)")
-                show_figure(fig8, key="coh_fig_sec7", filename="coherence_section7.html",
-                            caption="Boxes: W1 of the one-bit predictor over 1,000 splits; bars: the paper's bound, "
-                                    "exceeded in at most a share β of splits.")
-                shares = ", ".join(f"{md_escape(nm)} {x:.3f}" for nm, x in
-                                   zip(res7.group_names, res7.exceed_fraction))
-                st.caption(f"Theorem 9 at α = {max(alpha, 0.01):.2f}: γ = "
-                           f"{mi.gamma_single_column(n, max(alpha, 0.01), beta, n_groups):,.0f} members. "
-                           f"Share of splits above the bound: {shares} (seed {seed}).")
+                if TAB_S7.open:
+                    vals = sorted({_fmt_value(v) for v in df[bit_col].dropna().unique()}, key=str)
+                    try:
+                        res7 = _single_column(data_key, bit_col, vals[-1],
+                                              tuple(g for g in groups if g.name in coll_names), int(seed),
+                                              float(beta), label, curator, df)
+                    except ValueError as exc:
+                        st.warning(f"The demonstration could not run: {md_escape(exc, max_len=300)}")
+                if res7 is not None:
+                    s7_text = cv.section7_verdict(res7, column=bit_col, curator=curator)
+                    with s7_slot.container():
+                        _verdict(s7_text)
+                    if curator == "count":
+                        st.caption("The learner sees only how many ones the released half holds and swaps its two "
+                                   "scores when that is more than half: the distances are the same as for the "
+                                   "column, but Theorem 11's bound (for a predictor seeing every column) is far "
+                                   "weaker, often above 2.")
+                    fig8 = cf.make_single_column_figure(
+                        res7, title=None if curator == "column" else
+                        "Only the count of ones published: W1 over random splits (bar = Theorem 11 bound)")
+                    _show(fig8, key="coh_fig_sec7", filename="coherence_section7.html", alt=cf.alt_text(fig8),
+                          caption="Boxes: W1 of the one-bit predictor over 1,000 splits; bars: the paper's bound, "
+                                  "exceeded in at most a share β of splits.")
+                    shares = ", ".join(f"{md_escape(nm)} {x:.3f}" for nm, x in
+                                       zip(res7.group_names, res7.exceed_fraction))
+                    st.caption(f"Theorem 9 at α = {max(alpha, 0.01):.2f}: γ = "
+                               f"{mi.gamma_single_column(n, max(alpha, 0.01), beta, n_groups):,.0f} members. "
+                               f"Share of splits above the bound: {shares} (seed {seed}).")
+                    _artefacts("s7", question="Does publishing one yes/no column in the clear keep every group "
+                                              "coherent?",
+                               headlines=[(f"Largest W1, {nm}", cv.w1_text(np.nanmax(res7.w1[:, j])),
+                                           f"bound {cv.w1_text(res7.bound[j])}")
+                                          for j, nm in enumerate(res7.group_names)],
+                               verdicts=[s7_text], figures=[(cf.alt_text(fig8), fig8)])
 
 download_json({"data": list(data_key), "config": asdict(config), "alpha": alpha, "gamma": gamma, "beta": beta},
               filename="coherence_settings.json", key="coh_dl_settings", label="Download current settings (JSON)")

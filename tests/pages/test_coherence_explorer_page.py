@@ -1,5 +1,8 @@
-"""AppTest of pages/coherence_explorer.py: defaults render, every control changes the output, the Run
-buttons produce results and exports, uploads are validated, and query parameters restore the view."""
+"""AppTest of pages/coherence_explorer.py: defaults render with a verdict first, every control changes the output,
+the Run buttons produce results and exports, uploads are validated, and query parameters restore the view.
+
+Only the open tab draws its results (tabs bound to the URL as ``coh_tab``, drawn through ``ui.tabs.lazy_tabs``), so
+each check opens its tab through the URL, as a shared link would."""
 
 from __future__ import annotations
 
@@ -11,9 +14,35 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.data import census_population
+from tests.product.walk import capture_downloads
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "coherence_explorer.py")
+
+
+PREVIEW, RUNS, SWEEP, THEORY, SEC7 = ("Single split (preview)", "Repeated runs", "W1 vs ε", "Theory",
+                                       "Section 7: a provably safe release")
+DP = "ε-DP histogram → synthetic records (Laplace)"
+GAUSS = "(ε, δ)-DP histogram → synthetic records (Gaussian)"
+
+
+def open_tab(at: AppTest, tab: str) -> AppTest:
+    """Switch tabs through the URL (AppTest re-sends the tab widget's last value, which outranks Session State)."""
+    at.query_params["coh_tab"] = tab
+    return at.run()
+
+
+def _shown(x) -> str:
+    """A Markdown text as rendered (escapes removed)."""
+    return re.sub(r"\\(.)", r"\1", x.value)
+
+
+def _first(block):
+    """The first element drawn in a tab (descending into containers: a verdict is drawn into a reserved slot)."""
+    el = next(iter(block.children.values()))
+    while el.type in ("flex_container", "vertical", "container") and getattr(el, "children", None):
+        el = next(iter(el.children.values()))
+    return el
 
 
 def _app(**params) -> AppTest:
@@ -45,7 +74,13 @@ def test_defaults_render():
     at = _app().run()
     _ok(at)
     assert at.title[0].value == "Coherence explorer"
-    assert len(_charts(at)) >= 4  # preview (2) and theory (2)
+    assert len(_charts(at)) == 2  # the open preview tab only (lazy tabs)
+    # the verdict comes first in the open tab, and names the group the bar chart shows above the α line
+    first = _first(at.tabs[0])
+    assert first.type in ("info", "warning") and "exposes them" in _shown(first)
+    bars = __import__("json").loads(_charts(at)[1].proto.spec)["data"][0]
+    w_drem = float(bars["text"][1])
+    assert "DREM = 1 members" in _shown(first) and f"W1 {w_drem:.2f}, above the 0.20 line" in _shown(first)
     assert at.radio(key="coh_release").value == "clear"
     assert at.selectbox(key="coh_label").value == "DREM"
     assert at.slider(key="coh_alpha").value == pytest.approx(0.2)
@@ -66,7 +101,7 @@ def test_every_control_changes_the_output():
             ["Everyone", "Has the sensitive attribute", "Age 65+"])),
         ("coh_gamma", lambda a: a.number_input(key="coh_gamma").set_value(400.0)),
         # a unit switch converts γ (same groups kept); the new value in the new unit changes the output
-        ("coh_gamma_mode", lambda a: a.radio(key="coh_gamma_mode").set_value("% of n").run()
+        ("coh_gamma_mode", lambda a: a.radio(key="coh_gamma_mode").set_value("percent").run()
          .number_input(key="coh_gamma").set_value(30.0)),
         ("coh_learner", lambda a: a.selectbox(key="coh_learner").set_value("decision_tree")),
         ("coh_output", lambda a: a.radio(key="coh_output").set_value("soft")),
@@ -79,17 +114,22 @@ def test_every_control_changes_the_output():
         ("coh_features", lambda a: a.multiselect(key="coh_features").set_value(["AGEP", "SEX"])),
         ("coh_release_cols", lambda a: a.radio(key="coh_release").set_value("column_subset")),
         ("coh_release", lambda a: a.radio(key="coh_release").set_value("dp_histogram")),
-        ("coh_eps", lambda a: a.select_slider(key="coh_eps").set_value("0.1")),
+        ("coh_eps", lambda a: a.select_slider(key="coh_eps").set_value(0.1)),
+        ("coh_exact", lambda a: a.toggle(key="coh_exact").set_value(True)),
+        ("coh_exact_off", lambda a: a.toggle(key="coh_exact").set_value(False)),
         ("coh_release_gauss", lambda a: a.radio(key="coh_release").set_value("gaussian_histogram")),
         ("coh_delta_exp", lambda a: a.slider(key="coh_delta_exp").set_value(-9)),
         ("coh_release_sub", lambda a: a.radio(key="coh_release").set_value("subsample")),
         ("coh_k", lambda a: a.number_input(key="coh_k").set_value(200)),
+        ("tab: runs", lambda a: open_tab(a, RUNS)),
         ("coh_reps", lambda a: a.slider(key="coh_reps").set_value(7)),
+        ("tab: theory", lambda a: open_tab(a, THEORY)),
         ("coh_beta", lambda a: a.select_slider(key="coh_beta").set_value("1e-6")),
         ("coh_hyp_eps", lambda a: a.select_slider(key="coh_hyp_eps").set_value(0.1)),
         ("coh_table1", lambda a: a.toggle(key="coh_table1").set_value(True)),
         ("coh_gamma_mode_back", lambda a: a.radio(key="coh_gamma_mode").set_value("members").run()
          .number_input(key="coh_gamma").set_value(50.0)),
+        ("tab: section 7", lambda a: open_tab(a, SEC7)),
         ("coh_sec7", lambda a: a.toggle(key="coh_sec7").set_value(True)),
         ("coh_s7_curator", lambda a: a.radio(key="coh_s7_curator").set_value("count")),
         ("coh_sensitive", lambda a: a.selectbox(key="coh_sensitive").set_value("2")),
@@ -103,7 +143,7 @@ def test_every_control_changes_the_output():
 
 
 def test_table1_matches_paper_claims():
-    at = _app(coh_n="2000", coh_learner="Decision tree", coh_table1="true").run()
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_table1="true", coh_tab=THEORY).run()
     _ok(at)
     t1 = next(d.value for d in at.dataframe if "ε printed in the paper" in d.value.columns)
     assert len(t1) == 8
@@ -113,21 +153,27 @@ def test_table1_matches_paper_claims():
 
 
 def test_run_experiment_and_exports():
-    at = _app(coh_n="2000", coh_reps="5", coh_learner="Decision tree").run()
+    at = _app(coh_n="2000", coh_reps="5", coh_learner="Decision tree", coh_tab=RUNS).run()
+    _ok(at)
+    assert "Press **Run experiment**" in at.tabs[1].info[0].value  # before a run, the tab says what to do first
     at.button(key="coh_run").click().run()
     _ok(at)
-    assert len(_charts(at)) >= 7
+    assert len(_charts(at)) == 3  # sorted W1, failure rate, size vs W1
     at.button(key="coh_run").click().run()  # a second click is served from the session cache
     _ok(at)
     labels = [m.label for m in at.metric]
-    assert "β̂(α): share of runs failing" in labels
+    assert "Runs failing at α" in labels
+    first = _first(at.tabs[1])
+    k = next(m.value for m in at.metric if m.label == "Runs failing at α").split("/")[0]
+    assert first.type in ("info", "warning") and (f"In {k} of 5 runs" in _shown(first) or _shown(first).startswith("No run"))
     dls = {d.proto.label for d in at.get("download_button")}
     assert {"Download table (CSV)", "Download parameters (JSON)", "Download figure (HTML)"} <= dls
+    assert any("run_experiment" in c.value and "wasserstein_distance" in c.value for c in at.code)  # Copy as code
     # α is applied to the stored result without re-running
-    before = next(m.value for m in at.metric if m.label.startswith("β̂"))
+    before = next(m.value for m in at.metric if m.label == "Runs failing at α")
     at.slider(key="coh_alpha").set_value(2.0).run()
     _ok(at)
-    assert next(m.value for m in at.metric if m.label.startswith("β̂")) == "0/5"
+    assert next(m.value for m in at.metric if m.label == "Runs failing at α") == "0/5"
     assert before != "0/5"
     # a settings change keeps the old result with a notice
     at.toggle(key="coh_coarsen").set_value(True).run()
@@ -136,13 +182,14 @@ def test_run_experiment_and_exports():
 
 
 def test_epsilon_sweep_button():
-    at = _app(coh_n="2000", coh_reps="5", coh_learner="Decision tree",
-              coh_release="ε-DP histogram → synthetic records (Laplace)").run()
+    at = _app(coh_n="2000", coh_reps="5", coh_learner="Decision tree", coh_release=DP, coh_tab=SWEEP).run()
     _ok(at)
-    n0 = len(_charts(at))
+    assert len(_charts(at)) == 0
     at.button(key="coh_sweep_run").click().run()
     _ok(at)
-    assert len(_charts(at)) == n0 + 1
+    assert len(_charts(at)) == 1
+    first = _first(at.tabs[2])
+    assert first.type in ("info", "warning") and "what random splitting alone produces" in _shown(first)
     at.button(key="coh_sweep_run").click().run()
     _ok(at)
 
@@ -185,7 +232,7 @@ def test_shared_dataset_source():
               coh_learner="Decision tree").run()
     _ok(at)
     assert at.selectbox(key="coh_label").value == "disability"
-    assert len(_charts(at)) >= 4
+    assert len(_charts(at)) == 2
 
 
 def test_deep_link_restores_state():
@@ -292,10 +339,11 @@ def test_link_lens_still_wins_on_first_load():
 
 def test_exact_histogram_is_not_called_dp():
     """Issue 12 example 6: at ε = ∞ the histogram release is exact, not DP, and no theorem applies."""
-    for release in ("ε-DP histogram → synthetic records (Laplace)",
-                    "(ε, δ)-DP histogram → synthetic records (Gaussian)"):
-        at = _app(coh_n="2000", coh_learner="Decision tree", coh_release=release, coh_eps="∞").run()
+    for release in (DP, GAUSS):
+        # "coh_eps=∞" is how links before the exact-histogram switch said it: it still opens the exact histogram
+        at = _app(coh_n="2000", coh_learner="Decision tree", coh_release=release, coh_eps="∞", coh_tab=THEORY).run()
         _ok(at)
+        assert at.toggle(key="coh_exact").value and at.select_slider(key="coh_eps").disabled
         texts = [x.value for x in list(at.markdown) + list(at.caption) + list(at.info) + list(at.warning)]
         joined = "\n".join(texts)
         assert "Theorem 7 applies" not in joined and "Theorem 8 applies" not in joined
@@ -350,35 +398,6 @@ def test_label_moved_into_the_lens_is_said():
 
 
 # ------------------------------------------------------------------ every CSV the page writes reads back
-class _Downloads:
-    """Record the deferred downloads (``st.download_button`` with a callable) a run registers."""
-
-    def __enter__(self):
-        from streamlit.runtime.media_file_manager import MediaFileManager
-
-        self._cls, self._orig, self.files = MediaFileManager, MediaFileManager.add_deferred, {}
-        files, orig = self.files, self._orig
-
-        def add_deferred(mgr, data_callable, mimetype, coordinates, file_name=None, **kw):
-            files[str(file_name)] = data_callable
-            return orig(mgr, data_callable, mimetype, coordinates, file_name=file_name, **kw)
-
-        MediaFileManager.add_deferred = add_deferred
-        return self
-
-    def __exit__(self, *exc):
-        self._cls.add_deferred = self._orig
-        return False
-
-    def csvs(self) -> dict[str, bytes]:
-        out = {}
-        for name, fn in self.files.items():
-            if name.endswith(".csv"):
-                data = fn()
-                out[name] = data.encode() if isinstance(data, str) else bytes(data)
-        return out
-
-
 def test_every_csv_reads_back_with_pandas_and_our_reader():
     import io
 
@@ -386,13 +405,13 @@ def test_every_csv_reads_back_with_pandas_and_our_reader():
 
     name = "=HYPERLINK(1)"  # a formula-looking group name must come back neutralised, not as a formula
     link = '[{"name": "%s", "conditions": [{"column": "AGEP", "low": 50}]}]' % name
-    with _Downloads() as dl:
-        at = _app(coh_n="2000", coh_reps="5", coh_learner="Decision tree", coh_built=link,
-                  coh_release="ε-DP histogram → synthetic records (Laplace)").run()
+    with capture_downloads() as dl:
+        at = _app(coh_n="2000", coh_reps="5", coh_learner="Decision tree", coh_built=link, coh_release=DP,
+                  coh_tab=RUNS).run()
         at.button(key="coh_run").click().run()
-        at.button(key="coh_sweep_run").click().run()
+        open_tab(at, SWEEP).button(key="coh_sweep_run").click().run()
         _ok(at)
-        files = dl.csvs()
+        files = dl.files(".csv")
     assert {"coherence_w1_per_run.csv", "coherence_summary.csv", "coherence_epsilon_sweep.csv"} <= set(files)
     for fname, data in files.items():
         assert not data.lstrip().startswith(b"#"), fname
@@ -402,9 +421,10 @@ def test_every_csv_reads_back_with_pandas_and_our_reader():
         assert list(back.frame.columns) == list(frame.columns), fname
         assert not any(str(v).startswith("=") for v in frame.astype(str).to_numpy().ravel()), fname
         assert not any(str(c).startswith("=") for c in frame.columns), fname
+        assert not [c for c in frame.columns if "_" in str(c)], (fname, list(frame.columns))  # plain headers
     sweep = pd.read_csv(io.BytesIO(files["coherence_epsilon_sweep.csv"]))
-    assert sorted(set(sweep["epsilon"].dropna())) == [0.1, 0.3, 1.0, 3.0, 10.0]
-    assert (sweep["epsilon"].isna() == sweep["dp"].str.startswith("no")).all()  # ∞: exact, not DP
+    assert sorted(set(sweep["ε"].dropna())) == [0.1, 0.3, 1.0, 3.0, 10.0]
+    assert (sweep["ε"].isna() == sweep["differentially private"].str.startswith("no")).all()  # ∞: exact, not DP
 
 
 def test_gamma_follows_the_data_and_its_unit():
@@ -414,9 +434,9 @@ def test_gamma_follows_the_data_and_its_unit():
     _upload(at, rows.encode())
     _ok(at)
     assert at.number_input(key="coh_gamma").value == 6  # a tenth of n = 60
-    assert list(at.dataframe[0].value["in the collection 𝒞*"]) == ["yes", "yes"]
+    assert list(at.dataframe[0].value["kept (at least γ members)"]) == ["yes", "yes"]
     assert not any("larger than the dataset" in w.value for w in at.warning)
-    at.radio(key="coh_gamma_mode").set_value("% of n").run()
+    at.radio(key="coh_gamma_mode").set_value("percent").run()
     assert at.number_input(key="coh_gamma").value == pytest.approx(10.0)  # 6 of 60 members = 10 %
     at.radio(key="coh_gamma_mode").set_value("members").run()
     assert at.number_input(key="coh_gamma").value == pytest.approx(6.0)
@@ -425,8 +445,7 @@ def test_gamma_follows_the_data_and_its_unit():
 def test_controls_that_do_not_apply_are_disabled_or_replaced():
     at = _app(coh_n="2000", coh_learner="Decision tree").run()
     assert at.slider(key="coh_trees").disabled and at.slider(key="coh_bins").disabled
-    at = _app(coh_n="2000", coh_learner="Decision tree", coh_release="ε-DP histogram → synthetic records (Laplace)",
-              coh_eps="0.1").run()
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_release=DP, coh_eps="0.1", coh_tab=THEORY).run()
     _ok(at)
     assert not at.slider(key="coh_bins").disabled
     # the release's ε replaces the hypothetical-ε control instead of sitting beside it
@@ -468,19 +487,20 @@ def test_failure_rate_card_matches_the_downloaded_runs():
 
     from scipy.stats import beta as beta_dist
 
-    with _Downloads() as dl:
+    with capture_downloads() as dl:
         at = _app(coh_n="2000", coh_reps="12", coh_learner="Decision tree", coh_alpha="0.15", coh_gamma="50",
-                  coh_groups=["Everyone", "Has the sensitive attribute", "Men 18–24"]).run()
+                  coh_groups=["Everyone", "Has the sensitive attribute", "Men 18–24"], coh_tab=RUNS).run()
         at.button(key="coh_run").click().run()
         _ok(at)
-        files = dl.csvs()
+        files = dl.files(".csv")
     runs = pd.read_csv(io.BytesIO(files["coherence_w1_per_run.csv"]))
     summary = pd.read_csv(io.BytesIO(files["coherence_summary.csv"]))
-    defined = runs["w1"].notna()
-    assert (abs(runs.loc[defined, "w1"] - 2 * (runs.loc[defined, "frac_negative_a"]
-                                              - runs.loc[defined, "frac_negative_b"]).abs()) < 1e-12).all()
-    kept = runs[runs["size"] >= 50]
-    m = kept.groupby("rep")["w1"].max()
+    defined = runs["W1"].notna()
+    assert (abs(runs.loc[defined, "W1"] - 2 * (runs.loc[defined, "share flagged, released half"]
+                                              - runs.loc[defined, "share flagged, held-out half"]).abs())
+            < 1e-12).all()
+    kept = runs[runs["members"] >= 50]
+    m = kept.groupby("run")["W1"].max()
     alpha = round(float(m.median()), 2)  # α applies to the stored result: choose one that splits the runs
     at.slider(key="coh_alpha").set_value(alpha).run()
     _ok(at)
@@ -489,23 +509,22 @@ def test_failure_rate_card_matches_the_downloaded_runs():
     hi = 1.0 if k == R else beta_dist.ppf(0.975, k + 1, R - k)
     cards = {x.label: x.value for x in at.metric}
     assert 0 < k < R, (k, R)  # a non-trivial case (the seed and α are chosen for it)
-    assert cards["β̂(α): share of runs failing"] == f"{k}/{R}"
+    assert cards["Runs failing at α"] == f"{k}/{R}"
     assert cards["95% interval"] == f"[{lo:.3f}, {hi:.3f}]"
-    means = runs.groupby("group")["w1"].mean()
+    means = runs.groupby("group")["W1"].mean()
     for _, row in summary.iterrows():
-        assert abs(row["mean_w1"] - means[row["group"]]) < 1e-9
+        assert abs(row["mean W1 over runs"] - means[row["group"]]) < 1e-9
 
 
 def test_gaussian_release_is_not_given_the_pure_dp_theorem():
-    at = _app(coh_n="2000", coh_learner="Decision tree", coh_eps="0.3",
-              coh_release="(ε, δ)-DP histogram → synthetic records (Gaussian)").run()
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_eps="0.3", coh_release=GAUSS, coh_tab=THEORY).run()
     _ok(at)
     texts = [m.value for m in at.markdown]
     assert any("not ε-DP" in t and "Theorem 8" in t and "comparison only" in t for t in texts)
 
 
 def test_alpha_zero_is_said_to_be_shown_at_001_in_the_theory():
-    at = _app(coh_n="2000", coh_learner="Decision tree", coh_alpha="0.0").run()
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_alpha="0.0", coh_tab=THEORY).run()
     _ok(at)
     assert any("at α = 0 they are shown at α = 0.01" in c.value for c in at.caption)
 
@@ -517,7 +536,7 @@ def test_alpha_min_table_says_when_no_alpha_is_certified():
     members (spec §3.5): "Everyone" is certified for some α ≤ 2, the group of women aged 90+ is not.
     """
     link = '[{"name": "90+", "conditions": [{"column": "AGEP", "low": 90}, {"column": "SEX", "values": ["2"]}]}]'
-    at = _app(coh_n="2000", coh_learner="Decision tree", coh_gamma="2", coh_built=link).run()
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_gamma="2", coh_built=link, coh_tab=THEORY).run()
     _ok(at)
     t = next(d.value for d in at.dataframe if "smallest α certified (Thm 7)" in d.value.columns)
     shown = dict(zip(t["group"], t["smallest α certified (Thm 7)"]))

@@ -129,7 +129,8 @@ def test_address_from_the_secrets_file(scheduler):
 # ------------------------------------------------------------------------------------------ the page
 def _page():
     at = AppTest.from_file(PAGE, default_timeout=120)
-    for k, v in dict(coh_n="2000", coh_reps="6", coh_trees="10").items():
+    # the Run button and the run's numbers live on the "Repeated runs" tab (only the open tab is drawn)
+    for k, v in dict(coh_n="2000", coh_reps="6", coh_trees="10", coh_tab="Repeated runs").items():
         at.query_params[k] = v
     return at.run()
 
@@ -138,7 +139,7 @@ def _numbers(at) -> tuple:
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     metrics = tuple((m.label, m.value) for m in at.metric if m.label != "Run time")
-    assert any(label.startswith("β̂") for label, _ in metrics)
+    assert any(label == "Runs failing at α" for label, _ in metrics)
     tables = tuple(d.value.to_csv() for d in at.dataframe)
     return metrics, tables
 
@@ -163,6 +164,10 @@ def test_coherence_runs_on_the_cluster_give_the_local_numbers(monkeypatch, sched
         cluster_numbers = _run_repetitions(on_cluster)
     assert len(ts.data) >= 1  # the repetitions really ran on the workers
     assert cluster_numbers == local_numbers
+    # the run-time card says where the run went (issue 16), locally the server's cores
+    assert "Dask cluster (2 workers, 2 threads)" in next(m.proto.help for m in on_cluster.metric
+                                                          if m.label == "Run time")
+    assert f"this server's {CORES} cores" in next(m.proto.help for m in local.metric if m.label == "Run time")
 
     monkeypatch.setenv(cluster.ENV_VAR, DEAD)
     cluster.reset()

@@ -40,7 +40,7 @@ __all__ = [
     "Quota", "quotas_from_frame", "QuotaReport", "check_quotas", "PanelDistribution", "leximin_panels",
     "draw_panel", "SelectionMetrics", "selection_metrics", "gini", "uniform_panel_baseline",
     "volunteer_pool", "volunteer_quotas", "tiny_pool", "tiny_quotas", "quota_case_warnings",
-    "panel_quota_table", "LX1_VALUES",
+    "panel_quota_table", "LX1_VALUES", "random_values", "VALUE_GRIDS",
 ]
 
 #: Relaxation of already-fixed right-hand sides (spec §5): without it round-off makes LP_{l+1} infeasible.
@@ -1681,6 +1681,22 @@ def volunteer_quotas(k: int = 40, tolerance: float = 0.1) -> list[Quota]:
             out.append(Quota(feat, v, int(math.floor(k * s * (1 - tolerance) + 1e-9)),
                              int(math.ceil(k * s * (1 + tolerance) - 1e-9))))
     return out
+
+
+#: Value grids of the random pool (spec §11 "Random"): coarse grids make ties between groups.
+VALUE_GRIDS = (0.1, 0.01)
+
+
+def random_values(n: int, m: int, *, grid: float, rng=None) -> np.ndarray:
+    """A random pool's values: n × m uniform draws on [0, 1] rounded to multiples of ``grid`` (one of VALUE_GRIDS).
+
+    The same ``rng`` seed gives the same pool, so a link or a script reproduces it. Values are
+    ``round(u / grid) · grid`` (0 and 1 included, each with half the weight of an inner grid point).
+    """
+    n, m = check_size(n, name="n"), check_size(m, name="m")
+    if grid not in VALUE_GRIDS:
+        raise ValueError(f"grid must be one of {', '.join(map(str, VALUE_GRIDS))}, got {grid!r}.")
+    return np.round(as_generator(rng).random((n, m)) / grid) * grid
 
 
 def tiny_pool() -> pd.DataFrame:

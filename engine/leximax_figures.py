@@ -16,92 +16,85 @@ from engine.palette import PALETTE
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 
 
+def _layout(**kw) -> dict:
+    """Shared layout: horizontal legend below the plot, compact margins (one layout, set once per figure)."""
+    base = dict(legend=dict(orientation="h", y=-0.25), margin=dict(t=60, b=40, l=60, r=20))
+    base.update(kw)
+    return base
+
+
 def make_profile_figure(profiles: Mapping[str, Sequence[float]]) -> go.Figure:
     """F1: sorted group-utility profiles (worst-off group first) of several solutions, as step lines."""
-    fig = go.Figure()
+    traces = []
     for i, (name, prof) in enumerate(profiles.items()):
         p = np.sort(np.asarray(prof, dtype=float))
-        fig.add_trace(go.Scatter(x=np.arange(1, p.size + 1), y=p, mode="lines+markers", name=name,
+        traces.append(go.Scatter(x=np.arange(1, p.size + 1), y=p, mode="lines+markers", name=name,
                                  line=dict(shape="hv", color=PALETTE[i % len(PALETTE)], dash=DASHES[i % 6])))
-    fig.update_layout(title="Sorted expected utilities (worst-off group first)",
-                      xaxis_title="rank of group (1 = worst off)", yaxis_title="expected utility",
-                      legend=dict(orientation="h", y=-0.25))
-    fig.update_xaxes(dtick=1)
-    return fig
+    return go.Figure(traces, _layout(title="What each group gets, worst-off group first",
+                                     xaxis=dict(title="group, from worst off (1) to best off", dtick=1),
+                                     yaxis=dict(title="expected utility", rangemode="tozero")))
 
 
-def make_group_bar_figure(group_names: Sequence[str], series: Mapping[str, Sequence[float]]) -> go.Figure:
-    """F2: expected utility per group for each solution (grouped bars, input order of groups)."""
-    fig = go.Figure()
-    for i, (name, y) in enumerate(series.items()):
-        fig.add_trace(go.Bar(x=list(group_names), y=np.asarray(y, dtype=float), name=name,
-                             marker_color=PALETTE[i % len(PALETTE)]))
-    fig.update_layout(title="Expected utility per group", barmode="group", yaxis_title="expected utility",
-                      legend=dict(orientation="h", y=-0.3))
-    return fig
+def make_group_bar_figure(group_names: Sequence[str], series: Mapping[str, Sequence[float]], *,
+                          max_groups: int = 40) -> go.Figure:
+    """F2: expected utility per group for each solution (grouped bars, input order; at most ``max_groups``)."""
+    names = [str(g) for g in group_names][:max_groups]
+    traces = [go.Bar(x=names, y=np.asarray(y, dtype=float)[:max_groups], name=name,
+                     marker_color=PALETTE[i % len(PALETTE)]) for i, (name, y) in enumerate(series.items())]
+    shown = "" if len(group_names) <= max_groups else f" (first {max_groups} of {len(group_names)} groups)"
+    return go.Figure(traces, _layout(title="What each group can expect" + shown, barmode="group",
+                                     yaxis=dict(title="expected utility"),
+                                     xaxis=dict(tickangle=0 if len(names) <= 8 else -45, automargin=True)))
 
 
-def make_marginals_figure(ids: Sequence[str], x: Sequence[float], k: int, *, top: int = 200) -> go.Figure:
-    """F3: selection probabilities sorted from largest, the top ``top`` candidates, with a Σ = k badge."""
+def make_marginals_figure(ids: Sequence[str], x: Sequence[float], k: int, *, top: int = 200,
+                          max_labels: int = 30) -> go.Figure:
+    """F3: selection chances sorted from largest, the top ``top`` candidates; names only when ≤ ``max_labels``."""
     x = np.asarray(x, dtype=float)
     order = np.argsort(-x, kind="stable")[:top]
-    fig = go.Figure(go.Bar(x=[str(ids[i]) for i in order], y=x[order], marker_color=PALETTE[0],
-                           name="selection probability"))
-    shown = f"top {len(order)} of {x.size}" if x.size > len(order) else f"all {x.size}"
-    fig.update_layout(title=f"Selection probabilities ({shown} candidates)", yaxis_title="probability x_i",
-                      xaxis_title="candidate", yaxis_range=[0, 1.05])
-    fig.add_annotation(text=f"Σx = {x.sum():.6g} (k = {k})", xref="paper", yref="paper", x=0.99, y=0.98,
-                       showarrow=False, bgcolor="#E8F4EA" if abs(x.sum() - k) < 1e-6 else "#FBE3E3",
-                       bordercolor="#009E73", font=dict(size=16))
+    shown = f"the {len(order)} most likely of {x.size}" if x.size > len(order) else f"all {x.size}"
+    named = len(order) <= max_labels
+    fig = go.Figure(go.Bar(x=[str(ids[i]) for i in order] if named else np.arange(1, len(order) + 1),
+                           y=x[order], marker_color=PALETTE[0], name="chance of selection",
+                           hovertext=[str(ids[i]) for i in order], hoverinfo="text+y"),
+                    _layout(title=f"Chance of selection, {shown} candidates", showlegend=False,
+                            yaxis=dict(title="chance of selection", range=[0, 1.05], tickformat=".0%"),
+                            xaxis=dict(title="candidate" if named else "candidates, most likely first",
+                                       tickangle=0 if len(order) <= 10 else -45)))
+    fig.add_annotation(text=f"chances add up to k = {k}", xref="paper", yref="paper", x=0.99, y=0.98,
+                       showarrow=False, bgcolor="#FFFFFF", bordercolor="#555555")
     return fig
 
 
 def make_realised_figure(utilities: np.ndarray, expected: Sequence[float], group_names: Sequence[str], *,
                          delta: float, hoeffding: Sequence[float] | None = None, max_points: int = 400,
-                         max_groups: int = 8) -> go.Figure:
-    """F4: empirical CDF of each group's realised utility, with its expectation y_j and y_j − δ marked."""
+                         max_groups: int = 6) -> go.Figure:
+    """F4: empirical CDF of each group's realised utility, with its expectation y_j marked (worst-off groups).
+
+    Built in one layout update (shapes and labels as dicts): adding lines one by one copied the layout each
+    time and was most of this page's redraw time.
+    """
     U = np.asarray(utilities, dtype=float)
     y = np.asarray(expected, dtype=float)
-    fig = go.Figure()
     order = np.argsort(y, kind="stable")[:max_groups]          # the worst-off groups first
+    traces, shapes, notes = [], [], []
     for c, j in enumerate(order):
         v = np.sort(U[:, j])
         idx = np.unique(np.linspace(0, v.size - 1, min(max_points, v.size)).astype(int))
         col = PALETTE[c % len(PALETTE)]
-        fig.add_trace(go.Scatter(x=v[idx], y=(idx + 1) / v.size, mode="lines", line=dict(shape="hv", color=col),
+        traces.append(go.Scatter(x=v[idx], y=(idx + 1) / v.size, mode="lines", line=dict(shape="hv", color=col),
                                  name=str(group_names[j])))
-        fm.vline(fig, x=float(y[j]), line=dict(color=col, width=1, dash="dot"))
-        hb = "" if hoeffding is None else f" (Hoeffding ≤ {float(hoeffding[j]):.3g})"
-        fm.vline(fig, x=float(y[j] - delta), line=dict(color=col, width=1, dash="dash"),
-                      annotation_text=f"y−δ{hb}" if c == 0 else None, annotation_position="top left")
-    fig.update_layout(title="Realised utility per group over the draws (ECDF; dotted = expected, dashed = "
-                            "expected − δ)", xaxis_title="utility in a drawn cohort", yaxis_title="share of draws ≤ x",
-                      legend=dict(orientation="h", y=-0.3))
-    return fig
-
-
-def make_size_figure(sizes: Mapping[str, Mapping[int, float]]) -> go.Figure:
-    """Cohort-size distribution per sampling scheme (probabilities)."""
-    fig = go.Figure()
-    for i, (name, dist) in enumerate(sizes.items()):
-        ks = sorted(dist)
-        fig.add_trace(go.Bar(x=ks, y=[dist[s] for s in ks], name=name, marker_color=PALETTE[i % len(PALETTE)]))
-    fig.update_layout(title="Cohort size", barmode="group", xaxis_title="number of members",
-                      yaxis_title="probability", legend=dict(orientation="h", y=-0.3))
-    return fig
-
-
-def make_gamma_figure(gammas: Sequence[float], alpha: Sequence[float] | None = None) -> go.Figure:
-    """γ*_l per level l of Algorithm 1 (the l-th increment of the sum of the l smallest utilities)."""
-    g = np.asarray(gammas, dtype=float)
-    fig = go.Figure(go.Bar(x=np.arange(1, g.size + 1), y=g, marker_color=PALETTE[0], name="γ*_l"))
-    if alpha is not None and np.any(np.asarray(alpha) > 0):
-        fig.add_trace(go.Bar(x=np.arange(1, g.size + 1), y=np.asarray(alpha, dtype=float), name="slack α_l",
-                             marker_color=PALETTE[1]))
-    fig.update_layout(title="γ* per level (Algorithm 1)", xaxis_title="level l", yaxis_title="γ*_l",
-                      barmode="group")
-    fig.update_xaxes(dtick=1)
-    return fig
+        shape, _ = fm.vline_spec(float(y[j]), line=dict(color=col, width=1, dash="dot"))
+        shapes.append(shape)
+        if c == 0:
+            shape, note = fm.vline_spec(float(y[j] - delta), line=dict(color=col, width=1, dash="dash"),
+                                        annotation_text="expected − δ", annotation_position="top left")
+            shapes.append(shape)
+            notes.append(note)
+    more = "" if len(y) <= max_groups else f" ({max_groups} worst-off of {len(y)} groups)"
+    return go.Figure(traces, _layout(title="What a single draw gives each group" + more, shapes=shapes,
+                                     annotations=notes, xaxis=dict(title="utility in a drawn cohort"),
+                                     yaxis=dict(title="share of draws at or below", tickformat=".0%")))
 
 
 def make_finite_scatter(U: Sequence[Sequence[float]], sets: Mapping[str, frozenset], *,
@@ -119,8 +112,8 @@ def make_finite_scatter(U: Sequence[Sequence[float]], sets: Mapping[str, frozens
                                  mode="markers", name=name,
                                  marker=dict(size=18 + 7 * i, color="rgba(0,0,0,0)",
                                              line=dict(width=3, color=PALETTE[i % len(PALETTE)]))))
-    fig.update_layout(title="Solutions in the plane of the first two groups", xaxis_title="u(S, G₁)",
-                      yaxis_title="u(S, G₂)", legend=dict(orientation="h", y=-0.3))
+    fig.update_layout(title="Solutions in the plane of the first two groups", xaxis_title="utility of group 1",
+                      yaxis_title="utility of group 2", legend=dict(orientation="h", y=-0.3))
     return fig
 
 
@@ -136,10 +129,10 @@ def make_panel_prob_figure(probabilities: Sequence[float], colour: Sequence[str]
                              name="sorted chances", hoverinfo="skip"))
     for i, v in enumerate(sorted(set(col.tolist()), key=str)):
         m = col == v
-        fig.add_trace(go.Scattergl(x=rank[m], y=p[order][m], mode="markers", name=f"{feature}={v}" if feature else
+        fig.add_trace(go.Scattergl(x=rank[m], y=p[order][m], mode="markers", name=f"{feature}: {v}" if feature else
                                    str(v), marker=dict(size=6, color=PALETTE[i % len(PALETTE)])))
     fm.hline(fig, y=k / p.size, line=dict(dash="dash", color="#000000"),
-                  annotation_text=f"equal chance k/n = {k / p.size:.3g}")
+                  annotation_text=f"equal chance k/n = {k / p.size:.1%}")
     fig.update_layout(title="Selection probability per person (sorted)", xaxis_title="person (sorted by chance)",
                       yaxis_title="probability of selection", legend=dict(orientation="h", y=-0.3))
     fig.update_yaxes(rangemode="tozero")
@@ -158,7 +151,7 @@ def make_panel_compare_figure(series: Mapping[str, Sequence[float] | None], *, k
         fig.add_trace(go.Scatter(x=np.arange(1, v.size + 1), y=v, mode="lines", name=name,
                                  line=dict(shape="hv", color=PALETTE[i % len(PALETTE)], dash=DASHES[i % 6])))
     if n:
-        fm.hline(fig, y=k / n, line=dict(dash="dot", color="#000000"), annotation_text="k/n")
-    fig.update_layout(title="Sorted selection probabilities: leximin vs baseline", xaxis_title="person (sorted)",
+        fm.hline(fig, y=k / n, line=dict(dash="dot", color="#000000"), annotation_text="equal chance k/n")
+    fig.update_layout(title="Chances sorted from smallest: leximin vs uniform", xaxis_title="person (sorted)",
                       yaxis_title="probability of selection", legend=dict(orientation="h", y=-0.3))
     return fig

@@ -1,6 +1,7 @@
 """Leximax cohort picker: fair random selection of a cohort so that every group is served as well as possible.
 
-Thin page: widgets → cached engine calls (engine/leximax.py) → figures (engine/leximax_figures.py).
+Thin page: widgets → cached engine calls (engine/leximax.py) → verdicts (engine/leximax_verdicts.py) → figures
+(engine/leximax_figures.py) → artefacts (ui.dossier, engine/script_leximax.py).
 Sources: Henzinger, Peale, Reingold, Shen, "Leximax Approximations and Representative Cohort Selection",
 FORC 2022 (seed 003, second paper) and, for the quota tab, Flanigan et al., Nature 2021.
 """
@@ -8,10 +9,11 @@ FORC 2022 (seed 003, second paper) and, for the quota tab, Flanigan et al., Natu
 from __future__ import annotations
 
 import hashlib
+import inspect
 import math
-import time
 from datetime import datetime, timezone
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,38 +21,108 @@ import streamlit as st
 
 from engine import leximax as lx
 from engine import leximax_figures as lf
+from engine import leximax_verdicts as lv
+from engine import script_leximax as sl
+from engine.epsilon_verdicts import number, percent
+from ui import common as uc
 from ui import page_end, page_setup
 from ui.charts import show_figure
 from ui.exports import download_csv, download_json
 from ui.tabs import lazy_tabs
 from ui.text import md_escape, md_quote
 from ui.upload import csv_uploader
-from ui.widgets import seed_input
+from ui.widgets import choice, log_slider, seed_input
 
-page_setup("Leximax cohort picker", icon=":material/groups:")
+page_setup("Leximax cohort picker", icon=":material/groups:", uses_dataset=False)
 
+REPO_ROOT = str(Path(__file__).resolve().parents[1])
+PAGE = "leximax_cohort_picker"
+TITLE = "Leximax cohort picker"
 PAPER = "Henzinger, Peale, Reingold & Shen, *Leximax Approximations and Representative Cohort Selection* (FORC 2022)"
-PRESETS = {"Four-region panel": 3, "Fair arbitration": 1, "Volunteer pool by membership": 40}
+SOURCES = ["Henzinger, Peale, Reingold, Shen, Leximax Approximations and Representative Cohort Selection, FORC 2022 "
+           "(seed 003_4b386133f61617e9.txt, second paper): §4 Algorithm 1 and 2, Lemma 15, App. C; errata L1–L9 of "
+           "the product spec", "Ogryczak & Tamir (2003), sum of the l smallest as a linear program",
+           "Flanigan, Gölz, Gupta, Hennig, Procaccia, Fair algorithms for selecting citizens' assemblies, Nature 596 "
+           "(2021)"]
+#: Preset pools: token → (label, default k).
+PRESETS = {"four_region": ("Four-region panel (6 candidates, 4 regions)", 3),
+           "arbitration": ("Fair arbitration (2 candidates, 2 sides)", 1),
+           "volunteers": ("Volunteer pool by membership (500 people)", 40)}
+SOURCES_POOL = {"preset": "Preset", "random": "Random", "values": "Values CSV", "attributes": "Attributes CSV"}
+MODES = {"exact": "Exact leximax", "slack": "Allow a slack ε", "custom": "Custom slack per level"}
+SOLVERS = {"linprog": "scipy (HiGHS)", "cvxpy": "cvxpy (HiGHS)"}
+SAMPLERS = {"dependent": "Exactly k (dependent rounding)", "independent": "Independent coins (k on average)"}
+VIEWS = {"groups": "Each group", "sorted": "Worst-off first, all methods"}
+RULES = {"membership": "Membership (1 if in the group)", "share": "Share (equalise representation ratios)",
+         "partial": "Partial (share of conditions met)"}
+GRIDS = {"0.1": "0.1", "0.01": "0.01"}
 LIVE_NM = 5_000
 LIVE_DRAWS_N = 2_000_000
 MAX_VALUES_ROWS, MAX_VALUES_COLS = 5_000, 50
 MAX_RESPONDENTS = 20_000
 DRAW_CHOICES = [1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000]
+_ALT = "alt" in inspect.signature(show_figure).parameters
 
-st.title("Leximax cohort picker")
+st.title(TITLE)
 st.markdown(
     "Pick a cohort (committee, panel, study sample) from a pool so that **every group is served as well as "
     "possible: first the worst-off group, then the next worst-off, and so on** (*leximax*). The tool computes "
-    "each candidate's chance of selection, draws cohorts of exactly *k* members with those chances, and shows "
-    f"what a single draw really gives each group. Source: {PAPER}."
+    "each candidate's chance of selection, compares what each group gets with picking uniformly at random, "
+    "draws cohorts of exactly *k* members with those chances, and simulates what a single draw gives each group. "
+    f"Source: {PAPER}. This page works on its own pools, not on the shared dataset."
 )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Shared helpers
+# ---------------------------------------------------------------------------------------------------------
+
+def figure(fig, *, key: str, filename: str, caption: str | None = None, alt: str | None = None) -> None:
+    """``show_figure`` with alt text where the shared helper takes it (issue 14 item 9)."""
+    if _ALT:
+        show_figure(fig, key=key, filename=filename, caption=caption, alt=alt)
+    else:
+        show_figure(fig, key=key, filename=filename, caption=caption)
+
+
+def verdict(sentences, warnings=()) -> None:
+    """The tab's answer in plain words first; sentences come from engine/leximax_verdicts.py (escaped here)."""
+    st.success(" ".join(md_escape(s, max_len=800) for s in sentences))
+    for w in warnings:
+        if w:
+            st.warning(md_escape(w, max_len=900))
+
+
+def artefacts(*, key: str, question: str, params: dict, headlines: list[tuple[str, str, str]], verdicts: list[str],
+              figures: list, script: str, seed: int | None = None) -> None:
+    """Report, settings and "Copy as code" for the open tab (ui.dossier; until it exists, the script alone)."""
+    try:
+        from ui.dossier import Headline, PageSummary
+        from ui.dossier import artefacts as draw_artefacts
+    except ImportError:
+        with st.expander("Copy as code: recompute these numbers in Python", icon=":material/code:"):
+            st.code(script, language="python")
+            st.download_button("Script (.py)", script, file_name=f"{key}.py", mime="text/x-python",
+                               key=f"{key}_script_py", on_click="ignore")
+        return
+    draw_artefacts(PageSummary(page=PAGE, title=TITLE, question=question, params=params,
+                               headlines=[Headline(a, b, c) for a, b, c in headlines], verdicts=list(verdicts),
+                               figures=figures, sources=SOURCES, seed=seed, script=script), key=key)
+
+
+def changed(key: str) -> bool:
+    """Whether the control ``key`` holds a different value than on this tab's previous run (first run: no)."""
+    cur, prev_key = st.session_state.get(key), f"_lx_prev_{key}"
+    prev = st.session_state.get(prev_key, cur)
+    st.session_state[prev_key] = cur
+    return prev != cur
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Cached engine calls
 # ---------------------------------------------------------------------------------------------------------
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_data(max_entries=64, show_spinner=False)
 def _solve_cached(V: np.ndarray, k: int, alpha: tuple | None, method: str) -> lx.LeximaxResult:
     return lx.leximax_marginals(V, k=k, alpha=None if alpha is None else list(alpha), method=method)
 
@@ -66,17 +138,22 @@ def solve_cached(V: np.ndarray, k: int, alpha: tuple | None, method: str) -> lx.
         raise SolveFailed(str(exc)) from None
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def baselines_cached(V: np.ndarray, k: int):
-    return lx.utilitarian_marginals(V, k=k), lx.maxmin_marginals(V, k=k)
+@st.cache_data(max_entries=64, show_spinner=False)
+def utilitarian_cached(V: np.ndarray, k: int):
+    return lx.utilitarian_marginals(V, k=k)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_data(max_entries=32, show_spinner=False)
+def maxmin_cached(V: np.ndarray, k: int):
+    return lx.maxmin_marginals(V, k=k)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
 def integer_cached(V: np.ndarray, k: int):
     return lx.integer_leximax_bruteforce(V, k=k)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_data(max_entries=32, show_spinner=False)
 def mc_cached(V: np.ndarray, x: np.ndarray, n_draws: int, seed: int, scheme: str, delta: float):
     return lx.monte_carlo(V, x, n_draws=n_draws, rng=seed, scheme=scheme, delta=delta)
 
@@ -91,9 +168,9 @@ def volunteer_cached():
     return lx.volunteer_pool(), lx.volunteer_quotas()
 
 
-def random_values(n: int, m: int, grid: float, seed: int) -> np.ndarray:
-    g = np.random.default_rng(seed)
-    return np.round(g.random((n, m)) / grid) * grid
+@st.cache_data(max_entries=16, show_spinner=False)
+def random_cached(n: int, m: int, grid: float, seed: int) -> np.ndarray:
+    return lx.random_values(n, m, grid=grid, rng=seed)
 
 
 def upload_frame(label: str, *, key: str, max_rows: int, max_cols: int, help: str, min_rows: int = 2,
@@ -125,108 +202,133 @@ def clamp_state(key: str, lo, hi) -> None:
         st.session_state[key] = min(max(v, lo), hi)
 
 
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Tab A: cohort (paper)
 # ---------------------------------------------------------------------------------------------------------
 
-def _set_preset_k():
-    st.session_state["lx_k"] = PRESETS.get(st.session_state.get("lx_preset"), 3)
+def _values_frame(pool: lx.Pool) -> pd.DataFrame:
+    """One row per candidate: id and its value for each group (the drawn cohort's CSV when no attributes)."""
+    df = pd.DataFrame(pool.values, columns=[f"value for {g}" for g in pool.group_names])
+    df.insert(0, "candidate", list(pool.ids))
+    return df
+
+
+def _attributes_frame(df: pd.DataFrame, pool: lx.Pool, id_col: str | None) -> pd.DataFrame:
+    """One row per candidate: id and the uploaded (or preset) attributes, in pool order."""
+    out = df.drop(columns=[id_col]) if id_col else df.copy()
+    out = out.reset_index(drop=True)
+    out.insert(0, "candidate", list(pool.ids))
+    return out
 
 
 def pool_controls():
-    """Pool source widgets → (Pool, description) or (None, None) after showing an error."""
+    """Pool source widgets → (Pool, description, attributes per candidate, engine code for the script) or Nones."""
     c1, c2 = st.columns([1, 2])
-    source = c1.selectbox("Pool source", ["Preset", "Random", "Values CSV", "Attributes CSV"], key="lx_source",
-                          bind="query-params", help="Where the candidates and their values for each group come "
-                                                    "from.")
+    source = choice("Pool source", SOURCES_POOL, key="lx_source", container=c1,
+                    help="Where the candidates and their values for each group come from.")
     with c2:
-        if source == "Preset":
-            name = st.selectbox("Preset", list(PRESETS), key="lx_preset", bind="query-params",
-                                on_change=_set_preset_k)
-            if name == "Fair arbitration":
-                return lx.Pool(("A-favoured", "B-favoured"), ("Group A", "Group B"), np.eye(2)), \
-                    "[b] §1.2: one cohort serves only group A, the other only group B."
-            if name == "Four-region panel":
-                return lx.Pool(tuple(f"c{i}" for i in range(1, 7)), ("G1", "G2", "G3", "G4"), lx.LX1_VALUES), \
-                    "Six candidates, four regions (spec LX1)."
-            pool, _q = volunteer_cached()
-            feats = [c for c in pool.columns if c != "person_id"]
-            groups = lx.groups_from_columns(pool, feats)
-            return lx.pool_from_attributes(pool, groups, id_col="person_id"), \
-                "Synthetic volunteer pool (500 people); one group per feature value; value 1 if a member."
-        if source == "Random":
+        if source == "preset":
+            name = choice("Preset", {t: lab for t, (lab, _k) in PRESETS.items()}, key="lx_preset")
+            if changed("lx_preset"):
+                st.session_state["lx_k"] = PRESETS[name][1]
+            if name == "arbitration":
+                pool = lx.Pool(("A-favoured", "B-favoured"), ("Group A", "Group B"), np.eye(2))
+                return pool, "[b] §1.2: one candidate serves only group A, the other only group B.", \
+                    _values_frame(pool), "np.eye(2)"
+            if name == "four_region":
+                pool = lx.Pool(tuple(f"c{i}" for i in range(1, 7)), ("G1", "G2", "G3", "G4"), lx.LX1_VALUES)
+                return pool, "Six candidates, four regions (spec LX1).", _values_frame(pool), "lx.LX1_VALUES"
+            people, _q = volunteer_cached()
+            feats = [c for c in people.columns if c != "person_id"]
+            pool = lx.pool_from_attributes(people, lx.groups_from_columns(people, feats), id_col="person_id")
+            code = ("lx.pool_from_attributes(lx.volunteer_pool(), lx.groups_from_columns(lx.volunteer_pool(), "
+                    f"{feats!r}), id_col='person_id').values")
+            return pool, "Synthetic volunteer pool (500 people); one group per feature value; value 1 if a member.", \
+                _attributes_frame(people, pool, "person_id"), code
+        if source == "random":
             r1, r2, r3, r4 = st.columns(4)
             n = r1.slider("Candidates n", 5, 1_000, 30, key="lx_n", bind="query-params")
             m = r2.slider("Groups m", 2, 20, 4, key="lx_m", bind="query-params")
-            grid = r3.selectbox("Value grid", [0.1, 0.01], key="lx_grid", bind="query-params",
-                                help="Values are rounded to this grid (coarser grids make ties).")
+            grid = float(choice("Value grid", GRIDS, key="lx_grid", container=r3,
+                                help="Values are rounded to this grid (coarser grids make ties)."))
             ps = seed_input(key="lx_pool_seed", label="Pool seed", container=r4)
-            return lx.Pool(tuple(f"c{i + 1}" for i in range(n)), tuple(f"G{j + 1}" for j in range(m)),
-                           random_values(n, m, grid, ps)), f"Random values on a {grid} grid, seed {ps}."
-        if source == "Values CSV":
+            pool = lx.Pool(tuple(f"c{i + 1}" for i in range(n)), tuple(f"G{j + 1}" for j in range(m)),
+                           random_cached(n, m, grid, ps))
+            return pool, f"Random values on a {grid:g} grid, pool seed {ps}.", _values_frame(pool), \
+                f"lx.random_values({n}, {m}, grid={grid!r}, rng={ps})"
+        if source == "values":
             df = upload_frame("Values CSV (candidates × groups)", key="lx_values_csv", max_rows=MAX_VALUES_ROWS,
                               max_cols=MAX_VALUES_COLS + 1,
                               help="One row per candidate; an optional id column, then one numeric column per "
                                    "group with values in [0, 1]. At most 5,000 rows and 50 groups.")
             if df is None:
                 st.info("Upload a CSV: an optional id column, then one numeric column per group (values 0–1).")
-                return None, None
+                return None, None, None, None
             text_cols = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
             opts = ["(none)"] + list(df.columns)
             idc = st.selectbox("Id column", opts, index=opts.index(text_cols[0]) if text_cols else 0,
                                key="lx_values_id", bind="query-params")
             rescale = st.checkbox("Rescale by the maximum", key="lx_rescale", bind="query-params")
             try:
-                return lx.pool_from_values(df, id_col=None if idc == "(none)" else idc, rescale=rescale), \
-                    "Uploaded values."
+                pool = lx.pool_from_values(df, id_col=None if idc == "(none)" else idc, rescale=rescale)
+                return pool, "Uploaded values.", _values_frame(pool), None
             except ValueError as exc:
                 show_problem("This file cannot be used:", exc)
-                return None, None
+                return None, None, None, None
         df = upload_frame("Attributes CSV (candidates × categories)", key="lx_attr_csv", max_rows=MAX_RESPONDENTS,
                           max_cols=40, as_text=True, help="One row per candidate: an id column and categorical columns "
                                             "(e.g. gender, region). Groups are built from column values.")
         if df is None:
             st.info("Upload a CSV with an id column and categorical columns (e.g. gender, age band, region).")
-            return None, None
+            return None, None, None, None
         opts = ["(none)"] + list(df.columns)
         unique = [c for c in df.columns if not df[c].astype(str).str.strip().duplicated().any()]
         idc = st.selectbox("Id column", opts, index=opts.index(unique[0]) if unique else 0, key="lx_attr_id",
-                           bind="query-params", help="One distinct value per candidate; “(none)” numbers them.")
+                           bind="query-params", help="One distinct value per candidate; “(none)” numbers them 1, 2, ….")
         if idc != "(none)" and df[idc].astype(str).str.strip().duplicated().any():
             # one column cannot be both the id and a grouping category
             st.warning(f"The id column {md_quote(idc)} repeats values, so it cannot identify candidates. Choose a "
                        "column with one unique value per candidate as the id, or “(none)”; categories such as "
                        "this one are for building groups.")
-            return None, None
+            return None, None, None, None
         cat = [c for c in df.columns if c != idc]
         cols = st.multiselect("Build one group per value of", cat, default=cat[: min(3, len(cat))],
                               key="lx_group_cols", bind="query-params")
         inter = st.text_input("Extra intersection groups (optional)", key="lx_intersections", bind="query-params",
                               placeholder="gender=F & age=young; region=north & age=65+",
                               help="Groups that need all conditions; separate groups with ';'.")
-        rule = st.selectbox("Value rule", ["membership", "share", "partial"], key="lx_rule", bind="query-params",
-                            help="membership: 1 if the candidate is in the group. share: 1/target share, so "
-                                 "leximax equalises representation ratios. partial: share of the group's "
-                                 "conditions met.")
+        rule = choice("Value of a candidate for a group", RULES, key="lx_rule",
+                      help="Membership: 1 if the candidate is in the group. Share: 1/target share, so leximax "
+                           "equalises representation ratios. Partial: share of the group's conditions met.")
+        id_col = None if idc == "(none)" else idc
         try:
             groups = lx.groups_from_columns(df, cols) + lx.parse_intersections(inter)
             if not groups:
                 st.warning("Choose at least one column to build groups from.")
-                return None, None
+                return None, None, None, None
             shares = None
             if rule == "share":
-                base = lx.pool_from_attributes(df, groups, id_col=None if idc == "(none)" else idc)
+                base = lx.pool_from_attributes(df, groups, id_col=id_col)
                 ed = st.data_editor(pd.DataFrame({"group": [g.name for g in groups],
                                                   "target share": np.round(base.values.mean(axis=0), 4)}),
                                     # keyed by the groups: edits of one group list never land on another's rows
                                     key="lx_shares_editor_" + _digest([g.name for g in groups]),
                                     disabled=["group"], hide_index=True)
                 shares = ed["target share"].to_numpy(dtype=float)
-            return lx.pool_from_attributes(df, groups, id_col=None if idc == "(none)" else idc, rule=rule,
-                                           shares=shares), f"Uploaded attributes, rule '{rule}'."
+            pool = lx.pool_from_attributes(df, groups, id_col=id_col, rule=rule, shares=shares)
+            return pool, f"Uploaded attributes, value rule: {RULES[rule].split(' (')[0].lower()}.", \
+                _attributes_frame(df, pool, id_col), None
         except ValueError as exc:
             show_problem("These groups cannot be built:", exc)
-            return None, None
+            return None, None, None, None
 
 
 def cohort_tab():
@@ -237,254 +339,293 @@ def cohort_tab():
                  f"({md_escape(exc, max_len=300)}). Try the other solver, a different k, or a coarser value grid.")
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def cohort_script_cached(V: np.ndarray, k: int, code: str | None, alpha: tuple | None) -> str:
+    return sl.cohort_script(repo_root=REPO_ROOT, k=k, values_code=code, values=V if code is None else None,
+                            alpha=None if alpha is None else list(alpha))
+
+
 def _cohort_tab():
-    pool, desc = pool_controls()
+    pool, desc, attrs, code = pool_controls()
     if pool is None:
         return
     V = pool.values
     n, m = V.shape
-    st.caption(f"{desc} **{n} candidates × {m} groups.**")
+    st.caption(f"{md_escape(desc, max_len=300)} **{n:,} candidates × {m} groups.**")
     unserved = [g for g, col in zip(pool.group_names, V.T) if not col.any()]
     if unserved:
         st.info(f"{len(unserved)} group(s) have value 0 for every candidate, so no cohort can serve them: "
                 + md_escape(", ".join(unserved[:10]), max_len=400) + ". Their expected utility is 0 whatever "
                 "the choice; leximax then serves the other groups.")
     heavy = n * m > LIVE_NM
-    c1, c2, c3, c4 = st.columns(4)
     if "lx_k" not in st.session_state:
-        st.session_state["lx_k"] = min(PRESETS.get(st.session_state.get("lx_preset", "Four-region panel"), 5), n) \
-            if st.session_state.get("lx_source", "Preset") == "Preset" else max(1, min(5, n))
+        preset = st.session_state.get("lx_preset", "four_region")
+        st.session_state["lx_k"] = PRESETS.get(preset, PRESETS["four_region"])[1] \
+            if st.session_state.get("lx_source", "preset") == "preset" else 5
     clamp_state("lx_k", 1, n)
+    c1, c2, c3 = st.columns(3)
     k = c1.slider("Cohort size k", 1, n, key="lx_k", bind="query-params",
                   on_change="ignore" if heavy else "rerun", help="Number of members to select.")
-    mode = c2.radio("Mode", ["Exact", "ε-significant", "Custom α"], key="lx_mode", bind="query-params",
-                    horizontal=True, help="Exact leximax, or allow a slack ε at every level so that tiny gains "
-                                          "for a worse-off group do not block large gains for the next.")
-    solver = c3.selectbox("Solver", ["linprog", "cvxpy"], key="lx_solver", bind="query-params",
-                          help="Both use the open-source HiGHS solver: scipy linprog (fast, sparse) or cvxpy.")
-    sampler = c4.selectbox("Sampler", ["dependent", "independent"], key="lx_sampler", bind="query-params",
-                           help="dependent: exactly k members (Srinivasan's rounding). independent: each candidate "
-                                "on its own coin, size k on average.")
+    mode = choice("Fairness rule", MODES, key="lx_mode", widget="radio", horizontal=True, container=c2,
+                  help="Exact leximax, or allow a slack ε at every level so that tiny gains for a worse-off group "
+                       "do not block large gains for the next.")
+    sampler = choice("How a cohort is drawn", SAMPLERS, key="lx_sampler", container=c3,
+                     help="Exactly k: Srinivasan's dependent rounding keeps every chance and always gives k members. "
+                          "Independent coins: each candidate on their own coin, k members on average.")
+    e1, e2, e3 = st.columns(3)
+    eps = log_slider("Slack ε per level", key="lx_eps", min_value=0.001, max_value=10.0, value=0.05, container=e1,
+                     disabled=mode != "slack",
+                     help="Used by “Allow a slack ε”: differences in a group's expected utility smaller than ε "
+                          "count as insignificant.")
+    alpha_text = e2.text_input("Custom slack per level (comma-separated)", key="lx_alpha", bind="query-params",
+                               value=",".join(["0.05"] * m) if m <= 20 else "", disabled=mode != "custom",
+                               help="Used by “Custom slack per level”: one slack per level, worst-off level first.")
+    solver = choice("Solver", SOLVERS, key="lx_solver", container=e3,
+                    help="Both use the open-source HiGHS solver: scipy linprog (fast, sparse) or cvxpy.")
 
     if heavy:
-        st.info(f"Large pool ({n} × {m}): press **Solve** after changing k (other controls apply at once).")
+        st.info(f"Large pool ({n:,} × {m}): press **Solve** after changing k (other controls apply at once).")
         if st.button("Solve", key="lx_solve_btn", type="primary"):
             st.session_state["lx_solved_for"] = (hashlib.sha256(V.tobytes()).hexdigest(), k)
         if st.session_state.get("lx_solved_for") != (hashlib.sha256(V.tobytes()).hexdigest(), k):
             st.caption("Not solved yet for these settings.")
             return
-    t0 = time.perf_counter()
-    with st.spinner("Solving the leximax LPs…") if heavy else _null():
+    verdict_slot = st.empty()       # the verdict goes first, above the cards, once the numbers are known
+    with st.spinner("Solving the leximax linear programs…") if heavy else _null():
         exact = solve_cached(V, k, None, solver)
-    ymax = float(exact.y.max()) if exact.y.max() > 0 else 1.0
-    eps_max = max(0.001, round(0.5 * ymax, 3))
-    if "lx_eps" not in st.session_state:
-        st.session_state["lx_eps"] = min(0.05, eps_max)
-    clamp_state("lx_eps", 0.0, eps_max)
-    e1, e2, e3 = st.columns(3)
-    eps = e1.slider("ε (slack per level)", 0.0, eps_max, step=eps_max / 100 if eps_max < 0.1
-                    else 0.005, key="lx_eps", bind="query-params", format="%.4g",
-                    help="Differences in a group's expected utility smaller than ε count as insignificant.")
-    alpha_text = e2.text_input("Custom α (one slack per level, comma-separated)", key="lx_alpha",
-                               bind="query-params", value=",".join(["0.05"] * m) if m <= 20 else "",
-                               disabled=mode != "Custom α")
-    delta_frac = e3.slider("δ for the tail bound (share of the smallest expected utility)", 0.01, 1.0, 0.1,
-                           step=0.01, key="lx_delta", bind="query-params")
     approx = None
-    if mode == "ε-significant":
+    if mode == "slack":
         approx = solve_cached(V, k, (float(eps),) * m, solver)
-    elif mode == "Custom α":
+    elif mode == "custom":
         try:
             approx = solve_cached(V, k, lx.parse_alpha(alpha_text, m=m), solver)
         except ValueError:
-            st.warning(f"Custom α needs {m} non-negative numbers separated by commas (one per level); got "
-                     f"{md_quote(alpha_text, max_len=80)}. Showing the exact solution.")
+            st.warning(f"Custom slack needs {m} non-negative numbers separated by commas (one per level); got "
+                       f"{md_quote(alpha_text, max_len=80)}. Showing exact leximax.")
     res = approx if approx is not None else exact
-    sig = approx if mode == "ε-significant" else solve_cached(V, k, (float(eps),) * m, solver)
-    util_x, maxmin_x = baselines_cached(V, k)
-    integer = integer_cached(V, k) if math.comb(n, k) <= 200_000 else None
-    solve_s = time.perf_counter() - t0
+    what = "leximax" if approx is None else {"slack": f"slack-ε (ε = {eps:g})", "custom": "custom-slack"}[mode]
+    facts = lv.cohort_facts(V, res.x, k=k, group_names=pool.group_names)
+    sentences = lv.cohort_verdicts(facts, what=what)
+    warns = [lv.zero_chance_warning(pool.ids, res.x),
+             lv.over_represented_warning(lv.over_represented(V, res.x, k=k, group_names=pool.group_names))]
+    if approx is not None and float(np.max(res.alpha[:-1], initial=0.0)) >= exact.y.min() > 0:
+        warns.append(f"The slack ({number(float(np.max(res.alpha[:-1])))}) is at least the worst-off group's exact "
+                     f"leximax utility ({number(float(exact.y.min()))}), so the guarantee for the worst-off group "
+                     "is empty. Choose a smaller slack.")
+    with verdict_slot.container():
+        verdict(sentences, warns)
 
     # cards
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Smallest expected utility", f"{res.y.min():.4g}")
-    m2.metric("Verified (Algorithm 2)", "✓ verified" if res.verified else "✗ failed")
-    m3.metric("Σx (expected size)", f"{res.x.sum():.6g}", help=f"must equal k = {k}")
-    m4.metric("Solve time", f"{res.seconds:.2f} s", help=f"{res.lp_solves} LPs, {res.method}; page {solve_s:.2f} s")
-    label = {"Exact": "leximax (exact)", "ε-significant": f"ε-significant (LP, cumulative slack), ε = {eps:g}",
-             "Custom α": "custom slack α (LP, cumulative)"}[mode]
-    y_min = float(res.y.min())
-    if mode == "Exact":
-        claim = (f"no other random selection of {k} members gives the worst-off group more in expectation, and "
-                 "subject to that none does better for the second worst-off group, and so on")
-    else:
-        claim = ("at each level the guarantee may give up the allowed slack for a worse-off group when that buys "
-                 "a larger gain for the next groups ([b] §3.2, Def 12; the LP uses a cumulative slack, erratum L5)")
-    st.markdown(
-        f"**What this means.** With these selection chances ({label}), the worst-off group can expect a utility of "
-        f"**{y_min:.4g}**: {claim}. Utility of a group = sum of its values for the members ([b] §4.1, linear "
-        "utility). Computed by the sequence of linear programs of [b] Algorithm 1, in the compact form of "
-        "Ogryczak & Tamir (2003), and checked by the separation oracle of [b] Algorithm 2."
-    )
-    if integer is None:
-        st.caption(f"Integer optimum skipped (NP-hard, [b] Lemma 20; C(n,k) = {math.comb(n, k):,} cohorts).")
+    m1.metric("Worst-off group can expect", f"{res.y.min():.4g}")
+    m2.metric("Smallest chance", percent(facts.min_chance))
+    m3.metric("Largest chance", percent(facts.max_chance))
+    m4.metric("Check (paper's Algorithm 2)", "✓ verified" if res.verified else "✗ failed",
+              help="Recomputes every level's guarantee from the chances; the paper's separation oracle.")
+    st.caption(f"The chances add up to {res.x.sum():.6g} (k = {k}); {res.lp_solves} linear programs solved in "
+               f"{res.seconds:.2f} s with {SOLVERS[solver]}.")
 
-    # F1, F2
-    profiles = {"leximax (exact)": exact.y, f"ε-significant (ε={eps:g})": sig.y}
-    if mode == "Custom α" and approx is not None:
-        profiles["custom α"] = approx.y
-    if integer is not None:
-        profiles["integer optimum (best single cohort)"] = integer.utilities
-    profiles["utilitarian (max total)"] = V.T @ util_x
-    profiles["maxmin (LP₁ only)"] = V.T @ maxmin_x
+    util_y = V.T @ utilitarian_cached(V, k)
+    uniform_y = V.T @ np.full(n, k / n)
+    view = choice("Compare", VIEWS, key="lx_view", widget="segmented")
     g1, g2 = st.columns(2)
     with g1:
-        show_figure(lf.make_profile_figure(profiles), key="lx_fig_profiles", filename="leximax_profiles.html",
-                    caption="Each line lists the groups' expected utilities from worst to best off. Leximax is "
-                            "highest at the left end; the utilitarian choice maximises the total but can leave the "
-                            "worst-off group lower; the best single cohort (integer) is a fixed choice, not a lottery.")
+        if view == "groups":
+            series = {f"{what} chances": res.y, "uniform (k/n each)": uniform_y, "largest total": util_y}
+            fig_groups = lf.make_group_bar_figure(pool.group_names, series)
+            alt_groups = (f"Bar chart of each of the {m} groups' expected utility under {what} chances, uniform "
+                          f"selection and the largest-total choice; the worst-off group gets "
+                          f"{number(facts.worst_utility)} ({what}) and {number(facts.uniform_worst_utility)} "
+                          "(uniform).")
+            cap = ("Expected utility of each group: with these chances, with every candidate at the same chance "
+                   "k/n, and with the choice that maximises the total (which can leave a group with little).")
+        else:
+            profiles = {"leximax": exact.y}
+            if approx is not None:
+                profiles[f"{what}"] = approx.y
+            integer = integer_cached(V, k) if math.comb(n, k) <= 200_000 else None
+            if integer is not None:
+                profiles["best single cohort (no lottery)"] = integer.utilities
+            profiles["largest total"] = util_y
+            profiles["first level only (maximin)"] = V.T @ maxmin_cached(V, k)
+            profiles["uniform (k/n each)"] = uniform_y
+            fig_groups = lf.make_profile_figure(profiles)
+            alt_groups = (f"Line chart of the groups' expected utilities sorted from worst off, for {len(profiles)} "
+                          f"ways of choosing; leximax starts highest at {number(float(exact.y.min()))}.")
+            cap = ("Each line lists the groups' expected utilities from worst to best off. Leximax is highest at "
+                   "the left end; the largest-total choice can leave the worst-off group lower; the best single "
+                   "cohort is one fixed choice, not a lottery."
+                   + ("" if integer is not None else f" Best single cohort skipped: finding it is NP-hard ([b] "
+                      f"Lemma 20) and there are {math.comb(n, k):,} cohorts."))
+        figure(fig_groups, key="lx_fig_groups", filename="leximax_groups.html", caption=cap, alt=alt_groups)
     with g2:
-        show_figure(lf.make_group_bar_figure(pool.group_names, {label: res.y, "utilitarian": V.T @ util_x}),
-                    key="lx_fig_groups", filename="leximax_groups.html",
-                    caption="Expected utility of each group under the chosen selection chances.")
-    g3, g4 = st.columns(2)
-    with g3:
-        show_figure(lf.make_marginals_figure(pool.ids, res.x, k), key="lx_fig_marginals",
-                    filename="leximax_marginals.html",
-                    caption=f"Chance of selection of each candidate; the chances add up to k = {k}.")
-    with g4:
-        show_figure(lf.make_gamma_figure(res.gammas, res.alpha), key="lx_fig_gamma", filename="leximax_gamma.html",
-                    caption="γ*_l: how much the sum of the l smallest group utilities grows at level l.")
-    gtab = pd.DataFrame({"level l": np.arange(1, m + 1), "γ*_l": res.gammas, "C_l (cumulative)": res.cumulative,
-                         "slack α_l": res.alpha})
-    st.dataframe(gtab, hide_index=True)
-    marg = pd.DataFrame({"candidate": pool.ids, "probability": res.x})
-    e1, e2, e3 = st.columns(3)
-    with e1:
-        download_csv(marg, filename="leximax_marginals.csv", key="lx_dl_marginals", label="Marginals (CSV)")
-    with e2:
-        download_csv(pd.DataFrame({"group": pool.group_names, "expected utility": res.y}),
-                     filename="leximax_group_utilities.csv", key="lx_dl_groups", label="Group utilities (CSV)")
-    with e3:
-        download_csv(gtab, filename="leximax_levels.csv", key="lx_dl_levels", label="Levels γ* (CSV)")
+        fig_marg = lf.make_marginals_figure(pool.ids, res.x, k)
+        alt_marg = (f"Bar chart of each candidate's chance of selection, largest first: from "
+                    f"{percent(facts.max_chance)} down to {percent(facts.min_chance)}; {facts.n_zero} of {n} at "
+                    f"zero; the chances add up to k = {k}.")
+        figure(fig_marg, key="lx_fig_marginals", filename="leximax_chances.html", alt=alt_marg,
+               caption=f"Chance of selection of each candidate; the chances add up to k = {k}.")
+    chances = pd.DataFrame({"candidate": pool.ids, "chance of selection": res.x})
+    groups = pd.DataFrame({"group": pool.group_names, "expected utility": res.y,
+                           "uniform selection": uniform_y, "largest total": util_y})
+    d1, d2 = st.columns(2)
+    with d1:
+        download_csv(chances, filename="leximax_chances.csv", key="lx_dl_marginals", label="Chances (CSV)")
+    with d2:
+        download_csv(groups, filename="leximax_group_utilities.csv", key="lx_dl_groups",
+                     label="Group utilities (CSV)")
 
-    # Saturation cross-check
-    if st.button("Cross-check (saturation)", key="lx_crosscheck",
-                 help="Recompute the exact leximax utilities by an independent method (water-filling)."):
-        sat = saturation_cached(V, k)
-        diff = float(np.abs(sat - exact.y).max())
-        (st.success if diff <= 1e-6 else st.error)(
-            f"Saturation method: largest difference in a group's utility = {diff:.2e} "
-            f"({'agrees' if diff <= 1e-6 else 'DISAGREES'} within 10⁻⁶).")
+    levels = pd.DataFrame({"level": np.arange(1, m + 1), "gain at this level": res.gammas,
+                           "guaranteed total of the worst-off groups": res.cumulative, "slack": res.alpha})
+    with uc.methodology():
+        label = {"exact": "exact leximax", "slack": f"slack ε = {eps:g} at every level (cumulative, erratum L5)",
+                 "custom": "custom slack per level (cumulative)"}[mode if approx is not None else "exact"]
+        st.markdown(
+            f"**Rule: {label}.** A group's *utility* is the sum of its values over the cohort's members (with "
+            "0/1 membership values: its number of members, [b] §4.1). The chances come from the sequence of "
+            "linear programs of [b] Algorithm 1, in the compact form of Ogryczak & Tamir (2003): level l makes the "
+            "total of the l worst-off groups as large as possible without lowering the levels before it (minus "
+            "the slack). The paper's Algorithm 2 then checks the result (✓ verified). With exact leximax, no other "
+            f"random selection of {k} members gives the worst-off group more in expectation and, subject to that, "
+            "none does better for the second worst-off group, and so on; with a slack, each level may give up the "
+            "slack for a worse-off group when that buys a larger gain for the next ([b] §3.2, Def 12). The group "
+            "utilities are unique; the chances need not be (other chances may give the same group utilities)."
+        )
+        st.dataframe(levels, hide_index=True)
+        download_csv(levels, filename="leximax_levels.csv", key="lx_dl_levels", label="Levels (CSV)")
+        if st.button("Cross-check by another method (saturation)", key="lx_crosscheck",
+                     help="Recompute the exact leximax utilities by an independent method (water-filling)."):
+            sat = saturation_cached(V, k)
+            diff = float(np.abs(sat - exact.y).max())
+            (st.success if diff <= 1e-6 else st.error)(
+                f"Saturation method: largest difference in a group's utility = {diff:.2e} "
+                f"({'agrees' if diff <= 1e-6 else 'DISAGREES'} within 10⁻⁶).")
 
-    # Simulation
+    simulation_section(pool, V, res, k, n, sampler)
+    draw_section(pool, V, res, k, sampler, what, attrs)
+    params = {"pool": desc, "candidates": f"{n:,}", "groups": str(m), "cohort size k": str(k),
+              "fairness rule": MODES[mode], "slack ε": f"{eps:g}" if mode == "slack" else "not used",
+              "how a cohort is drawn": SAMPLERS[sampler], "solver": SOLVERS[solver]}
+    artefacts(key="lx_art_cohort", question="Which chances of selection serve every group as well as possible, "
+                                             "worst-off first, and what does that give each group?",
+              params=params,
+              headlines=[("Worst-off group can expect", f"{res.y.min():.4g}", "expected utility"),
+                         ("Smallest chance", percent(facts.min_chance), ""),
+                         ("Largest chance", percent(facts.max_chance), ""),
+                         ("Uniform selection, worst-off group", f"{facts.uniform_worst_utility:.4g}", "")],
+              verdicts=sentences, figures=[(alt_groups, fig_groups), (alt_marg, fig_marg)],
+              script=cohort_script_cached(V, k, code, None if approx is None else tuple(map(float, res.alpha))),
+              seed=int(st.session_state.get("lx_seed", 0)))
+
+
+def simulation_section(pool, V, res, k, n, sampler):
+    """Simulated single draws: how far below its expectation each group falls. Returns the summary or None."""
     st.subheader("What a single draw gives each group")
-    c1, c2 = st.columns([2, 1])
+    c1, c2, c3 = st.columns([2, 2, 1])
     n_draws = c1.select_slider("Number of simulated draws", DRAW_CHOICES, value=10_000, key="lx_draws",
                                bind="query-params")
-    seed = seed_input(key="lx_seed", container=c2)
+    delta_frac = log_slider("Shortfall δ, as a share of the worst-off group's expectation", key="lx_delta",
+                            min_value=0.01, max_value=1.0, value=0.1, container=c2,
+                            help="A draw falls short for a group when it gets more than δ below its expected "
+                                 "utility; the paper's bound (Lemma 15) is about this chance.")
+    seed = seed_input(key="lx_seed", container=c3)
+    y_min = float(res.y.min())
     delta = max(delta_frac * y_min, 1e-9)
     live = n_draws * n <= LIVE_DRAWS_N
     run_sim = live or st.button("Simulate", key="lx_simulate", type="primary")
     if not live and not run_sim:
-        st.info(f"{n_draws:,} draws × {n} candidates is a large simulation: press **Simulate**.")
-    if run_sim:
-        with (st.status("Simulating draws…") if not live else _null()):
-            mc = mc_cached(V, res.x, int(n_draws), int(seed), sampler, float(delta))
-        worst = mc.utilities.min(axis=1)
-        p_below = float((worst < y_min - 1e-12).mean())
-        q05 = float(np.quantile(worst, 0.05))
+        st.info(f"{n_draws:,} draws × {n:,} candidates is a large simulation: press **Simulate**.")
+        return None
+    with (st.status("Simulating draws…") if not live else _null()):
+        mc = mc_cached(V, res.x, int(n_draws), int(seed), sampler, float(delta))
+    worst = mc.utilities.min(axis=1)
+    text = lv.draw_verdict(worst, expected_min=y_min, n_draws=int(n_draws), scheme=sampler, seed=int(seed))
+    if sampler == "independent":
+        pmf = lx.poisson_binomial_pmf(res.x)
+        cdf = np.cumsum(pmf)
+        lo, hi = int(np.searchsorted(cdf, 0.025)), int(np.searchsorted(cdf, 0.975))
+        text += (f" Independent coins give exactly {k} members in {percent(float(pmf[k]))} of draws (95% of draws: "
+                 f"{lo} to {hi} members).")
+    st.success(md_escape(text, max_len=800))
+    fig = lf.make_realised_figure(mc.utilities, mc.expected, pool.group_names, delta=delta,
+                                  hoeffding=mc.hoeffding_refined)
+    figure(fig, key="lx_fig_realised", filename="leximax_single_draws.html",
+           alt=f"Step lines, one per worst-off group, of the share of {n_draws:,} simulated draws at or below each "
+               f"utility; dotted lines mark each group's expectation, the dashed line expected minus δ = "
+               f"{number(delta)}.",
+           caption="For each group (worst-off first), the share of draws in which it got at most a given utility. "
+                   "Dotted: its expected utility; dashed: expected − δ.")
+    tail = pd.DataFrame({"group": pool.group_names, "expected": mc.expected, "average in the draws": mc.mean,
+                         "standard deviation": mc.sd, "5% of draws below": mc.q05,
+                         "share of draws more than δ below": mc.empirical_tail,
+                         "bound, paper (Lemma 15)": mc.hoeffding_paper, "bound, refined": mc.hoeffding_refined})
+    with uc.methodology("How the draws are simulated"):
         st.markdown(
-            f"In expectation every group gets at least **{y_min:.4g}**. In **{100 * p_below:.1f}%** of draws the "
-            f"worst-off group got less than that, and in 5% of draws it got less than **{q05:.4g}** "
-            f"({sampler} sampling, {n_draws:,} draws, seed {seed}). [b] Lemma 15 bounds the chance that a group "
-            f"falls more than δ = {delta:.3g} below its expectation by exp(−2δ²/n) = **{mc.hoeffding_paper:.3g}**; "
-            f"the refined bound over the undecided candidates is at most **{mc.hoeffding_refined.max():.3g}**. "
-            "For an arbitrary lottery over cohorts with the same expectations only a reverse-Markov bound is "
-            "available (our reading of [b]'s '1/3', erratum L9)."
-        )
-        s1, s2 = st.columns([3, 2])
-        with s1:
-            show_figure(lf.make_realised_figure(mc.utilities, mc.expected, pool.group_names, delta=delta,
-                                                hoeffding=mc.hoeffding_refined), key="lx_fig_realised",
-                        filename="leximax_realised.html",
-                        caption="For each group (worst-off first), the share of draws in which it got at most a "
-                                "given utility. Dotted: its expected utility; dashed: expected − δ.")
-        with s2:
-            pmf = lx.poisson_binomial_pmf(res.x)
-            ind = {int(s): float(p) for s, p in enumerate(pmf) if p > 1e-6}
-            show_figure(lf.make_size_figure({"dependent (exactly k)": {k: 1.0}, "independent": ind}),
-                        key="lx_fig_sizes", filename="leximax_sizes.html",
-                        caption="Dependent rounding always gives k members; independent coins give k on average.")
-        tail = pd.DataFrame({"group": pool.group_names, "expected y": mc.expected, "mean": mc.mean, "sd": mc.sd,
-                             "5% quantile": mc.q05, "P(U < y − δ)": mc.empirical_tail,
-                             "Hoeffding (paper)": mc.hoeffding_paper, "Hoeffding (refined)": mc.hoeffding_refined})
+            f"{n_draws:,} cohorts are drawn with the chances above ({SAMPLERS[sampler].lower()}), seed {seed}. "
+            f"[b] Lemma 15 bounds the chance that a group falls more than δ = {delta:.3g} below its expectation by "
+            f"exp(−2δ²/n) = **{mc.hoeffding_paper:.3g}**; the refined bound over the undecided candidates is at most "
+            f"**{mc.hoeffding_refined.max():.3g}**. For an arbitrary lottery over cohorts with the same expectations "
+            "only a reverse-Markov bound is available (our reading of [b]'s '1/3', erratum L9).")
         st.dataframe(tail, hide_index=True)
         download_csv(tail, filename="leximax_simulation.csv", key="lx_dl_sim", label="Simulation summary (CSV)")
+    return mc
 
-    # Draw a cohort (seeded, logged)
+
+def draw_section(pool, V, res, k, sampler, what, attrs) -> None:
+    """Draw one cohort (seeded, logged) and offer its members with their attributes, one row per member."""
     st.subheader("Draw a cohort")
     log = st.session_state.setdefault("lx_draw_log", [])
+    seed = int(st.session_state.get("lx_seed", 0))
     chances_id = hashlib.sha256(res.x.tobytes() + V.tobytes() + sampler.encode()).hexdigest()[:10]
     if st.button("Draw a cohort", key="lx_draw", type="primary"):
-        draw_seed = int(seed) + len(log)
+        draw_seed = seed + len(log)
         members = (lx.dependent_round(res.x, rng=draw_seed) if sampler == "dependent"
                    else lx.sample_independent(res.x, n_draws=1, rng=draw_seed)[0])
         u = V.T @ members.astype(float)
         log.append({"time (UTC)": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"), "seed": draw_seed,
-                    "sampler": sampler, "k": k, "mode": label, "selection chances": chances_id,
-                    "members": " ".join(np.asarray(pool.ids)[members]),
-                    "size": int(members.sum()), **{f"u({g})": float(v) for g, v in zip(pool.group_names, u)}})
-    if log:
-        last = log[-1]
-        if last.get("selection chances") == chances_id:
-            st.success(f"Drawn with seed **{last['seed']}** at {last['time (UTC)']} UTC: "
-                       f"{md_escape(last['members'], max_len=2_000)}")
-        else:   # drawn under other settings: the log keeps it, the page does not present it as this cohort's
-            st.caption("The last cohort was drawn with other settings (pool, k, mode or sampler); it is in the log.")
+                    "how drawn": SAMPLERS[sampler], "k": k, "chances": what, "chances id": chances_id,
+                    "members": " ".join(np.asarray(pool.ids)[members]), "size": int(members.sum()),
+                    **{f"utility for {g}": float(v) for g, v in zip(pool.group_names, u)}})
+    if not log:
+        st.caption(f"Each draw uses seed = page seed ({seed}) + number of earlier draws, so the log reproduces it.")
+        return
+    last = log[-1]
+    if last.get("chances id") == chances_id:
+        st.success(f"Drawn with seed **{last['seed']}** at {last['time (UTC)']} UTC: {last['size']} members.")
+        ids = set(last["members"].split())
+        members = attrs[attrs["candidate"].astype(str).isin(ids)].copy()
+        members.insert(1, "chance of selection", res.x[members.index.to_numpy()])
+        st.dataframe(members, hide_index=True)
+        download_csv(members, filename="leximax_drawn_cohort.csv", key="lx_dl_cohort",
+                     label="Drawn cohort, one row per member (CSV)")
+    else:   # drawn under other settings: the log keeps it, the page does not present it as this cohort's
+        st.caption("The last cohort was drawn with other settings (pool, k, rule or drawing); it is in the log.")
+    with st.expander(f"Draw log ({len(log)} draws)"):
         st.dataframe(pd.DataFrame(log), hide_index=True)
         download_csv(pd.DataFrame(log), filename="leximax_draw_log.csv", key="lx_dl_log", label="Draw log (CSV)")
-        st.caption("Each draw uses seed = page seed + number of earlier draws; re-running dependent_round with the "
-                   "logged seed reproduces the cohort exactly.")
-    download_json({"source": st.session_state.get("lx_source"), "preset": st.session_state.get("lx_preset"),
-                   "n": n, "m": m, "k": k, "mode": mode, "epsilon": eps, "alpha": list(res.alpha), "solver": solver,
-                   "sampler": sampler, "n_draws": n_draws, "seed": seed, "delta": delta,
-                   "groups": list(pool.group_names)},
-                  filename="leximax_parameters.json", key="lx_dl_params")
-
-
-class _null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        return False
+        st.caption("Each draw uses seed = page seed + number of earlier draws; re-running dependent rounding with "
+                   "the logged seed reproduces the cohort exactly.")
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Tab B: finite-set explorer
 # ---------------------------------------------------------------------------------------------------------
 
+#: token → (label, clean utilities, noisy utilities or None, ε of the paper's example)
 FS_PRESETS = {
     # [b] Example 5: U = [[0, 1], [0.01, 0.01]]
-    "Example 5 (sensitivity)": ([["0", "1"], ["1/100", "1/100"]], None, 0.01),
+    "ex5": ("Example 5 (sensitivity)", [["0", "1"], ["1/100", "1/100"]], None, 0.01),
     # [b] Example 8 at ε = 0.01: U = [[0, .5+6ε], [ε/2, .5+4ε], [ε, .5+2ε], [3ε/2, .5]]
-    "Example 8 (no significant-tradeoff solution)": (
-        [["0", "0.56"], ["0.005", "0.54"], ["0.01", "0.52"], ["0.015", "0.5"]], None, 0.01),
+    "ex8": ("Example 8 (no significant-tradeoff solution)",
+            [["0", "0.56"], ["0.005", "0.54"], ["0.01", "0.52"], ["0.015", "0.5"]], None, 0.01),
     # [b] Example 13 at ε = 0.01: u(S1) = (ε, 0.5), u(S2) = (0, 1)
-    "Example 13 (significant recursive)": ([["0.01", "0.5"], ["0", "1"]], None, 0.01),
+    "ex13": ("Example 13 (significant recursive)", [["0.01", "0.5"], ["0", "1"]], None, 0.01),
     # [b] Example 17 at ε = 0.01 (clean and noisy: S2's G1 value 0.1 + ε/100 → 0.1 − ε/100)
-    "Example 17 (noise)": ([["0.1", "0.2"], ["0.1001", "0.8"], ["0.11", "0.2"]],
-                           [["0.1", "0.2"], ["0.0999", "0.8"], ["0.11", "0.2"]], 0.01),
-    "Five committees (LX6)": ([["0.30", "0.10", "0.08"], ["0.80", "0.90", "0.00"], ["0.04", "0.10", "0.08"],
-                               ["0.30", "0.04", "0.50"], ["0.04", "0.70", "0.40"]], None, 0.05),
+    "ex17": ("Example 17 (noise)", [["0.1", "0.2"], ["0.1001", "0.8"], ["0.11", "0.2"]],
+             [["0.1", "0.2"], ["0.0999", "0.8"], ["0.11", "0.2"]], 0.01),
+    "lx6": ("Five committees (LX6)", [["0.30", "0.10", "0.08"], ["0.80", "0.90", "0.00"], ["0.04", "0.10", "0.08"],
+                                      ["0.30", "0.04", "0.50"], ["0.04", "0.70", "0.40"]], None, 0.05),
 }
-
-
-def _set_fs_eps():
-    _u, noisy, eps = FS_PRESETS[st.session_state["lx_fs_preset"]]
-    st.session_state["lx_fs_eps"] = eps
-    st.session_state["lx_fs_noisy"] = noisy is not None
 
 
 def _parse_matrix(df: pd.DataFrame, what: str):
@@ -492,22 +633,24 @@ def _parse_matrix(df: pd.DataFrame, what: str):
 
 
 def finite_tab():
-    st.markdown(
-        "Compare the approximate notions of leximax from [b] §3 on a small list of candidate solutions (rows) "
-        "and their utilities for each group (columns). Values can be decimals or fractions like 1/100; they are "
-        "compared exactly."
-    )
     c1, c2 = st.columns([2, 1])
-    preset = c1.selectbox("Example", list(FS_PRESETS), index=4, key="lx_fs_preset", bind="query-params",
-                          on_change=_set_fs_eps)
-    if "lx_fs_eps" not in st.session_state:
-        st.session_state["lx_fs_eps"] = FS_PRESETS[preset][2]
-    eps = c2.slider("ε", 0.0, 0.5, step=0.005, key="lx_fs_eps", bind="query-params", format="%.3f")
-    clean, noisy, _e = FS_PRESETS[preset]
+    preset = choice("Example", {t: v[0] for t, v in FS_PRESETS.items()}, key="lx_fs_preset", default="lx6",
+                    container=c1)
+    _label, clean, noisy, eps0 = FS_PRESETS[preset]
+    if changed("lx_fs_preset"):                         # a new example brings its own ε and noise
+        st.session_state["lx_fs_eps"] = eps0
+        st.session_state["lx_fs_noisy"] = noisy is not None
+    elif "lx_fs_eps" not in st.session_state and "lx_fs_eps" not in st.query_params:
+        st.session_state["lx_fs_eps"] = eps0            # a link naming an example without an ε
+    eps = log_slider("Slack ε", key="lx_fs_eps", min_value=0.001, max_value=0.5, value=0.05, container=c2,
+                     help="Differences in a group's utility up to ε count as insignificant.")
+    verdict_slot = st.empty()
     m = len(clean[0])
     ed = st.data_editor(pd.DataFrame(clean, columns=[f"G{j + 1}" for j in range(m)],
                                      index=[f"S{i + 1}" for i in range(len(clean))]),
                         key=f"lx_fs_U_{preset}", num_rows="dynamic")
+    st.caption("Rows are candidate solutions S1, S2, …; columns are groups; each cell is the solution's utility "
+               "for that group. Decimals or fractions like 1/100, compared exactly.")
     try:
         U = _parse_matrix(ed, "Utilities")
     except ValueError as exc:
@@ -515,26 +658,35 @@ def finite_tab():
         return
     e = Fraction(str(eps))
     tab = lx.membership_table(U, epsilon=e)
+    sets = {"leximax": lx.leximax_set(U), "tradeoff": lx.recursive_set(U, epsilon=e),
+            "significant": lx.significant_set(U, epsilon=e)}
+    text = lv.finite_verdict(sets, epsilon=float(eps))
+    with verdict_slot.container():
+        verdict([text])
     st.dataframe(tab, hide_index=True)
     download_csv(tab, filename="leximax_membership.csv", key="lx_dl_membership", label="Membership table (CSV)")
     chain = lx.recursive_chain(U, alpha=[e] * len(U[0]))
     st.markdown("**Chain with slack ε at every level** ([b] Def 12): " + " ⊇ ".join(
         "{" + ", ".join(f"S{s + 1}" for s in sorted(c)) + "}" for c in chain))
-    sets = {"leximax": lx.leximax_set(U), "ε-recursive = ε-tradeoff": lx.recursive_set(U, epsilon=e),
-            "ε-significant": lx.significant_set(U, epsilon=e)}
-    show_figure(lf.make_finite_scatter(U, sets), key="lx_fig_finite", filename="leximax_finite.html",
-                caption="Each dot is a solution; rings mark membership ([b] Figs. 2–5). Only the first two groups "
-                        "are drawn.")
-    st.markdown(
-        "- **leximax**: best sorted profile (Defs 2–3). **element-wise**: every sorted entry within ε of leximax "
-        "(Def 6). **ε-tradeoff**: anyone doing more than ε better for a group must do worse for a worse-off group "
-        "(Def 7); equals **ε-recursive** (Thm 11). **(ε,ε)-significant tradeoff** may be empty (Ex 8). "
-        "**ε-significant**: slack exactly ε at every level (Def 12) — never empty, may exclude the exact leximax.")
+    named = {"leximax": sets["leximax"], "ε-tradeoff = ε-recursive": sets["tradeoff"],
+             "ε-significant": sets["significant"]}
+    fig = lf.make_finite_scatter(U, named)
+    figure(fig, key="lx_fig_finite", filename="leximax_finite.html",
+           alt=f"Scatter of the {len(U)} solutions by their utility for the first two groups; rings mark the "
+               "leximax, ε-tradeoff and ε-significant solutions. " + text,
+           caption="Each dot is a solution; rings mark membership ([b] Figs. 2–5). Only the first two groups "
+                   "are drawn.")
+    with uc.methodology("What the notions mean"):
+        st.markdown(
+            "- **leximax**: best sorted profile (Defs 2–3). **element-wise**: every sorted entry within ε of leximax "
+            "(Def 6). **ε-tradeoff**: anyone doing more than ε better for a group must do worse for a worse-off "
+            "group (Def 7); equals **ε-recursive** (Thm 11). **(ε,ε)-significant tradeoff** may be empty (Ex 8). "
+            "**ε-significant**: slack exactly ε at every level (Def 12) — never empty, may exclude the exact "
+            "leximax.")
     st.markdown("**Noise (Lemmas 18–19).** Compare solutions computed on noisy utilities with the true ones.")
-    if "lx_fs_noisy" not in st.session_state:    # default set once here, so the preset callback may change it
+    if "lx_fs_noisy" not in st.session_state:    # default set once here, so a new example may change it
         st.session_state["lx_fs_noisy"] = noisy is not None
-    use_noise = st.checkbox("Add a noisy version of the utilities", key="lx_fs_noisy",
-                            bind="query-params")
+    use_noise = st.checkbox("Add a noisy version of the utilities", key="lx_fs_noisy", bind="query-params")
     if use_noise:
         base = noisy if noisy is not None else [[str(v) for v in r] for r in ed.astype(str).values.tolist()]
         ed2 = st.data_editor(pd.DataFrame(base, columns=list(ed.columns)[: len(base[0])]),
@@ -542,9 +694,13 @@ def finite_tab():
         try:
             N = _parse_matrix(ed2, "Noisy utilities")
             dmax = max((abs(a - b) for ra, rb in zip(U, N) for a, b in zip(ra, rb)), default=Fraction(0))
-            dset = st.number_input("δ (noise bound; 0 = the largest difference between the matrices)", 0.0, 1.0,
-                                   0.0, step=0.0001, format="%.4f", key="lx_fs_delta", bind="query-params")
-            d = Fraction(str(dset)) if dset > 0 else dmax
+            n1, n2 = st.columns([1, 2])
+            auto = n1.checkbox("δ = the largest difference between the matrices", value=True,
+                               key="lx_fs_delta_auto", bind="query-params")
+            dset = log_slider("Noise bound δ", key="lx_fs_delta", min_value=0.0001, max_value=0.5, value=0.001,
+                              container=n2, disabled=auto,
+                              help="Used when the box on the left is cleared: the noise bound the lemmas assume.")
+            d = dmax if auto else Fraction(str(dset))
             st.caption(f"δ = {float(d):.6g} (largest difference between the two matrices: {float(dmax):.6g}).")
             t19 = lx.lemma19_check(U, N, epsilon=e, delta=d)
             st.dataframe(t19, hide_index=True)
@@ -553,6 +709,8 @@ def finite_tab():
             if e >= 2 * d:
                 st.dataframe(lx.lemma18_check(U, N, epsilon=e, delta=d), hide_index=True)
                 st.caption("Lemma 18: (ε−2δ, 2δ)-significant-tradeoff on noisy ⇒ ε-tradeoff on true.")
+            else:
+                st.caption(f"Lemma 18 needs ε ≥ 2δ (here ε = {eps:g}, 2δ = {2 * float(d):.6g}): not shown.")
         except ValueError as exc:
             show_problem("", exc)
     download_json({"example": preset, "epsilon": eps, "U": [[str(v) for v in r] for r in U]},
@@ -598,32 +756,29 @@ def baseline_cached(pool: pd.DataFrame, quotas: tuple, k: int, seed: int):
     return lx.uniform_panel_baseline(pool, list(quotas), k=k, rng=seed)
 
 
-Q_SOURCES = ["Tiny example", "Volunteer pool 500 / 6 features / panel 40", "Upload"]
-
-
-def _set_q_k():
-    st.session_state["lx_q_k"] = {Q_SOURCES[0]: 4, Q_SOURCES[1]: 40}.get(st.session_state["lx_q_source"], 10)
+#: token → (label, default panel size)
+Q_SOURCES = {"tiny": ("Tiny example (12 people, panel of 4)", 4),
+             "volunteers": ("Volunteer pool (500 people, 6 features, panel of 40)", 40),
+             "upload": ("Upload respondents and quotas", 10)}
+#: Pools up to this size are solved at once; larger ones on a button press, under the time limit.
+AUTO_POOL = 50
 
 
 def quota_tab():
-    st.markdown(
-        "**Beyond the paper.** A citizens' assembly is drawn from volunteers so that the panel meets quotas "
-        "(e.g. 20–22 women). Among all lotteries over quota-meeting panels, the *leximin* lottery makes "
-        "**everyone's chance as equal as the quotas allow: the smallest chance is as large as possible, then the "
-        "next smallest, and so on** (Flanigan et al., *Nature* 596, 2021, cited as [b] ref. 13). Unlike [b], this "
-        "equalises individuals' chances under hard quotas. Solved with open-source HiGHS."
-    )
-    c1, c2, c3 = st.columns(3)
-    src = c1.selectbox("Pool and quotas", Q_SOURCES, key="lx_q_source", bind="query-params", on_change=_set_q_k)
-    if "lx_q_k" not in st.session_state:
-        st.session_state["lx_q_k"] = {Q_SOURCES[0]: 4, Q_SOURCES[1]: 40}.get(src, 10)
+    c1, c2 = st.columns([2, 1])
+    src = choice("Pool and quotas", {t: v[0] for t, v in Q_SOURCES.items()}, key="lx_q_source", container=c1)
+    if changed("lx_q_source") or "lx_q_k" not in st.session_state:
+        st.session_state["lx_q_k"] = Q_SOURCES[src][1]
     k = int(c2.number_input("Panel size k", 1, 1_000, step=1, key="lx_q_k", bind="query-params"))
-    tlim = c3.slider("Time limit (s)", 10, 600, 120, step=10, key="lx_q_time", bind="query-params")
+    verdict_slot = st.empty()
     id_col = "person_id"
-    if src == Q_SOURCES[0]:
+    pool_code = None
+    if src == "tiny":
         pool, quotas = lx.tiny_pool(), lx.tiny_quotas()
-    elif src == Q_SOURCES[1]:
+        pool_code = "lx.tiny_pool()"
+    elif src == "volunteers":
         pool, quotas = volunteer_cached()
+        pool_code = "lx.volunteer_pool()"
     else:
         u1, u2 = st.columns(2)
         with u1:
@@ -648,7 +803,7 @@ def quota_tab():
         clash = sorted({q.feature for q in quotas} & {id_col})
         if clash:
             st.warning(f"The id column {md_quote(id_col)} is also a quota feature. Choose as id a column with one "
-                     "unique value per person (e.g. person_id), not a feature the quotas count.")
+                       "unique value per person (e.g. person_id), not a feature the quotas count.")
             return
         pool = pool.copy()
         for c in pool.columns:
@@ -657,7 +812,7 @@ def quota_tab():
         st.warning(f"The panel size k = {k} is larger than the pool ({len(pool)} people): choose k ≤ {len(pool)}.")
         return
     qframe = pd.DataFrame([{"feature": q.feature, "value": q.value, "min": q.min, "max": q.max} for q in quotas])
-    with st.expander("Quotas (editable)", expanded=src == Q_SOURCES[0]):
+    with st.expander("Quotas (editable)", expanded=src == "tiny"):
         # keyed by the quota table itself: edits made for one file never land on another file's rows
         qed = st.data_editor(qframe, key=f"lx_q_editor_{_digest(qframe.to_csv(index=False))}",
                              disabled=["feature", "value"], hide_index=True)
@@ -671,8 +826,9 @@ def quota_tab():
         return
     if not report.feasible:
         # a user-correctable state, not a failure: say so in plain words and show the smallest fix
-        st.warning("**The quotas cannot all be met, so no panel of this size exists.** "
-                   + " ".join(md_escape(p, max_len=400) for p in report.problems))
+        with verdict_slot.container():
+            st.warning("**The quotas cannot all be met, so no panel of this size exists.** "
+                       + " ".join(md_escape(p, max_len=400) for p in report.problems))
         sent = lx.relaxation_sentences(report)
         if sent:
             st.markdown(f"**Smallest change that makes them feasible** ({report.seats_changed} seat bound(s) "
@@ -682,9 +838,15 @@ def quota_tab():
             download_csv(report.relaxation, filename="quota_relaxation.csv", key="lx_dl_relax",
                          label="Relaxation (CSV)")
         return
-    st.success(f"✓ The quotas can be met: panels of {k} out of {len(pool)} people exist.")
-    auto = len(pool) <= 50
-    seed = seed_input(key="lx_q_seed", label="Seed (initial panels, draws)")
+    auto = len(pool) <= AUTO_POOL
+    s1, s2 = st.columns(2)
+    seed = seed_input(key="lx_q_seed", label="Seed (initial panels, draws)", container=s1)
+    tlim = s2.slider("Time limit (s)", 10, 600, 120, step=10, key="lx_q_time", bind="query-params", disabled=auto,
+                     help=(f"Pools of up to {AUTO_POOL} people are solved at once without a limit; this applies to "
+                           "larger pools.") if auto else "The lowest chances found by then are exact; the rest is "
+                                                          "reported as a partial result.")
+    if auto:
+        tlim = 120          # a small pool finishes in well under a second: the limit is not what the user set
     run_key = (hashlib.sha256(pd.util.hash_pandas_object(pool, index=False).values.tobytes()).hexdigest(),
                tuple(quotas), k, id_col, int(seed), float(tlim))
     if auto:
@@ -710,61 +872,103 @@ def quota_tab():
                     show_problem("The leximin lottery could not be computed:", exc)
                     return
                 status.update(label=f"Done in {dist.seconds:.1f} s", state="complete")
-            remember_leximin(run_key, dist, shared=src != "Upload")
+            remember_leximin(run_key, dist, shared=src != "upload")
         dist = recall_leximin(run_key)
         if dist is None:
+            with verdict_slot.container():
+                st.success(f"✓ The quotas can be met: panels of {k} out of {len(pool):,} people exist.")
             st.info("Press **Compute leximin** (large pools take up to a minute; progress is shown).")
             return
     met = lx.selection_metrics(dist, k=k)
+    base = baseline_cached(pool, tuple(quotas), k, int(seed))
+    sentences = [f"The quotas can be met: panels of {k} out of {len(pool):,} people exist."] + lv.panel_verdicts(
+        dist.probabilities, k=k, baseline=base, never=dist.never_selectable)
+    warns = []
+    if dist.never_selectable:
+        n0 = len(dist.never_selectable)
+        warns.append(f"{n0} {'person' if n0 == 1 else 'people'} can never be selected under these quotas: "
+                     + ", ".join(dist.never_selectable[:20]) + (" …" if n0 > 20 else "")
+                     + ". Loosen the quotas of the categories they belong to if everyone must have a chance.")
+    if not dist.complete:
+        warns.append("Time limit reached: the lowest chances are exact, the rest is an upper estimate (partial "
+                     "result). Raise the time limit for the full lottery.")
+    with verdict_slot.container():
+        verdict(sentences, warns)
     a1, a2, a3, a4, a5 = st.columns(5)
     a1.metric("Smallest chance", f"{met.minimum:.4f}")
     a2.metric("Equal share k/n", f"{k / len(pool):.4f}")
     a3.metric("Largest chance", f"{met.maximum:.4f}")
-    a4.metric("Gini", f"{met.gini:.4f}")
+    a4.metric("Inequality (Gini)", f"{met.gini:.4f}", help="0 when everyone has the same chance.")
     a5.metric("Panels in lottery", f"{met.n_panels}")
-    if not dist.complete:
-        st.warning("Time limit reached: the lowest levels are exact, the rest is an upper estimate (partial result).")
     st.caption(f"Geometric mean {met.geometric_mean:.4f}; {100 * met.share_below_equal:.1f}% of people below k/n; "
-               f"{met.n_zero} with zero chance; {len(dist.levels)} levels; {dist.lp_solves} LPs, {dist.ilp_solves} "
-               f"ILPs, {dist.seconds:.1f} s; residual {dist.residual:.1e}; seed {int(seed)} (initial panels).")
-    if dist.never_selectable:
-        n0 = len(dist.never_selectable)
-        st.warning(f"{n0} {'person' if n0 == 1 else 'people'} can never be selected under these quotas: "
-                   + md_escape(", ".join(dist.never_selectable[:20]), max_len=2_000))
-    feats = [q.feature for q in quotas]
-    feats = list(dict.fromkeys(feats))
+               f"{met.n_zero} with zero chance; {len(dist.levels)} levels; {dist.lp_solves} linear and "
+               f"{dist.ilp_solves} integer programs, {dist.seconds:.1f} s; residual {dist.residual:.1e}; seed "
+               f"{int(seed)} (initial panels).")
+    feats = list(dict.fromkeys(q.feature for q in quotas))
     colour = st.selectbox("Colour people by", feats, key="lx_q_colour", bind="query-params")
-    show_figure(lf.make_panel_prob_figure(dist.probabilities, pool[colour].astype(str).to_numpy(), k=k,
-                                          feature=colour), key="lx_fig_panel_probs", filename="leximin_people.html",
-                caption="Everyone's chance is as equal as the quotas allow: the smallest chance is as large as "
-                        "possible, then the next smallest, and so on. The dashed line is the equal chance k/n.")
-    st.dataframe(dist.type_table, hide_index=True)
-    base = baseline_cached(pool, tuple(quotas), k, int(seed))
+    fig_p = lf.make_panel_prob_figure(dist.probabilities, pool[colour].astype(str).to_numpy(), k=k, feature=colour)
+    alt_p = (f"Dots for the {len(pool):,} volunteers' chances of a seat sorted from smallest, coloured by {colour}; "
+             f"smallest {percent(met.minimum)}, largest {percent(met.maximum)}, dashed line at the equal chance "
+             f"{percent(k / len(pool))}.")
+    figure(fig_p, key="lx_fig_panel_probs", filename="leximin_people.html", alt=alt_p,
+           caption="Everyone's chance is as equal as the quotas allow: the smallest chance is as large as "
+                   "possible, then the next smallest, and so on. The dashed line is the equal chance k/n.")
+    figs = [(alt_p, fig_p)]
     if base is None:
-        st.info("Baseline unavailable: quota-feasible panels are too rare for rejection sampling "
+        st.info("Comparison unavailable: quota-meeting panels are too rare for rejection sampling "
                 "(fewer than 1 in 10,000 random panels meet the quotas).")
     else:
-        below = float((base < met.minimum - 1e-9).mean())
-        st.markdown(f"**Baseline** (every quota-meeting panel equally likely, estimated by rejection sampling): "
-                    f"smallest chance {base.min():.4f}; **{100 * below:.1f}%** of people have a lower chance than the "
-                    "leximin minimum.")
-    show_figure(lf.make_panel_compare_figure({"leximin": dist.probabilities, "uniform over feasible panels": base},
-                                             k=k), key="lx_fig_panel_compare", filename="leximin_vs_baseline.html")
-    probs = pd.DataFrame({"person": dist.person_ids, "probability": dist.probabilities})
+        fig_c = lf.make_panel_compare_figure({"leximin": dist.probabilities, "uniform over quota-meeting panels":
+                                              base}, k=k)
+        alt_c = (f"Two step lines of everyone's chance sorted from smallest: leximin starts at "
+                 f"{percent(met.minimum)}, uniform over quota-meeting panels at {percent(float(base.min()))}.")
+        figure(fig_c, key="lx_fig_panel_compare", filename="leximin_vs_uniform.html", alt=alt_c,
+               caption="Uniform over quota-meeting panels (estimated by rejection sampling) leaves more people "
+                       "below the leximin minimum.")
+        figs.append((alt_c, fig_c))
+    with uc.methodology():
+        st.markdown(
+            "**Beyond the paper.** A citizens' assembly is drawn from volunteers so that the panel meets quotas "
+            "(e.g. 20–22 women). Among all lotteries over quota-meeting panels, the *leximin* lottery makes "
+            "**everyone's chance as equal as the quotas allow: the smallest chance is as large as possible, then "
+            "the next smallest, and so on** (Flanigan et al., *Nature* 596, 2021, cited as [b] ref. 13). Unlike "
+            "the cohort tab, this equalises individuals' chances under hard quotas. People with the same "
+            "features share one chance (a *type*); column generation with open-source HiGHS finds the lottery.")
+        st.dataframe(dist.type_table, hide_index=True)
+    probs = pd.DataFrame({"person": dist.person_ids, "chance of a seat": dist.probabilities})
     lottery = pd.DataFrame(dist.panels, columns=[" | ".join(map(str, r)) for r in
                                                  dist.type_table[feats].itertuples(index=False)])
-    lottery.insert(0, "probability", dist.panel_probabilities)
+    lottery.insert(0, "probability of this panel", dist.panel_probabilities)
     d1, d2, d3 = st.columns(3)
     with d1:
-        download_csv(probs, filename="leximin_probabilities.csv", key="lx_dl_q_probs", label="Probabilities (CSV)")
+        download_csv(probs, filename="leximin_chances.csv", key="lx_dl_q_probs", label="Chances (CSV)")
     with d2:
         download_csv(dist.type_table, filename="leximin_types.csv", key="lx_dl_q_types", label="Types (CSV)")
     with d3:
         download_csv(lottery, filename="leximin_lottery.csv", key="lx_dl_q_lottery", label="Lottery (CSV)")
+    panel_draw_section(pool, quotas, dist, k, id_col, int(seed), run_key)
+    download_json({"source": src, "k": k, "time_limit_s": tlim, "seed": seed,
+                   "quotas": [q.__dict__ for q in quotas]}, filename="leximin_parameters.json", key="lx_dl_q_params")
+    qt = [(q.feature, q.value, q.min, q.max) for q in quotas]
+    script = sl.panel_script(repo_root=REPO_ROOT, k=k, quotas=qt, seed=int(seed), pool_code=pool_code,
+                             pool_records=None if pool_code else pool.to_dict("records"), id_col=id_col,
+                             n_people=len(pool))
+    artefacts(key="lx_art_quota", question="Which lottery over quota-meeting panels gives every volunteer a chance "
+                                           "as equal as the quotas allow?",
+              params={"pool and quotas": Q_SOURCES[src][0], "people": f"{len(pool):,}", "panel size k": str(k),
+                      "quotas": str(len(quotas)), "seed": str(int(seed))},
+              headlines=[("Smallest chance", percent(met.minimum), ""),
+                         ("Equal share k/n", percent(k / len(pool)), ""),
+                         ("Largest chance", percent(met.maximum), "")],
+              verdicts=sentences, figures=figs, script=script, seed=int(seed))
+
+
+def panel_draw_section(pool, quotas, dist, k, id_col, seed, run_key) -> None:
+    """Draw one panel from the lottery (seeded, logged); its members with their features, one row per member."""
     qlog = st.session_state.setdefault("lx_q_log", [])
     lottery_id = hashlib.sha256(repr(run_key).encode()).hexdigest()[:10]
     if st.button("Draw a panel", key="lx_q_draw", type="primary"):
-        ds = int(seed) + len(qlog)
+        ds = seed + len(qlog)
         members = lx.draw_panel(dist, rng=ds)
         qlog.append({"time (UTC)": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"), "seed": ds, "k": k,
                      "lottery": lottery_id, "members": " ".join(members)})
@@ -779,10 +983,17 @@ def quota_tab():
         qt = lx.panel_quota_table(pool, quotas, last["members"].split(), id_col=id_col)
         qt["met"] = qt["met"].map({True: "✓", False: "✗"})
         st.dataframe(qt, hide_index=True)
-        st.dataframe(pool[pool[id_col].astype(str).isin(last["members"].split())], hide_index=True)
-        download_csv(pd.DataFrame(qlog), filename="panel_draw_log.csv", key="lx_dl_q_log", label="Draw log (CSV)")
-    download_json({"source": src, "k": k, "time_limit_s": tlim, "seed": seed,
-                   "quotas": [q.__dict__ for q in quotas]}, filename="leximin_parameters.json", key="lx_dl_q_params")
+        members = pool[pool[id_col].astype(str).isin(last["members"].split())].copy()
+        chance = dict(zip(dist.person_ids, dist.probabilities))
+        members.insert(1, "chance of a seat", [chance.get(str(i), np.nan) for i in members[id_col].astype(str)])
+        st.dataframe(members, hide_index=True)
+        m1, m2 = st.columns(2)
+        with m1:
+            download_csv(members, filename="leximin_drawn_panel.csv", key="lx_dl_q_panel",
+                         label="Drawn panel, one row per member (CSV)")
+        with m2:
+            download_csv(pd.DataFrame(qlog), filename="panel_draw_log.csv", key="lx_dl_q_log",
+                         label="Draw log (CSV)")
 
 
 with st.expander("Notes for researchers: how the paper is read here (errata)"):
@@ -793,7 +1004,7 @@ with st.expander("Notes for researchers: how the paper is read here (errata)"):
         "- **L2** the slack constraints of the approximate LP use ≥ (not >). **L3** Algorithm 1 indexes γ by the "
         "level l. **L4** Algorithm 2's empty \"if S ≠ k\" branch returns the violated constraint Σx = k.\n"
         "- **L5** the LP with slack ε is a *cumulative* surrogate of Def 10's per-level slack; it is labelled "
-        "\"ε-significant (LP, cumulative slack)\", and the finite-set tab implements Defs 10/12 literally.\n"
+        "\"slack ε (cumulative)\", and the finite-set tab implements Defs 10/12 literally.\n"
         "- **L6** Thm 14 is tested for α ∈ [0, ε]^m. **L7** no ellipsoid method: the LPs use the compact form of "
         "Ogryczak & Tamir (2003); Algorithm 2 verifies every result (✓ verified).\n"
         "- **L8** the hardness factor in §1.2 reads (e−1)/e (Lemma 20). **L9** the \"1/3\" for arbitrary "

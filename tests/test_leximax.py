@@ -700,19 +700,20 @@ def test_figures_build_with_expected_traces():
     fig = lf.make_profile_figure({"leximax": r.y, "utilitarian": V1.T @ lx.utilitarian_marginals(V1, k=3)})
     assert len(fig.data) == 2 and list(fig.data[0].y) == sorted(fig.data[0].y)
     fig = lf.make_marginals_figure([f"c{i}" for i in range(1, 7)], r.x, 3, top=4)
-    assert len(fig.data[0].x) == 4 and "Σx = 3" in fig.layout.annotations[0].text
+    assert len(fig.data[0].x) == 4 and "add up to k = 3" in fig.layout.annotations[0].text
+    fig = lf.make_marginals_figure([f"c{i}" for i in range(1, 7)], [2 / 3, 1 / 3, 0, 0, 1, 1], 3, top=4)
+    assert list(fig.data[0].x) == ["c5", "c6", "c1", "c2"]    # largest first, ties in input order
     mc = lx.monte_carlo(V1, r.x, n_draws=500, rng=0, delta=0.1)
     fig = lf.make_realised_figure(mc.utilities, mc.expected, ["G1", "G2", "G3", "G4"], delta=0.1)
     assert len(fig.data) == 4 and all(len(t.x) <= 400 for t in fig.data)
+    assert len(fig.layout.shapes) == 5 and fig.layout.annotations[0].text == "expected − δ"   # 4 means + 1 δ line
     fig = lf.make_finite_scatter(U6, {"leximax": lx.leximax_set(U6)})
     assert list(fig.data[1].x) == [0.30]                      # S₁'s G1 value is ringed
     d = lx.leximin_panels(lx.tiny_pool(), lx.tiny_quotas(), k=4, rng=0)
     fig = lf.make_panel_prob_figure(d.probabilities, lx.tiny_pool()["gender"], k=4, feature="gender")
-    assert {t.name for t in fig.data} >= {"gender=F", "gender=M"}
+    assert {t.name for t in fig.data} >= {"gender: F", "gender: M"}
     fig = lf.make_panel_compare_figure({"leximin": d.probabilities, "baseline": None}, k=4)
     assert len(fig.data) == 1
-    assert len(lf.make_gamma_figure(r.gammas, [0.05] * 4).data) == 2
-    assert len(lf.make_size_figure({"a": {3: 1.0}}).data) == 1
     assert len(lf.make_group_bar_figure(["G1", "G2", "G3", "G4"], {"a": r.y}).data) == 1
 
 
@@ -797,3 +798,22 @@ def test_leximax_matches_cvxpy_leximin(seed, n, m, k):
     got = lx.leximax_marginals(V, k=k)
     np.testing.assert_allclose(np.sort(got.y), want, atol=1e-6)
     np.testing.assert_allclose(np.sort(V.T @ got.x), want, atol=1e-6)
+
+
+def test_random_values_grid_range_and_seed():
+    # the page's "Random" pool: values on the chosen grid in [0, 1], reproducible from the seed, checked against
+    # numpy's own draws (default_rng(seed).random) rounded by hand
+    V = lx.random_values(200, 3, grid=0.1, rng=4)
+    assert V.shape == (200, 3) and V.min() >= 0 and V.max() <= 1
+    np.testing.assert_allclose(V * 10, np.round(V * 10), atol=1e-9)          # multiples of 0.1
+    raw = np.random.default_rng(4).random((200, 3))
+    np.testing.assert_allclose(V, np.floor(raw * 10 + 0.5) / 10)
+    assert {0.0, 1.0} <= set(np.round(V.ravel(), 9))                        # both ends reachable
+    np.testing.assert_array_equal(V, lx.random_values(200, 3, grid=0.1, rng=4))
+    assert not np.array_equal(V, lx.random_values(200, 3, grid=0.1, rng=5))
+    V2 = lx.random_values(50, 2, grid=0.01, rng=0)
+    np.testing.assert_allclose(V2 * 100, np.round(V2 * 100), atol=1e-7)
+    with pytest.raises(ValueError, match="grid must be one of"):
+        lx.random_values(5, 2, grid=0.05, rng=0)
+    with pytest.raises(ValueError):
+        lx.random_values(0, 2, grid=0.1, rng=0)

@@ -37,77 +37,82 @@ def texts(at):
 def test_defaults_render_lx1():
     at = app()
     assert not at.exception and not at.error
-    assert metric(at, "Smallest expected utility") == "1.033"            # 31/30, spec LX1 k = 3
-    assert metric(at, "Verified (Algorithm 2)") == "✓ verified"
-    assert metric(at, "Σx (expected size)") == "3"
-    assert len(at.get("plotly_chart")) >= 5
-    assert "seed 0" in texts(at)
+    assert metric(at, "Worst-off group can expect") == "1.033"           # 31/30, spec LX1 k = 3
+    assert metric(at, "Check (paper's Algorithm 2)") == "✓ verified"
+    assert "chances add up to 3 (k = 3)" in texts(at)
+    assert len(at.get("plotly_chart")) == 3                                 # drawn per k move: 3 charts
+    assert "seed 0" in plain(at.success)
+    # the verdict comes first: worst-off groups and uniform selection (0.65 = G2's column sum 1.3 × 3/6)
+    verdict = plain(at.success[:1])
+    assert "G2 and G3, can each expect 1.0" in verdict and "the worst-off group (G2) 0.65" in verdict
+    assert "(c3 and c4) can never be selected" in plain(at.warning)
 
 
 def test_k_and_mode_change_output():
     at = app()
     at.slider(key="lx_k").set_value(1).run()
     assert not at.exception
-    assert metric(at, "Smallest expected utility") == "0.3636"           # 4/11, LX1 k = 1
+    assert metric(at, "Worst-off group can expect") == "0.3636"           # 4/11, LX1 k = 1
     at.slider(key="lx_k").set_value(3).run()
-    at.radio(key="lx_mode").set_value("ε-significant").run()
+    at.radio(key="lx_mode").set_value("slack").run()
     assert not at.exception
     # ε = 0.05: γ*_1 = 31/30 still, but the profile changes (C_1 lowered by ε): the worst group is below 31/30
-    assert metric(at, "Smallest expected utility") != "1.033"
-    at.radio(key="lx_mode").set_value("Custom α").run()
+    assert metric(at, "Worst-off group can expect") != "1.033"
+    at.radio(key="lx_mode").set_value("custom").run()
     at.text_input(key="lx_alpha").set_value("0.1,0.1,0.1,0.1").run()
     assert not at.exception and not at.error
     at.text_input(key="lx_alpha").set_value("0.1,x").run()
-    assert "Custom α needs 4" in plain(at.warning) and not at.exception
+    assert "Custom slack needs 4" in plain(at.warning) and not at.exception
 
 
 def test_sampler_draws_seed_delta_solver_change_output():
     at = app()
     before = texts(at)
     at.selectbox(key="lx_sampler").set_value("independent").run()
+    assert "k members on average" in plain(at.success)
     assert not at.exception and texts(at) != before
     before = texts(at)
     at.select_slider(key="lx_draws").set_value(2_000).run()
     assert not at.exception and texts(at) != before
     before = texts(at)
     at.number_input(key="lx_seed").set_value(5).run()
-    assert not at.exception and "seed 5" in texts(at) and texts(at) != before
+    assert not at.exception and "seed 5" in plain(at.success) and texts(at) != before
     before = texts(at)
-    at.slider(key="lx_delta").set_value(0.5).run()
+    at.select_slider(key="lx_delta").set_value(0.5).run()
     assert not at.exception and texts(at) != before
     at.selectbox(key="lx_solver").set_value("cvxpy").run()
-    assert not at.exception and metric(at, "Smallest expected utility") == "1.033"
+    assert not at.exception and metric(at, "Worst-off group can expect") == "1.033"
     before = [m.value for m in at.metric]
-    at.radio(key="lx_mode").set_value("ε-significant").run()
-    at.slider(key="lx_eps").set_value(0.2).run()
+    at.radio(key="lx_mode").set_value("slack").run()
+    at.select_slider(key="lx_eps").set_value(0.2).run()
     assert not at.exception and [m.value for m in at.metric] != before
 
 
 def test_presets_and_random_pool():
     at = app()
-    at.selectbox(key="lx_preset").set_value("Fair arbitration").run()
+    at.selectbox(key="lx_preset").set_value("arbitration").run()
     assert not at.exception
     assert at.slider(key="lx_k").value == 1
-    assert metric(at, "Smallest expected utility") == "0.5"
-    at.selectbox(key="lx_source").set_value("Random").run()
+    assert metric(at, "Worst-off group can expect") == "0.5"
+    at.selectbox(key="lx_source").set_value("random").run()
     assert not at.exception and not at.error
-    v1 = metric(at, "Smallest expected utility")
+    v1 = metric(at, "Worst-off group can expect")
     at.number_input(key="lx_pool_seed").set_value(3).run()
-    assert metric(at, "Smallest expected utility") != v1
+    assert metric(at, "Worst-off group can expect") != v1
     at.slider(key="lx_m").set_value(6).run()
     at.slider(key="lx_n").set_value(40).run()
     assert not at.exception
-    at.selectbox(key="lx_grid").set_value(0.01).run()
+    at.selectbox(key="lx_grid").set_value("0.01").run()
     assert not at.exception
 
 
 def test_volunteer_preset_needs_solve_button():
-    at = app(lx_preset="Volunteer pool by membership")
+    at = app(lx_preset="volunteers")
     assert not at.exception
     assert not at.metric                                   # 500 × 21 > 5,000: behind the Solve button
     at.button(key="lx_solve_btn").click().run()
     assert not at.exception
-    assert float(metric(at, "Σx (expected size)")) == pytest.approx(40)
+    assert "chances add up to 40 (k = 40)" in texts(at) and metric(at, "Worst-off group can expect")
 
 
 def test_crosscheck_and_draw_buttons():
@@ -122,10 +127,10 @@ def test_crosscheck_and_draw_buttons():
 
 
 def test_deep_link_restores_state():
-    at = app(lx_k="2", lx_mode="Exact", lx_seed="9")
+    at = app(lx_k="2", lx_mode="exact", lx_seed="9")
     assert at.slider(key="lx_k").value == 2
-    assert metric(at, "Smallest expected utility") == "0.7222"           # 13/18, LX1 k = 2
-    assert "seed 9" in texts(at)
+    assert metric(at, "Worst-off group can expect") == "0.7222"           # 13/18, LX1 k = 2
+    assert "seed 9" in plain(at.success)
 
 
 def frame_with(at, column):
@@ -139,7 +144,7 @@ def _upload(at, key, data: bytes, name="x.csv"):
 
 
 def test_values_csv_upload_good_and_bad():
-    at = app(lx_source="Values CSV")
+    at = app(lx_source="values")
     assert not at.exception and any("Upload a CSV" in i.value for i in at.info)
     good = b"name,North,South\nann,0.5,0.1\nbob,0.2,0.9\ncid,0.7,0.4\n"
     _upload(at, "lx_values_csv", good)
@@ -158,12 +163,12 @@ def test_values_csv_upload_good_and_bad():
 
 
 def test_attributes_csv_upload():
-    at = app(lx_source="Attributes CSV")
+    at = app(lx_source="attributes")
     data = b"id,gender,age\nc1,F,young\nc2,F,old\nc3,M,young\nc4,M,old\nc5,M,old\nc6,F,old\n"
     _upload(at, "lx_attr_csv", data)
     assert not at.exception and not at.error
     at.slider(key="lx_k").set_value(2).run()
-    assert metric(at, "Smallest expected utility") == "1"                 # LX8 membership: y = (1,1,1,1)
+    assert metric(at, "Worst-off group can expect") == "1"                 # LX8 membership: y = (1,1,1,1)
     at.selectbox(key="lx_rule").set_value("share").run()
     assert not at.exception
     at.text_input(key="lx_intersections").set_value("gender=F & age").run()
@@ -175,14 +180,15 @@ def test_finite_set_tab():
     assert not at.exception and not at.error
     tab = frame_with(at, "ε-significant")
     assert list(tab["ε-significant"]) == [False, False, False, False, True]   # LX6
-    at.selectbox(key="lx_fs_preset").set_value("Example 13 (significant recursive)").run()
+    at.selectbox(key="lx_fs_preset").set_value("ex13").run()
     assert not at.exception
-    assert at.slider(key="lx_fs_eps").value == pytest.approx(0.01)
+    assert at.select_slider(key="lx_fs_eps").value == pytest.approx(0.01)
+    assert "S1 is leximax" in plain(at.success) and "leaves out the exact leximax" in plain(at.success)
     tab = frame_with(at, "ε-significant")
     assert list(tab["ε-significant"]) == [False, True]
-    at.slider(key="lx_fs_eps").set_value(0.0).run()
+    at.select_slider(key="lx_fs_eps").set_value(0.001).run()    # ε below S1's lead 0.01: S1 only
     assert list(frame_with(at, "ε-significant")["ε-significant"]) == [True, False]
-    at.selectbox(key="lx_fs_preset").set_value("Example 17 (noise)").run()
+    at.selectbox(key="lx_fs_preset").set_value("ex17").run()
     assert not at.exception and not at.error
     assert frame_with(at, "(ε−2δ, ε+2δ)-significant (true)")["(ε−2δ, ε+2δ)-significant (true)"].all()
 
@@ -191,7 +197,9 @@ def test_quota_tab_tiny_and_draw():
     at = app(lx_tab=TAB_C)
     assert not at.exception and not at.error
     assert metric(at, "Smallest chance") == "0.2500"
-    assert metric(at, "Gini") == "0.1875"
+    assert metric(at, "Inequality (Gini)") == "0.1875"
+    assert "at least a 25% chance of a seat (equal chances would be k/n = 33%)" in plain(at.success)
+    assert at.slider(key="lx_q_time").disabled                     # 12 people: solved at once, no limit
     at.button(key="lx_q_draw").click().run()
     assert not at.exception
     assert any("seed **0**" in s.value for s in at.success)
@@ -210,7 +218,7 @@ def test_quota_tab_infeasible_message():
 
 
 def test_quota_uploads_bad_quota_file():
-    at = app(lx_tab=TAB_C, lx_q_source="Upload")
+    at = app(lx_tab=TAB_C, lx_q_source="upload")
     assert not at.exception
     pool = b"person_id,gender\nP1,F\nP2,M\nP3,F\nP4,M\n"
     _upload(at, "lx_q_pool_csv", pool)
@@ -228,7 +236,7 @@ def test_quota_uploads_bad_quota_file():
 
 
 def test_quota_tab_volunteer_needs_button():
-    at = app(lx_tab=TAB_C, lx_q_source="Volunteer pool 500 / 6 features / panel 40")
+    at = app(lx_tab=TAB_C, lx_q_source="volunteers")
     assert not at.exception and not at.error
     assert at.number_input(key="lx_q_k").value == 40
     assert any("Compute leximin" in i.value for i in at.info)
@@ -236,7 +244,7 @@ def test_quota_tab_volunteer_needs_button():
 
 @pytest.mark.slow
 def test_quota_tab_volunteer_compute_with_time_limit():
-    at = app(lx_tab=TAB_C, lx_q_source="Volunteer pool 500 / 6 features / panel 40", lx_q_time="10")
+    at = app(lx_tab=TAB_C, lx_q_source="volunteers", lx_q_time="10")
     at.button(key="lx_q_run").click()
     at.run(timeout=120)
     assert not at.exception
@@ -245,9 +253,10 @@ def test_quota_tab_volunteer_compute_with_time_limit():
 
 
 def test_finite_set_noise_delta_too_small():
-    at = app(lx_tab=TAB_B, lx_fs_preset="Example 17 (noise)")
+    at = app(lx_tab=TAB_B, lx_fs_preset="ex17")
     at.checkbox(key="lx_fs_noisy").check().run()
-    at.number_input(key="lx_fs_delta").set_value(0.0001).run()
+    at.checkbox(key="lx_fs_delta_auto").uncheck().run()
+    at.select_slider(key="lx_fs_delta").set_value(0.0001).run()
     assert not at.exception
     assert any("differ from the true ones" in e.value for e in at.error)
 
@@ -264,7 +273,7 @@ QUOTAS_60 = b"feature,value,min,max\ngender,F,3,3\ngender,M,3,3\nage,young,2,4\n
 
 
 def _quota_upload_app():
-    at = app(lx_tab=TAB_C, lx_q_source="Upload")
+    at = app(lx_tab=TAB_C, lx_q_source="upload")
     _upload(at, "lx_q_pool_csv", _pool_60())
     _upload(at, "lx_q_quota_csv", QUOTAS_60)
     at.number_input(key="lx_q_k").set_value(6).run()
@@ -290,9 +299,9 @@ def test_compute_leximin_twice_and_in_a_new_session_same_result():
     assert float(first) == pytest.approx(3 / 30, abs=1e-4)
 
 
-UPLOADS = [({"lx_source": "Values CSV"}, "lx_values_csv"), ({"lx_source": "Attributes CSV"}, "lx_attr_csv"),
-           ({"lx_tab": TAB_C, "lx_q_source": "Upload"}, "lx_q_pool_csv"),
-           ({"lx_tab": TAB_C, "lx_q_source": "Upload"}, "lx_q_quota_csv")]
+UPLOADS = [({"lx_source": "values"}, "lx_values_csv"), ({"lx_source": "attributes"}, "lx_attr_csv"),
+           ({"lx_tab": TAB_C, "lx_q_source": "upload"}, "lx_q_pool_csv"),
+           ({"lx_tab": TAB_C, "lx_q_source": "upload"}, "lx_q_quota_csv")]
 
 
 @pytest.mark.parametrize("params,key", UPLOADS, ids=[k for _p, k in UPLOADS])
@@ -310,7 +319,7 @@ def test_every_upload_refuses_a_ragged_csv(params, key, data, expect):
 
 def test_uploaded_names_reach_messages_escaped():
     """Issue 17: an uploaded column name is text, never Markdown (no image fetched, no link)."""
-    at = app(lx_tab=TAB_C, lx_q_source="Upload")
+    at = app(lx_tab=TAB_C, lx_q_source="upload")
     _upload(at, "lx_q_pool_csv", b"person_id,gender\nP1,F\nP2,M\nP3,F\nP4,M\n")
     at.number_input(key="lx_q_k").set_value(2).run()
     _upload(at, "lx_q_quota_csv", b"feature,value,min,max\n![x](http://evil.example/p),F,1,2\n")
@@ -321,7 +330,7 @@ def test_uploaded_names_reach_messages_escaped():
 
 def test_id_column_that_is_also_a_quota_feature_gets_a_clear_message():
     """Issue 12: one column chosen for two roles (id and quota feature) is named, not a traceback."""
-    at = app(lx_tab=TAB_C, lx_q_source="Upload")
+    at = app(lx_tab=TAB_C, lx_q_source="upload")
     _upload(at, "lx_q_pool_csv", b"gender,person_id\nF,P1\nM,P2\nF,P3\nM,P4\n")
     _upload(at, "lx_q_quota_csv", b"feature,value,min,max\ngender,F,1,2\ngender,M,1,2\n")
     assert at.selectbox(key="lx_q_id").value == "person_id"       # default: the first column with unique values
@@ -335,7 +344,7 @@ def test_id_column_that_is_also_a_quota_feature_gets_a_clear_message():
 
 def test_numeric_codes_in_respondents_and_quotas_match():
     """Categories written as numbers (age band 1, 2) are read as text in both files (as_text), so they match."""
-    at = app(lx_tab=TAB_C, lx_q_source="Upload")
+    at = app(lx_tab=TAB_C, lx_q_source="upload")
     _upload(at, "lx_q_pool_csv", b"person_id,band\nP1,1\nP2,2\nP3,1\nP4,2\n")
     _upload(at, "lx_q_quota_csv", b"feature,value,min,max\nband,1,1,1\nband,2,1,1\n")
     at.number_input(key="lx_q_k").set_value(2).run()
@@ -368,12 +377,12 @@ def test_every_csv_the_page_writes_reads_back():
         at = app()
         at.button(key="lx_draw").click().run()
         files = dl.files(".csv")
-        assert {"leximax_marginals.csv", "leximax_group_utilities.csv", "leximax_levels.csv",
-                "leximax_simulation.csv", "leximax_draw_log.csv"} <= files.keys()
+        assert {"leximax_chances.csv", "leximax_group_utilities.csv", "leximax_levels.csv",
+                "leximax_simulation.csv", "leximax_draw_log.csv", "leximax_drawn_cohort.csv"} <= files.keys()
         _roundtrip(files)
         seen |= files.keys()
         dl.clear()
-        at = app(lx_source="Attributes CSV")
+        at = app(lx_source="attributes")
         _upload(at, "lx_attr_csv", b'id,=HYPERLINK("http://x"),age\n=1+1,F,young\nc2,F,old\nc3,M,young\n'
                                    b"c4,M,old\nc5,M,old\nc6,F,old\n")
         assert not at.exception and not at.error
@@ -396,36 +405,68 @@ def test_every_csv_the_page_writes_reads_back():
         files = dl.files(".csv")
         _roundtrip(files)
         seen |= files.keys()
-    assert {"leximax_membership.csv", "leximin_probabilities.csv", "leximin_types.csv", "leximin_lottery.csv",
-            "panel_draw_log.csv", "quota_relaxation.csv"} <= seen
+    assert {"leximax_membership.csv", "leximin_chances.csv", "leximin_drawn_panel.csv", "leximin_types.csv",
+            "leximin_lottery.csv", "panel_draw_log.csv", "quota_relaxation.csv"} <= seen
 
 
 def test_k_and_eps_survive_a_change_of_their_range():
-    """Issue 12 (found by the walk): the pool size n bounds k, and max y bounds ε. Changing n made the k slider
-    a new widget: it still showed 5 but the page computed with k = 1 (card Σx = 1)."""
-    at = app(lx_source="Random", lx_n="6", lx_m="2", lx_draws="1000")
-    assert at.slider(key="lx_k").value == 5 and metric(at, "Σx (expected size)") == "5"
+    """Issue 12 (found by the walk): the pool size n bounds k. Changing n made the k slider a new widget: it still
+    showed 5 but the page computed with k = 1."""
+    at = app(lx_source="random", lx_n="6", lx_m="2", lx_draws="1000")
+    assert at.slider(key="lx_k").value == 5 and "chances add up to 5 (k = 5)" in texts(at)
     at.slider(key="lx_n").set_value(96).run()
     assert not at.exception
-    assert at.slider(key="lx_k").value == 5 and metric(at, "Σx (expected size)") == "5"
-    at.radio(key="lx_mode").set_value("ε-significant").run()
-    at.slider(key="lx_eps").set_value(0.03).run()
-    at.slider(key="lx_k").set_value(40).run()                 # max y grows, so the ε range changes
+    assert at.slider(key="lx_k").value == 5 and "chances add up to 5 (k = 5)" in texts(at)
+    at.radio(key="lx_mode").set_value("slack").run()
+    at.select_slider(key="lx_eps").set_value(0.02).run()
+    at.slider(key="lx_k").set_value(40).run()
     assert not at.exception
-    assert metric(at, "Σx (expected size)") == "40"
-    assert at.slider(key="lx_eps").value == pytest.approx(0.03)
+    assert "chances add up to 40 (k = 40)" in texts(at)
+    assert at.select_slider(key="lx_eps").value == pytest.approx(0.02)
 
 
-def test_eps_link_value_is_kept():
-    at = app(lx_mode="ε-significant", lx_eps="0.1")
-    assert at.slider(key="lx_eps").value == pytest.approx(0.1) and not at.exception
+def test_eps_link_value_is_kept_and_disabled_outside_its_mode():
+    at = app(lx_mode="slack", lx_eps="0.1")
+    assert at.select_slider(key="lx_eps").value == pytest.approx(0.1) and not at.exception
+    assert not at.select_slider(key="lx_eps").disabled and at.text_input(key="lx_alpha").disabled
+    at = app(lx_eps="0.3")                                      # exact mode: ε kept but greyed out
+    assert at.select_slider(key="lx_eps").value == pytest.approx(0.3) and at.select_slider(key="lx_eps").disabled
+
+
+def test_slack_larger_than_the_worst_off_utility_is_flagged():
+    at = app(lx_mode="slack", lx_eps="2")                      # LX1 k = 3: exact worst-off utility 31/30 < 2
+    assert not at.exception and "guarantee for the worst-off group is empty" in plain(at.warning)
+
+
+def test_volunteer_cohort_flags_groups_far_above_their_pool_share():
+    at = app(lx_preset="volunteers")
+    at.button(key="lx_solve_btn").click().run()
+    assert not at.exception
+    assert "of the pool but holds" in plain(at.warning) and "× its share" in plain(at.warning)
+
+
+def test_drawn_cohort_lists_members_with_attributes():
+    at = app(lx_preset="volunteers")
+    at.button(key="lx_solve_btn").click().run()
+    at.button(key="lx_draw").click().run()
+    members = frame_with(at, "chance of selection")
+    assert len(members) == 40 and {"candidate", "gender", "age"} <= set(members.columns)
+    assert members["candidate"].is_unique
+
+
+def test_copy_as_code_script_is_offered():
+    at = app()
+    code = [c.value for c in at.code]
+    assert any("lx.leximax_marginals(V, k=k, alpha=alpha)" in c and "cvxpy_leximin" in c for c in code)
+    at = app(lx_tab=TAB_C)
+    assert any("lx.leximin_panels" in c.value for c in at.code)
 
 
 def test_attribute_column_chosen_as_id_gets_a_clear_message():
     """Same-column choice: a category (repeated values) chosen as the id column."""
-    at = app(lx_source="Attributes CSV")
+    at = app(lx_source="attributes")
     _upload(at, "lx_attr_csv", b"id,g\nc1,A\nc2,B\nc3,B\n")
-    assert not at.exception and not at.error and metric(at, "Σx (expected size)")
+    assert not at.exception and not at.error and metric(at, "Worst-off group can expect")
     at.selectbox(key="lx_attr_id").set_value("g").run()
     assert not at.exception and not at.error
     assert "repeats values, so it cannot identify candidates" in plain(at.warning)
@@ -433,13 +474,13 @@ def test_attribute_column_chosen_as_id_gets_a_clear_message():
 
 def test_group_nobody_serves_is_named_and_k_corners():
     """A group with value 0 for everyone gets utility 0 whatever the choice: said in words; k = 1 and k = n."""
-    at = app(lx_source="Values CSV")
+    at = app(lx_source="values")
     _upload(at, "lx_values_csv", b"id,a,b,z\nc1,0.5,0.1,0\nc2,0.2,0.9,0\nc3,0.7,0.4,0\n")
     assert "no cohort can serve them: z" in plain(at.info)
     for k in (1, 3):
         at.slider(key="lx_k").set_value(k).run()
         assert not at.exception and not at.error
-        assert metric(at, "Smallest expected utility") == "0" and metric(at, "Σx (expected size)") == str(k)
+        assert metric(at, "Worst-off group can expect") == "0" and f"chances add up to {k} (k = {k})" in texts(at)
 
 
 def test_last_draw_is_not_presented_under_other_settings():
@@ -467,7 +508,7 @@ def _editor_ids(at, prefix: str) -> list[str]:
 def test_quota_editor_edits_do_not_carry_over_to_another_file():
     """Data-dependent state is re-derived when the data source changes: the quota editor of one file is not the
     editor of the next (its edits, stored per editor key, would land on the new file's rows)."""
-    at = app(lx_tab=TAB_C, lx_q_source="Upload")
+    at = app(lx_tab=TAB_C, lx_q_source="upload")
     _upload(at, "lx_q_pool_csv", b"person_id,gender\nP1,F\nP2,M\nP3,F\nP4,M\n")
     at.number_input(key="lx_q_k").set_value(2).run()
     _upload(at, "lx_q_quota_csv", b"feature,value,min,max\ngender,F,1,2\ngender,M,1,2\n")
@@ -481,9 +522,9 @@ def test_quota_editor_edits_do_not_carry_over_to_another_file():
 
 
 def test_attributes_id_default_is_a_unique_column():
-    at = app(lx_source="Attributes CSV")
+    at = app(lx_source="attributes")
     _upload(at, "lx_attr_csv", b"gender,name,age\nF,c1,young\nF,c2,old\nM,c3,young\nM,c4,old\n")
     assert at.selectbox(key="lx_attr_id").value == "name"
     _upload(at, "lx_attr_csv", b"gender,age\nF,young\nF,old\nM,young\nM,old\n")
     assert at.selectbox(key="lx_attr_id").value == "(none)" and not at.exception and not at.error
-    assert metric(at, "Σx (expected size)")
+    assert metric(at, "Worst-off group can expect")

@@ -11,7 +11,7 @@ import plotly.io as pio
 import streamlit as st
 
 from engine.palette import PALETTE
-from ui.exports import download_figure_html
+from ui.exports import download_figure_html, download_figure_image
 
 TEMPLATE_NAME = "dpdash"
 
@@ -47,12 +47,55 @@ def register_template() -> None:
 register_template()
 
 
-def show_figure(fig: go.Figure, *, key: str, filename: str, caption: str | None = None) -> None:
-    """Render a figure full-width, its plain-language reading, and an HTML download button.
+#: Presenter mode (issue 14 item 5): tick labels, legends and axis titles at least 18 px, chart titles 22 px.
+PRESENT_FONT, PRESENT_TITLE = 18, 22
 
-    ``key`` must be stable and unique on the page; the download button uses ``key + "_html"``.
+
+def presenter_figure(fig: go.Figure) -> go.Figure:
+    """A copy of ``fig`` with presenter-mode fonts (never smaller than the figure's own); ``fig`` is unchanged."""
+    out = go.Figure(fig)
+
+    def at_least(size, floor: int) -> int:
+        return max(int(size or 0), floor)
+
+    out.update_layout(font_size=at_least(out.layout.font.size, PRESENT_FONT),
+                      legend_font_size=at_least(out.layout.legend.font.size, PRESENT_FONT),
+                      title_font_size=at_least(out.layout.title.font.size, PRESENT_TITLE),
+                      hoverlabel_font_size=at_least(out.layout.hoverlabel.font.size, PRESENT_FONT))
+    out.for_each_xaxis(lambda a: a.update(tickfont_size=at_least(a.tickfont.size, PRESENT_FONT),
+                                          title_font_size=at_least(a.title.font.size, PRESENT_FONT)))
+    out.for_each_yaxis(lambda a: a.update(tickfont_size=at_least(a.tickfont.size, PRESENT_FONT),
+                                          title_font_size=at_least(a.title.font.size, PRESENT_FONT)))
+    for ann in out.layout.annotations or ():
+        ann.font.size = at_least(ann.font.size, PRESENT_FONT)
+    for trace in out.data:  # colour bars carry their own tick font
+        bar = getattr(trace, "colorbar", None)
+        if bar is not None and getattr(trace, "showscale", None) is not False:
+            try:
+                bar.tickfont.size = at_least(bar.tickfont.size, PRESENT_FONT)
+            except (AttributeError, ValueError):
+                pass
+    return out
+
+
+def show_figure(fig: go.Figure, *, key: str, filename: str, caption: str | None = None,
+                alt: str | None = None) -> None:
+    """Render a figure full-width, its plain-language reading, and HTML / PNG / SVG download buttons.
+
+    ``key`` must be stable and unique on the page; the buttons use ``key + "_html"``, ``"_png"``, ``"_svg"``.
+    ``alt``: a sentence saying what the chart shows, for screen readers (issue 14 item 9); the caption is used
+    when no alt text is given. In presenter mode the chart's fonts grow (a copy; ``fig`` is unchanged). The
+    files are built only when clicked.
     """
-    st.plotly_chart(fig, width="stretch", key=key)
+    from ui.common import presenter_mode
+
+    shown = presenter_figure(fig) if presenter_mode() else fig
+    text = alt or caption
+    kwargs = {"alt": text} if text else {}
+    st.plotly_chart(shown, width="stretch", key=key, **kwargs)
     if caption:
         st.caption(caption)
-    download_figure_html(fig, filename=filename, key=f"{key}_html")
+    with st.container(horizontal=True, gap="small"):
+        download_figure_html(fig, filename=filename, key=f"{key}_html")
+        download_figure_image(fig, filename=filename, key=f"{key}_png", fmt="png")
+        download_figure_image(fig, filename=filename, key=f"{key}_svg", fmt="svg")

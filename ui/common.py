@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import traceback
+from collections.abc import Iterator
 
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
 from engine.data import DATASET_DESCRIPTIONS, DATASETS, Dataset, load_dataset
 from ui.charts import register_template
+from ui.dossier import restore_notice, restore_uploader
 from ui.links import link_notice, sanitise_link
 
 logger = logging.getLogger("dpdash")
@@ -145,8 +148,67 @@ def install_log_filter() -> None:
             _SCRUBBED_LOGGERS.add(name)
 
 
-def page_setup(title: str, *, icon: str | None = None) -> None:
-    """Call first on every page: page config, chart theme and the shared sidebar (dataset picker)."""
+#: Query-parameter / session key of the presenter-mode toggle (same on every page).
+PRESENT_KEY = "present"
+
+#: Always on: the exact-entry boxes beside sliders lose their ± steppers (a log slider's linear step is
+#: meaningless and the box is narrow); tab bars wrap onto a second line instead of scrolling, so every tab name
+#: stays visible at 1280 px (the epsilon calculator has 9 tabs); metric values and labels wrap, never cut.
+_BASE_CSS = """
+[class*="__exact"] [data-testid="stNumberInputStepUp"],
+[class*="__exact"] [data-testid="stNumberInputStepDown"] { display: none; }
+[data-testid="stTabs"] [data-baseweb="tab-list"], [data-baseweb="tab-list"] {
+  flex-wrap: wrap; overflow-x: visible; row-gap: 0.25rem; }
+[data-baseweb="tab-list"] [data-baseweb="tab"] { flex: 0 1 auto; min-width: 0; }
+[data-baseweb="tab-list"] [data-baseweb="tab"] p { white-space: normal; text-align: left; }
+[data-baseweb="tab-highlight"], [data-baseweb="tab-border"] { display: none; }
+[data-baseweb="tab-list"] [data-baseweb="tab"][aria-selected="true"] {
+  box-shadow: inset 0 -3px 0 0 var(--primary-color, #0072B2); }
+[data-testid="stMetricValue"] > div, [data-testid="stMetricLabel"] p { white-space: normal; overflow-wrap: anywhere; }
+"""
+
+#: Presenter mode (issue 14 item 5): body text 18 px and up, headings and metrics larger, for the back of a room.
+_PRESENT_CSS = """
+html, body, [data-testid="stAppViewContainer"] { font-size: 18px; }
+[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li,
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p,
+[data-testid="stWidgetLabel"] p, [data-testid="stAlertContainer"] p,
+[data-baseweb="tab"] p, [data-testid="stTable"] td, [data-testid="stTable"] th,
+[data-testid="stSidebar"] p, [data-testid="stExpander"] summary p { font-size: 18px !important; }
+h1 { font-size: 2.6rem !important; } h2 { font-size: 2.0rem !important; } h3 { font-size: 1.6rem !important; }
+[data-testid="stMetricValue"] { font-size: 2.4rem !important; }
+[data-testid="stMetricLabel"] p { font-size: 18px !important; }
+[data-testid="stMetricDelta"] { font-size: 18px !important; }
+"""
+
+
+def presenter_mode() -> bool:
+    """Whether presenter mode is on (the sidebar toggle ``present``; a link with ``?present=true`` turns it on)."""
+    return bool(st.session_state.get(PRESENT_KEY, False))
+
+
+@contextlib.contextmanager
+def methodology(label: str = "How this is computed") -> Iterator[None]:
+    """Method and explanation text: ``with methodology(): st.markdown(...)``.
+
+    An expander, open in the normal view and folded away in presenter mode, so a projected page shows the
+    answer, not the derivation (issue 14 item 5).
+    """
+    with st.expander(label, expanded=not presenter_mode(), icon=":material/menu_book:"):
+        yield
+
+
+def _styles() -> None:
+    css = _BASE_CSS + (_PRESENT_CSS if presenter_mode() else "")
+    st.html(f"<style>{css}</style>")
+
+
+def page_setup(title: str, *, icon: str | None = None, uses_dataset: bool = True) -> None:
+    """Call first on every page: page config, chart theme and the shared sidebar (menu, presenter mode, dataset).
+
+    ``uses_dataset=False`` on a page that never reads the shared dataset: the sidebar then says the page works
+    on its own data instead of offering a picker that would change nothing.
+    """
     st.set_page_config(page_title=f"{title} · Privacy/utility explorer", page_icon=icon or ":material/shield_lock:",
                        layout="wide")
     install_log_filter()
@@ -154,8 +216,16 @@ def page_setup(title: str, *, icon: str | None = None) -> None:
     register_template()
     with st.sidebar:
         _navigation()
-        dataset_picker(st.sidebar, page_id=title)
-        st.caption(DATASET_DESCRIPTIONS[active_dataset()])
+        st.toggle("Presenter mode", key=PRESENT_KEY, bind="query-params",
+                  help="Larger text and charts for a projector; method notes folded away. Kept in the link.")
+        if uses_dataset:
+            dataset_picker(st.sidebar, page_id=title)
+            st.caption(DATASET_DESCRIPTIONS[active_dataset()])
+        else:
+            st.caption("This page works on its own data (entered or uploaded on the page); the shared dataset "
+                       "is not used here.")
+        restore_uploader()
+    _styles()
 
 
 def _navigation() -> None:
@@ -178,4 +248,5 @@ def page_end() -> None:
 
     Issues 14 (honest links) and 17. Cheap: it does nothing unless the link changed since the last check.
     """
+    restore_notice()
     link_notice()

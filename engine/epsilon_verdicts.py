@@ -103,10 +103,8 @@ def noise_guidance(*, query: str, half_width: float, lower: float, upper: float,
     """A warning when the noise swamps the statistic (its ± is wider than the values it can take), else None."""
     span = {"mean": upper - lower, "sum": (upper - lower) * (n or 1), "count": float(n or 0),
             "histogram": float(n or 0)}.get(query)
-    if epsilon is not None and epsilon > 10:
-        return (f"ε = {number(epsilon)} is extreme: it allows an attacker's odds to grow by a factor of "
-                f"{number(math.exp(min(epsilon, 700)))}, so it protects almost nothing. Values of ε up to about "
-                "1–2 are usual for one release.")
+    if epsilon is not None and epsilon_guidance(epsilon):
+        return epsilon_guidance(epsilon)
     if span and half_width > span:
         fix = "raise ε or n" if query in ("mean", "count", "histogram") else "raise ε or narrow L and U"
         noun = {"mean": f"the whole range of the mean ({number(lower, 3)} to {number(upper, 3)})",
@@ -114,6 +112,22 @@ def noise_guidance(*, query: str, half_width: float, lower: float, upper: float,
                 "histogram": f"the number of records ({n:,})"}[query]
         return (f"The noise (±{number(half_width)}) is wider than {noun}: the released value says almost "
                 f"nothing. To fix: {fix}.")
+    return None
+
+
+def _big(x: float) -> str:
+    """A large number as "4.9·10⁸"."""
+    m, e = f"{x:.1e}".split("e+")
+    return f"{m}·10{str(int(e)).translate(SUPERSCRIPT)}"
+
+
+def epsilon_guidance(epsilon: float) -> str | None:
+    """A warning for an ε so large it protects almost nothing (above 10), else None."""
+    if epsilon > 10:
+        odds = math.exp(min(epsilon, 700))
+        return (f"ε = {number(epsilon)} is extreme: it lets an attacker's odds grow by a factor of up to "
+                f"{number(odds) if odds < 1e6 else _big(odds)}, so it protects almost "
+                "nothing. Values up to about 1–2 are usual for one release: lower ε, or add noise.")
     return None
 
 
@@ -259,14 +273,17 @@ def maxinfo_verdict(*, alpha: float, gamma: float, epsilon: float, n: int, bits:
 
 
 # --------------------------------------------------------------------------- Tab 9: public information
-def public_info_verdict(*, epsilon: float, eps_star: float, N: float, effective: float, delta_z: float) -> str:
-    """Invariant (Lemma 5) and correlated public information (Example 3) in two sentences."""
+def invariant_verdict(*, epsilon: float, eps_star: float, N: float) -> str:
+    """Lemma 5 (S1): what publishing "the count lies in 0…N" does to ε."""
     n_txt = "∞" if math.isinf(N) else f"{int(N):,}"
-    s = (f"Publishing that the count lies in 0…{n_txt} turns ε = {number(epsilon)} into an effective "
-         f"ε* = {number(eps_star)} (never more than 2ε = {number(2 * epsilon)}).")
+    return (f"Publishing that the count lies in 0…{n_txt} turns ε = {number(epsilon)} into an effective "
+            f"ε* = {number(eps_star)} ({number(eps_star / epsilon)}× the nominal ε; never more than 2ε).")
+
+
+def correlated_verdict(*, epsilon: float, effective: float, delta_z: float) -> str:
+    """Example 3 (S1): correlated public information multiplies ε by the sensitivity Δ_z."""
     if delta_z > 1:
-        s += (f" With the correlated public information below, one person moves the count by up to {delta_z:g}, "
-              f"so ε = {number(epsilon)} protects like ε = {number(effective)}.")
-    else:
-        s += " The correlated public information below adds nothing (one person still moves the count by 1)."
-    return s
+        return (f"With this correlated public information one person's secret moves the count by up to "
+                f"{delta_z:g}, so ε = {number(epsilon)} protects only like ε = {number(effective)}.")
+    return (f"This public information adds nothing: one person still moves the count by at most 1, so ε = "
+            f"{number(epsilon)} keeps its meaning.")

@@ -7,8 +7,9 @@ spec (shared/specs/leximax_cohort_picker.md) and the paper [b] (Henzinger et al.
 ``engine.leximax``:
 
 * Cohort tab: the pool matrix is rebuilt from the controls (spec §9 Random formula, LX1, [b] §1.2); the marginals
-  CSV sums to k and lies in [0, 1]; the group-utilities CSV equals Vᵀx; the "Smallest expected utility" card is
-  the minimum of that CSV; the "Σx" card is k; γ*₁ (levels CSV) and, in Exact mode, the smallest utility equal an
+  CSV sums to k and lies in [0, 1]; the group-utilities CSV equals Vᵀx; the "Worst-off group can expect" card
+  is the minimum of that CSV; the caption says the chances add up to k; γ*₁ (levels CSV, "gain at this level")
+  and, in exact mode, the smallest utility equal an
   independent maxmin LP (scipy linprog, HiGHS) written here; on small exact instances the whole sorted profile
   equals ``cvxpy-leximin`` (an independent package).
 * Finite-set tab: leximax, element-wise (Def 6), ε-tradeoff (Def 7), (ε,ε)-significant tradeoff (Def 9) and
@@ -47,13 +48,12 @@ LX1 = np.array([[0.8, 0.3, 0.3, 0.4], [0.5, 0.1, 0.4, 0.6], [0.1, 0.1, 0.2, 0.3]
                 [1.0, 0.0, 0.2, 0.2], [0.5, 0.0, 0.5, 0.2], [0.3, 0.8, 0.2, 0.6]])
 # [b] §3 examples as the spec instantiates them (ε = 0.01) and LX6 "Five committees"
 FS_U = {
-    "Example 5 (sensitivity)": [["0", "1"], ["1/100", "1/100"]],
-    "Example 8 (no significant-tradeoff solution)": [["0", "0.56"], ["0.005", "0.54"], ["0.01", "0.52"],
-                                                     ["0.015", "0.5"]],
-    "Example 13 (significant recursive)": [["0.01", "0.5"], ["0", "1"]],
-    "Example 17 (noise)": [["0.1", "0.2"], ["0.1001", "0.8"], ["0.11", "0.2"]],
-    "Five committees (LX6)": [["0.30", "0.10", "0.08"], ["0.80", "0.90", "0.00"], ["0.04", "0.10", "0.08"],
-                              ["0.30", "0.04", "0.50"], ["0.04", "0.70", "0.40"]],
+    "ex5": [["0", "1"], ["1/100", "1/100"]],                                  # Example 5 (sensitivity)
+    "ex8": [["0", "0.56"], ["0.005", "0.54"], ["0.01", "0.52"], ["0.015", "0.5"]],   # Example 8
+    "ex13": [["0.01", "0.5"], ["0", "1"]],                                    # Example 13
+    "ex17": [["0.1", "0.2"], ["0.1001", "0.8"], ["0.11", "0.2"]],             # Example 17 (noise)
+    "lx6": [["0.30", "0.10", "0.08"], ["0.80", "0.90", "0.00"], ["0.04", "0.10", "0.08"],   # Five committees
+            ["0.30", "0.04", "0.50"], ["0.04", "0.70", "0.40"]],
 }
 # spec §11 LX9 "Tiny example": P01 F young; P02–P04 M young; P05–P09 F old; P10–P12 M old; quotas 2/2 each
 LX9 = ([("F", "young")] + [("M", "young")] * 3 + [("F", "old")] * 5 + [("M", "old")] * 3)
@@ -141,12 +141,12 @@ def panel_maxmin(k: int) -> float | None:
 
 def pool_matrix(vals: dict) -> np.ndarray | None:
     """The values matrix the controls describe (spec §9), or None for pools this oracle does not rebuild."""
-    src = vals.get("lx_source", "Preset")
-    if src == "Random":
+    src = vals.get("lx_source", "preset")
+    if src == "random":
         n, m, grid, seed = int(vals["lx_n"]), int(vals["lx_m"]), float(vals["lx_grid"]), int(vals["lx_pool_seed"])
         return np.round(np.random.default_rng(seed).random((n, m)) / grid) * grid
-    if src == "Preset":
-        return {"Fair arbitration": np.eye(2), "Four-region panel": LX1}.get(vals.get("lx_preset"))
+    if src == "preset":
+        return {"arbitration": np.eye(2), "four_region": LX1}.get(vals.get("lx_preset"))
     return None
 
 
@@ -155,19 +155,19 @@ def cohort_oracle(dl: capture_downloads):
         files = dl.files(".csv")
         dl.clear()
         vals, cards = widget_values(at), metrics(at)
-        if "Smallest expected utility" not in cards:       # no pool yet (upload) or large pool behind "Solve"
-            assert vals.get("lx_source") in ("Values CSV", "Attributes CSV") or any(
+        if "Worst-off group can expect" not in cards:      # no pool yet (upload) or large pool behind "Solve"
+            assert vals.get("lx_source") in ("values", "attributes") or any(
                 "Solve" in i.value for i in at.info), cards
             return
         k = int(vals["lx_k"])
-        x = _csv(files, "leximax_marginals.csv")["probability"].to_numpy(dtype=float)
+        x = _csv(files, "leximax_chances.csv")["chance of selection"].to_numpy(dtype=float)
         y = _csv(files, "leximax_group_utilities.csv")["expected utility"].to_numpy(dtype=float)
-        gam = _csv(files, "leximax_levels.csv")["γ*_l"].to_numpy(dtype=float)
+        gam = _csv(files, "leximax_levels.csv")["gain at this level"].to_numpy(dtype=float)
         assert x.min() >= 0.0 and x.max() <= 1.0
         assert abs(math.fsum(x) - k) <= 1e-9 * max(1, k)
-        _close_to_shown(cards["Σx (expected size)"], k, sig=6)
-        _close_to_shown(cards["Smallest expected utility"], float(y.min()), sig=4)
-        assert cards["Verified (Algorithm 2)"] == "✓ verified"
+        assert f"chances add up to {k} (k = {k})" in " ".join(c.value for c in at.caption)
+        _close_to_shown(cards["Worst-off group can expect"], float(y.min()), sig=4)
+        assert cards["Check (paper's Algorithm 2)"] == "✓ verified"
         V = pool_matrix(vals)
         if V is None:
             return
@@ -175,7 +175,7 @@ def cohort_oracle(dl: capture_downloads):
         np.testing.assert_allclose(V.T @ x, y, atol=1e-9)
         mm = maxmin_lp(V, k)
         assert gam[0] == pytest.approx(mm, abs=1e-6)          # γ*_1 is the maxmin value whatever the slack
-        if vals["lx_mode"] == "Exact":
+        if vals["lx_mode"] == "exact":
             assert y.min() == pytest.approx(mm, abs=1e-6)
             if V.size <= 24:
                 np.testing.assert_allclose(np.sort(y), leximin_profile(V, k), atol=1e-5)
@@ -224,7 +224,7 @@ def quota_oracle(dl: capture_downloads):
         files = dl.files(".csv")
         dl.clear()
         vals, cards = widget_values(at), metrics(at)
-        if vals.get("lx_q_source") != "Tiny example":
+        if vals.get("lx_q_source") != "tiny":
             return
         k = int(vals["lx_q_k"])
         best = panel_maxmin(k) if k <= 12 else None
@@ -233,14 +233,14 @@ def quota_oracle(dl: capture_downloads):
             assert "Smallest chance" not in cards
             assert "cannot all be met" in words or "larger than the pool" in words, words
             return
-        pi = _csv(files, "leximin_probabilities.csv")["probability"].to_numpy(dtype=float)
+        pi = _csv(files, "leximin_chances.csv")["chance of a seat"].to_numpy(dtype=float)
         assert pi.size == 12 and pi.min() >= -1e-12 and pi.max() <= 1 + 1e-12
         assert abs(math.fsum(pi) - k) <= 1e-6
         _close_to_shown(cards["Smallest chance"], float(pi.min()), dp=4)
         _close_to_shown(cards["Largest chance"], float(pi.max()), dp=4)
         _close_to_shown(cards["Equal share k/n"], k / 12, dp=4)
         gini = np.abs(pi[:, None] - pi[None, :]).sum() / (2 * pi.size ** 2 * pi.mean())
-        _close_to_shown(cards["Gini"], float(gini), dp=4)
+        _close_to_shown(cards["Inequality (Gini)"], float(gini), dp=4)
         assert pi.min() == pytest.approx(best, abs=1e-6)      # leximin's first level = maxmin over panels
         STATES.append(1)
     return check
@@ -260,22 +260,22 @@ def test_leximax_cohort_picker_walk():
     with capture_downloads() as dl:
         runs = [
             # Cohort tab, a small random pool (7 × 3): k, mode, ε, custom α, δ, sampler, seeds
-            dict(seed=1, steps=18, start_params={"lx_tab": TAB_A, "lx_source": "Random", "lx_n": "7", "lx_m": "3",
+            dict(seed=1, steps=18, start_params={"lx_tab": TAB_A, "lx_source": "random", "lx_n": "7", "lx_m": "3",
                                                  "lx_draws": "1000"},
                  key_prefixes=("lx_",), skip_keys=COHORT_SKIP | {"lx_n", "lx_m", "lx_draws", "lx_solver",
                                                                  "lx_source"}, oracle=cohort_oracle(dl)),
             # Cohort tab, the pool itself: n, m, grid, seed and k over their whole ranges (corners: n = 5, m = 20)
-            dict(seed=2, steps=10, start_params={"lx_tab": TAB_A, "lx_source": "Random", "lx_n": "6", "lx_m": "2",
+            dict(seed=2, steps=10, start_params={"lx_tab": TAB_A, "lx_source": "random", "lx_n": "6", "lx_m": "2",
                                                  "lx_draws": "1000"},
                  only_keys={"lx_n", "lx_m", "lx_k", "lx_grid", "lx_pool_seed"}, oracle=cohort_oracle(dl)),
             # Cohort tab, paper presets (LX1, fair arbitration), both solvers, data sources
             dict(seed=3, steps=14, start_params={"lx_tab": TAB_A, "lx_draws": "1000"},
                  only_keys={"lx_source", "lx_preset", "lx_k", "lx_mode", "lx_solver", "lx_draws"},
                  oracle=cohort_oracle(dl)),
-            # Finite-set explorer: every example, ε over [0, 0.5], noise on and off
+            # Finite-set explorer: every example, ε over [0.001, 0.5], noise on and off
             dict(seed=4, steps=80, start_params={"lx_tab": TAB_B}, key_prefixes=("lx_fs_",), oracle=finite_oracle),
-            dict(seed=5, steps=80, start_params={"lx_tab": TAB_B, "lx_fs_preset": "Example 8 (no significant-tradeoff"
-                                                 " solution)"}, key_prefixes=("lx_fs_",), oracle=finite_oracle),
+            dict(seed=5, steps=80, start_params={"lx_tab": TAB_B, "lx_fs_preset": "ex8"}, key_prefixes=("lx_fs_",),
+                 oracle=finite_oracle),
             # Citizens' assembly, LX9 pool: k over 1..1000 (most values infeasible), seed, time limit, colour
             dict(seed=6, steps=75, start_params={"lx_tab": TAB_C}, key_prefixes=("lx_q_",),
                  skip_keys={"lx_q_source", "lx_q_run", "lx_q_draw"}, oracle=quota_oracle(dl)),

@@ -19,9 +19,12 @@ import math
 from dataclasses import dataclass
 
 import pandas as pd
+import plotly.graph_objects as go
 
 from engine import accounting as acc
 from engine import mechanisms as mech
+from engine.epsilon_verdicts import power_of_ten
+from engine.palette import palette_color
 from engine.search import bracketed_root
 from engine.validation import check_delta, check_epsilon, check_positive, check_size
 
@@ -146,7 +149,7 @@ def budget_verdict(rows: list[BudgetRow]) -> str:
     if best is None:
         return "No rule gives a usable answer for this budget: allow a small δ or publish fewer statistics."
     conf = f"{100 * best.confidence:g}%"
-    d = f" and δ = {best.delta_total:g}" if best.delta_total > 0 else ""
+    d = f" and δ = {power_of_ten(best.delta_total)}" if best.delta_total > 0 else ""
     text = (f"Publishing {best.k} statistics with a total ε = {_g(best.epsilon_total)}{d}: each can be "
             f"accurate to ±{_g(best.half_width)} ({conf} of the time) with {MECH_PLAIN[best.mechanism]} noise under "
             f"{RULE_PLAIN[best.rule].lower()}")
@@ -209,3 +212,33 @@ def totals_verdict(totals: pd.DataFrame) -> str:
     if not basic.empty and best["Composition rule"] != RULE_PLAIN["basic"]:
         text += f"; adding up gives {_g(float(basic['Total ε'].iloc[0]))}"
     return text + "."
+
+
+def make_budget_figure(rows: list[BudgetRow]) -> go.Figure:
+    """Horizontal bars: the ± per statistic under each rule (rows) for each noise mechanism (colours)."""
+    ok = [r for r in rows if r.valid]
+    fig = go.Figure()
+    conf = f"{100 * rows[0].confidence:g}%" if rows else "95%"
+    for i, m in enumerate(MECHANISMS):
+        g = [r for r in ok if r.mechanism == m]
+        if not g:
+            continue
+        fig.add_trace(go.Bar(y=[RULE_PLAIN[r.rule] for r in g], x=[r.half_width for r in g], orientation="h",
+                             name=f"{MECH_PLAIN[m]} noise", marker_color=palette_color(i),
+                             hovertemplate="%{y}<br>±%{x:.4g}<extra>" + MECH_PLAIN[m] + "</extra>"))
+    k = rows[0].k if rows else 0
+    fig.update_layout(barmode="group", title=f"Accuracy of each of {k} statistics (± at {conf}; shorter is better)",
+                      xaxis=dict(title=f"± per statistic at {conf}", rangemode="tozero"),
+                      yaxis=dict(title=None, autorange="reversed", automargin=True),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+    return fig
+
+
+def budget_figure_alt(rows: list[BudgetRow]) -> str:
+    """Alt text for the bar chart: what it shows, with the best and the plain equal-split numbers."""
+    best = best_row(rows)
+    if best is None:
+        return "Bar chart of the accuracy per statistic under each composition rule: no rule applies."
+    return (f"Bar chart of the ± per statistic for {best.k} statistics under {len({r.rule for r in rows})} "
+            f"composition rules and {len({r.mechanism for r in rows})} noise mechanisms; the smallest is "
+            f"±{_g(best.half_width)} ({MECH_PLAIN[best.mechanism]} noise, {RULE_PLAIN[best.rule].lower()}).")

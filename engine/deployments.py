@@ -22,6 +22,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from engine.epsilon_figures import log_axis
+from engine.epsilon_verdicts import power_of_ten
 from engine.palette import palette_color
 from engine.validation import ValidationError, check_delta, check_epsilon
 
@@ -137,14 +138,14 @@ def make_context_figure(table: pd.DataFrame, *, epsilon: float, delta: float | N
         if g.empty:
             continue
         hover = [f"{_label(r)}<br>ε = {_fmt(r['epsilon'])}"
-                 + ("" if pd.isna(r["delta"]) else f", δ = {_fmt(r['delta'])}")
+                 + ("" if pd.isna(r["delta"]) else f", δ = {power_of_ten(r['delta'])}")
                  + f"<br>protects one {r['privacy_unit']}; budget {r['period']}<br>{r['source_url']}"
                  for _, r in g.iterrows()]
         fig.add_trace(go.Scatter(x=g["epsilon"], y=[labels[j] for j in g.index], mode="markers", name=text,
                                  marker=dict(color=palette_color(i), size=11,
                                              symbol="circle" if model == "central" else "diamond"),
                                  hovertext=hover, hoverinfo="text"))
-    you = f"your ε = {_fmt(e)}" + ("" if not delta else f", δ = {_fmt(delta)}")
+    you = f"your ε = {_fmt(e)}" + ("" if not delta else f", δ = {power_of_ten(delta)}")
     fig.add_trace(go.Scatter(x=[e, e], y=[labels[0], labels[-1]], mode="lines", name=you,
                              line=dict(color="#000000", width=2, dash="dash"), hoverinfo="name"))
     lo = min(e, float(t["epsilon"].min()))

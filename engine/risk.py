@@ -7,6 +7,7 @@ Kairouz–Oh–Viswanath 2015 [X-KOVt] and Dong–Roth–Su 2022 trade-off funct
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -14,6 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
+from engine.epsilon_verdicts import number, percent, power_of_ten
 from engine.validation import EPSILON_MAX, ValidationError, check_delta, check_epsilon, check_positive
 
 # EPSILON_MAX is the one ε cap (engine.validation); ``engine.risk.EPSILON_MAX`` is that same object.
@@ -164,6 +166,8 @@ class EpsilonForRisk:
     epsilon: float
     delta: float
     reason: str = ""
+    prior: float | None = None
+    fpr: float | None = None
 
     @property
     def reachable(self) -> bool:
@@ -200,27 +204,29 @@ def epsilon_for_posterior(prior, *, posterior, delta=0.0, fpr=None) -> EpsilonFo
     p = check_delta(prior, name="prior", allow_zero=False)
     q = check_delta(posterior, name="posterior", allow_zero=False)
     d = check_delta(delta)
+    if d > 0.0 and fpr is None:
+        raise ValidationError("with delta > 0 the posterior bound needs the attacker's false-positive rate (fpr)")
+    a = None if fpr is None else float(_fpr(fpr))
+    out = functools.partial(EpsilonForRisk, "posterior", q, delta=d, prior=p, fpr=a if d > 0.0 else None)
     if q < p:
-        return EpsilonForRisk("posterior", q, math.nan, d,
-                              f"the target ({q:g}) is below the prior ({p:g}): the attacker already believes more")
+        why = f"the target ({q:g}) is below the prior ({p:g}): the attacker believes more already"
+        return out(math.nan, reason=why)
     if d == 0.0:
         if q == p:
-            return EpsilonForRisk("posterior", q, 0.0, d)  # only ε = 0 leaves the belief where it was
-        return EpsilonForRisk("posterior", q, max_epsilon_for_posterior(p, posterior=q), d)
-    if fpr is None:
-        raise ValidationError("with delta > 0 the posterior bound needs the attacker's false-positive rate (fpr)")
+            return out(0.0)  # only ε = 0 leaves the belief where it was
+        return out(max_epsilon_for_posterior(p, posterior=q))
 
     def f(e: float) -> float:
         return posterior_after_accusation(p, fpr=fpr, epsilon=e, delta=d) - q
 
     if f(0.0) > 0.0:
-        return EpsilonForRisk("posterior", q, math.nan, d,
-                              f"δ = {d:g} alone lets this attacker reach a belief above {q:g}")
+        why = f"δ = {power_of_ten(d)} alone lets this attacker become more than {percent(q)} sure"
+        return out(math.nan, reason=why)
     if f(EPSILON_MAX) <= 0.0:
-        return EpsilonForRisk("posterior", q, math.inf, d, "no ε makes this attacker's belief exceed the target")
+        return out(math.inf, reason="no ε makes this attacker's belief exceed the target")
     # f is flat where the true-positive rate is capped at 1; brentq returns a point where f crosses 0, and the
     # largest such ε is the left end of any flat top, which f < 0 below it guarantees (f is nondecreasing)
-    return EpsilonForRisk("posterior", q, float(optimize.brentq(f, 0.0, EPSILON_MAX, xtol=1e-13, rtol=1e-13)), d)
+    return out(float(optimize.brentq(f, 0.0, EPSILON_MAX, xtol=1e-13, rtol=1e-13)))
 
 
 def epsilon_for_advantage(advantage, *, delta=0.0) -> EpsilonForRisk:
@@ -255,18 +261,18 @@ def epsilon_for_power(power, *, fpr, delta=0.0) -> EpsilonForRisk:
     if not 0.0 < a < 1.0:
         raise ValidationError(f"the false-positive rate must be a number in (0, 1); got {fpr!r}")
     if pw >= 1.0:
-        return EpsilonForRisk("power", pw, math.inf, d, "a true-positive rate of 1 is no limit")
+        return EpsilonForRisk("power", pw, math.inf, d, "a true-positive rate of 1 is no limit", fpr=a)
     floor = min(1.0, a + d)
     if pw < floor - 1e-12:  # 1e-12: a TPR computed as 1 − FNR(α) at ε = 0 may fall a few ulp short of α + δ
         return EpsilonForRisk("power", pw, math.nan, d,
-                              f"even with ε = 0 a test accusing {a:g} of outsiders finds {floor:g} of members")
+                              f"even with ε = 0 such a test finds {percent(floor)} of members", fpr=a)
     cands = [math.log((pw - d) / a)] if pw > d else []
     if 1.0 - d - a > 0.0:
         cands.append(math.log((1.0 - d - a) / (1.0 - pw)))
     e = max(0.0, *cands)
     if e > EPSILON_MAX:
-        return EpsilonForRisk("power", pw, math.inf, d, "no ε up to the cap reaches this true-positive rate")
-    return EpsilonForRisk("power", pw, e, d)
+        return EpsilonForRisk("power", pw, math.inf, d, "no ε up to the cap reaches this true-positive rate", fpr=a)
+    return EpsilonForRisk("power", pw, e, d, fpr=a)
 
 
 def mu_for_advantage(advantage) -> float:
@@ -313,31 +319,21 @@ def epsilon_for_risk(measure: str, *, target, delta=0.0, prior=None, fpr=None) -
     raise ValidationError(f"measure must be one of {tuple(MEASURES)}; got {measure!r}")
 
 
-def _pct(x: float) -> str:
-    """A probability as a percentage for reading (2 significant figures, never '0%' for a positive value)."""
-    v = 100.0 * x
-    if v == 0 or v >= 10:
-        return f"{v:.0f}%"
-    return f"{v:.2g}%"
-
-
-def _num(x: float) -> str:
-    return f"{x:.3g}" if x < 100 else f"{x:,.0f}"
-
-
-def risk_inverse_verdict(res: EpsilonForRisk, *, prior=None, fpr=None) -> str:
+def risk_inverse_verdict(res: EpsilonForRisk) -> str:
     """One plain sentence stating the largest ε for the target (issue 14 item 1: verdicts from the engine)."""
-    d = f" and δ = {res.delta:g}" if res.delta > 0 else ""
+    d = f" and δ = {power_of_ten(res.delta)}" if res.delta > 0 else ""
     if res.measure == "posterior":
-        what = f"an attacker who starts {_pct(prior)} sure a person is in the data ends at most {_pct(res.target)} sure"
-        if res.delta > 0:
-            what += f" when accusing {_pct(fpr)} of outsiders"
+        what = (f"an attacker who starts {percent(res.prior)} sure a person is in the data ends at most "
+                f"{percent(res.target)} sure")
+        if res.fpr is not None:
+            what += f" when accusing {percent(res.fpr)} of outsiders"
     elif res.measure == "advantage":
-        what = f"no membership test beats guessing by more than {_pct(res.target)} (true- minus false-positive rate)"
+        what = f"no membership test beats guessing by more than {percent(res.target)} (true- minus false-positive rate)"
     else:
-        what = f"a test that wrongly accuses {_pct(fpr)} of outsiders finds at most {_pct(res.target)} of members"
+        what = (f"a test that wrongly accuses {percent(res.fpr)} of outsiders finds at most {percent(res.target)} "
+                "of members")
     if math.isnan(res.epsilon):
         return f"No ε can promise that {what}{d}: {res.reason}."
     if math.isinf(res.epsilon):
         return f"Any ε keeps this promise: {what}{d}."
-    return f"To promise that {what}, use ε ≤ {_num(res.epsilon)}{d}."
+    return f"To promise that {what}, use ε ≤ {number(res.epsilon, 3)}{d}."

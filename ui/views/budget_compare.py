@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine import budget_compare as bc
+from ui.charts import show_figure
 from ui.common import methodology
 from ui.exports import download_csv
 from ui.text import md_escape
@@ -32,9 +33,10 @@ def render_budget_comparison(key_prefix: str = "eps_cmp_") -> None:
     direction = choice("I know", {"total": "the total budget for all statistics",
                                   "each": "the ε of each release"}, key=f"{p}direction", widget="radio",
                        horizontal=True)
-    c1, c2, c3 = st.columns(3)
+    c1, c2 = st.columns(2)
     k = int(c1.number_input("Number of statistics (k)", min_value=1, max_value=bc.MAX_K, value=10, step=1,
                             key=f"{p}k", bind="query-params"))
+    c3, c4 = st.columns(2)
     use_delta = c3.toggle("Allow a small δ", value=True, key=f"{p}use_delta", bind="query-params",
                           help="Gaussian noise and every rule except adding up need δ > 0.")
     delta = delta_exponent(key=f"{p}delta", value=-6, min_exp=-12, max_exp=-2, container=c3) if use_delta else 0.0
@@ -48,13 +50,14 @@ def render_budget_comparison(key_prefix: str = "eps_cmp_") -> None:
         return
     eps = log_slider("Total ε for all statistics", key=f"{p}eps", min_value=1e-2, max_value=20.0, value=1.0,
                      container=c2)
-    c4, c5 = st.columns(2)
     sens = float(c4.number_input("Sensitivity of each statistic (1 for a count)", min_value=1e-6, max_value=1e9,
                                  value=1.0, key=f"{p}sens", bind="query-params"))
-    conf = float(c5.select_slider("Confidence of the ±", options=[0.8, 0.9, 0.95, 0.99, 0.999], value=0.95,
+    conf = float(c4.select_slider("Confidence of the ±", options=[0.8, 0.9, 0.95, 0.99, 0.999], value=0.95,
                                   key=f"{p}conf", format_func=lambda c: f"{100 * c:g}%", bind="query-params"))
     rows = _table(eps, delta, k, sens, conf)
     st.markdown(f"**{md_escape(bc.budget_verdict(rows), max_len=500)}**")
+    show_figure(bc.make_budget_figure(rows), key=f"{p}fig", filename=f"budget_comparison_k{k}.html",
+                alt=bc.budget_figure_alt(rows))
     people = bc.rows_for_people(rows)
     st.dataframe(people, hide_index=True, width="stretch")
     download_csv(people, filename=f"budget_comparison_k{k}.csv", key=f"{p}csv")

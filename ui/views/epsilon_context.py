@@ -8,26 +8,18 @@ and sentence comes from the engine.
 
 from __future__ import annotations
 
-import inspect
 import math
 
 import streamlit as st
 
 from engine import deployments as dep
 from engine import risk
+from engine import risk_inverse_figures as rfig
 from ui.charts import show_figure
 from ui.common import methodology
 from ui.exports import download_csv
 from ui.text import md_escape
 from ui.widgets import choice, delta_exponent
-
-_TAKES_ALT = "alt" in inspect.signature(show_figure).parameters
-
-
-def _alt(text: str) -> dict:
-    """``alt=`` for ``show_figure`` where the shared helper takes it (issue 14 item 9)."""
-    return {"alt": text} if _TAKES_ALT else {}
-
 
 @st.cache_data(show_spinner=False)
 def _deployments():
@@ -40,7 +32,7 @@ def render_in_context(epsilon: float, delta: float | None) -> None:
     place = dep.place_epsilon(epsilon, table)
     st.markdown(f"**{md_escape(dep.context_verdict(place), max_len=400)}**")
     fig = dep.make_context_figure(table, epsilon=epsilon, delta=delta)
-    show_figure(fig, key="eps_ctx_fig", filename="epsilon_in_context.html", **_alt(dep.figure_alt(table, place)))
+    show_figure(fig, key="eps_ctx_fig", filename="epsilon_in_context.html", alt=dep.figure_alt(table, place))
     st.markdown("\n".join(f"- {md_escape(c, max_len=300)}" for c in dep.CAVEATS))
     people = dep.context_table_for_people(table)
     st.dataframe(people, hide_index=True, width="stretch",
@@ -59,10 +51,11 @@ def render_risk_inverse(key_prefix: str = "eps_inv_") -> None:
     k = key_prefix
     measure = choice("Risk to keep below a target", {m: text.capitalize() for m, text in risk.MEASURES.items()},
                      key=f"{k}measure", default="posterior")
-    c1, c2, c3 = st.columns(3)
-    use_delta = c3.toggle("Allow a small δ", value=False, key=f"{k}use_delta", bind="query-params",
+    c1, c2 = st.columns(2)
+    d1, d2 = st.columns(2)
+    use_delta = d1.toggle("Allow a small δ", value=False, key=f"{k}use_delta", bind="query-params",
                           help="(ε, δ)-DP: with probability up to δ the ε promise may fail.")
-    delta = delta_exponent(key=f"{k}delta", value=-6, min_exp=-12, max_exp=-2, container=c3) if use_delta else 0.0
+    delta = delta_exponent(key=f"{k}delta", value=-6, min_exp=-12, max_exp=-2, container=d2) if use_delta else 0.0
     prior = fpr = None
     if measure == "posterior":
         prior = c1.slider("Attacker's belief before the release (prior)", 0.01, 0.9, 0.05, 0.01, key=f"{k}prior",
@@ -70,7 +63,7 @@ def render_risk_inverse(key_prefix: str = "eps_inv_") -> None:
         target = c2.slider("Highest belief you accept after it", 0.02, 0.99, 0.2, 0.01, key=f"{k}target_post",
                            bind="query-params")
         if delta > 0:
-            fpr = c1.slider("The attacker wrongly accuses this share of outsiders", 0.001, 0.5, 0.01, 0.001,
+            fpr = d1.slider("The attacker wrongly accuses this share of outsiders", 0.001, 0.5, 0.01, 0.001,
                             key=f"{k}fpr_post", format="%.3f", bind="query-params")
     elif measure == "advantage":
         target = c1.slider("Highest advantage you accept (true- minus false-positive rate)", 0.01, 0.99, 0.1, 0.01,
@@ -85,11 +78,20 @@ def render_risk_inverse(key_prefix: str = "eps_inv_") -> None:
     except ValueError as exc:
         st.warning(md_escape(str(exc), max_len=300))
         return
-    st.markdown(f"**{md_escape(risk.risk_inverse_verdict(res, prior=prior, fpr=fpr), max_len=400)}**")
+    st.markdown(f"**{md_escape(risk.risk_inverse_verdict(res), max_len=400)}**")
     if res.reachable and math.isfinite(res.epsilon):
         back = risk.risk_at_epsilon(measure, epsilon=res.epsilon, delta=delta, prior=prior, fpr=fpr)
-        st.metric("Largest ε", f"{res.epsilon:.4g}")
+        m1, m2 = st.columns(2)
+        m1.metric("Largest ε", f"{res.epsilon:.4g}")
+        mu = (risk.mu_for_advantage(target) if measure == "advantage"
+              else risk.mu_for_power(target, fpr=fpr) if measure == "power" else math.nan)
+        if math.isfinite(mu) and mu > 0:
+            m2.metric("Gaussian noise needed: σ at least", f"{1.0 / mu:.3g} × sensitivity",
+                      help="The Gaussian mechanism's own trade-off curve (Dong, Roth & Su 2022) is tighter than "
+                           "the (ε, δ) bound: this is the smallest noise that keeps the same promise.")
         st.caption(f"Check: at ε = {res.epsilon:.4g} the risk is {back:.4g} (target {target:g}).")
+    fig = rfig.make_risk_inverse_figure(res, prior=prior, fpr=fpr)
+    show_figure(fig, key=f"{k}fig", filename="risk_to_epsilon.html", alt=rfig.risk_inverse_alt(res))
     with methodology():
         st.markdown(
             "Posterior: Bayes' rule with the ε-DP likelihood-ratio bound (pure ε: log-odds move by at most ε); "

@@ -1,5 +1,5 @@
 """Browser test of the coherence explorer: moving ε redraws the preview chart and enters the URL; a deep
-link restores the view."""
+link restores the view; the verdict comes first and the page fits 1280 × 800."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def test_moving_epsilon_redraws_and_enters_url(page, app_url):
     thumb.press("ArrowRight")
     page.wait_for_function("() => location.search.includes('coh_eps=')")
     wait_idle(page)
-    assert "coh_eps=3" in page.url
+    assert "coh_eps=1.3" in page.url  # one step up the log grid from the default ε = 1
     page.wait_for_function(
         "(b) => document.querySelector(\"[data-testid='stPlotlyChart']\").innerHTML !== b", arg=before
     )
@@ -84,4 +84,18 @@ def test_switching_the_data_source_keeps_a_lens(page, app_url):
     wait_idle(page, timeout=60_000)
     assert "Choose at least one lens feature" not in page.get_by_test_id("stMain").inner_text()
     assert "AGEP" in sidebar.get_by_test_id("stMultiSelect").filter(has_text="Lens").first.inner_text()
+    assert page.get_by_test_id("stException").count() == 0
+
+
+def test_verdict_first_and_nothing_cut_at_1280(page, app_url):
+    page.set_viewport_size({"width": 1280, "height": 800})
+    open_page(page, f"{app_url}/coherence_explorer?{FAST}")
+    panel = page.get_by_role("tabpanel").first
+    first_alert = panel.get_by_test_id("stAlert").first
+    first_alert.wait_for()
+    assert "exposes them" in first_alert.inner_text()
+    for name in ("Single split (preview)", "Repeated runs", "W1 vs ε", "Theory", "Section 7"):
+        tab = page.get_by_role("tab", name=name)
+        box = tab.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 1280, name
     assert page.get_by_test_id("stException").count() == 0

@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine.data import census_population
 from tests.product.walk import capture_downloads
+from ui.common import CORES
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "coherence_explorer.py")
@@ -165,7 +166,8 @@ def test_run_experiment_and_exports():
     assert "Runs failing at α" in labels
     first = _first(at.tabs[1])
     k = next(m.value for m in at.metric if m.label == "Runs failing at α").split("/")[0]
-    assert first.type in ("info", "warning") and (f"In {k} of 5 runs" in _shown(first) or _shown(first).startswith("No run"))
+    assert first.type in ("info", "warning")
+    assert f"In {k} of 5 runs" in _shown(first) or _shown(first).startswith("No run")
     dls = {d.proto.label for d in at.get("download_button")}
     assert {"Download table (CSV)", "Download parameters (JSON)", "Download figure (HTML)"} <= dls
     assert any("run_experiment" in c.value and "wasserstein_distance" in c.value for c in at.code)  # Copy as code
@@ -544,3 +546,63 @@ def test_alpha_min_table_says_when_no_alpha_is_certified():
     assert 2 <= sizes["90+"] < 100
     assert shown["90+"].startswith("none")
     assert 0 < float(shown["Everyone"]) <= 2
+
+
+# ------------------------------------------------------------------ issue 14: plain words, guidance
+CODE_NAME = re.compile(r"\b[a-z]+_[a-z0-9_]+\b|\bNone\b|\bnan\b")
+
+
+def _screen_texts(at) -> list[str]:
+    """Every text a user reads: Markdown, captions, boxes, metric labels and values, table headers and cells."""
+    texts = [_shown(x) for x in list(at.markdown) + list(at.caption) + list(at.info) + list(at.warning)
+             + list(at.success)]
+    texts += [f"{m.label} {m.value}" for m in at.metric]
+    for d in at.dataframe:
+        frame = d.value.data if hasattr(d.value, "data") else d.value
+        texts += [str(c) for c in frame.columns] + [str(v) for v in frame.astype(str).to_numpy().ravel()]
+    return texts
+
+
+def test_no_code_names_on_any_tab():
+    at = _app(coh_n="2000", coh_reps="5", coh_learner="Decision tree", coh_sec7="true").run()
+    seen = _screen_texts(at)
+    for tab in (RUNS, THEORY, SEC7):
+        open_tab(at, tab)
+        if tab == RUNS:
+            at.button(key="coh_run").click().run()
+        _ok(at)
+        seen += _screen_texts(at)
+    bad = sorted({m.group(0) for t in seen for m in CODE_NAME.finditer(t)})
+    assert not bad, bad
+
+
+def test_guidance_for_tiny_groups_many_levels_and_a_control_that_does_nothing():
+    link = ('[{"name": "Women 90+", "conditions": [{"column": "AGEP", "low": 90}, '
+            '{"column": "SEX", "values": ["2"]}]}]')
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_gamma="2", coh_built=link).run()
+    _ok(at)
+    df = census_population(2000, seed=0)
+    df = df[df["DREM"].notna()]
+    size = int(((df["AGEP"] >= 90) & (df["SEX"] == 2)).sum())
+    warns = [_shown(w) for w in at.warning]
+    assert 2 <= size < 64
+    # chance alone for a group of m members (spec §3.3, q = 1/2): 4·sqrt(1/(4m))·sqrt(2/π)
+    chance = 4 * (0.25 / size) ** 0.5 * (2 / 3.141592653589793) ** 0.5
+    assert any(w.startswith(f"Women 90+ has only {size} members") and f"W1 of about {chance:.2f}" in w
+               and "raise γ to 64" in w for w in warns), warns
+    # the group builder warns when "is one of" is offered on a column with dozens of values
+    at.selectbox(key="coh_b_col").set_value("AGEP").run()
+    levels = int(census_population(2000, seed=0)["AGEP"].nunique())
+    assert any(f"AGEP has {levels} different values" in _shown(w) for w in at.warning)
+    # soft output does nothing for 1-nearest neighbour: said, with the fix
+    at.selectbox(key="coh_learner").set_value("nearest_neighbor").run()
+    at.radio(key="coh_output").set_value("soft").run()
+    assert any("same predictions" in i.value for i in at.info)
+
+
+def test_upload_run_estimate_says_where_the_run_goes():
+    at = _app(coh_source="upload", coh_learner="Decision tree", coh_tab=RUNS).run()
+    _upload(at, _small_upload())
+    _ok(at)
+    assert any(c.value.startswith("Estimated time: about") and c.value.endswith(f"on this server's {CORES} cores.")
+               for c in at.caption)

@@ -94,7 +94,8 @@ def make_rate_figure(df: pd.DataFrame, *, epsilon: float, schemes: Sequence[str]
     traces.append(go.Scatter(x=rate, y=df["paper_shortcut"].to_numpy(), mode="lines",
                              name="paper shortcut q·ε (do not use)", line=dict(color=GREY, dash="dash", width=2)))
     if show_rounding:
-        traces.append(go.Scatter(x=rate, y=np.minimum(df["randomized_rounding_thm6"].to_numpy(), ymax),
+        # not capped at ymax: a capped curve would draw a flat line that is not there; the axis clips it
+        traces.append(go.Scatter(x=rate, y=df["randomized_rounding_thm6"].to_numpy(),
                                  mode="lines", name="randomised rounding (Thm 6)", line=dict(color=OKABE_ITO[1])))
     if cluster_band is not None:
         qc, lo, hi = cluster_band
@@ -508,7 +509,8 @@ def make_cbp_figure(df: pd.DataFrame) -> go.Figure:
 PLAIN_COLUMNS = {
     "rate": "sampling rate q", "srswor": "ε′ simple random sample without replacement (Theorem 2)",
     "poisson": "ε′ Poisson sampling", "srswr_external": "ε′ with replacement (ε part only)",
-    "randomized_rounding_thm6": "ε′ randomised rounding (Theorem 6)", "paper_shortcut": "paper shortcut (do not use)",
+    "randomized_rounding_thm6": "ε′ randomised rounding (Theorem 6)",
+    "paper_shortcut": "paper shortcut (do not use)",
     "sd": "spread σ of the sample size", "tilted_mean": "weighted mean size", "lower": "lower bound ε′",
     "upper": "upper bound ε′", "current": "your design",
     "size_from": "sample size from", "size_to": "sample size to", "t": "chance of this size",

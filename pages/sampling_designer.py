@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,17 +18,25 @@ import streamlit as st
 
 from engine import sampling as sp
 from engine import sampling_figures as sf
+from engine import sampling_verdicts as sv
+from engine import script_sampling as ss
 from engine.sampling_frames import parse_numbers
 from ui import page_end, page_setup
-from ui.exports import download_csv, download_figure_html, download_json
+from ui.charts import show_figure
+from ui.common import methodology
+from ui.dossier import Headline, PageSummary, artefacts
+from ui.exports import download_csv
 from ui.tabs import lazy_tabs
 from ui.text import md_escape, md_quote
 from ui.upload import csv_uploader
-from ui.widgets import log_slider, seed_input
+from ui.widgets import choice, log_slider, seed_input
 
-page_setup("Sampling designer", icon=":material/filter_alt:")
+page_setup("Sampling designer", icon=":material/filter_alt:", uses_dataset=False)
 
 SEED = "003_4b386133f61617e9.txt, paper 1"
+REPO_ROOT = str(Path(__file__).resolve().parents[1])
+PAPER = f"{SEED}: Bun, Drechsler, Gaboardi, McMillan, Sarathy, Controlling Privacy Loss in Sampling Schemes (FORC 2022)"
+SIZE_MODES = {"m": "sample size m", "rate": "sampling rate q"}
 MAX_FRAME_ROWS = 2_000_000
 MAX_STRATA = 200
 MAX_CLUSTERS = 100_000
@@ -62,16 +71,40 @@ def metric(label: str, value: float | None, *, help: str = "", container=None) -
     target.metric(label, fmt(value), help=f"Full value: {full}. {help}".strip())
 
 
-def show(fig, *, key: str, filename: str, caption: str, table: pd.DataFrame | None = None) -> None:
-    """Chart + plain-language reading + exports (figure HTML and table CSV are built only when clicked)."""
-    st.plotly_chart(fig, width="stretch", key=key)
-    st.caption(caption)
-    c1, c2 = st.columns(2)
-    with c1:
-        download_figure_html(fig, filename=f"{filename}.html", key=f"{key}_html")
+def show(fig, *, key: str, filename: str, caption: str, alt: str, table: pd.DataFrame | None = None,
+         **names: str) -> None:
+    """Chart with its alt text + plain-language reading + exports (figure files and the table's CSV, with
+    headers in words, are built only when clicked); ``names`` override CSV headers for this table."""
+    show_figure(fig, key=key, filename=f"{filename}.html", caption=caption, alt=alt)
     if table is not None:
-        with c2:
-            download_csv(table, filename=f"{filename}.csv", key=f"{key}_csv")
+        download_csv(sf.for_people(table, **names), filename=f"{filename}.csv", key=f"{key}_csv")
+    SHOWN.append((alt, fig))
+
+
+#: The figures the running tab has shown, (alt text, figure), for its report; each tab clears it first.
+SHOWN: list = []
+
+
+def take_away(tab: str, *, question: str, params: dict, headlines: list, verdicts: list, sources: list,
+              epsilon: float | None, script: str, delta: float | None = None, seed: int | None = None) -> None:
+    """The tab's report, settings and "Copy as code" script (``ui.dossier.artefacts``), after its results."""
+    artefacts(PageSummary(page="sampling_designer", title="Sampling designer", question=question, params=params,
+                          headlines=headlines, verdicts=[v for v in verdicts if v], figures=list(SHOWN),
+                          sources=[PAPER, *sources], epsilon=epsilon, delta=delta, seed=seed, script=script),
+              key=f"sd_art_{tab}")
+
+
+def verdict(slot, text: str, level: str = "info") -> None:
+    """The tab's answer first: an engine verdict sentence in a coloured box (``level`` info / warn / bad)."""
+    box = {"info": slot.info, "warn": slot.warning, "bad": slot.error}[level]
+    box(md_escape(text, max_len=2000), icon={"info": ":material/task_alt:", "warn": ":material/warning:",
+                                               "bad": ":material/block:"}[level])
+
+
+def level_of(epsilon: float, epsilon_population: float) -> str:
+    """Box colour for a design: red without amplification, orange with almost none, blue otherwise."""
+    gain = sv.gain_words(epsilon, epsilon_population)
+    return "bad" if gain == "no amplification" else "warn" if gain else "info"
 
 
 def guarded(tab):
@@ -173,12 +206,20 @@ def c_summary(digest: str, _df: pd.DataFrame, stratum: str | None, cluster: str 
 
 st.title("Sampling designer")
 st.markdown(
-    "Your differentially private statistic is computed on a **sample** of the population. Sampling adds "
-    "uncertainty about who is in the data, which can make the guarantee for the **population** (ε′) stronger "
-    "than the ε you spend on the sample — but only for some designs. Some designs (large clusters, sample sizes "
-    "that depend on the data) give no gain or make privacy *worse*. Numbers follow Bun, Drechsler, Gaboardi, "
-    f"McMillan & Sarathy, *Controlling Privacy Loss in Sampling Schemes* (FORC 2022; seed file {SEED}). "
-    "Badges: " + " ".join(BADGE.values()))
+    "Your differentially private statistic is computed on a **sample** of the population. What guarantee ε′ "
+    "does the **population** get, and what ε may you spend on the sample? Each tab answers for one sampling "
+    "design: a small random sample strengthens the guarantee; large clusters, and sample sizes that depend on "
+    "the data, give no gain or make it worse.")
+
+
+def page_method() -> None:
+    """The page's method note, drawn below the tabs so each tab's answer comes first on screen."""
+    with methodology("Where these numbers come from"):
+        st.markdown(
+            "Numbers follow Bun, Drechsler, Gaboardi, McMillan & Sarathy, *Controlling Privacy Loss in Sampling "
+            f"Schemes* (FORC 2022; seed file {SEED}). ε is what your mechanism spends per record on the sample; ε′ "
+            "is the guarantee for a person in the population once the sample is drawn secretly at random. Badges "
+            "say where each number comes from: " + " ".join(BADGE.values()))
 
 # The strip is drawn after the tabs (into this placeholder, above them) so that it knows which tab is open and
 # can disable the controls that tab does not use.
@@ -277,14 +318,14 @@ USES_DELTA = OPEN[0]
 USES_N = OPEN[0] or OPEN[1] or OPEN[2]
 
 with STRIP:
-    g1, g2, g3, g4 = st.columns(4)
+    g1, g2, g3, g4 = st.columns([3, 2, 2, 3])
     with g1:
-        EPS = log_slider("ε per record on the sample", key="sd_eps", min_value=1e-3, max_value=10.0, value=1.0,
+        EPS = log_slider("ε on the sample", key="sd_eps", min_value=1e-3, max_value=10.0, value=1.0,
                          help="The privacy budget your mechanism spends on the sample (per person in the sample).")
     with g2:
-        delta_on = st.toggle("Approximate DP (δ > 0)", value=False, key="sd_delta_on", bind="query-params",
+        delta_on = st.toggle("δ > 0", value=False, key="sd_delta_on", bind="query-params",
                              disabled=not USES_DELTA,
-                             help="Only the simple random sampling results carry a δ (Simple tab); the others "
+                             help="Approximate DP (ε, δ). Only the simple random sampling results carry a δ (Simple tab); the others "
                                   "are pure ε.")
         DELTA = log_slider("δ on the sample", key="sd_delta", min_value=1e-12, max_value=1e-3, value=1e-6,
                                steps_per_decade=4, disabled=not USES_DELTA) if delta_on else 0.0
@@ -295,7 +336,7 @@ with STRIP:
                                          "Stratified tabs take the population from their cluster or stratum "
                                          "sizes."))
     with g4:
-        TARGET = log_slider("Target population ε′ (calibration)", key="sd_target", min_value=1e-3, max_value=5.0,
+        TARGET = log_slider("Target ε′", key="sd_target", min_value=1e-3, max_value=5.0,
                             value=1.0, help="Used by the calibration boxes: what ε may I spend on the sample?")
 
 
@@ -317,16 +358,17 @@ def current_cluster_band(eps: float):
 @guarded
 def tab_simple(eps: float, delta: float, n: int, target: float, outputs: bool = True) -> None:
     """Tab 1 (controls always; numbers and the rate plot only when ``outputs``, i.e. the tab is open)."""
+    SHOWN.clear()
     st.subheader("Simple random samples: SRS without replacement, Poisson, with replacement")
+    slot = st.container()
     c1, c2 = st.columns([1, 2])
     with c1:
-        mode = st.radio("Set the sample by", ["sample size m", "sampling rate q"], horizontal=True,
-                        key="sd_size_mode", bind="query-params")
-        if mode == "sample size m":
+        mode = choice("Set the sample by", SIZE_MODES, key="sd_size_mode", widget="radio", horizontal=True)
+        if mode == "m":
             m = int(st.number_input("Sample size m", min_value=1, max_value=10**9, value=100, step=1, key="sd_m",
                                     bind="query-params"))
             if m > n:
-                st.warning(f"m = {m:,} exceeds the population size; using m = n = {n:,}.")
+                st.warning(sv.sample_exceeds_population(m=m, n=n))
                 m = n
             q = m / n
         else:
@@ -340,8 +382,10 @@ def tab_simple(eps: float, delta: float, n: int, target: float, outputs: bool = 
                                  help="SRSWR (with replacement) is external and incomplete: δ′ is not computed.")
         show_rounding = st.toggle("Overlay randomised rounding (Thm 6)", value=True, key="sd_show_rounding",
                                   bind="query-params")
+        has_cluster = st.session_state.get(CLUSTER_STATE) is not None
         show_cluster = st.toggle("Overlay the cluster design of the Cluster tab", value=True, key="sd_show_cluster",
-                                 bind="query-params")
+                                 bind="query-params", disabled=not has_cluster,
+                                 help=None if has_cluster else "The Cluster tab has no valid design to overlay.")
     if not outputs:
         return
     with c2:
@@ -359,13 +403,24 @@ def tab_simple(eps: float, delta: float, n: int, target: float, outputs: bool = 
                 st.markdown(f"**{title}** {BADGE[a.status]}")
                 st.caption(f"{what}; relation: {a.neighbour} neighbours")
                 metric("population ε′", a.epsilon_population, help=f"Source: {a.source}.")
-                metric("population δ′", a.delta_population, help="None where not computed (SRSWR).")
+                metric("population δ′", a.delta_population, help="Shown as — where not computed (with replacement).")
                 if a.epsilon_paper_approx is not None:
                     st.markdown(f":gray[shortcut q·ε = {fmt(a.epsilon_paper_approx)}] {BADGE['shortcut']}")
                 for w in a.warnings:
                     st.warning(w)
         if not cards:
             st.info("Pick at least one scheme.")
+            verdict(slot, "Pick at least one sampling scheme to see its guarantee.")
+        else:
+            title, a, _ = cards[0]
+            scheme = {"SRS without replacement": "srswor", "Poisson sampling": "poisson",
+                      "SRS with replacement": "srswr"}[title]
+            text = sv.simple_verdict(epsilon=eps, epsilon_population=a.epsilon_population,
+                                     rate=q if scheme == "poisson" else m / n, scheme=scheme, m=m, n=n, delta=delta,
+                                     delta_population=a.delta_population, shortcut=a.epsilon_paper_approx)
+            verdict(slot, text, level_of(eps, a.epsilon_population))
+            if sv.gain_words(eps, a.epsilon_population):
+                slot.warning("To gain from sampling, sample a smaller share of the population: lower m (or q).")
         # the rate the calibrated design really samples at: m/n for SRS, q for Poisson (they differ when q·n is
         # not whole); SRS wins when both are shown, and the box says which it used
         srs = "Poisson" not in schemes or "SRSWOR" in schemes or "SRSWR" in schemes
@@ -375,40 +430,57 @@ def tab_simple(eps: float, delta: float, n: int, target: float, outputs: bool = 
         calibration_box(cal, n=n, shortcut_gives=gives, shortcut_label="ε′/q, [a] §2.4, Erratum E1",
                         design=(f"SRS without replacement of m = {m:,} from n = {n:,} (rate {fmt(q_cal)})" if srs
                                 else f"Poisson sampling at rate q = {fmt(q_cal)}") + "; Theorem 2 inverted.")
-    with st.expander("Why: changing the sample size reveals something too (Lemma 16)"):
+    with methodology("Why the sample size matters (Lemma 16)"):
         st.markdown(
             "If one person joins a population of n and the sample size also changes from m to m′, the two "
-            "outputs are log1p(m/(n+1)·expm1(2ε)) + |m − m′|·ε apart (Lemma 16, Appendix B; note the 2ε). "
+            "outputs are log(1 + m/(n+1)·(e^{2ε} − 1)) + |m − m′|·ε apart (Lemma 16, Appendix B; note the 2ε). "
             f"Here, with m′ = m + 1: **{fmt(sp.lemma16_bound(epsilon=eps, m=m, m_prime=min(m + 1, n + 1), n=n))}**. "
             "That is why designs whose sample size depends on the data need care (Rounding tab).")
     df = c_rate_table(eps, n)
     band = current_cluster_band(eps) if show_cluster else None
     fig = sf.make_rate_figure(df, epsilon=eps, schemes=schemes, current_rate=q, show_rounding=show_rounding,
                               cluster_band=band)
+    cur = float(sp.amplification_map(q, eps))
     show(fig, key="sd_fig_rate", filename="sampling_rate_curve", table=df,
+         alt=f"Line chart of the population ε′ against the sampling rate from 0.01% to 100% for ε = {fmt(eps)}: "
+             f"ε′ rises from near 0 to ε; your design (rate {fmt(q)}) sits at ε′ = {fmt(cur)}.",
          caption="Reading: each curve is the population ε′ you get for a given sampling rate when your mechanism "
                  "spends ε per record on the sample (Theorem 2; Poisson and with-replacement from [BBG18]). Below "
                  "the dotted line sampling helps; the shaded zone is worse than not sampling at all. The grey "
                  "dashed line is the paper's q·ε shortcut, which is far too optimistic at large ε (Erratum E1). "
                  "The orange curve is proportional sampling with randomised rounding (Theorem 6): it helps only "
-                 "at small rates; the red mark is the cluster design of the Cluster tab at its cluster rate ℓ/k "
+                 "at small rates; the green mark is the cluster design of the Cluster tab at its cluster rate ℓ/k "
                  "(Theorems 7–8).")
-    download_json({"epsilon": eps, "delta": delta, "n": n, "target": target, "m": m, "rate": q,
-                   "schemes": schemes}, filename="sampling_simple_params.json", key="sd_json_simple")
+    if cards:
+        take_away("simple", question="What guarantee ε′ does the population get when the ε-DP statistic is computed "
+                                     "on a simple random sample, and what ε may be spent for a target ε′?",
+                  params={"ε on the sample": fmt(eps), "δ on the sample": fmt(delta) if delta else "0 (pure ε)",
+                          "population n": f"{n:,}", "sample size m": f"{m:,}", "sampling rate q": fmt(q),
+                          "schemes": ", ".join(schemes), "target population ε′": fmt(target)},
+                  headlines=[Headline(f"{t}: population ε′", fmt(a.epsilon_population),
+                                      f"δ′ = {fmt(a.delta_population)}" if a.delta_population is not None
+                                      else "δ′ not computed") for t, a, _ in cards]
+                  + [Headline("ε to spend on the sample for the target", fmt(cal.epsilon_sample),
+                              f"target ε′ = {fmt(target)}")],
+                  verdicts=[text], sources=[a.source for _, a, _ in cards], epsilon=cards[0][1].epsilon_population,
+                  delta=cards[0][1].delta_population or None,
+                  script=ss.simple_script(repo_root=REPO_ROOT, epsilon=eps, n=n, m=m, rate=q, delta=delta,
+                                          epsilon_target=target))
 
 
 # ----------------------------------------------------------------------------------------------------------
 # Tab 2: random data-independent sample size (Theorem 3)
 # ----------------------------------------------------------------------------------------------------------
 
-FAMILIES = {"Gaussian (discretised)": "gaussian", "point mass": "point", "uniform": "uniform",
-            "mixture with a tiny chance of taking everyone": "mixture"}
+FAMILIES = {"gaussian": "Gaussian (discretised)", "point": "point mass", "uniform": "uniform",
+            "mixture": "mixture with a tiny chance of taking everyone"}
+BASES = {k: v for k, v in FAMILIES.items() if k != "mixture"}
 
 
 def figure2_setting() -> None:
     st.session_state["sd_eps"] = 0.01
     st.session_state["sd_n"] = 10_000
-    st.session_state["sd_family"] = "Gaussian (discretised)"
+    st.session_state["sd_family"] = "gaussian"
     st.session_state["sd_mean"] = 5000.0
     st.session_state["sd_sigma"] = 100.0
 
@@ -417,10 +489,15 @@ def figure2_setting() -> None:
 @guarded
 def tab_random(eps: float, n: int, target: float, outputs: bool = True) -> None:
     """Tab 2 (controls always; numbers and plots only when ``outputs``)."""
+    SHOWN.clear()
     st.subheader("Random sample size, independent of the data (Theorem 3)")
-    st.markdown("The sample size m is drawn from a distribution t, then m records are drawn without replacement. "
-                "What matters is the mean of t *tilted* towards large sizes, E_t̃[m] with t̃(m) ∝ e^{εm}·t(m): a "
-                "tiny chance of sampling everyone can erase the gain (§3).")
+    slot = st.container()
+    with methodology():
+        st.markdown("The sample size m is drawn from a distribution t, then m records are drawn without "
+                    "replacement. What matters is the mean of t *weighted* towards large sizes, E_t̃[m] with "
+                    "t̃(m) ∝ e^{εm}·t(m): at large ε, or with a tiny chance of sampling everyone, this weighted "
+                    "mean "
+                    "sits near the whole population and the gain is gone (§3).")
     too_big = n > sp.MAX_RANDOM_SIZE_N
     if too_big:
         st.warning(f"Random sample sizes are computed for populations up to {sp.MAX_RANDOM_SIZE_N:,} (n = {n:,}). "
@@ -429,12 +506,10 @@ def tab_random(eps: float, n: int, target: float, outputs: bool = True) -> None:
     with c1:
         if st.button("Figure 2 setting (n = 10,000, ε = 0.01, mean n/2)", key="sd_fig2", on_click=figure2_setting):
             st.rerun()
-        fam_label = st.selectbox("Size distribution", list(FAMILIES), key="sd_family", bind="query-params")
-        family = FAMILIES[fam_label]
-        base_label = st.selectbox("Mixture: base distribution", [k for k in FAMILIES if FAMILIES[k] != "mixture"],
-                                  key="sd_base", bind="query-params", disabled=family != "mixture")
+        family = choice("Size distribution", FAMILIES, key="sd_family")
+        base = choice("Mixture: base distribution", BASES, key="sd_base", disabled=family != "mixture")
         # the law actually used: the family, or the mixture's base; controls it does not read are disabled
-        shape = FAMILIES[base_label] if family == "mixture" else family
+        shape = base if family == "mixture" else family
         mean = float(st.number_input("Mean (or point) sample size", min_value=0.0, max_value=1e6, value=5000.0,
                                      step=1.0, key="sd_mean", bind="query-params", disabled=shape == "uniform"))
         sd = float(st.number_input("Standard deviation σ", min_value=0.0, max_value=5e5, value=100.0, step=1.0,
@@ -461,7 +536,7 @@ def tab_random(eps: float, n: int, target: float, outputs: bool = True) -> None:
     if not outputs or too_big:
         return
     try:
-        view = c_random_view(family, n, mean, sd, low, high, FAMILIES[base_label], p_full, eps, target)
+        view = c_random_view(family, n, mean, sd, low, high, base, p_full, eps, target)
     except ValueError as exc:
         st.error(f"These settings cannot be computed: {md_escape(exc, max_len=300)}")
         return
@@ -472,30 +547,55 @@ def tab_random(eps: float, n: int, target: float, outputs: bool = True) -> None:
                container=cc[0])
         metric("upper ε′ (Thm 3)", b.epsilon_upper, help="Every ε-DP mechanism does at least this well.",
                container=cc[1])
-        metric("mean size E_t[m]", b.mean_size, container=cc[2])
-        metric("tilted mean E_t̃[m]", b.tilted_mean, container=cc[3])
+        metric("average sample size", b.mean_size, container=cc[2], help="E_t[m], the mean of the size law t.")
+        metric("weighted average size", b.tilted_mean, container=cc[3],
+               help="E_t̃[m], the mean with each size weighted by e^(ε·m); the bounds depend on it (Theorem 3).")
         st.markdown(f"{BADGE['paper']} relation: M unbounded → sampled mechanism bounded, n fixed and known. "
                     f":gray[shortcut (E_t̃[m]/n)·ε = {fmt(b.epsilon_paper_approx)}] {BADGE['shortcut']}")
-        if b.epsilon_upper >= eps * (1 - 1e-6):
-            st.error("No amplification: this size distribution puts enough weight near 'everyone' that the "
-                     "population gets the full ε.")
-        elif b.epsilon_lower >= 0.9 * eps:
-            st.warning(f"Almost no amplification: some ε-DP mechanism still loses {fmt(b.epsilon_lower)} of the "
-                       f"ε = {fmt(eps)} it spends, because the tilt e^(εm) puts the weight on the largest sizes.")
+        text = sv.random_size_verdict(epsilon=eps, n=n, mean_size=b.mean_size, tilted_mean=b.tilted_mean,
+                                      lower=b.epsilon_lower, upper=b.epsilon_upper)
+        verdict(slot, text, level_of(eps, b.epsilon_upper))
+        if sv.gain_words(eps, b.epsilon_upper):
+            fix = ("remove the chance of sampling everyone (mixture) or lower ε" if family == "mixture" else
+                   "use a smaller ε or a narrower spread σ" if shape == "gaussian" else
+                   "use a smaller ε or a smaller largest size")
+            slot.warning(f"To gain from sampling here, {fix}: the weight e^(ε·m) puts the bound at the largest "
+                         "sample sizes.")
         calibration_box(cal, n=n, shortcut_gives=None, shortcut_label="ε′·n/E_t[m]")
-    show(sf.make_sigma_figure(view.sigma_table, epsilon=eps, current_sd=sd if family == "gaussian" else None),
-         key="sd_fig_sigma", filename="random_size_bounds_vs_sigma", table=view.sigma_table,
+    sig = view.sigma_table
+    show(sf.make_sigma_figure(sig, epsilon=eps, current_sd=sd if family == "gaussian" else None),
+         key="sd_fig_sigma", filename="random_size_bounds_vs_sigma", table=sig,
+         alt=f"Line chart of the lower and upper population ε′ for a Gaussian sample size centred at {mean:,.0f} of "
+             f"{n:,}, against its spread σ from {fmt(sig['sd'].min())} to {fmt(sig['sd'].max())}: the bounds go "
+             f"from {fmt(sig['upper'].iloc[0])} to {fmt(sig['upper'].iloc[-1])} (ε = {fmt(eps)}).",
          caption="Reading: for a Gaussian sample size centred at your mean, the guarantee degrades from about "
                  "(mean/n)·ε towards the full ε as the spread σ grows, because the tilt rewards large sizes "
                  "(Theorem 3, Figure 2 of the paper; the discretisation is ours, Erratum E9). The cross marks the "
                  "cards' values (Gaussian family; the CSV's row with current = True).")
     show(sf.make_pmf_figure(view.pmf_table, tilted_mean=b.tilted_mean), key="sd_fig_pmf",
          filename="random_size_pmf", table=view.pmf_table,
+         alt=f"Two curves over the sample size: how likely each size is (average {b.mean_size:,.0f}) and the same "
+             f"weighted by e^(ε·m) (average {b.tilted_mean:,.0f}), each scaled to its own peak.",
          caption="Reading: blue is how likely each sample size is; orange is the same distribution re-weighted by "
-                 "e^{εm}. The guarantee depends on the orange mean (dotted line), not the blue one (Theorem 3).")
-    download_json({"epsilon": eps, "n": n, "target": target, "family": family, "mean": mean, "sd": sd, "low": low,
-                   "high": high, "base": FAMILIES[base_label], "p_full": p_full},
-                  filename="random_size_params.json", key="sd_json_random")
+                 "e^(ε·m), each drawn relative to its own peak. The guarantee depends on the orange mean (dotted "
+                 "line), not the blue one (Theorem 3).")
+    law_words = {"gaussian": f"Gaussian, mean {mean:,.0f}, σ = {fmt(sd)}", "point": f"always {mean:,.0f}",
+                 "uniform": f"uniform from {low:,} to {high:,}"}
+    take_away("random", question="What guarantee ε′ does the population get when the sample size is itself random "
+                                 "(drawn independently of the data)?",
+              params={"ε on the sample": fmt(eps), "population n": f"{n:,}",
+                      "sample size law": law_words[shape] + (f", plus a chance {fmt(p_full)} of everyone"
+                                                             if family == "mixture" else ""),
+                      "target population ε′": fmt(target)},
+              headlines=[Headline("population ε′", f"{fmt(b.epsilon_lower)} to {fmt(b.epsilon_upper)}",
+                                  "lower and upper bound (Theorem 3)"),
+                         Headline("weighted average size", f"{b.tilted_mean:,.1f}", f"of {n:,}"),
+                         Headline("ε to spend on the sample for the target", fmt(cal.epsilon_sample),
+                                  f"target ε′ = {fmt(target)}")],
+              verdicts=[text], sources=[b.source, "Discretised Gaussian size law: this product's convention "
+                                                  "(Erratum E9)"], epsilon=b.epsilon_upper,
+              script=ss.random_size_script(repo_root=REPO_ROOT, epsilon=eps, n=n, family=family, mean=mean, sd=sd,
+                                           low=low, high=high, base=base, p_full=p_full, epsilon_target=target))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -511,11 +611,15 @@ def paper_43_setting() -> None:
 @guarded
 def tab_rounding(eps: float, n: int, target: float, outputs: bool = True) -> None:
     """Tab 3 (controls always; numbers and the sawtooth only when ``outputs``)."""
+    SHOWN.clear()
     st.subheader("Sample sizes that depend on the data: rounding (§4, Theorem 6)")
-    st.markdown("Proportional sampling takes r·N records; r·N must be rounded. Deterministic rounding lets one "
-                "person change the sample size, and a released count then reveals it at the full ε (§4.1). "
-                "**Randomised rounding** (round up with probability equal to the fractional part) restores "
-                "amplification (Theorem 6), valid for populations of at least 1/r records.")
+    slot = st.container()
+    with methodology():
+            st.markdown("Proportional sampling takes r·N records; r·N must be rounded. Deterministic rounding lets "
+                        "one "
+                    "person change the sample size, and a released count then reveals it at the full ε (§4.1). "
+                    "**Randomised rounding** (round up with probability equal to the fractional part) restores "
+                    "amplification (Theorem 6), valid for populations of at least 1/r records.")
     c1, c2 = st.columns([1, 2])
     with c1:
         # the callback sets r and N before the widgets below are drawn, so no extra rerun is needed
@@ -542,6 +646,9 @@ def tab_rounding(eps: float, n: int, target: float, outputs: bool = True) -> Non
         metric("1/r (smallest population covered)", 1 / r, container=cc[2])
         st.markdown(f"{BADGE['paper']} relation: unbounded. :gray[shortcut 6rε = {fmt(amp.epsilon_paper_approx)}] "
                     f"{BADGE['shortcut']}")
+        verdict(slot, sv.rounding_verdict(epsilon=eps, rate=r, epsilon_population=amp.epsilon_population,
+                                          crossover=rstar),
+                "bad" if r > rstar else level_of(eps, amp.epsilon_population))
         if r > rstar:
             st.error(NO_AMP_BANNER.format(val=fmt(amp.epsilon_population), eps=fmt(eps), rstar=fmt(rstar)))
         cal = sp.calibrate_randomized_rounding(epsilon_target=target, rate=r)
@@ -579,20 +686,37 @@ def tab_rounding(eps: float, n: int, target: float, outputs: bool = True) -> Non
     worst_channel = sp.amplify_poisson(epsilon=eps, rate=r).epsilon_population
     show(sf.make_sawtooth_figure(saw, epsilon=eps, theorem6=amp.epsilon_population, worst_channel=worst_channel),
          key="sd_fig_saw", filename="rounding_size_channel", table=saw,
+         alt=f"Line chart over population sizes {lo:,} to {lo + saw_len - 1:,}: with deterministic rounding the "
+             f"loss from the sample size jumps to ε = {fmt(eps)} at {int((saw['deterministic'] > 0).sum()):,} sizes; "
+             f"with randomised rounding it stays at or below {fmt(worst_channel)}, under the Theorem 6 bound "
+             f"{fmt(amp.epsilon_population)}.",
          caption="Reading: how much a released sample size alone reveals when one person joins a population of N. "
                  "Deterministic rounding (red) jumps to the full ε whenever the rounded size changes; randomised "
-                 "rounding (blue) stays below log1p(r·expm1(ε)) (green), which is below the Theorem 6 bound for "
-                 "all mechanisms (orange). §4.1–§4.3; the size-channel computation is derived.")
-    download_json({"epsilon": eps, "target": target, "rate": r, "pair_N": pair_n, "sawtooth_from": lo,
-                   "sawtooth_pairs": saw_len, "delta_sizes": delta_text}, filename="rounding_params.json",
-                  key="sd_json_rounding")
+                 "rounding (blue) stays below the green line (the most a size can reveal with randomised rounding, "
+                 "which equals Poisson sampling at rate r), itself below the Theorem 6 bound for all mechanisms "
+                 "(orange). §4.1–§4.3; the size-channel computation is derived.")
+    take_away("rounding", question="What guarantee ε′ does the population get when the sample is a fixed share r of "
+                                   "the population, rounded to a whole number?",
+              params={"ε on the sample": fmt(eps), "sampling rate r": fmt(r), "pair of populations":
+                      f"{pair_n:,} and {pair_n + 1:,}", "target population ε′": fmt(target)},
+              headlines=[Headline("population ε′ with randomised rounding", fmt(amp.epsilon_population),
+                                  "upper bound, Theorem 6"),
+                         Headline("largest rate with a gain r*", fmt(rstar), "derived"),
+                         Headline("ε to spend on the sample for the target", fmt(cal.epsilon_sample),
+                                  f"target ε′ = {fmt(target)}")],
+              verdicts=[sv.rounding_verdict(epsilon=eps, rate=r, epsilon_population=amp.epsilon_population,
+                                            crossover=rstar)],
+              sources=[amp.source, "Crossover rate and size channel: derived (spec §4.6, Erratum E3)"],
+              epsilon=amp.epsilon_population,
+              script=ss.rounding_script(repo_root=REPO_ROOT, epsilon=eps, rate=r, pair_n=pair_n,
+                                        epsilon_target=target))
 
 
 # ----------------------------------------------------------------------------------------------------------
 # Tab 4: cluster sampling (Theorems 7–9)
 # ----------------------------------------------------------------------------------------------------------
 
-SIZE_SOURCES = ["equal sizes", "list", "lognormal generator", "uploaded frame"]
+SIZE_SOURCES = {"equal": "equal sizes", "list": "list", "lognormal": "lognormal generator", "frame": "uploaded frame"}
 MAX_CLUSTER_SIZE = 10**9   # one cluster cannot exceed the largest population the page takes
 CLUSTER_STATE = "sd__cluster_design"   # not a widget key: (sizes, ℓ) of the Cluster tab, for the Simple tab
 
@@ -601,16 +725,17 @@ CLUSTER_STATE = "sd__cluster_design"   # not a widget key: (sizes, ℓ) of the C
 @guarded
 def tab_cluster(eps: float, target: float, frame: sp.FrameSummary | None, outputs: bool = True) -> None:
     """Tab 4 (design controls always, so the Simple tab can overlay the design; the rest only when ``outputs``)."""
+    SHOWN.clear()
     st.subheader("Cluster sampling: draw ℓ of k clusters, keep everyone in them (Theorems 7–9)")
+    slot = st.container()
     c1, c2 = st.columns([1, 2])
     with c1:
-        src = st.radio("Cluster sizes", SIZE_SOURCES, horizontal=True, key="sd_size_src", bind="query-params")
+        src = choice("Cluster sizes", SIZE_SOURCES, key="sd_size_src", widget="radio", horizontal=True)
         # k is a control only where the sizes do not fix it (a list or a frame has its own number of clusters)
         k = int(st.number_input("Number of clusters k", min_value=2, max_value=MAX_CLUSTERS, value=100, step=1,
-                                key="sd_k", bind="query-params")) if src in SIZE_SOURCES[:1] + SIZE_SOURCES[2:3] \
-            else None
+                                key="sd_k", bind="query-params")) if src in ("equal", "lognormal") else None
         sizes = None
-        if src == "equal sizes":
+        if src == "equal":
             c = int(st.slider("Records per cluster c", min_value=0, max_value=10_000, value=20, step=1, key="sd_c",
                               bind="query-params"))
             sizes = (c,) * k
@@ -629,7 +754,7 @@ def tab_cluster(eps: float, target: float, frame: sp.FrameSummary | None, output
                            "commas, e.g. 3, 8, 15, 40.")
                 st.session_state.pop(CLUSTER_STATE, None)   # no design: no overlay on the Simple tab
                 return
-        elif src == "lognormal generator":
+        elif src == "lognormal":
             median = float(st.number_input("Median cluster size", min_value=0.0, max_value=1e5, value=20.0,
                                            key="sd_gen_median", bind="query-params"))
             sigma = float(st.slider("Spread σ (log scale)", min_value=0.0, max_value=3.0, value=0.5, step=0.05,
@@ -664,14 +789,22 @@ def tab_cluster(eps: float, target: float, frame: sp.FrameSummary | None, output
         metric("lower ε′ (Thm 7)", b.worst_lower, container=cc[1],
                help="Some ε-DP mechanism reaches this: largest cluster + smallest other.")
         metric("two-stage upper ε′", two, container=cc[2],
-               help="Theorem 8 with ε replaced by log1p(r_w·expm1(ε)) (derived, §5.2).")
+               help="Theorem 8 with ε replaced by log(1 + r_w·(e^ε − 1)) (derived, §5.2).")
         st.markdown(f"{BADGE['paper']} relation: one record added to a cluster; M unbounded. "
                     f"{BADGE['derived']} two-stage bound and whole-design summary. "
                     f":gray[SRS reasoning at cluster rate ℓ/k = {fmt(b.rate_clusters)} would claim "
                     f"{fmt(b.naive_srs)}] {BADGE['shortcut']}")
-        if b.worst_lower >= 0.9 * eps:
-            st.error("Almost no amplification: the clusters are large enough that a private analysis can tell "
-                     "which clusters were drawn.")
+        equal = int(s[0]) if s.size and np.all(s == s[0]) else None
+        text = sv.cluster_verdict(epsilon=eps, n_drawn=ell, n_clusters=k, worst_lower=b.worst_lower,
+                                  worst_upper=b.worst_upper, naive_srs=b.naive_srs, equal_size=equal)
+        verdict(slot, text, level_of(eps, b.worst_upper))
+        if sv.gain_words(eps, b.worst_upper):
+            r_try = 0.1 if rw > 0.1 else rw
+            two_try = two if r_try == rw else sp.two_stage_cluster_upper(s, epsilon=eps, n_drawn=ell,
+                                                                          within_rate=r_try)
+            slot.warning("To gain from sampling, use smaller clusters (split them) or sample within the drawn "
+                         f"clusters: keeping {sv.pct(r_try)} of each drawn cluster gives ε′ ≤ {fmt(two_try)} "
+                         "(two-stage bound; set the within-cluster rate below).")
         calibration_box(cal, n=int(sum(sizes)), shortcut_gives=None, shortcut_label="")
         with st.expander("Theorem 9: a test that spots whether a cluster was drawn"):
             share = st.slider("ε_c as a share of ε (loss given the cluster is drawn)", min_value=0.0, max_value=1.0,
@@ -679,42 +812,63 @@ def tab_cluster(eps: float, target: float, frame: sp.FrameSummary | None, output
             e_t = st.slider("ε_T: how well a test tells 'drawn' from 'not drawn' (log likelihood ratio)",
                             min_value=0.0, max_value=20.0, value=2.0, step=0.1, key="sd_et", bind="query-params")
             val = sp.cluster_test_bound(epsilon_conditional=share * eps, epsilon_test=e_t, n_clusters=k, n_drawn=ell)
-            metric("Theorem 9 lower bound ε̃", val, help="ε̃ ≥ log1p(expm1(ε_c)·q/(q + e^{−ε_T}(1−q))).")
+            metric("Theorem 9 lower bound ε̃", val, help="ε̃ ≥ log(1 + (e^ε_c − 1)·q/(q + e^(−ε_T)·(1 − q))).")
             st.caption("As ε_T grows the bound approaches ε_c: once drawn clusters can be recognised, the "
                        "secrecy of the sample is gone (§5.2).")
     equal_c = float(np.sort(s)[-2:].sum() / 2)
     heat = c_heatmap(k, ell)
     show(sf.make_cluster_heatmap(heat, current_size=equal_c, current_epsilon=eps), key="sd_fig_heat",
          filename="cluster_heatmap", table=heat,
-         caption=CLUSTER_CAPTION + f" Each cell is ε′/ε for equal clusters of that size with ℓ/k = {fmt(ell / k)}: "
+         alt=f"Heat map of the share of ε kept by cluster sampling ({ell:,} of {k:,} clusters), over cluster sizes 0 "
+             "to 1,000 and ε from 0.001 to 10: dark (most of the gain kept) only for small clusters and small ε; "
+             f"your design (size {fmt(equal_c)}, ε = {fmt(eps)}) is marked.",
+         caption=CLUSTER_CAPTION + " Each cell is the share of ε kept (ε′/ε) for equal clusters of that size with "
+                 f"ℓ/k = {fmt(ell / k)}: "
                  "light means little survives of the sampling gain. The cross marks your design (for unequal sizes, "
                  "the mean of the two largest).")
     bars = sf.cluster_bars_table(s, b)
     show(sf.make_cluster_bars_figure(bars, epsilon=eps, naive=b.naive_srs), key="sd_fig_bars",
          filename="cluster_bounds", table=bars,
-         caption="Reading: for a person joining each cluster, the orange bar is what some mechanism can be forced "
-                 "to leak (Theorem 7) and the blue bar what no mechanism exceeds (Theorem 8). The grey line is "
-                 "what treating the clusters as a simple random sample would wrongly claim.")
-    download_json({"epsilon": eps, "target": target, "k": k, "ell": ell, "size_source": src,
-                   "sizes": list(sizes) if len(sizes) <= 1000 else f"{len(sizes)} sizes", "within_rate": rw},
-                  filename="cluster_params.json", key="sd_json_cluster")
+         alt=f"Chart of the guarantee for a person joining a cluster, for each of {len(bars):,} distinct cluster "
+             f"sizes ({fmt(s.min())} to {fmt(s.max())} records): lower bounds up to {fmt(b.worst_lower)}, upper "
+             f"bounds up to {fmt(b.worst_upper)}, against ε = {fmt(eps)} and the wrong simple-random-sample value "
+             f"{fmt(b.naive_srs)}.",
+         caption="Reading: for a person joining a cluster of each size, the orange mark is what some mechanism can "
+                 "be forced to leak (Theorem 7) and the blue one what no mechanism exceeds (Theorem 8). The grey "
+                 "line is what treating the clusters as a simple random sample would wrongly claim.")
+    take_away("cluster", question="What guarantee ε′ does the population get when whole clusters are sampled?",
+              params={"ε on the sample": fmt(eps), "clusters drawn": f"{ell:,} of {k:,}",
+                      "cluster sizes": (f"{int(s[0]):,} each" if equal is not None else
+                                        f"{fmt(s.min())} to {fmt(s.max())} ({SIZE_SOURCES[src]})"),
+                      "within-cluster rate": fmt(rw), "target population ε′": fmt(target)},
+              headlines=[Headline("population ε′", f"{fmt(b.worst_lower)} to {fmt(b.worst_upper)}",
+                                  "lower (Theorem 7) and upper (Theorem 8) bound"),
+                         Headline("simple-random-sample reading (wrong here)", fmt(b.naive_srs)),
+                         Headline("two-stage upper bound", fmt(two), f"within-cluster rate {fmt(rw)}"),
+                         Headline("ε to spend on the sample for the target", fmt(cal.epsilon_sample),
+                                  f"target ε′ = {fmt(target)}")],
+              verdicts=[text], sources=["Theorems 7–8, §5.1; two-stage bound derived from §5.2 and [BBG18]"],
+              epsilon=b.worst_upper,
+              script=ss.cluster_script(repo_root=REPO_ROOT, epsilon=eps, sizes=sizes, n_drawn=ell, within_rate=rw,
+                                       epsilon_target=target))
 
 
 # ----------------------------------------------------------------------------------------------------------
 # Tab 5: stratified sampling and allocation
 # ----------------------------------------------------------------------------------------------------------
 
+PRESET_NAMES = {"business": "Synthetic business frame", "allocation": "Allocation example"}
 PRESETS = {
-    "Synthetic business frame": pd.DataFrame({
+    "business": pd.DataFrame({
         "stratum": ["small", "medium", "large"], "N_h": [3000, 1000, 250], "S_h": [2.0, 12.0, 150.0],
         "mean_h": [4.0, 25.0, 400.0], "lo_h": [0.0, 10.0, 100.0], "hi_h": [10.0, 100.0, 2000.0],
         "eps_h": [None, None, None]}),
-    "Allocation example": pd.DataFrame({
+    "allocation": pd.DataFrame({
         "stratum": ["A", "B", "C", "D"], "N_h": [4000, 1500, 400, 100], "S_h": [8.0, 30.0, 150.0, 800.0],
         "mean_h": [20.0, 100.0, 600.0, 2500.0], "lo_h": [0.0] * 4, "hi_h": [5000.0] * 4,
         "eps_h": [None] * 4}),
 }
-PRESET_M = {"Synthetic business frame": 120, "Allocation example": 300}
+PRESET_M = {"business": 120, "allocation": 300}
 METHODS = {"Neyman (take-all)": "neyman", "proportional": "proportional", "privacy-aware (derived)": "privacy_aware"}
 
 
@@ -736,15 +890,18 @@ DRAW_STATE = "sd__draw_result"   # not a widget key: the last randomised draw (s
 def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None, frame_id: str | None,
                outputs: bool = True) -> None:
     """Tab 5 (table and top controls always; cards, allocations and plots only when ``outputs``)."""
+    SHOWN.clear()
     st.subheader("Stratified sampling: how many to sample per stratum (§6)")
+    slot = st.container()
+    slot_design, slot_alloc = slot.container(), slot.container()
     use_frame = frame is not None and frame.strata is not None
     if use_frame:
         base_name, base = f"frame-{frame_id}", frame_to_editor(frame)
         st.caption("The strata table was filled from your uploaded frame.")
         default_m = min(120, int(base["N_h"].sum()))
     else:
-        preset = st.selectbox("Preset", list(PRESETS), key="sd_preset", bind="query-params")
-        base_name, base = preset, PRESETS[preset]
+        preset = choice("Preset", PRESET_NAMES, key="sd_preset")
+        base_name, base = PRESET_NAMES[preset], PRESETS[preset]
         default_m = PRESET_M[preset]
     # m and U default from the strata: when the source changes (preset, frame), they follow it; a link's values
     # are kept on the first run (no previous source yet)
@@ -757,12 +914,14 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
         base, key=f"sd_strata_{hashlib.sha1(base_name.encode()).hexdigest()[:8]}", num_rows="dynamic",
         width="stretch", hide_index=True,
         column_config={
-            "N_h": st.column_config.NumberColumn("N_h", min_value=1, step=1, help="Stratum size (public)."),
-            "S_h": st.column_config.NumberColumn("S_h", min_value=0.0, help="Design standard deviation."),
-            "mean_h": st.column_config.NumberColumn("mean_h", help="Stratum mean (sensitivity panel)."),
-            "lo_h": st.column_config.NumberColumn("lo_h", help="Smallest possible value in the stratum."),
-            "hi_h": st.column_config.NumberColumn("hi_h", help="Largest possible value in the stratum."),
-            "eps_h": st.column_config.NumberColumn("ε_h", min_value=0.0, help="Blank = the global ε."),
+            "stratum": st.column_config.TextColumn("stratum"),
+            "N_h": st.column_config.NumberColumn("size N_h", min_value=1, step=1, help="Stratum size (public)."),
+            "S_h": st.column_config.NumberColumn("spread S_h", min_value=0.0,
+                                                 help="Design standard deviation of the value in the stratum."),
+            "mean_h": st.column_config.NumberColumn("mean", help="Stratum mean (sensitivity panel)."),
+            "lo_h": st.column_config.NumberColumn("smallest value", help="Smallest possible value in the stratum."),
+            "hi_h": st.column_config.NumberColumn("largest value", help="Largest possible value in the stratum."),
+            "eps_h": st.column_config.NumberColumn("ε in stratum", min_value=0.0, help="Blank = the global ε."),
         })
     if outputs:
         try:
@@ -780,7 +939,8 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
     if outputs and m > total_N:
         c1.warning(f"m exceeds the population ({total_N:,}); using m = {total_N:,}.")
         m = total_N
-    U_in = float(c2.number_input("Value bound U (0 = largest hi_h)", min_value=0.0, max_value=1e12, key="sd_U",
+    U_in = float(c2.number_input("Value bound U (0 = largest value in the table)", min_value=0.0, max_value=1e12,
+                                 key="sd_U",
                                  bind="query-params", **({} if "sd_U" in st.session_state else {"value": 0.0}),
                                  help="Values are clipped to [0, U] before the private mean."))
     m_min = int(c3.slider("Minimum per stratum", min_value=1, max_value=10, value=1, key="sd_mmin",
@@ -791,7 +951,7 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
         return
     U = U_in if U_in > 0 else float(max(strata["hi_h"].max(), 1e-9))
     if U_in <= 0:   # the value in use, beside the control that reads 0
-        c2.caption(f"Using U = {fmt(U)}, the largest hi_h.")
+        c2.caption(f"Using U = {fmt(U)}, the largest value in the table.")
     if len(N) * m_min > m or np.any(N < m_min):
         st.warning(f"The minimum per stratum ({m_min}) cannot be met: it needs {len(N) * m_min} units and every "
                  "stratum at least that large. Lower the minimum or raise m.")
@@ -838,30 +998,39 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
 
     # allocations
     st.markdown("#### Allocations and the error of the private stratified mean " + BADGE["derived"])
-    st.markdown(
-        "The privacy-aware allocation is **our formulation** of the paper's open question (§6.1, Eqs. (3)–(5); "
+    with methodology("Assumptions of the allocation comparison"):
+        st.markdown(
+            "The privacy-aware allocation is **our formulation** of the paper's open question (§6.1, Eqs. (3)–(5); "
         "Erratum E13). Assumptions: stratum sizes N_h are public; the design SDs S_h come from historic data, not "
         "from the population sampled (otherwise the design is data-dependent — see the sensitivity panel); the "
         "allocation is fixed in advance; values are clipped to [0, U]. Each stratum releases its mean plus "
-        "Laplace noise of scale U/(m_h·λ_h), where λ_h = log1p((N_h/m_h)·expm1(ε_h)) is the per-record ε that "
+        "Laplace noise of scale U/(m_h·λ_h), where λ_h = log(1 + (N_h/m_h)·(e^ε_h − 1)) is the per-record ε that "
         "Theorem 2 allows inside the stratum. This protects a record's value within its stratum; it is weaker "
-        "than the paper's stratified DP (Definition 10), which also hides which stratum a person is in.")
+            "than the paper's stratified DP (Definition 10), which also hides which stratum a person is in.")
     if not methods:
         st.info("Pick at least one method.")
     else:
         alloc = c_allocation(tuple(N), tuple(S), m, U, tuple(strata["eps_h"]), strata["names"], methods, m_min)
         wide = alloc.pivot(index="stratum", columns="method", values="m_h").reindex(list(strata["names"]))[list(methods)]
         tot = sf.allocation_totals(alloc)
+        av = sv.allocation_verdict({k: float(v) for k, v in tot["total"].items()})
+        if av:
+            verdict(slot_alloc, av)
         t1, t2 = st.columns(2)
-        t1.dataframe(wide, width="stretch")
-        t2.dataframe(tot.style.format("{:.4g}"), width="stretch")
+        t1.dataframe(wide.rename(columns=sf.METHOD_LABELS), width="stretch")
+        t2.dataframe(sf.for_people(tot.rename(index=sf.METHOD_LABELS)).style.format("{:.4g}"), width="stretch")
         show(sf.make_allocation_figure(alloc), key="sd_fig_alloc", filename="allocation_sizes", table=alloc,
+             alt=f"Grouped bar chart: records sampled from each of {len(N)} strata under "
+                 + ", ".join(sf.METHOD_LABELS[x] for x in methods) + f" allocation of m = {m:,}.",
              caption="Reading: how many records each method takes from each stratum. Neyman favours strata "
                      "with large spread (§6.2); proportional follows the stratum sizes; the privacy-aware "
                      "allocation also counts the noise each stratum's private mean needs.")
         log_y = st.toggle("Log scale", value=False, key="sd_logy", bind="query-params")
         show(sf.make_variance_figure(alloc, log_y=log_y), key="sd_fig_var", filename="allocation_variance",
              table=tot.reset_index(),
+             alt="Stacked bar chart of the variance of the private mean per allocation method, split into sampling "
+                 "and privacy noise: " + "; ".join(f"{sf.METHOD_LABELS[k]} {fmt(v)}" for k, v in tot["total"].items())
+                 + ".",
              caption="Reading: total error (variance) of the private population mean for each method, split into "
                      "sampling error and privacy noise. The method with the shortest bar is the most accurate "
                      "under our formulation (derived).")
@@ -874,10 +1043,17 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
     shift = c_shift(tuple(N), tuple(strata["mean_h"]), tuple(S), m, bounds, not outside)
     deg = sp.degradation_loss(shift.delta_rounded, epsilon=eps)
     sc = st.columns(4)
-    metric("worst L1 shift (continuous)", shift.l1, container=sc[0])
-    metric("‖Δ‖₁ of the sample sizes", shift.l1_rounded, container=sc[1])
-    metric("ε·‖Δ‖₁ (all counts released)", deg.loss_all_counts, container=sc[2])
-    metric("ε·‖Δ‖∞ (one count released)", deg.loss_one_count, container=sc[3])
+    metric("shift before rounding", shift.l1, container=sc[0],
+           help="Largest total change of the unrounded Neyman sizes one added person causes (L1).")
+    metric("sample sizes moved in total", shift.l1_rounded, container=sc[1],
+           help="‖Δ‖₁ of the whole-number sample sizes.")
+    metric("loss if all counts are released", deg.loss_all_counts, container=sc[2], help="ε·‖Δ‖₁ (§4.1).")
+    metric("loss if one count is released", deg.loss_one_count, container=sc[3], help="ε·‖Δ‖∞ (§4.1).")
+    design_text = sv.stratified_verdict(epsilon=eps, m=m, population=total_N, epsilon_population=a.epsilon_population,
+                                        covered=pa.theorem11_applies, shift_total=int(shift.l1_rounded),
+                                        shift_loss=deg.loss_all_counts)
+    verdict(slot_design, design_text,
+            "warn" if shift.l1_rounded > 0 or not pa.theorem11_applies else level_of(eps, a.epsilon_population))
     st.caption(f"Worst addition: value {fmt(shift.value)} in stratum {md_quote(strata['names'][shift.stratum])} "
                f"(S_h becomes {fmt(shift.sd_after)}); searched on a 201-point grid per stratum, ddof 0.")
     if shift.l1_rounded > 0:
@@ -885,6 +1061,9 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
                                                  "stratum)", loss=f"ε·‖Δ‖₁ = {fmt(deg.loss_all_counts)}"))
     shift_df = sf.shift_table(shift, strata["names"])
     show(sf.make_shift_figure(shift_df), key="sd_fig_shift", filename="neyman_sensitivity", table=shift_df,
+         alt="Bar chart of the change in each stratum's Neyman sample size when the most influential person is "
+             "added: " + ", ".join(f"{str(nm)[:30]} {int(d):+d}" for nm, d in zip(strata["names"], shift.delta_rounded))
+             + ".",
          caption="Reading: the change in each stratum's sample size when the single most influential person is "
                  "added (§6.2). Any non-zero integer change can be read off released stratum counts, costing "
                  "ε per unit of change (§4.1).")
@@ -897,13 +1076,32 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
                     f"{cbp.m:,} (Erratum E4; shown verbatim). The largest change is "
                     f"{int(np.abs(cdf['delta']).max())} samples in one stratum.")
         st.dataframe(cdf, width="stretch", hide_index=True)
-        show(sf.make_cbp_figure(cdf), key="sd_fig_cbp", filename="cbp_example", table=cdf,
+        show(sf.make_cbp_figure(cdf), key="sd_fig_cbp", filename="cbp_example", table=cdf, delta="change",
+             alt=f"Bar chart of the change in the paper's 12 printed Neyman sample sizes between two neighbouring "
+                 f"populations; the largest change is {int(np.abs(cdf['delta']).max())}.",
              caption="Reading: a neighbouring population (one establishment different) shifts the Neyman sample "
                      "sizes, by 19 in the top stratum; released stratum sizes would reveal this.")
-    download_json({"epsilon": eps, "target": target, "m": m, "U": U, "m_min": m_min, "methods": list(methods),
-                   "strata": {k: (list(v) if not isinstance(v, tuple) else list(v)) for k, v in strata.items()},
-                   "outside_bounds": outside, "source": "upload" if use_frame else base_name},
-                  filename="stratified_params.json", key="sd_json_strata")
+    take_away("strata", question="How many to sample per stratum, and what guarantee ε′ does the population get?",
+              params={"ε on the sample": fmt(eps), "strata": ("uploaded frame" if use_frame else base_name)
+                      + f" ({len(N)} strata, {total_N:,} units)", "total sample size m": f"{m:,}",
+                      "value bound U": fmt(U), "minimum per stratum": str(m_min),
+                      "methods": ", ".join(sf.METHOD_LABELS[x] for x in methods) or "none",
+                      "target population ε′": fmt(target)},
+              headlines=[Headline("population ε′, proportional allocation",
+                                  fmt(a.epsilon_population) if pa.theorem11_applies else "not covered",
+                                  "Theorem 11"),
+                         Headline("sample sizes one person can move", f"{int(shift.l1_rounded):,}",
+                                  f"loss {fmt(deg.loss_all_counts)} if all counts are released"),
+                         Headline("ε to spend on the sample for the target", fmt(cal.epsilon_sample),
+                                  f"target ε′ = {fmt(target)}")]
+              + ([Headline(f"variance of the private mean, {sf.METHOD_LABELS[k_]}", fmt(v_))
+                  for k_, v_ in tot["total"].items()] if methods else []),
+              verdicts=[design_text, av if methods else None],
+              sources=["Theorem 11 (§6.3); Neyman sensitivity and privacy-aware allocation derived (spec §4.9, "
+                       "Errata E4, E12, E13)"],
+              epsilon=a.epsilon_population if pa.theorem11_applies else None,
+              script=ss.stratified_script(repo_root=REPO_ROOT, epsilon=eps, N_h=N, S_h=S, epsilon_h=strata["eps_h"],
+                                          m=m, value_max=U, methods=methods, m_min=m_min, epsilon_target=target))
 
 
 # The Cluster tab is filled before the first tab so the rate plot can overlay the current cluster design.
@@ -922,4 +1120,5 @@ if TABS[4].drawn:
     with TABS[4].container:
         tab_strata(EPS, N_POP, TARGET, FRAME, FRAME_ID, OPEN[4])
 
+page_method()
 page_end()

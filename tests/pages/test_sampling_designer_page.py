@@ -7,6 +7,7 @@ the tab it looks at; every tab's controls are drawn in every run.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 
 import pytest
@@ -75,12 +76,41 @@ def test_defaults_render(base):
     # Tab 4 equal clusters c = 20, k = 100, ℓ = 10, ε = 1: near-total loss of amplification
     assert metric_value(base[CLUSTER], "upper ε′ (Thm 8)") == pytest.approx(1.0, abs=1e-3)
     # stratified default (SP18): worst Neyman shift 9.589, rounded ‖Δ‖₁ = 10, ‖Δ‖∞ = 5
-    assert metric_value(base[STRATA], "worst L1 shift (continuous)") == pytest.approx(9.589, abs=1e-3)
-    assert metric_value(base[STRATA], "‖Δ‖₁ of the sample sizes") == 10
+    assert metric_value(base[STRATA], "shift before rounding") == pytest.approx(9.589, abs=1e-3)
+    assert metric_value(base[STRATA], "sample sizes moved in total") == 10
     assert any("make privacy worse" in e.value for e in base[STRATA].error)
     # every tab explains its plots in plain words with a paper reference
     assert sum("Reading:" in c.value or "Theorems 7–9" in c.value
                for at in base.values() for c in at.caption) >= 8
+
+
+def _alerts(at: AppTest) -> list[str]:
+    return [e.value.replace("\\", "") for kind in ("info", "warning", "error") for e in getattr(at, kind)]
+
+
+def test_every_tab_leads_with_a_verdict_naming_its_numbers(base):
+    """Issue 14 item 1: a plain sentence with the result's numbers on every tab (values from closed forms)."""
+    # Simple: ε = 1, q = 0.01 → log1p(0.01·(e − 1)) = 0.017 (Theorem 2)
+    assert any(a.startswith("A 1% simple random sample (100 of 10,000) turns ε = 1 into ε′ = 0.017")
+               for a in _alerts(base[SIMPLE])), _alerts(base[SIMPLE])
+    # Random size defaults: upper 0.999903 (mpmath, issue 12 ex. 1) → almost none
+    assert any("gives almost no amplification" in a for a in _alerts(base[RANDOM]))
+    # Rounding: r = 0.05, ε = 1: log1p(0.1·(e² − 1)) + log1p(0.05·(e² − 1)) = 0.771
+    assert any("r = 5% with randomised rounding turns ε = 1 into at most ε′ = 0.77" in a
+               for a in _alerts(base[ROUNDING]))
+    # Cluster: 10 of 100 clusters of 20, ε = 1 → B(1, 0.1, 40) = 1.0; SRS reasoning log1p(0.1·(e − 1)) = 0.16
+    assert any(a.startswith("Cluster sampling of 10 of 100 clusters (20 records each) gives no amplification")
+               and "would wrongly claim ε′ = 0.16" in a for a in _alerts(base[CLUSTER]))
+    # Stratified SP18: Theorem 11 at r = 120/4,250 and ‖Δ‖₁ = 10
+    r = 120 / 4250
+    thm11 = math.log1p(2 * r * math.expm1(2)) + math.log1p(r * math.expm1(2))
+    assert any(f"turns ε = 1 into ε′ = {thm11:.2f} (Theorem 11)" in a and "by 10 in total" in a
+               for a in _alerts(base[STRATA])), _alerts(base[STRATA])
+    assert any(a.startswith("The privacy-aware allocation gives the smallest error") for a in _alerts(base[STRATA]))
+
+
+def test_page_says_it_works_on_its_own_data(base):
+    assert any("works on its own data" in c.value for c in base[SIMPLE].sidebar.caption)
 
 
 def test_closed_tabs_draw_controls_but_no_outputs(base):
@@ -141,7 +171,8 @@ def test_tab_deep_link_opens_that_tab():
 
 
 def at_errors_unexpected(at: AppTest) -> list[str]:
-    expected = ("make privacy worse", "Almost no amplification", "No amplification")
+    expected = ("make privacy worse", "Almost no amplification", "No amplification", "gives no amplification",
+                "no guaranteed amplification")
     return [e.value for e in at.error if not any(x in e.value for x in expected)]
 
 
@@ -172,8 +203,8 @@ CONTROLS = [
     (SIMPLE, [("sd_delta_on", True)], "sd_delta", 1e-4),
     (SIMPLE, [], "sd_n", 20000),
     (SIMPLE, [], "sd_target", 0.5),
-    (SIMPLE, [("sd_m", 500)], "sd_size_mode", "sampling rate q"),
-    (SIMPLE, [("sd_size_mode", "sampling rate q")], "sd_rate", 0.1),
+    (SIMPLE, [("sd_m", 500)], "sd_size_mode", "rate"),
+    (SIMPLE, [("sd_size_mode", "rate")], "sd_rate", 0.1),
     (SIMPLE, [], "sd_m", 500),
     (SIMPLE, [], "sd_schemes", ["SRSWR"]),
     (SIMPLE, [], "sd_show_rounding", False),
@@ -183,8 +214,8 @@ CONTROLS = [
     (RANDOM, [], "sd_sigma", 900.0),
     (RANDOM, [("sd_family", "uniform")], "sd_low", 1000),
     (RANDOM, [("sd_family", "uniform")], "sd_high", 9000),
-    (RANDOM, [("sd_family", "mixture with a tiny chance of taking everyone")], "sd_base", "point mass"),
-    (RANDOM, [("sd_family", "mixture with a tiny chance of taking everyone"), ("sd_eps", 0.01)], "sd_p_full", 0.1),
+    (RANDOM, [("sd_family", "mixture")], "sd_base", "point"),
+    (RANDOM, [("sd_family", "mixture"), ("sd_eps", 0.01)], "sd_p_full", 0.1),
     (ROUNDING, [], "sd_r", 0.2),
     (ROUNDING, [], "sd_pair_n", 24),
     (ROUNDING, [], "sd_saw_from", 100),
@@ -194,14 +225,14 @@ CONTROLS = [
     (CLUSTER, [], "sd_k", 50),
     (CLUSTER, [], "sd_c", 2),
     (CLUSTER, [("sd_size_src", "list")], "sd_size_list", "1, 2, 3, 4, 5, 6"),
-    (CLUSTER, [("sd_size_src", "lognormal generator")], "sd_gen_median", 3.0),
-    (CLUSTER, [("sd_size_src", "lognormal generator")], "sd_gen_sigma", 1.5),
-    (CLUSTER, [("sd_size_src", "lognormal generator")], "sd_gen_seed", 7),
+    (CLUSTER, [("sd_size_src", "lognormal")], "sd_gen_median", 3.0),
+    (CLUSTER, [("sd_size_src", "lognormal")], "sd_gen_sigma", 1.5),
+    (CLUSTER, [("sd_size_src", "lognormal")], "sd_gen_seed", 7),
     (CLUSTER, [], "sd_ell", 50),
     (CLUSTER, [("sd_c", 1)], "sd_rw", 0.1),
     (CLUSTER, [], "sd_ec_share", 0.5),
     (CLUSTER, [], "sd_et", 10.0),
-    (STRATA, [], "sd_preset", "Allocation example"),
+    (STRATA, [], "sd_preset", "allocation"),
     (STRATA, [], "sd_alloc_m", 300),
     (STRATA, [], "sd_U", 50.0),
     (STRATA, [("sd_alloc_m", 12)], "sd_mmin", 4),
@@ -275,11 +306,12 @@ def test_good_frame_upload_fills_strata_and_clusters():
     assert not at.exception and snapshot(at) != before
     assert any("strata table was filled" in c.value for c in at.caption)
     at = open_tab(at, CLUSTER)                        # the upload sits above the tabs and survives the switch
-    at.radio(key="sd_size_src").set_value("uploaded frame").run()
+    at.radio(key="sd_size_src").set_value("frame").run()
     assert not at.exception and not at_errors_unexpected(at)
     assert any("7 clusters" in s.value for s in at.success)
     # 300 rows in blocks i mod 7: six clusters of 43 and one of 42, drawn as bars labelled by size
-    assert "7 (n=42)" in at.get("plotly_chart")[1].proto.spec
+    spec = json.loads(at.get("plotly_chart")[1].proto.spec)      # 300 rows over 7 blocks: six of 43, one of 42
+    assert spec["data"][0]["x"] == ["42", "43"] and "7 clusters" in spec["layout"]["title"]["text"]
 
 
 @pytest.mark.parametrize("data, columns, message", [
@@ -320,7 +352,7 @@ def test_extreme_population_sizes(n):
         assert any("up to 1,000,000" in w.value for w in at.warning)
         assert at.selectbox(key="sd_family") is not None
     else:
-        assert any("exceeds the population size" in w.value for w in at.warning)
+        assert any("is larger than the population" in w.value for w in at.warning)
 
 
 def test_small_strata_not_covered_by_theorem11():
@@ -346,7 +378,7 @@ def test_random_size_defaults_cards_are_right():
     assert not at.exception
     assert metric_value(at, "upper ε′ (Thm 3)") == pytest.approx(0.999903, abs=1e-4)
     assert metric_value(at, "lower ε′ (Thm 3)") == pytest.approx(0.999735, abs=1e-4)
-    assert metric_value(at, "tilted mean E_t̃[m]") == pytest.approx(9998.46, abs=1.0)
+    assert metric_value(at, "weighted average size") == pytest.approx(9998.46, abs=1.0)
 
 
 def _calib_text(at: AppTest) -> str:
@@ -366,7 +398,7 @@ def test_frame_cluster_calibration_uses_frame_sizes():
     rows = ["block,x"] + [f"{i % 4},{i}" for i in range(30)]
     at = _upload(fresh(CLUSTER).run(), "\n".join(rows).encode())
     at.selectbox(key="sd_col_cluster").set_value("block").run()
-    at.radio(key="sd_size_src").set_value("uploaded frame").run()
+    at.radio(key="sd_size_src").set_value("frame").run()
     assert not at.exception
     assert "population of 30" in _calib_text(at), _calib_text(at)
 
@@ -430,6 +462,7 @@ def test_every_csv_reads_back(monkeypatch):
         assert not data.startswith(b"#"), name
         back = pd.read_csv(io.BytesIO(data))
         assert len(back) >= 1 and not any(str(c).startswith("Unnamed") for c in back.columns), name
+        assert not any("_" in str(c) for c in back.columns), (name, list(back.columns))   # headers in words
         ds = read_uploaded_csv(data, min_rows=1)
         assert list(ds.frame.columns) == list(back.columns), name
         assert len(ds.frame) == len(back), name
@@ -461,7 +494,7 @@ def test_one_column_frame_and_text_codes():
     at = _upload(fresh(CLUSTER).run(), ("block\n" + "\n".join(["01", "1", "01", "2", "2", "2"]) + "\n").encode())
     assert not at.exception and not any("cannot be used" in e.value for e in at.error), [e.value for e in at.error]
     at.selectbox(key="sd_col_cluster").set_value("block").run()
-    at.radio(key="sd_size_src").set_value("uploaded frame").run()
+    at.radio(key="sd_size_src").set_value("frame").run()
     assert any("3 clusters" in s.value for s in at.success), [s.value for s in at.success]
     assert "population of 6" in _calib_text(at)
 
@@ -483,7 +516,7 @@ def test_sample_size_follows_the_strata_source():
     # m's default depends on the strata: switching preset (or uploading a frame) re-derives it
     at = fresh(STRATA).run()
     assert at.number_input(key="sd_alloc_m").value == 120
-    at = _set(at, "sd_preset", "Allocation example")
+    at = _set(at, "sd_preset", "allocation")
     assert at.number_input(key="sd_alloc_m").value == 300
     at = _upload(at, ("s,v\n" + "\n".join(f"{'ab'[i % 2]},{i}" for i in range(50))).encode())
     at.selectbox(key="sd_col_stratum").set_value("s").run()

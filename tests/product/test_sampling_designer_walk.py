@@ -31,7 +31,8 @@ SIMPLE, RANDOM, ROUNDING, CLUSTER, STRATA = ("Simple random samples", "Random sa
                                              "Rounding & data-dependent size", "Cluster sampling",
                                              "Stratified sampling & allocation")
 # Red banners the spec asks for (a design without amplification, or one that makes privacy worse): not faults.
-BANNERS = ("No amplification", "Almost no amplification", "make privacy worse")
+BANNERS = ("No amplification", "Almost no amplification", "make privacy worse", "gives no amplification",
+           "no guaranteed amplification")
 REL = 1e-9
 _FULL = re.compile(r"Full value: (?:ε = )?([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|inf))\.")
 _POP = re.compile(r"population of ([\d,]+), run")
@@ -42,7 +43,7 @@ FRAME_ROWS = [("north" if i % 3 else "south" if i % 5 else "east", f"b{i % 7}", 
 FRAME_CSV = ("region,block,income\n" + "\n".join(f"{a},{b},{c}" for a, b, c in FRAME_ROWS)).encode()
 FRAME_COLS = {"region": [r[0] for r in FRAME_ROWS], "block": [r[1] for r in FRAME_ROWS],
               "income": [r[2] for r in FRAME_ROWS]}
-PRESET_N = {"Synthetic business frame": [3000, 1000, 250], "Allocation example": [4000, 1500, 400, 100]}
+PRESET_N = {"business": [3000, 1000, 250], "allocation": [4000, 1500, 400, 100]}   # preset tokens
 
 mp.mp.dps = 40
 
@@ -170,7 +171,7 @@ def random_size(n: int, log_t: np.ndarray, eps: float):
 
 def check_simple(at: AppTest, v: dict) -> None:
     eps, n, t = v["sd_eps"], int(v["sd_n"]), v["sd_target"]
-    if v["sd_size_mode"] == "sample size m":
+    if v["sd_size_mode"] == "m":
         m = min(int(v["sd_m"]), n)
         q = m / n
     else:
@@ -197,10 +198,8 @@ def check_simple(at: AppTest, v: dict) -> None:
 
 
 def _random_law(v: dict, n: int) -> tuple[np.ndarray, str]:
-    fam = {"Gaussian (discretised)": "gaussian", "point mass": "point", "uniform": "uniform",
-           "mixture with a tiny chance of taking everyone": "mixture"}
-    family = fam[v["sd_family"]]
-    shape = fam[v["sd_base"]] if family == "mixture" else family
+    family = v["sd_family"]      # option tokens (ui.widgets.choice)
+    shape = v["sd_base"] if family == "mixture" else family
     mean, sd = min(float(v["sd_mean"]), n), float(v["sd_sigma"])
     lo, hi = sorted((min(int(v["sd_low"]), n), min(int(v["sd_high"]), n)))
     m = np.arange(n + 1, dtype=float)
@@ -228,8 +227,8 @@ def check_random(at: AppTest, v: dict) -> None:
     mean, tm, lower, upper = random_size(n, log_t, eps)
     close(one(at, "upper ε′ (Thm 3)"), upper, "Theorem 3 upper", rel=1e-8)
     close(one(at, "lower ε′ (Thm 3)"), lower, "Theorem 3 lower", rel=1e-8)
-    close(one(at, "tilted mean E_t̃[m]"), tm, "tilted mean", rel=1e-9, abs_=1e-7)
-    close(one(at, "mean size E_t[m]"), mean, "mean size", rel=1e-9, abs_=1e-7)
+    close(one(at, "weighted average size"), tm, "tilted mean", rel=1e-9, abs_=1e-7)
+    close(one(at, "average sample size"), mean, "mean size", rel=1e-9, abs_=1e-7)
     lam, pop = calibration(at)
     assert pop == n
     if math.isfinite(lam):     # the calibrated ε gives the target under the oracle's own Theorem 3
@@ -261,12 +260,12 @@ def check_rounding(at: AppTest, v: dict) -> None:
 
 def _cluster_sizes(at: AppTest, v: dict, frame_ok: bool) -> list[int] | None:
     src = v["sd_size_src"]
-    if src == "equal sizes":
+    if src == "equal":
         return [int(v["sd_c"])] * int(v["sd_k"])
     if src == "list":
         parts = [p for p in re.split(r"[,;\s]+", at.text_area(key="sd_size_list").value.strip()) if p]
         return [int(p) for p in parts]
-    if src == "lognormal generator":
+    if src == "lognormal":
         g = np.random.default_rng(int(v["sd_gen_seed"]))
         draw = g.lognormal(math.log(max(float(v["sd_gen_median"]), 1e-9)), float(v["sd_gen_sigma"]), int(v["sd_k"]))
         return [int(x) for x in np.floor(draw + 0.5)]
@@ -339,9 +338,9 @@ def check_strata(at: AppTest, v: dict) -> None:
     lam, pop = calibration(at)
     assert pop == total
     close(lam, thm6_inverse(t, r), "Theorem 11 calibration λ")
-    l1 = one(at, "‖Δ‖₁ of the sample sizes")
-    close(one(at, "ε·‖Δ‖₁ (all counts released)"), eps * l1, "ε‖Δ‖₁")
-    assert one(at, "ε·‖Δ‖∞ (one count released)") <= eps * l1 + 1e-12
+    l1 = one(at, "sample sizes moved in total")
+    close(one(at, "loss if all counts are released"), eps * l1, "ε‖Δ‖₁")
+    assert one(at, "loss if one count is released") <= eps * l1 + 1e-12
 
 
 CHECKS = {SIMPLE: check_simple, RANDOM: check_random, ROUNDING: check_rounding, CLUSTER: check_cluster,
@@ -362,14 +361,14 @@ def upload_frame(at: AppTest, *, cluster: bool, stratum: bool) -> None:
         at.selectbox(key="sd_col_value").set_value("income").run()
     if cluster:
         at.selectbox(key="sd_col_cluster").set_value("block").run()
-        at.radio(key="sd_size_src").set_value("uploaded frame").run()
+        at.radio(key="sd_size_src").set_value("frame").run()
 
 
 WALKS = [
     (SIMPLE, 11, 55, {}, None),
-    (SIMPLE, 12, 15, {"sd_size_mode": "sampling rate q", "sd_delta_on": "true"}, None),
+    (SIMPLE, 12, 15, {"sd_size_mode": "rate", "sd_delta_on": "true"}, None),
     (RANDOM, 21, 55, {}, None),
-    (RANDOM, 22, 20, {"sd_family": "mixture with a tiny chance of taking everyone", "sd_n": "2000"}, None),
+    (RANDOM, 22, 20, {"sd_family": "mixture", "sd_n": "2000"}, None),
     (ROUNDING, 31, 45, {}, None),
     (CLUSTER, 41, 35, {}, None),
     (CLUSTER, 42, 15, {"sd_size_src": "list", "sd_size_list": "0, 1, 1, 7, 30, 400"}, None),

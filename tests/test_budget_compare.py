@@ -162,3 +162,21 @@ def test_arguments_checked():
         B.budget_row("basic", "laplace", epsilon=1, delta=0, k=B.MAX_K + 1)
     with pytest.raises(ValueError, match="rule must be one of"):
         B.budget_row("fancy", "laplace", epsilon=1, delta=0, k=1)
+
+
+def test_budget_figure_and_alt(rows):
+    rs = list(rows.values())
+    fig = B.make_budget_figure(rs)
+    assert {tr.name for tr in fig.data} == {"Laplace noise", "Gaussian noise"}
+    for tr in fig.data:
+        mech = "laplace" if tr.name.startswith("Laplace") else "gaussian"
+        for label, x in zip(tr.y, tr.x):
+            rule = next(r for r, text in B.RULE_PLAIN.items() if text == label)
+            assert x == rows[(rule, mech)].half_width
+    best = B.best_row(rs)
+    assert f"±{best.half_width:.3g}" in B.budget_figure_alt(rs)
+    none = B.budget_table(epsilon=1.0, delta=0.0, k=2, rules=("advanced",))
+    assert B.best_row(none) is None and "no rule applies" in B.budget_figure_alt(none)
+    assert B.budget_verdict(none).startswith("No rule gives a usable answer")
+    assert B.totals_verdict(B.total_from_per_release(0.1, k=2, delta=0.0, rules=("advanced",))) == \
+        "No rule applies: allow a small δ."

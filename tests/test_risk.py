@@ -233,3 +233,54 @@ def test_posterior_with_delta_against_riskcal_tradeoff():
         ref = p * tpr / (p * tpr + (1 - p) * a)  # Bayes' rule with riskcal's best test
         assert R.posterior_after_accusation(p, fpr=a, epsilon=e, delta=d) == pytest.approx(ref, rel=1e-12)
         assert R.epsilon_for_posterior(p, posterior=ref, delta=d, fpr=a).epsilon == pytest.approx(e, rel=1e-8)
+
+
+def test_risk_inverse_figure_draws_the_forward_curve_and_the_answer():
+    from engine import risk_inverse_figures as F
+    res = R.epsilon_for_risk("power", target=0.2, fpr=0.05, delta=1e-6)
+    fig = F.make_risk_inverse_figure(res, fpr=0.05)
+    curve, target, mark = fig.data
+    # the curve is 1 − β(α) of the (ε, δ) region at each ε, written out here
+    for e, y in zip(curve.x[::20], curve.y[::20]):
+        beta = max(0.0, 1 - 1e-6 - math.exp(e) * 0.05, math.exp(-e) * (1 - 1e-6 - 0.05))
+        assert y == pytest.approx(1 - beta, abs=1e-12)
+    assert list(target.y) == [0.2, 0.2]
+    assert mark.x[0] == pytest.approx(math.log((0.2 - 1e-6) / 0.05), rel=1e-12)  # the e^ε α + δ branch
+    assert curve.x[-1] >= 3 * res.epsilon and fig.layout.xaxis.type == "log"
+    assert "crosses it at ε = 1.39" in F.risk_inverse_alt(res)
+    # unreachable target: no answer marker, alt text without a crossing
+    bad = R.epsilon_for_advantage(1e-9, delta=1e-6)
+    fig = F.make_risk_inverse_figure(bad)
+    assert len(fig.data) == 2 and "crosses" not in F.risk_inverse_alt(bad)
+
+
+def test_inverse_edges_and_argument_checks():
+    # an attacker accusing half the outsiders can never pass 2/3 from a 50% prior (TPR ≤ 1): any ε keeps 90%
+    r = R.epsilon_for_posterior(0.5, posterior=0.9, delta=1e-6, fpr=0.5)
+    assert r.epsilon == math.inf and r.reachable
+    assert R.risk_at_epsilon("posterior", epsilon=50.0, delta=1e-6, prior=0.5, fpr=0.5) == pytest.approx(2 / 3)
+    assert R.epsilon_for_posterior(0.2, posterior=0.2).epsilon == 0.0
+    with pytest.raises(ValueError, match="must be > 0"):
+        R.posterior_after_accusation(0.1, fpr=0.0, epsilon=1.0)
+    for f in (lambda: R.epsilon_for_power(0.5, fpr=0.0), lambda: R.mu_for_power(0.5, fpr=1.0)):
+        with pytest.raises(ValueError, match=r"false-positive rate must be a number in \(0, 1\)"):
+            f()
+    assert R.mu_for_power(1.0, fpr=0.1) == math.inf and math.isnan(R.mu_for_power(0.05, fpr=0.1))
+    assert R.mu_for_advantage(1.0) == math.inf
+    assert R.mu_for_power(0.5, fpr=0.5) == 0.0
+    with pytest.raises(ValueError, match="measure must be one of"):
+        R.risk_at_epsilon("linkage", epsilon=1.0)
+    # the largest ε is never beyond the float range of e^ε even at the extremes of the inputs
+    assert R.epsilon_for_advantage(1 - 2**-53).epsilon < 40
+    assert R.epsilon_for_power(0.99, fpr=5e-324).epsilon < 750
+
+
+def test_inverse_verdicts_name_the_numbers():
+    v = R.risk_inverse_verdict(R.epsilon_for_posterior(0.05, posterior=0.2))
+    assert v == "To promise that an attacker who starts 5.0% sure a person is in the data ends at most 20% sure, " \
+                "use ε ≤ 1.56."
+    v = R.risk_inverse_verdict(R.epsilon_for_posterior(0.05, posterior=0.2, delta=1e-5, fpr=0.01))
+    assert "when accusing 1.0% of outsiders" in v and v.endswith("and δ = 10⁻⁵.")
+    v = R.risk_inverse_verdict(R.epsilon_for_power(0.2, fpr=0.001))
+    assert v == "To promise that a test that wrongly accuses 0.10% of outsiders finds at most 20% of members, " \
+                "use ε ≤ 5.30."  # ln(0.2/0.001) = 5.298

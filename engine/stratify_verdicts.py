@@ -212,7 +212,7 @@ def synth_verdict(per_group: pd.DataFrame, *, epsilon: float, synthesizer: str, 
     helped = ok & (s < v)
     hurt = ok & (s > v)
     n = int(ok.sum())
-    lead = f"At ε = {epsilon:g}, one {synthesizer} model per group"
+    lead = f"At ε = {epsilon:g}, one model per group ({synthesizer})"
     if n == 0:
         return [f"{lead} could not be compared: no group was evaluated."]
     sizes = per_group["size"].to_numpy(float)
@@ -245,7 +245,8 @@ def release_verdict(loss: pd.DataFrame, *, epsilon: float, month: str) -> str:
     head = (f"At ε = {epsilon:g} for {month}, {best['method']} comes closest to the true counts "
             f"(mean total error {number(best['mean total ℓ₂ loss'])})")
     if len(d) == 1:
-        return head + "."
+        return (f"At ε = {epsilon:g} for {month}, {best['method']}'s released counts are off by "
+                f"{number(best['mean total ℓ₂ loss'])} in total (ℓ₂ distance over all counties, mean over draws).")
     worst = d.iloc[-1]
     return head + (f"; {worst['method']} is furthest off ({number(worst['mean total ℓ₂ loss'])}, "
                    f"{_ratio_words(best['mean total ℓ₂ loss'], worst['mean total ℓ₂ loss'])}).")

@@ -29,7 +29,8 @@ def _metrics(at) -> dict[str, str]:
 
 
 def _snapshot(at):
-    return _charts(at), _metrics(at)
+    # Charts, cards and the verdict (which carries the population error when its tab is closed).
+    return _charts(at), _metrics(at), [e.value for e in at.success]
 
 
 @pytest.fixture(scope="module")
@@ -40,22 +41,34 @@ def base():
 
 
 def test_defaults_render(base):
-    charts = _charts(base)
-    assert len(charts) >= 4  # sizes, group error, population, Theorem 10 (+ ternary)
-    m = _metrics(base)
-    assert "α̂ (MLE)" in m and "Theorem 10 E" in m and "Gap share" in m
+    # Only the open tab (error per group) is drawn: one chart, with the verdict above the tabs.
+    assert len(_charts(base)) == 1
+    verdict = base.success[0].value
+    assert "lowered the error of" in verdict and "of 9 groups" in verdict and "population estimate" in verdict
     text = " ".join(c.value for c in base.caption)
     assert "seed 0" in text.lower()
-    assert "α ≈ 0.13" in text  # fixed note (spec §2.7)
     assert any("public" in i.value for i in base.info)
     assert "Becker" in text  # Adult attribution on the page
+    # The pooled stratum at the defaults is one record: the page says so and offers the fix.
+    assert any("pooled stratum is one record" in w.value for w in base.warning)
+    # "Copy as code" for the headline numbers.
+    assert any("run_mean_experiment" in c.value for c in base.code)
+
+
+def test_group_sizes_tab():
+    at = _app(sv_mean_tab="Group sizes")
+    assert not at.exception
+    assert len(_charts(at)) == 3  # sizes, Theorem 10, ternary explainer
+    m = _metrics(at)
+    assert "Fitted imbalance α̂" in m and "Expected Σ log (Theorem 10)" in m and "Share of the way to the best case" in m
+    assert any("α ≈ 0.13" in t.value for t in at.markdown)  # fixed note (spec §2.7)
 
 
 SLIDERS = [("sv_eps", 0.1), ("sv_alpha", 2.0), ("sv_k", 5), ("sv_n", 2000), ("sv_reps", 10), ("sv_min_frac", 0.02),
            ("sv_R", 5.0), ("sv_gamma", 0.2), ("sv_tau", 2.0)]
-RADIOS = [("radio", "sv_small", "Drop"), ("radio", "sv_clip", "rigorous"), ("radio", "sv_estimator", "Coinpress"),
-          ("radio", "sv_sigma_mode", "uniform"), ("radio", "sv_estimator", "Laplace"),
-          ("radio", "sv_weights", "holdout share"), ("slider", "sv_holdout", 0.3),
+RADIOS = [("radio", "sv_small", "drop"), ("radio", "sv_clip", "rigorous"), ("radio", "sv_estimator", "coinpress"),
+          ("radio", "sv_sigma_mode", "uniform"), ("radio", "sv_estimator", "laplace"),
+          ("radio", "sv_weights", "holdout"), ("slider", "sv_holdout", 0.3),
           ("radio", "sv_weights", "noisy"), ("select_slider", "sv_eps_w", 1.0)]
 
 
@@ -84,9 +97,11 @@ def test_seed_and_toggles_change_output():
     before = _snapshot(at)
     at.number_input(key="sv_seed").set_value(7).run()
     assert not at.exception and _snapshot(at) != before
+    at = _app(sv_mean_tab="Error against ε")
     n_before = len(_charts(at))
     at.toggle(key="sv_paper_grid").set_value(True).run()
     assert not at.exception and len(_charts(at)) == n_before + 1
+    at = _app(sv_mean_tab="Parity")
     m_before = _metrics(at)
     at.toggle(key="sv_parity_norm").set_value(True).run()
     assert not at.exception and _metrics(at) != m_before
@@ -94,14 +109,14 @@ def test_seed_and_toggles_change_output():
 
 def test_sources_render():
     at = _app()
-    for source in ("ACS preset", "Categorical", "Adult"):
+    for source in ("acs", "categorical", "adult"):
         before = _snapshot(at)
         at.selectbox(key="sv_source").set_value(source).run()
         assert not at.exception, source
         assert _snapshot(at) != before, source
-        if source == "ACS preset":
+        if source == "acs":
             before = _snapshot(at)
-            at.radio(key="sv_acs_level").set_value("Race").run()
+            at.radio(key="sv_acs_level").set_value("race").run()
             assert not at.exception and _snapshot(at) != before
     before = _snapshot(at)
     at.selectbox(key="sv_adult_col").set_value("hours_per_week").run()
@@ -114,18 +129,19 @@ def test_deep_link_restores_state():
     assert at.select_slider(key="sv_eps").value == 0.2
     assert at.select_slider(key="sv_alpha").value == 1.0
     assert at.slider(key="sv_k").value == 12
-    assert at.selectbox(key="sv_source").value == "ACS preset"
+    assert at.selectbox(key="sv_source").value == "acs"  # the display label is accepted; the token is kept
 
 
 def test_synthetic_mode_builtins_and_synth_change():
-    at = _app(sv_mode="Synthetic data")
+    at = _app(sv_mode="synthetic")
     assert not at.exception
     assert len(_charts(at)) >= 2
-    metrics = at.dataframe[0].value["metric"].tolist()
-    assert "Workload error (2-way marginals)" in metrics and "Demographic-parity ratio" in metrics
+    assert "one model per group" in at.success[0].value and "groups" in at.success[0].value
+    metrics = at.dataframe[0].value["measure"].tolist()
+    assert "Workload error (2-way tables)" in metrics and "Positive-prediction rate, lowest group ÷ highest" in metrics
     assert any("Pure ε-DP" in m.value for m in at.markdown)
     before = _snapshot(at), at.dataframe[0].value.to_dict()
-    at.selectbox(key="sv_synth").set_value("Full histogram").run()
+    at.selectbox(key="sv_synth").set_value("full_histogram").run()
     assert not at.exception and (_snapshot(at), at.dataframe[0].value.to_dict()) != before
     before = at.dataframe[0].value.to_dict()
     at.select_slider(key="sv_eps").set_value(5.0).run()
@@ -140,29 +156,28 @@ def test_synthetic_mode_builtins_and_synth_change():
 
 
 def test_synthetic_mode_categorical_and_classifier():
-    at = _app(sv_mode="Synthetic data", sv_source="Categorical", sv_n="2000", sv_k="4")
+    at = _app(sv_mode="synthetic", sv_source="categorical", sv_n="2000", sv_k="4")
     assert not at.exception
     before = at.dataframe[0].value.to_dict()
-    at.radio(key="sv_classifier").set_value("Random forest").run()
+    at.radio(key="sv_classifier").set_value("forest").run()
     assert not at.exception and at.dataframe[0].value.to_dict() != before
 
 
 def test_synthetic_mode_mst_waits_for_run_button():
-    at = _app(sv_mode="Synthetic data", sv_synth="MST (Run)")
+    at = _app(sv_mode="synthetic", sv_synth="mst")
     assert not at.exception
     assert any(b.key == "sv_run_mbi" for b in at.button)
     assert not _charts(at)
 
 
 def test_partially_private_mode_renders():
-    at = _app(sv_mode="Partially private release")
+    at = _app(sv_mode="partial")
     assert not at.exception
-    # Either the other developer's view or the documented placeholder.
-    assert _charts(at) or any("coming soon" in i.value for i in at.info) or at.markdown
+    assert _charts(at) and "comes closest" in at.success[0].value or "off by" in at.success[0].value
 
 
 def test_bad_upload_shows_error():
-    at = _app(sv_source="Upload")
+    at = _app(sv_source="upload")
     assert not at.exception
     at.file_uploader(key="sv_upload").set_value(("bad.csv", b"\x00\x01\x02garbage", "text/csv")).run()
     assert not at.exception
@@ -172,27 +187,27 @@ def test_bad_upload_shows_error():
 
 def test_upload_too_many_strata_and_good_upload():
     rows = "\n".join(f"{i % 20},{(i // 20) % 15},{i % 3},{(i * 7) % 10}" for i in range(300))
-    at = _app(sv_source="Upload")
+    at = _app(sv_source="upload")
     at.file_uploader(key="sv_upload").set_value(("x.csv", f"a,b,g,v\n{rows}\n".encode(), "text/csv")).run()
     assert not at.exception
     at.multiselect(key="sv_up_groups").set_value(["a", "b"]).run()
     assert any("at most 100" in e.value for e in at.error)
     at.multiselect(key="sv_up_groups").set_value(["g"]).run()
     assert not at.exception and not at.error
-    assert len(_charts(at)) >= 3
+    assert len(_charts(at)) >= 1
     before = _snapshot(at)
     at.selectbox(key="sv_up_value").set_value("v").run()
     assert not at.exception and _snapshot(at) != before
-    at.radio(key="sv_mode").set_value("Synthetic data").run()
+    at.radio(key="sv_mode").set_value("synthetic").run()
     assert not at.exception and not at.error
     assert "Your upload" in " ".join(c.value for c in at.caption)
-    assert at.dataframe[0].value["metric"].tolist()[0].startswith("Workload error")
+    assert at.dataframe[0].value["measure"].tolist()[0].startswith("Workload error")
 
 
 @pytest.mark.slow
 def test_mst_runs_on_button_and_states_delta():
     at = AppTest.from_file(PAGE, default_timeout=300)
-    for k, v in dict(sv_mode="Synthetic data", sv_synth="MST (Run)", sv_source="Categorical", sv_n="1000",
+    for k, v in dict(sv_mode="synthetic", sv_synth="mst", sv_source="categorical", sv_n="1000",
                      sv_k="3").items():
         at.query_params[k] = v
     at.run()
@@ -206,7 +221,7 @@ def test_mst_runs_on_button_and_states_delta():
 
 
 def test_synthetic_paper_grid_sweep_runs_on_button():
-    at = _app(sv_mode="Synthetic data", sv_source="Categorical", sv_n="2000", sv_k="3", sv_paper_grid="true")
+    at = _app(sv_mode="synthetic", sv_source="categorical", sv_n="2000", sv_k="3", sv_paper_grid="true")
     assert not at.exception
     n_before = len(_charts(at))
     at.button(key="sv_run_sweep").click().run()
@@ -216,7 +231,7 @@ def test_synthetic_paper_grid_sweep_runs_on_button():
 
 def test_all_groups_dropped_gives_clear_message():
     # A user-correctable state: a warning that says what to change, not an error box.
-    at = _app(sv_k="50", sv_alpha="10", sv_min_frac="0.05", sv_small="Drop")
+    at = _app(sv_k="50", sv_alpha="10", sv_min_frac="0.05", sv_small="drop")
     assert not at.exception and not at.error
     assert any("leave nothing to estimate" in e.value for e in at.warning)
 
@@ -228,17 +243,17 @@ def test_mean_controls_in_main_area_and_kept_across_views():
     assert [s.key for s in at.sidebar.select_slider] == [] and at.main.select_slider(key="sv_eps")
     at.select_slider(key="sv_eps").set_value(0.2).run()
     at.slider(key="sv_k").set_value(5).run()
-    at.radio(key="sv_estimator").set_value("Coinpress").run()
-    at.radio(key="sv_mode").set_value("Synthetic data").run()
+    at.radio(key="sv_estimator").set_value("coinpress").run()
+    at.radio(key="sv_mode").set_value("synthetic").run()
     assert not at.exception
     assert "sv_eps" in [s.key for s in at.sidebar.select_slider]
     assert at.select_slider(key="sv_eps").value == 0.2 and at.slider(key="sv_k").value == 5
-    assert at.radio(key="sv_estimator").value == "Coinpress"
-    at.radio(key="sv_mode").set_value("Mean estimation").run()
+    assert at.radio(key="sv_estimator").value == "coinpress"
+    at.radio(key="sv_mode").set_value("mean").run()
     assert not at.exception
-    assert at.select_slider(key="sv_eps").value == 0.2 and at.radio(key="sv_estimator").value == "Coinpress"
+    assert at.select_slider(key="sv_eps").value == 0.2 and at.radio(key="sv_estimator").value == "coinpress"
     titles = [json.loads(c)["layout"].get("title", {}).get("text", "") for c in _charts(at)]
-    assert "Per-group error at ε = 0.2" in titles
+    assert "Error of each group's mean at ε = 0.2" in titles
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -278,8 +293,8 @@ def _assert_reads_back(name: str, data: bytes) -> pd.DataFrame:
 
 @pytest.mark.parametrize("params", [
     {},
-    {"sv_mode": "Synthetic data", "sv_source": "Categorical", "sv_n": "1000", "sv_k": "3"},
-    {"sv_mode": "Partially private release"},
+    {"sv_mode": "synthetic", "sv_source": "categorical", "sv_n": "1000", "sv_k": "3"},
+    {"sv_mode": "partial"},
 ], ids=["mean", "synthetic", "partially_private"])
 def test_every_csv_download_reads_back(params):
     at, files = _csv_downloads(**params)
@@ -289,11 +304,11 @@ def test_every_csv_download_reads_back(params):
 
 
 def test_synthetic_csv_reuploads_into_this_page():
-    at, files = _csv_downloads(sv_mode="Synthetic data", sv_source="Categorical", sv_n="1000", sv_k="3")
+    at, files = _csv_downloads(sv_mode="synthetic", sv_source="categorical", sv_n="1000", sv_k="3")
     name = next(n for n in files if n.startswith("synthetic_"))
     df = _assert_reads_back(name, files[name])
     assert {"group", "x1", "y"} <= set(df.columns)
-    up = _app(sv_source="Upload", sv_mode="Synthetic data")
+    up = _app(sv_source="upload", sv_mode="synthetic")
     up.file_uploader(key="sv_upload").set_value(("s.csv", files[name], "text/csv")).run()
     assert not up.exception
     assert not [e.value for e in up.error]
@@ -313,7 +328,7 @@ def _hostile_upload() -> bytes:
 
 def test_hostile_upload_headers_neutralised_in_every_csv():
     with capture_downloads() as dl:
-        at = _app(sv_source="Upload", sv_mode="Synthetic data")
+        at = _app(sv_source="upload", sv_mode="synthetic")
         at.file_uploader(key="sv_upload").set_value(("h.csv", _hostile_upload(), "text/csv")).run()
         at.multiselect(key="sv_up_groups").set_value(["g"]).run()
         assert not at.exception and not at.error, [e.value for e in at.error]
@@ -334,7 +349,7 @@ def _is_number(cell: str) -> bool:
 
 
 def test_hostile_upload_values_do_not_reach_markdown():
-    at = _app(sv_source="Upload")
+    at = _app(sv_source="upload")
     at.file_uploader(key="sv_upload").set_value(("h.csv", _hostile_upload(), "text/csv")).run()
     at.multiselect(key="sv_up_groups").set_value(["g"]).run()
     at.selectbox(key="sv_up_value").set_value("v").run()
@@ -358,35 +373,36 @@ def _visible_enabled(at, key):
 
 def test_partially_private_view_hides_controls_that_do_not_apply():
     at = _app(sv_eps="0.2", sv_k="5")
-    at.radio(key="sv_mode").set_value("Partially private release").run()
+    at.radio(key="sv_mode").set_value("partial").run()
     assert not at.exception
     live = [k for k in NOT_IN_PP if _visible_enabled(at, k)]
     assert not live, f"controls that do not apply in the partially private view: {live}"
     # Their values (and links) survive a round trip through the view.
-    at.radio(key="sv_mode").set_value("Mean estimation").run()
+    at.radio(key="sv_mode").set_value("mean").run()
     assert at.select_slider(key="sv_eps").value == 0.2 and at.slider(key="sv_k").value == 5
 
 
 def test_synthesizer_control_does_not_apply_in_mean_view():
     at = _app()
     assert not _visible_enabled(at, "sv_synth")
-    at.radio(key="sv_mode").set_value("Synthetic data").run()
+    at.radio(key="sv_mode").set_value("synthetic").run()
     assert _visible_enabled(at, "sv_synth")
 
 
 def test_laplace_closed_forms_not_shown_beside_coinpress_runs():
-    at = _app(sv_estimator="Coinpress")
+    at = _app(sv_estimator="coinpress")
     assert not at.exception
-    m = _metrics(at)
-    assert "Privacy RMSE ratio (stratified / naive)" not in m and "Budget (each method)" in m
     names = [t.get("name") for c in _charts(at) for t in json.loads(c)["data"]]
-    assert "Stratified, expected |error|" not in names
+    assert "Per group, expected error" not in names and "Coinpress per group" in names
+    at = _app(sv_estimator="coinpress", sv_mean_tab="Population")
+    m = _metrics(at)
+    assert "Typical noise, per group ÷ one global release" not in m and "Budget (each method)" in m
 
 
 def test_new_upload_rederives_column_choices():
     # Issue 12 (state integrity): the group column chosen for one file was kept for the next file, whose
     # columns differ, leaving "Pick at least one group column" instead of the default for the new file.
-    at = _app(sv_source="Upload")
+    at = _app(sv_source="upload")
     rows = "\n".join(f"{i % 3},{(i // 3) % 4},{i % 2},{(i * 7) % 10}" for i in range(300))
     at.file_uploader(key="sv_upload").set_value(("a.csv", f"a,b,g,v\n{rows}\n".encode(), "text/csv")).run()
     at.multiselect(key="sv_up_groups").set_value(["g"]).run()
@@ -400,11 +416,11 @@ def test_new_upload_rederives_column_choices():
 def test_equal_group_sizes_alpha_hat_is_explained_not_infinite():
     # Two groups of 150 rows: α̂ has no finite maximum-likelihood value (spec §2.7: α̂ = ∞); the card says why.
     rows = "\n".join(f"{'A' if i % 2 else 'B'},{(i * 7) % 10}" for i in range(300))
-    at = _app(sv_source="Upload")
+    at = _app(sv_source="upload", sv_mean_tab="Group sizes")
     at.file_uploader(key="sv_upload").set_value(("eq.csv", f"g,v\n{rows}\n".encode(), "text/csv")).run()
     at.selectbox(key="sv_up_value").set_value("v").run()
     assert not at.exception
-    assert _metrics(at)["α̂ (MLE)"] == "unbounded (equal sizes)"
+    assert _metrics(at)["Fitted imbalance α̂"] == "unbounded (equal sizes)"
 
 
 @pytest.mark.parametrize("center,scale", [(0.0, 1e-9), (1e308, 1e-9)])
@@ -412,7 +428,7 @@ def test_upload_extreme_public_scale_no_crash(center, scale):
     # A tiny public scale makes σ/b huge (the expected-error curve overflowed); an extreme centre makes the
     # standardised values infinite (the message blamed the minimum stratum fraction).
     rows = "\n".join(f"{'A' if i % 3 else 'B'},{(i * 7) % 10}" for i in range(300))
-    at = _app(sv_source="Upload")
+    at = _app(sv_source="upload")
     at.file_uploader(key="sv_upload").set_value(("x.csv", f"g,v\n{rows}\n".encode(), "text/csv")).run()
     at.selectbox(key="sv_up_value").set_value("v").run()
     at.number_input(key="sv_up_center").set_value(center)
@@ -421,13 +437,39 @@ def test_upload_extreme_public_scale_no_crash(center, scale):
     assert not [w.value for w in at.warning if "minimum stratum fraction" in w.value]
 
 
-@pytest.mark.parametrize("view,key", [("Mean estimation", "sv_upload"), ("Partially private release", "pp_upload")])
+@pytest.mark.parametrize("view,key", [("mean", "sv_upload"), ("partial", "pp_upload")])
 def test_column_bomb_upload_refused_quickly(view, key):
     import time
     bomb = b",".join(b"c%d" % i for i in range(400_000)) + b"\n"
-    at = _app(sv_mode=view, sv_source="Upload", pp_data="Upload a county CSV")
+    at = _app(sv_mode=view, sv_source="upload", pp_data="upload")
     t0 = time.perf_counter()
     at.file_uploader(key=key).set_value(("bomb.csv", bomb + bomb.replace(b"c", b"1"), "text/csv")).run()
     assert time.perf_counter() - t0 < 10  # includes the page's rerun; the reader itself refuses in < 2 s
     assert not at.exception
     assert any("columns" in e.value for e in at.error)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Issue 14: guidance where users go wrong
+# ------------------------------------------------------------------------------------------------------------
+def test_upload_centre_that_clips_most_values_is_reported_with_the_count():
+    import math
+    rows = [("A" if i % 3 else "B", (i * 7) % 10) for i in range(300)]
+    at = _app(sv_source="upload")
+    body = "g,v\n" + "\n".join(f"{g},{v}" for g, v in rows) + "\n"
+    at.file_uploader(key="sv_upload").set_value(("c.csv", body.encode(), "text/csv")).run()
+    at.selectbox(key="sv_up_value").set_value("v").run()
+    at.number_input(key="sv_up_center").set_value(-20.0).run()  # standardised values v + 20: all beyond R + …
+    assert not at.exception
+    # Independent count: group sizes 200 (A) and 100 (B); C(m) = R + √log(m/γ) with R = 3, γ = 0.05.
+    width = {g: 3 + math.sqrt(math.log(m / 0.05)) for g, m in (("A", 200), ("B", 100))}
+    clipped = sum(1 for g, v in rows if abs(v + 20.0) > width[g])
+    warn = [w.value for w in at.warning if "clipped" in w.value]
+    assert warn and warn[0].startswith(f"{clipped} of 300 values") and "public centre" in warn[0]
+
+
+def test_many_groups_warning():
+    at = _app(sv_k="30")
+    assert not at.exception
+    assert any("The groups number 30" in w.value for w in at.warning)
+    assert not any("The groups number" in w.value for w in _app(sv_k="9").warning)

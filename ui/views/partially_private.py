@@ -17,6 +17,8 @@ import streamlit as st
 
 from engine import partial_release as release
 from engine import partial_release_figures as figs
+from engine import stratify_verdicts as V
+from ui import cluster
 from ui.charts import show_figure
 from ui.common import CORES
 from ui.exports import download_csv, download_json
@@ -24,9 +26,15 @@ from ui.text import md_escape
 from ui.upload import uploaded_bytes
 from ui.views import ppd_jobs as jobs
 from ui.views.public_information import MODEL_CAVEAT, PAPER
-from ui.widgets import log_grid, seed_input
+from ui.widgets import choice, log_grid, log_slider, seed_input
 
-EPS_OPTIONS = [0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0]
+try:  # shared UI pieces being added in this session (brief_api.md): use them once they exist
+    from ui.common import methodology
+except ImportError:  # pragma: no cover - until ui.common.methodology lands
+    def methodology(label: str = "How this is computed"):
+        return st.expander(label)
+
+EPS_MIN, EPS_MAX = 0.1, 10.0
 ALPHA_OPTIONS = log_grid(1e-4, 100.0, 4)
 CONTRACTION_EPS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
 
@@ -100,10 +108,11 @@ def _run_units(units: list[tuple], panel_key, panel, cfg, label: str) -> None:
     def progress(frac: float, msg: str) -> None:
         bar.progress(frac, text=f"{label}: {msg}")
 
-    frames = release.run_release_units(panel, todo, sensitivity=cfg["sensitivity"], kappa=cfg["kappa"],
-                                   public=release.PublicInfo(*cfg["public"]), sweeps=cfg["sweeps"],
-                                   pp_sensitivity=cfg["pp_sensitivity"], rng=cfg["seed"], n_jobs=CORES,
-                                   progress=progress)
+    # On the Dask cluster when one is configured, else on the local cores: every chain has its own seed, so the
+    # frames are the same either way.
+    frames = cluster.run(release.run_release_units, panel, todo, sensitivity=cfg["sensitivity"],
+                         kappa=cfg["kappa"], public=release.PublicInfo(*cfg["public"]), sweeps=cfg["sweeps"],
+                         pp_sensitivity=cfg["pp_sensitivity"], rng=cfg["seed"], n_jobs=CORES, progress=progress)
     for (t, e, m, a, reps), frame in zip(todo, frames):
         _run_unit(panel_key, panel, t, e, m, a, cfg["sensitivity"], cfg["kappa"], reps, cfg["public"], cfg["sweeps"],
                   cfg["pp_sensitivity"], cfg["seed"], _computed=frame)
@@ -134,7 +143,8 @@ def _alg1_section(seed: int) -> None:
         y_txt = c1.text_input("noisy counts y", "6, 1, 4", key="pp_alg_y", bind="query-params")
         s = c2.number_input("public total s", 0, 300, 10, key="pp_alg_s", bind="query-params")
         a_txt = c3.text_input("prior α₀", "3, 3, 2", key="pp_alg_alpha", bind="query-params")
-        e = c4.select_slider("ε", EPS_OPTIONS, 1.0, key="pp_alg_eps", bind="query-params")
+        e = log_slider("ε", key="pp_alg_eps", min_value=EPS_MIN, max_value=EPS_MAX, value=1.0, steps_per_decade=10,
+                       container=c4)
         d = c5.number_input("Δ", 0.5, 8.0, 2.0, step=0.5, key="pp_alg_delta", bind="query-params")
         try:
             y = jobs.parse_vector(y_txt, "noisy counts y", integer=False)
@@ -176,9 +186,8 @@ def render_partially_private_release() -> None:
                + MODEL_CAVEAT)
 
     # ------------------------------------------------------------ data
-    source = st.radio("Data", ["synthetic", "upload"], key="pp_data", bind="query-params", horizontal=True,
-                      format_func=lambda k: "Synthetic county data (PA-like, not real)" if k == "synthetic"
-                      else "Upload a county CSV")
+    source = choice("Data", {"synthetic": "Synthetic county data (PA-like, not real)",
+                             "upload": "Upload a county CSV"}, key="pp_data", widget="radio", horizontal=True)
     panel = _synthetic_panel()
     if source == "upload":
         data = uploaded_bytes("County × month CSV (columns county, month, cases, deaths, population)",
@@ -201,19 +210,26 @@ def render_partially_private_release() -> None:
 
     # ------------------------------------------------------------ controls
     c1, c2, c3, c4 = st.columns(4)
-    eps = c1.select_slider("ε", EPS_OPTIONS, 1.0, key="pp_epsilon", bind="query-params")
+    eps = log_slider("ε", key="pp_epsilon", min_value=EPS_MIN, max_value=EPS_MAX, value=1.0, steps_per_decade=10,
+                     container=c1)
     sens = c2.slider("Δ (sensitivity scale shared by PP and WEM)", 0.5, 8.0, 2.0, step=0.5, key="pp_sensitivity",
                      bind="query-params")
-    kappa = c3.radio("κ", [2, 1], key="pp_kappa", bind="query-params", horizontal=True,
-                     format_func=lambda k: "2 (safe)" if k == 2 else "1 (paper-literal)")
+    kappa = int(choice("κ (WEM normaliser factor)", {"2": "2 (safe)", "1": "1 (as printed in the paper)"},
+                       key="pp_kappa", widget="radio", horizontal=True, container=c3))
+    # Controls that do nothing in the current choice of methods are greyed out (their values and links are kept).
+    chosen = st.session_state.get("pp_methods", list(release.METHODS))
+    prior_possible = st.session_state.get("pp_state_total", True) and st.session_state.get("pp_prior", True)
     alpha = c4.select_slider("α (prior strength, WEM-prior)", ALPHA_OPTIONS, 1.0, key="pp_alpha",
-                             bind="query-params", format_func=lambda v: f"{v:g}")
+                             bind="query-params", format_func=lambda v: f"{v:g}",
+                             disabled=not ("wem_prior" in chosen and prior_possible),
+                             help="Used only by WEM-prior (needs the state total and the previous month as prior).")
     c1, c2, c3, c4 = st.columns(4)
     month_opts = list(range(1, panel.T))
     t = c1.selectbox("Month", month_opts, index=len(month_opts) - 1, key="pp_month", bind="query-params",
                      format_func=lambda i: panel.months[i])
     reps = c2.slider("Replicate draws", 1, 10, 3, key="pp_reps", bind="query-params")
-    sweeps = c3.slider("Gibbs sweeps (WEM)", 10, 100, 30, key="pp_sweeps", bind="query-params")
+    sweeps = c3.slider("Gibbs sweeps (WEM)", 10, 100, 30, key="pp_sweeps", bind="query-params",
+                       disabled=not any(m != "pp" for m in chosen), help="Used only by the WEM methods.")
     with c4:
         seed = seed_input(key="pp_seed", value=0)
     methods = st.multiselect("Methods", list(release.METHODS), default=list(release.METHODS), key="pp_methods",
@@ -243,10 +259,15 @@ def render_partially_private_release() -> None:
                public=jobs.public_tuple(public), sweeps=int(sweeps), pp_sensitivity=pp_sens, seed=int(seed))
     params = dict(cfg, month=panel.months[t], reps=reps, methods=active, data=panel.source, seed=seed)
 
+    # ------------------------------------------------------------ verdict (filled once the results are known)
+    verdict_box = st.empty()
+
     # ------------------------------------------------------------ guarantees
     st.subheader("Guarantees")
     gt = release.guarantee_table(epsilon=eps, sensitivity=sens, kappa=kappa, pp_sensitivity=pp_sens)
     gt = gt[gt["method"].isin([release.METHOD_LABELS[m] for m in release.METHODS if m in active])]
+    gt = gt.reset_index(drop=True)
+    guarantee_text = V.guarantee_verdict(gt)
     st.dataframe(gt, hide_index=True, width="stretch")
     st.caption("Privacy loss for one person's record changing county and/or death status with the state total "
                "fixed. At the defaults (Δ = κ = 2) PP carries 2ε while the constrained WEMs carry ε; tick "
@@ -275,6 +296,7 @@ def render_partially_private_release() -> None:
     run_now = b1.button("Run at this ε", key="pp_run", disabled=not wem)
     run_eps = b2.button("Run ε sweep", key="pp_run_eps", disabled=not active)
     run_alpha = b3.button("Run α sweep", key="pp_run_alpha", disabled=not prior_on)
+    cluster.show_where(CORES)
     done = st.session_state.setdefault("_pp_done", {})
     try:
         if run_now:
@@ -299,10 +321,18 @@ def render_partially_private_release() -> None:
         st.caption("Press **Run at this ε** to add the WEM series to the plots below (results are cached).")
 
     # ------------------------------------------------------------ plots (ii)–(iv)
+    verdict = []
     if frames:
         res = pd.concat(frames, ignore_index=True)
+        loss = jobs.loss_summary(res)
+        verdict.append(V.release_verdict(loss, epsilon=float(eps), month=str(panel.months[t])))
+    if guarantee_text:
+        verdict.append(guarantee_text)
+    if verdict:
+        verdict_box.success(md_escape(" ".join(verdict), max_len=2000), icon=":material/fact_check:")
+    if frames:
         st.subheader(f"Errors at ε = {eps:g}, {md_escape(panel.months[t])}")
-        st.dataframe(jobs.loss_summary(res), hide_index=True)
+        st.dataframe(loss, hide_index=True)
         show_figure(figs.make_relerr_figure(res), key="pp_fig_relerr", filename="ppd_relative_error.html",
                     caption=f"Each dot is a county in one of {reps} draws (seed {seed}). Small counties get large "
                             "relative errors. Exact matches (zero error, including counties published exactly) "

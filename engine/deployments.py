@@ -113,6 +113,12 @@ def context_verdict(p: Placement) -> str:
         return f"ε = {_fmt(p.epsilon)} is smaller than all {n} published deployments listed here {span}."
     if p.above == 0 and p.equal == 0:
         return f"ε = {_fmt(p.epsilon)} is larger than all {n} published deployments listed here {span}."
+    if p.below == 0 or p.above == 0:  # the user's ε equals the smallest or the largest value listed
+        end, others = ("smallest", f"{p.above} use a larger ε") if p.below == 0 else \
+            ("largest", f"{p.below} use a smaller ε")
+        uses = "uses" if p.equal == 1 else "use"
+        return (f"ε = {_fmt(p.epsilon)} is the {end} value among {n} published deployments listed here: {p.equal} "
+                f"{uses} it and {others} {span}.")
     same = f", {p.equal} the same" if p.equal else ""
     has = "has" if p.below == 1 else "have"
     return (f"Of {n} published deployments listed here, {p.below} {has} a smaller ε than {_fmt(p.epsilon)}{same} "

@@ -78,6 +78,9 @@ def test_verdict_words():
     t = D.load_deployments()
     assert D.context_verdict(D.place_epsilon(0.1, t)).startswith("ε = 0.1 is smaller than all")
     assert D.context_verdict(D.place_epsilon(100, t)).startswith("ε = 100 is larger than all")
+    lo, hi = min(float(r["epsilon"]) for r in RAW), max(float(r["epsilon"]) for r in RAW)
+    assert D.context_verdict(D.place_epsilon(lo, t)).startswith(f"ε = {lo:g} is the smallest value among {len(RAW)}")
+    assert D.context_verdict(D.place_epsilon(hi, t)).startswith(f"ε = {hi:g} is the largest value among {len(RAW)}")
 
 
 @pytest.mark.parametrize("eps", [0.05, 3.0, 200.0])

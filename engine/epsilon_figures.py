@@ -352,3 +352,54 @@ def make_simulation_figure(sim: pd.DataFrame, *, axis: str, alpha: float, series
     fig.update_yaxes(title_text="rejection rate", range=[0, 1.02], row=1, col=1)
     fig.update_layout(title="Monte Carlo size and power", legend=dict(orientation="h", y=-0.3))
     return fig
+
+
+# --------------------------------------------------------------------------- tables for people (screen and CSV)
+RULE_PLAIN = {"basic": "Basic sum (Thm 2.1.4)", "advanced": "Advanced (Thm 2.1.5)", "advanced_drv": "Advanced, DRV form",
+              "kov_analytic": "Kairouz–Oh–Viswanath formula (Thm 3.4)", "kov_optimal": "Optimal (KOV / MV)",
+              "zcdp": "zCDP", "rdp": "Rényi DP", "pld": "Privacy loss distributions (PLD)"}
+CAL_RULE_PLAIN = {"pure": "pure ε (Laplace)", "analytic": "exact (analytic)", "classic": "classic (ε < 1)",
+                  "zcdp": "zCDP", "exact": "exact (discrete)"}
+
+
+def calibration_table(cal) -> pd.DataFrame:
+    """One ``engine.mechanisms.NoiseCalibration`` as a one-row table with plain column names."""
+    return pd.DataFrame([{
+        "mechanism": MECH_LABELS.get(cal.mechanism, cal.mechanism), "noise scale": cal.scale,
+        "sensitivity": cal.sensitivity, "ε": cal.epsilon, "δ": cal.delta, "ρ (zCDP)": cal.rho,
+        "noise standard deviation": cal.std, "± half-width": cal.half_width, "confidence": cal.confidence,
+        "calibration": CAL_RULE_PLAIN.get(cal.rule, cal.rule), "source": cal.source}])
+
+
+def composition_table_for_people(table: pd.DataFrame, *, k: int) -> pd.DataFrame:
+    """``engine.accounting.composition_table`` with rules named and columns in plain words; says which k."""
+    return pd.DataFrame({
+        "rule": [RULE_PLAIN.get(r, r) for r in table["rule"]], "releases k": k,
+        "total ε": table["epsilon"], "δ": table["delta"], "valid here": table["valid"].map({True: "yes", False: "no"}),
+        "share of the basic sum": table["ratio_to_basic"],
+        "why not valid": table["note"].replace("", "—")})
+
+
+def widths_table_for_people(widths: pd.DataFrame) -> pd.DataFrame:
+    """Tab 6's widths with methods named and columns in plain words."""
+    return pd.DataFrame({
+        "method": [WIDTH_LABELS.get(m, m) for m in widths["method"]], "queries k": widths["k"],
+        "error for all answers τ": widths["tau"], "tuning parameter": widths["parameter"],
+        "noise standard deviation": widths["noise_std"], "capped at 0.5": widths["capped"].map({True: "yes",
+                                                                                               False: "no"})})
+
+
+def simulation_table_for_people(sim: pd.DataFrame, *, privacy: str) -> pd.DataFrame:
+    """Tab 7's Monte Carlo table (``private_tests.simulate_grid``) with plain column names; ``privacy`` is
+    "rho" or "epsilon", the column kept."""
+    return pd.DataFrame({
+        "n": sim["n"], ("ρ" if privacy == "rho" else "ε"): sim[privacy],
+        "quantity": sim["quantity"].map({"size": "size (false alarms)", "power": "power"}),
+        "test": [SIM_TEST_LABELS.get(t, t) for t in sim["test"]], "rejection rate": sim["rate"],
+        "standard error": sim["std_error"], "trials": sim["trials"]})
+
+
+def posterior_table_for_people(table: pd.DataFrame) -> pd.DataFrame:
+    """``engine.risk.posterior_table`` with plain column names (all four are probabilities)."""
+    return table.rename(columns={"prior": "belief before", "lower": "lowest belief after",
+                                 "upper": "highest belief after", "increase": "largest increase"})

@@ -17,6 +17,7 @@ PAGE = str(ROOT / "pages" / "epsilon_calculator.py")
 TABS = ["Noise & accuracy", "Composition", "Budget planner", "Adaptive analysis", "ε as risk",
         "DP vs data splitting", "Private tests", "Max-information & coherence", "Public information"]
 COMP, BUDGET, ADAPT, RISK, WIDTHS, TESTS, MAXINFO = TABS[1:8]
+PLD, BASIC = "Privacy loss distributions (PLD)", "Basic sum (Thm 2.1.4)"  # the composition table's rule names
 
 
 def fresh(**params) -> AppTest:
@@ -110,11 +111,12 @@ def test_tab2_composition_changes():
     at.select_slider(key="eps_comp_eps").set_value(0.2).run()
     t1 = table_with(at, "rule")
     assert not at.exception
-    assert t1["epsilon"].iloc[0] == pytest.approx(2 * t0["epsilon"].iloc[0])  # basic: k·ε₀
+    assert t1["total ε"].iloc[0] == pytest.approx(2 * t0["total ε"].iloc[0])  # basic: k·ε₀
+    assert t1["releases k"].iloc[0] == 1000  # the table (and its CSV) says which k
     at.radio(key="eps_comp_mode").set_value("list").run()
     assert not at.exception
     t2 = table_with(at, "rule").set_index("rule")
-    assert t2.loc["basic", "epsilon"] == pytest.approx(15.50196, rel=1e-6)
+    assert t2.loc[BASIC, "total ε"] == pytest.approx(15.50196, rel=1e-6)
 
 
 def test_tab2_bad_list_from_link():
@@ -147,15 +149,16 @@ def test_tab3_infeasible_hold_message():
             "rows": [["a", "count", "laplace", 0, 1, None, 1, 50.0, 0.95, 0.5, None, 1.0],
                      ["b", "count", "laplace", 0, 1, None, 1, 50.0, 0.95, None, None, 1.0]]}
     at = fresh(eps_tab=BUDGET, eps_b_rows=json.dumps(rows), eps_b_mode="Budget first")
-    assert any("held statistics use" in e.value for e in at.error)
+    assert any("held statistics use" in w.value for w in at.warning)  # the plan's reason, under the verdict
+    assert any("cannot be met" in s.value for s in at.success)
 
 
 def test_tab4_adaptive_changes():
     at = fresh(eps_tab=ADAPT)
-    md = " ".join(m.value for m in at.markdown)
-    assert "filter answers **100**" in md  # 0.01 × 100 = ε_g = 1
+    # the verdict comes first: the basic filter stops at 100 requests of 0.01 (0.01 × 100 = ε_g = 1)
+    assert "basic filter answers 100 of 2,000" in at.success[0].value.replace("\\", "")
     at.select_slider(key="eps_a_epsg").set_value(2.0).run()
-    assert "filter answers **200**" in " ".join(m.value for m in at.markdown)
+    assert "basic filter answers 200 of 2,000" in at.success[0].value.replace("\\", "")
     at.selectbox(key="eps_a_seq").set_value("pasted").run()
     at.text_area(key="eps_a_paste").set_value("0.1, oops").run()
     assert any("pasted list" in e.value for e in at.error)
@@ -174,9 +177,9 @@ def test_tab5_risk_changes():
 
 def test_tab6_and_tab7_and_tab8_change():
     at = fresh(eps_tab=WIDTHS)
-    w0 = table_with(at, "tau").copy()
+    w0 = table_with(at, "error for all answers τ").copy()
     at.number_input(key="eps_w_n").set_value(100_000).run()
-    w1 = table_with(at, "tau")
+    w1 = table_with(at, "error for all answers τ")
     assert not w0.equals(w1)
     at = fresh(eps_tab=TESTS)
     cv0 = table_with(at, "critical value").copy()
@@ -193,8 +196,8 @@ def test_tab7_simulate_renders_table():
     at = fresh(eps_tab=TESTS, eps_t_trials="50")
     at.button(key="eps_t_sim").click().run()
     assert not at.exception
-    sims = [f for f in frames(at) if "std_error" in f.columns]
-    assert sims and set(sims[0]["quantity"]) == {"size", "power"}
+    sims = [f for f in frames(at) if "standard error" in f.columns]
+    assert sims and set(sims[0]["quantity"]) == {"size (false alarms)", "power"}
     assert any("Seed 0" in c.value for c in at.caption)
 
 
@@ -247,7 +250,7 @@ def test_tab7_independence_rxc_controls_change_output():
 
 
 def _sim_table(at):
-    sims = [f for f in frames(at) if "std_error" in f.columns]
+    sims = [f for f in frames(at) if "standard error" in f.columns]
     assert sims, "no simulation table"
     return sims[0]
 
@@ -259,14 +262,14 @@ def test_tab7_simulation_sweeps_privacy_and_grid():
     at.button(key="eps_t_sim").click().run()
     assert not at.exception
     t = _sim_table(at)
-    assert sorted(set(t["rho"])) == pytest.approx([0.000125, 0.00125, 0.0125])
+    assert sorted(set(t["ρ"])) == pytest.approx([0.000125, 0.00125, 0.0125])
     assert set(t["n"]) == {10_000}
     assert len(at.get("plotly_chart")) == charts_before + 1
     at.slider(key="eps_t_points").set_value(2).run()
     at.radio(key="eps_t_sweep").set_value("both").run()
     at.button(key="eps_t_sim").click().run()
     t = _sim_table(at)
-    assert set(t["n"]) == {1000, 100_000} and len(set(t["rho"])) == 2
+    assert set(t["n"]) == {1000, 100_000} and len(set(t["ρ"])) == 2
     assert len(t) == 2 * 2 * 2 * 4  # n × ρ × {size, power} × 4 GOF tests
     assert any("Seed 0" in c.value for c in at.caption)
 
@@ -278,25 +281,25 @@ def test_tab7_independence_simulation_rxc():
     at.button(key="eps_t_sim").click().run()
     assert not at.exception
     t = _sim_table(at)
-    assert set(t["test"]) == {"classical_noisy", "asympt_indep", "projected"}
-    assert set(t["quantity"]) == {"size", "power"} and set(t["n"]) == {1000, 10_000, 100_000}
+    assert set(t["test"]) == {"classical on noisy counts", "AsymptIndep (2MLE)", "projected"}
+    assert set(t["quantity"]) == {"size (false alarms)", "power"} and set(t["n"]) == {1000, 10_000, 100_000}
 
 
 def test_tab2_pld_over_1000_behind_button():
     from dp_accounting import LaplaceDpEvent
     from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
     at = fresh(eps_tab=COMP, eps_comp_kmax="2000")
-    assert "pld" not in set(table_with(at, "rule")["rule"])
+    assert PLD not in set(table_with(at, "rule")["rule"])
     assert any("press the button" in i.value for i in at.info)
     at.button(key="eps_comp_pldbtn").click().run()
     assert not at.exception
     t = table_with(at, "rule").set_index("rule")
     acc_ = PLDAccountant(value_discretization_interval=1e-4)
     acc_.compose(LaplaceDpEvent(10.0), 2000)  # Laplace ε = 0.1 is scale 10
-    assert t.loc["pld", "epsilon"] == pytest.approx(acc_.get_epsilon(1e-6), abs=1e-4)
+    assert t.loc[PLD, "total ε"] == pytest.approx(acc_.get_epsilon(1e-6), abs=1e-4)
     # a different list needs the button again
     at.select_slider(key="eps_comp_eps").set_value(0.2).run()
-    assert "pld" not in set(table_with(at, "rule")["rule"])
+    assert PLD not in set(table_with(at, "rule")["rule"])
 
 
 # =========================================================================== issue 12 / 17 regressions
@@ -369,10 +372,10 @@ def test_budget_zcdp_laplace_rows_show_their_pure_epsilon():
     at = fresh(eps_tab=BUDGET, eps_b_rows=rows, eps_b_mode="Budget first", eps_b_rule="zCDP")
     a = _alloc(at)
     for _, r in a.iterrows():
-        assert r["ε"] == pytest.approx(1.0 / r["scale"], rel=1e-9)  # Laplace: ε = Δ₁/b, Δ₁ = 1
+        assert r["ε"] == pytest.approx(1.0 / r["noise scale"], rel=1e-9)  # Laplace: ε = Δ₁/b, Δ₁ = 1
         assert r["δ"] == 0.0
         assert r["ρ"] == pytest.approx(r["ε"] ** 2 / 2, rel=1e-9)
-        assert r["achieved ±"] == pytest.approx(r["scale"] * math.log(20), rel=1e-9)
+        assert r["achieved ±"] == pytest.approx(r["noise scale"] * math.log(20), rel=1e-9)
 
 
 def test_usecol_takes_n_from_the_dataset():
@@ -440,13 +443,13 @@ def test_long_runs_replay_without_touching_ui_from_a_cache():
         for _ in range(2):
             at.button(key="eps_t_sim").click().run()
             assert not at.exception, [e.value for e in at.exception]
-            assert [f for f in frames(at) if "std_error" in f.columns]
+            assert [f for f in frames(at) if "standard error" in f.columns]
     for _ in range(2):
         at = fresh(eps_tab=COMP, eps_comp_kmax="1500")
         for _ in range(2):
             at.button(key="eps_comp_pldbtn").click().run()
             assert not at.exception, [e.value for e in at.exception]
-            assert "pld" in set(table_with(at, "rule")["rule"])
+            assert PLD in set(table_with(at, "rule")["rule"])
 
 
 # =========================================================================== CSV round trips (issue 12)

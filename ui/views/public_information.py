@@ -9,10 +9,13 @@ Source: Seeman, Slavković & Reimherr, *A Formal Privacy Framework for Partially
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
+from engine import epsilon_verdicts as ev
 from engine import public_info as pinfo
 from engine import public_info_figures as figs
 from engine.risk import posterior_bound
@@ -20,6 +23,14 @@ from ui.charts import show_figure
 from ui.exports import download_csv, download_json
 from ui.text import md_escape
 from ui.widgets import log_slider
+
+_TAKES_ALT = "alt" in inspect.signature(show_figure).parameters
+
+
+def _alt(text: str) -> dict:
+    """``alt=`` for ``show_figure`` once the shared helper takes it (issue 14 item 9)."""
+    return {"alt": text} if _TAKES_ALT else {}
+
 
 PAPER = "Seeman, Slavković & Reimherr (2022), *A Formal Privacy Framework for Partially Private Data*"
 
@@ -113,8 +124,13 @@ def _section_downloads(name: str, params: dict, numbers: list[dict]) -> None:
 
 # Each section is a nested fragment: moving one of its controls redraws that section only; moving the shared
 # ε slider reruns the whole tab (the outer fragment), never the host page's other tabs.
+def _verdict(slot, text: str) -> None:
+    """A section's answer in plain words, drawn in the slot the tab reserved at its top."""
+    (slot if slot is not None else st.empty()).success(md_escape(text, max_len=600))
+
+
 @st.fragment
-def _pi_invariant(eps: float, outputs: bool = True) -> None:
+def _pi_invariant(eps: float, outputs: bool = True, slot=None) -> None:
     st.subheader("1. Publishing an invariant (Lemma 5)")
     c1, c2 = st.columns(2)
     N = c1.select_slider("Invariant: the count is known to lie in 0…N, N =", options=N_GRID, value=100,
@@ -124,6 +140,7 @@ def _pi_invariant(eps: float, outputs: bool = True) -> None:
     if not outputs:
         return
     eps_star = pinfo.eps_star_invariant(eps, N, kind=kind)
+    _verdict(slot, ev.invariant_verdict(epsilon=eps, eps_star=eps_star, N=N))
     m1, m2 = st.columns(2)
     m1.metric("Effective ε*", f"{eps_star:.4f}")
     m2.metric("ε* / ε", f"{eps_star / eps:.3f}")
@@ -131,10 +148,15 @@ def _pi_invariant(eps: float, outputs: bool = True) -> None:
                 "is a count at the edge of the known range.")
     show_figure(figs.make_invariant_band_figure(eps, eps_star, kind=kind, N=N), key="pi_fig_band",
                 filename="invariant_band.html",
-                caption=f"The bar is ε* = {eps_star:.3f}; the shaded band is [ε, 2ε] = [{eps:g}, {2 * eps:g}].")
+                caption=f"The bar is ε* = {eps_star:.3f}; the shaded band is [ε, 2ε] = [{eps:g}, {2 * eps:g}].",
+                **_alt(f"One horizontal bar at the effective ε* = {eps_star:.3g}, inside a shaded band from ε = "
+                       f"{eps:g} to 2ε = {2 * eps:g}."))
     show_figure(_ratio_fig(N, eps), key="pi_fig_ratio", filename="invariant_inflation.html",
                 caption="Inflation ε*/ε for both noise kinds at this N. It is largest at moderate ε and "
-                        "vanishes for N = 1.")
+                        "vanishes for N = 1.",
+                **_alt(f"Line chart: ε*/ε against ε from 0.01 to 20 (log scale) for discrete and continuous "
+                       f"Laplace noise with the invariant 0…{N}; both stay between 1 and 2, a dashed line marks "
+                       f"ε = {eps:g}."))
     _section_downloads("invariant", {"epsilon": eps, "N": N, "kind": kind},
                        [{"quantity": "effective ε* (Lemma 5)", "value": eps_star},
                         {"quantity": "ε*/ε", "value": eps_star / eps}])
@@ -175,7 +197,7 @@ def _prior_input() -> float:
 
 
 @st.fragment
-def _pi_correlated(eps: float, outputs: bool = True) -> None:
+def _pi_correlated(eps: float, outputs: bool = True, slot=None) -> None:
     st.subheader("2. Correlated public information (Example 3)")
     st.markdown("A count of n people is released. The public information says how the others' records depend "
                 "on the target's secret: if the target's bit is 1, each other bit is 1 with probability z₁; if "
@@ -191,6 +213,7 @@ def _pi_correlated(eps: float, outputs: bool = True) -> None:
     dz = pinfo.delta_z_binom(n, z0, z1)
     eff = pinfo.effective_epsilon_dpz(eps, sensitivity_dp=1, sensitivity_z=dz)
     scale = pinfo.required_scale_dpz(eps, sensitivity_z=dz)
+    _verdict(slot, ev.correlated_verdict(epsilon=eps, effective=eff, delta_z=dz))
     m1, m2, m3 = st.columns(3)
     m1.metric("Sensitivity Δ_z", f"{dz}", help="Plain DP: 1 (one person changes the count by 1).")
     m2.metric("Effective ε = ε·Δ_z", f"{eff:.4g}")
@@ -199,7 +222,10 @@ def _pi_correlated(eps: float, outputs: bool = True) -> None:
                                           current=(z0, z1)),
                 key="pi_fig_heat", filename="delta_z_heatmap.html",
                 caption="Δ_z over all (z₀, z₁) at this n. The diagonal (no dependence) stays at 1; strong "
-                        "dependence makes one person's secret move the whole count.")
+                        "dependence makes one person's secret move the whole count.",
+                **_alt(f"Heat map of the sensitivity Δ_z over z₀ and z₁ from 0 to 1 for n = {n}; the diagonal is "
+                       f"1 and the corners reach {n}; a marker shows the current (z₀, z₁) = ({z0:g}, {z1:g}) with "
+                       f"Δ_z = {dz}."))
     _gaussian_expander(eps)
 
     # Section 3 depends on this section's effective ε, so it lives in the same fragment.
@@ -213,7 +239,9 @@ def _pi_correlated(eps: float, outputs: bool = True) -> None:
                 caption=(f"With prior {p0:.2f}, the release can move the adversary's belief to anywhere in "
                          f"[{b_nom.lower:.4g}, {b_nom.upper:.4g}] at the nominal ε, but to "
                          f"[{b_eff.lower:.4g}, {b_eff.upper:.4g}] once the correlated public information of "
-                         "section 2 is taken into account."))
+                         "section 2 is taken into account."),
+                **_alt(f"Two bands of posterior belief from the prior {p0:.2f}: nominal ε from {b_nom.lower:.3g} to "
+                       f"{b_nom.upper:.3g}; effective ε from {b_eff.lower:.3g} to {b_eff.upper:.3g}."))
     _section_downloads("correlated", {"epsilon": eps, "n": n, "z0": z0, "z1": z1, "prior": p0}, [
         {"quantity": "Δ_z (Example 3)", "value": dz}, {"quantity": "effective ε (Example 3)", "value": eff},
         {"quantity": "Laplace scale to keep ε", "value": scale},
@@ -252,7 +280,10 @@ def _pi_em(eps: float, outputs: bool = True) -> None:
         "mechanism factor) keeps it within ε. Erratum E1."
     )
     show_figure(_em_fig(en, eps), key="pi_fig_em", filename="em_audit.html",
-                caption="Above the dashed line the mechanism leaks more than its nominal ε.")
+                caption="Above the dashed line the mechanism leaks more than its nominal ε.",
+                **_alt(f"Line chart: realised ε of the truncated exponential mechanism against the nominal ε for "
+                       f"n = {en}, with κ = 1 and κ = 2, and the nominal ε dashed; at ε = {eps:g} and κ = {kappa} "
+                       f"the realised ε is {real:.3g}."))
     _section_downloads("em_audit", {"epsilon": eps, "n": en, "kappa": kappa},
                        [{"quantity": f"realised ε (κ = {kappa})", "value": real},
                         {"quantity": "large-n limit", "value": lim}])
@@ -279,13 +310,18 @@ def _pi_info_loss(eps: float, outputs: bool = True) -> None:
                     caption=(f"Count toy (θ ~ uniform, T ~ Binomial(n, θ)): E Var(θ|Y) = {l7.evar_y:.6f}, "
                              f"E Var(θ|Y*) = {l7.evar_ystar:.6f} (P(Y ≠ Y*) = {l7.p_differs:.3f}). Sum toy "
                              f"(two cells with public total n, discrete Laplace): {sp.evar_y:.6f} vs "
-                             f"{sp.evar_ystar:.6f}."))
+                             f"{sp.evar_ystar:.6f}."),
+                    **_alt(f"Bars of the expected posterior variance of θ given the true count, the noisy release Y "
+                           f"and the post-processed Y*, for the count toy (n = {ln}) and the sum toy; higher means "
+                           "less information."))
         st.markdown("Clamping discrete-Laplace counts loses nothing; rounding or mixing coordinates does. "
                     "(Theorem 2's claim of a strict loss whenever Y ≠ Y* is false for clamping; erratum E5.)")
         theta0 = _theta0_input()
         show_figure(_power_fig(ln, eps, theta0), key="pi_fig_power", filename="power.html",
                     caption="Power of level-5% tests of θ = θ₀ against larger θ, on the continuous-Laplace "
-                            "release Y and on its rounded, clamped version Y*.")
+                            "release Y and on its rounded, clamped version Y*.",
+                    **_alt(f"Line chart: power against the true θ from θ₀ = {theta0:g} to 1, for tests on Y and on "
+                           "Y*; both rise from 5%."))
         _section_downloads("information_loss",
                            {"epsilon": eps, "n": ln, "noise": noise, "post": post, "theta0": theta0},
                            [{"quantity": "E Var(θ|T)", "value": l7.evar_t},
@@ -308,12 +344,13 @@ def render_public_information_tab(outputs: bool = True) -> None:
         "(invariants), earlier releases, or known correlations. This tab shows how such information changes "
         f"what ε means. Source: {PAPER} (S1), Lemmas 2–5, Examples 1–3, Lemma 7 and Theorem 2."
     )
+    slot_a, slot_b = st.empty(), st.empty()  # the verdicts of sections 1 and 2, first
     st.caption(MODEL_CAVEAT)
     eps = log_slider("Nominal ε (privacy budget of the mechanism)", key="pi_epsilon", min_value=0.01,
                      max_value=20.0, value=1.0, help="The ε the mechanism was calibrated for, ignoring public "
                      "information. Used by every section below.")
-    _pi_invariant(eps, outputs)
-    _pi_correlated(eps, outputs)
+    _pi_invariant(eps, outputs, slot_a)
+    _pi_correlated(eps, outputs, slot_b)
     _pi_ledger()
     _pi_em(eps, outputs)
     _pi_info_loss(eps, outputs)

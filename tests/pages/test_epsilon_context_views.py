@@ -73,3 +73,38 @@ def test_budget_comparison_view():
     assert not at.exception
     tot = at.dataframe[0].value
     assert tot.loc[tot["Composition rule"] == "Add up the ε's (basic)", "Total ε"].iloc[0] == pytest.approx(1.0)
+
+
+def test_risk_inverse_view_sliders_and_link():
+    at = _app(INVERSE)
+    at.select_slider(key="eps_inv_prior").set_value(10).run()
+    at.select_slider(key="eps_inv_target_post").set_value(50).run()
+    assert float(at.metric[0].value) == pytest.approx(math.log(9), rel=1e-3)  # logit(0.5) − logit(0.1)
+    # δ > 0: the answer solves Bayes' rule with the best test at 1% false accusations (written out here)
+    at.toggle(key="eps_inv_use_delta").set_value(True).run()
+    e = float(at.metric[0].value)
+    tpr = min(1.0, math.exp(e) * 0.01 + 1e-6)
+    assert 0.1 * tpr / (0.1 * tpr + 0.9 * 0.01) == pytest.approx(0.5, rel=2e-3)
+    assert len(at.get("plotly_chart")) == 1
+    # a link with the measure's token opens that measure; Gaussian σ shown for the same promise
+    at = AppTest.from_string(INVERSE, default_timeout=120)
+    at.query_params["eps_inv_measure"] = "advantage"
+    at.query_params["eps_inv_target_adv"] = "50"  # percent
+    at.run()
+    assert not at.exception
+    assert float(at.metric[0].value) == pytest.approx(math.log(3), rel=1e-3)
+    # Gaussian: advantage 2Φ(μ/2) − 1 = 0.5 → μ = 2Φ⁻¹(0.75) = 1.349, σ ≥ Δ/μ = 0.741
+    assert at.metric[1].value.startswith("0.741")
+
+
+def test_budget_comparison_controls():
+    at = _app(COMPARE)
+    at.number_input(key="eps_cmp_k").set_value(4).run()
+    at.select_slider(key="eps_cmp_eps").set_value(2.0).run()
+    at.toggle(key="eps_cmp_use_delta").set_value(False).run()
+    assert not at.exception
+    df = at.dataframe[0].value
+    ok = df[df["Note"] == ""]
+    assert list(zip(ok["Composition rule"], ok["Noise"])) == [("Add up the ε's (basic)", "Laplace")]
+    assert ok["ε per statistic"].iloc[0] == pytest.approx(0.5, rel=1e-8) and (df["Statistics (k)"] == 4).all()
+    assert "total ε = 2:" in _bold(at)[0]

@@ -46,6 +46,18 @@ def render_in_context(epsilon: float, delta: float | None) -> None:
             "a value used by a company is not evidence that it is safe for your data.")
 
 
+#: Percentages offered for priors and targets, and for false-positive rates (the link stores the percentage)
+SHARES = (1, 2, 5, 10, 15, 20, 25, 30, 40, 50, 60, 70, 75, 80, 90, 95, 99)
+RATES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 30, 50)
+
+
+def _share(container, label: str, options, value: float, key: str) -> float:
+    """A probability picked as a percentage on a slider (URL-bound: ``?key=20`` is 20%); returns the probability."""
+    pct = container.select_slider(f"{label} (%)", options=list(options), value=value, key=key,
+                                  format_func=lambda v: f"{v:g}", bind="query-params")
+    return float(pct) / 100.0
+
+
 def render_risk_inverse(key_prefix: str = "eps_inv_") -> None:
     """Risk → ε: pick a risk and a target, read the largest ε that keeps the risk at or below it."""
     k = key_prefix
@@ -58,21 +70,16 @@ def render_risk_inverse(key_prefix: str = "eps_inv_") -> None:
     delta = delta_exponent(key=f"{k}delta", value=-6, min_exp=-12, max_exp=-2, container=d2) if use_delta else 0.0
     prior = fpr = None
     if measure == "posterior":
-        prior = c1.slider("Attacker's belief before the release (prior)", 0.01, 0.9, 0.05, 0.01, key=f"{k}prior",
-                          bind="query-params")
-        target = c2.slider("Highest belief you accept after it", 0.02, 0.99, 0.2, 0.01, key=f"{k}target_post",
-                           bind="query-params")
+        prior = _share(c1, "Attacker's belief before the release (prior)", SHARES[:-2], 5, f"{k}prior")
+        target = _share(c2, "Highest belief you accept after it", SHARES[1:], 20, f"{k}target_post")
         if delta > 0:
-            fpr = d1.slider("The attacker wrongly accuses this share of outsiders", 0.001, 0.5, 0.01, 0.001,
-                            key=f"{k}fpr_post", format="%.3f", bind="query-params")
+            fpr = _share(d1, "The attacker wrongly accuses this share of outsiders", RATES, 1, f"{k}fpr_post")
     elif measure == "advantage":
-        target = c1.slider("Highest advantage you accept (true- minus false-positive rate)", 0.01, 0.99, 0.1, 0.01,
-                           key=f"{k}target_adv", bind="query-params")
+        target = _share(c1, "Highest advantage you accept (true- minus false-positive rate)", SHARES, 10,
+                        f"{k}target_adv")
     else:
-        fpr = c1.slider("False-positive rate of the test (outsiders wrongly accused)", 0.001, 0.5, 0.01, 0.001,
-                        key=f"{k}fpr", format="%.3f", bind="query-params")
-        target = c2.slider("Highest true-positive rate you accept (members found)", 0.01, 0.99, 0.1, 0.01,
-                           key=f"{k}target_pow", bind="query-params")
+        fpr = _share(c1, "False-positive rate of the test (outsiders wrongly accused)", RATES, 1, f"{k}fpr")
+        target = _share(c2, "Highest true-positive rate you accept (members found)", SHARES, 10, f"{k}target_pow")
     try:
         res = risk.epsilon_for_risk(measure, target=target, delta=delta, prior=prior, fpr=fpr)
     except ValueError as exc:

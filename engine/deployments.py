@@ -3,9 +3,10 @@
 Pure Python (no streamlit). ``data/deployments.csv`` holds one row per deployment with the value as the source
 states it and where it was read (column ``read_where``); ``data/DATA.md`` gives the provenance. Sources: the OpenDP
 Deployments Registry (http://registry.opendp.org/deployments-registry, inspired by Dwork, Kohli & Mulligan 2019,
-"Differential Privacy in Practice: Expose your Epsilons!") and Desfontaines, "A list of real-world uses of
-differential privacy" (https://desfontain.es/blog/real-world-differential-privacy.html). No value is invented:
-a row the sources do not date has an empty year.
+"Differential Privacy in Practice: Expose your Epsilons!"), Desfontaines, "A list of real-world uses of
+differential privacy" (https://desfontain.es/blog/real-world-differential-privacy.html), two Google report abstracts
+(arXiv:2009.01265, arXiv:2107.01179) and the Wikimedia Foundation's pageview README. No value is invented: a row the
+sources do not date has an empty year.
 
 Caveat the figure carries: the ε values are not comparable one to one. Privacy units differ (event, user-day,
 user, person), local ε protects one report while central ε protects a whole data set, and some values are per

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -540,59 +541,98 @@ def _pop_errors(df: pd.DataFrame, epsilon: float) -> dict[str, float]:
     return d.groupby("method")["abs_err"].mean().to_dict()
 
 
-def _clip_of_group(sizes: np.ndarray, lay) -> np.ndarray:
-    """Each group's clipping half-width in the stratified release (NaN for a dropped group)."""
-    C = np.atleast_1d(S.clip_halfwidth(lay.strata_sizes.astype(float), R=R, gamma=gamma, mode=clip_mode))
-    return np.where(lay.stratum_of_group >= 0, C[np.maximum(lay.stratum_of_group, 0)], np.nan)
+@dataclass(frozen=True, eq=False)
+class MeanResult:
+    """Everything the mean view shows at one ε, computed once per input and shared read-only (the verdict, the
+    table, the chart and the downloads read the same numbers)."""
+
+    df: pd.DataFrame
+    sizes: np.ndarray
+    mu: np.ndarray
+    sigma: np.ndarray
+    status: tuple
+    comp: pd.DataFrame
+    pop_global: float
+    pop_stratified: float
+    verdict: tuple
+    analytic: object
+    group_fig: object
+    clipped: tuple | None
+
+
+@st.cache_resource(max_entries=24, show_spinner=False)
+def c_mean_result(spec: tuple, epsilon: float, _inp: dict) -> MeanResult:
+    """The mean view's result for ``spec`` (every input that decides it) at ``epsilon``.
+
+    Cached as a resource: an ε move back to a value seen before (the arrow keys go back and forth) redraws
+    without recomputing the runs, the closed forms or the figure, and nothing is copied on the way out.
+    """
+    (_, eps_list, R_, gamma_, reps_, seed_, estimator_, min_frac_, small_, weights_, holdout_, eps_w_, clip_,
+     labels) = spec
+    inp = _inp
+    if inp["kind"] == "sim":
+        sizes, mu, sigma = inp["sizes"], inp["mu"], inp["sigma"]
+        df = c_mean_experiment(tuple(int(v) for v in sizes), tuple(mu), tuple(sigma), eps_list, R_, gamma_, reps_,
+                               seed_, estimator_, min_frac_, small_, weights_, holdout_, eps_w_, clip_)
+    else:
+        df = c_mean_on_data(inp["key"], inp["x"], inp["g"], inp["k"], eps_list, R_, gamma_, reps_, seed_,
+                            estimator_, min_frac_, small_, clip_)
+        sizes, mu, sigma = c_group_moments(inp["key"], inp["x"], inp["g"], inp["k"])
+    nz = sizes > 0
+    lay = S.strata_layout(sizes, min_frac=min_frac_, small_strata=small_)
+    status = tuple(lay.status)
+    comp = V.group_error_comparison(df, epsilon=epsilon, labels=list(labels), status=status)
+    pops = _pop_errors(df, epsilon)
+    glob = pops.get("naive", pops.get("coinpress", float("nan")))
+    strat = pops.get("stratified", pops.get("strat_coinpress", float("nan")))
+    verdict = V.mean_verdict(comp, epsilon=epsilon, pop_global=glob, pop_stratified=strat, reps=reps_)
+    analytic = None
+    if nz.sum() >= 1 and estimator_ == "laplace":
+        analytic = c_analytic(tuple(int(v) for v in sizes[nz]), R_, gamma_, epsilon, tuple(mu[nz]), tuple(sigma[nz]),
+                              clip_, min_frac_, small_)
+    fig = F.make_group_error_figure(df, analytic.table if analytic is not None else None, epsilon=epsilon, R=R_,
+                                    gamma=gamma_, mode=clip_, sigma=float(np.median(sigma[nz])), min_frac=min_frac_,
+                                    n=int(sizes.sum()), seed=seed_, show_curve=estimator_ == "laplace")
+    clipped = None
+    if inp["kind"] == "data" and estimator_ == "laplace":
+        C = np.atleast_1d(S.clip_halfwidth(lay.strata_sizes.astype(float), R=R_, gamma=gamma_, mode=clip_))
+        clip_of_group = np.where(lay.stratum_of_group >= 0, C[np.maximum(lay.stratum_of_group, 0)], np.nan)
+        clipped = V.clipped_share(inp["x"], inp["g"], clip_of_group)
+    return MeanResult(df, sizes, mu, sigma, status, comp, glob, strat, tuple(verdict), analytic, fig, clipped)
 
 
 def render_mean() -> None:
     inp = mean_inputs()
     eps_list = tuple(sorted(set((eps,) + (S.PAPER_EPSILONS if paper_grid else ()))))
+    inp_key = (("sim", tuple(int(v) for v in inp["sizes"]), tuple(inp["mu"]), tuple(inp["sigma"]))
+               if inp["kind"] == "sim" else ("data", inp["key"]))
+    spec = (inp_key, eps_list, R, gamma, reps, seed, estimator, min_frac, small, weights_mode, holdout,
+            eps_w if weights_mode == "noisy" else None, clip_mode, tuple(map(str, inp["labels"])))
     try:
-        if inp["kind"] == "sim":
-            sizes, mu, sigma = inp["sizes"], inp["mu"], inp["sigma"]
-            df = c_mean_experiment(tuple(int(v) for v in sizes), tuple(mu), tuple(sigma), eps_list, R, gamma, reps,
-                                   seed, estimator, min_frac, small, weights_mode, holdout,
-                                   eps_w if weights_mode == "noisy" else None, clip_mode)
-        else:
-            df = c_mean_on_data(inp["key"], inp["x"], inp["g"], inp["k"], eps_list, R, gamma, reps, seed,
-                                estimator, min_frac, small, clip_mode)
+        res = c_mean_result(spec, eps, inp)
     except ValueError as exc:
         st.warning(f"These settings leave nothing to estimate: {md_escape(exc)}. Lower the minimum stratum "
                    "fraction or choose “Pool” for groups below the threshold.")
         return
-    if inp["kind"] == "data":
-        sizes, mu, sigma = c_group_moments(inp["key"], inp["x"], inp["g"], inp["k"])
+    df, sizes, mu, sigma, comp, analytic = res.df, res.sizes, res.mu, res.sigma, res.comp, res.analytic
+    glob, strat, verdict, status = res.pop_global, res.pop_stratified, list(res.verdict), list(res.status)
     labels = inp["labels"]
     nz = sizes > 0
     ntot = int(sizes.sum())
-    lay = S.strata_layout(sizes, min_frac=min_frac, small_strata=small)
-    status = list(lay.status)
 
     # Verdict first: from the same repetitions the charts and downloads show.
-    comp = V.group_error_comparison(df, epsilon=eps, labels=labels, status=status)
-    pops = _pop_errors(df, eps)
-    glob = pops.get("naive", pops.get("coinpress", float("nan")))
-    strat = pops.get("stratified", pops.get("strat_coinpress", float("nan")))
-    verdict = V.mean_verdict(comp, epsilon=eps, pop_global=glob, pop_stratified=strat, reps=reps)
     st.success(md_escape(" ".join(verdict), max_len=2000), icon=":material/fact_check:")
     guidance = [V.many_groups_guidance(int(nz.sum()), ntot), V.pooled_guidance(labels, sizes, status)]
-    if inp["kind"] == "data" and estimator == "laplace":
-        n_clip, n_all = V.clipped_share(inp["x"], inp["g"], _clip_of_group(sizes, lay))
+    if res.clipped is not None:
         raw = inp.get("raw")
         guidance.append(V.clipping_guidance(
-            n_clip, n_all, upload=raw is not None, low=None if raw is None else float(np.min(raw)),
+            *res.clipped, upload=raw is not None, low=None if raw is None else float(np.min(raw)),
             high=None if raw is None else float(np.max(raw)), median=None if raw is None else float(np.median(raw))))
     for g in guidance:
         if g:
             st.warning(md_escape(g, max_len=1000), icon=":material/lightbulb:")
     st.caption(inp["note"])
 
-    analytic = None
-    if nz.sum() >= 1 and estimator == "laplace":
-        analytic = c_analytic(tuple(int(v) for v in sizes[nz]), R, gamma, eps, tuple(mu[nz]), tuple(sigma[nz]),
-                              clip_mode, min_frac, small)
     figures: list[tuple[str, object]] = []
     tabs = lazy_tabs(["Error per group", "Population", "Group sizes", "Error against ε", "Parity"],
                      key="sv_mean_tab")
@@ -600,10 +640,7 @@ def render_mean() -> None:
     # 1. Per-group error (the headline chart: open by default).
     with tabs[0].container:
         if tabs[0].open:
-            fig = F.make_group_error_figure(df, analytic.table if analytic is not None else None, epsilon=eps, R=R,
-                                            gamma=gamma, mode=clip_mode, sigma=float(np.median(sigma[nz])),
-                                            min_frac=min_frac, n=ntot, seed=seed,
-                                            show_curve=estimator == "laplace")
+            fig = res.group_fig
             alt = (f"Log-log scatter of each group's error against its size at ε = {eps:g}, one dot per repetition: "
                    + " ".join(verdict[:1]))
             figures.append((alt, fig))

@@ -68,3 +68,35 @@ def test_dirichlet_ternary_figure_has_one_trace_per_alpha():
     fig = F.make_dirichlet_ternary_figure(draws)
     assert [t.name for t in fig.data] == ["α = 0.1", "α = 10"]
     assert np.allclose(np.asarray(fig.data[0].a) + fig.data[0].b + fig.data[0].c, 1.0)
+
+
+def test_group_error_figure_draws_the_two_releases_with_distinct_colours_and_clean_axes():
+    import math
+
+    import plotly.graph_objects as go
+
+    rows = []
+    for method, err in (("naive", 0.5), ("stratified", 0.02), ("split", 0.04)):
+        for g, size in ((0, 10), (1, 1000)):
+            for rep in range(3):
+                rows.append(dict(level="group", epsilon=1.0, method=method, group=g, n_i=size, estimate=1.0,
+                                 abs_err=err * (rep + 1)))
+    df = pd.DataFrame(rows)
+    analytic = pd.DataFrame({"size": [10, 1000], "bias": [0.3, 0.0], "crossover_total": [40.0, np.inf]})
+    fig = F.make_group_error_figure(df, analytic, epsilon=1.0, R=3.0, gamma=0.05, min_frac=0.001, n=1010)
+    go.Figure(fig.to_dict())  # a validated rebuild accepts every property
+    by = {t.name: t for t in fig.data}
+    assert "Split budget (ε/2 + ε/2)" not in by  # only the two releases the verdict compares
+    assert sorted(by["Per group (full ε each)"].y) == pytest.approx(sorted([0.02, 0.04, 0.06] * 2))
+    colours = [t.marker.color if t.mode == "markers" else t.line.color for t in fig.data]
+    assert len(colours) == len(set(colours)), colours
+    # Crossover only where the bias is positive and the size finite.
+    assert list(by["Crossover size (below it, the global release wins)"].x) == [40.0]
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        assert axis.type == "log"
+        for v in axis.tickvals:
+            mant = v / 10 ** math.floor(math.log10(v) + 1e-12)
+            assert round(mant, 6) in (1, 2, 5)
+    # The y range stops at the data: from the smallest error (0.02) to the largest (1.5), padded.
+    lo, hi = fig.layout.yaxis.range
+    assert lo == pytest.approx(math.log10(0.02) - 0.03) and hi == pytest.approx(math.log10(1.5) + 0.03)

@@ -232,7 +232,11 @@ def make_pmf_figure(df: pd.DataFrame, *, tilted_mean: float) -> go.Figure:
                          line=dict(color=OKABE_ITO[0], shape="hv"), hovertemplate=hover),
               go.Scatter(x=x, y=rtt, mode="lines", name="t̃: the same, weighted by e^(ε·m) (drives the bound)",
                          line=dict(color=OKABE_ITO[1], shape="hv", dash="dash"), hovertemplate=hover)]
-    shape, notes = _vline(tilted_mean, color=OKABE_ITO[3], dash="dot", label=f"weighted mean {tilted_mean:,.0f}")
+    # the label goes on the side with room (a weighted mean at n would push it off the right edge)
+    shape, note = fm.vline_spec(tilted_mean, line=dict(color=OKABE_ITO[3], dash="dot"),
+                                annotation_text=f"weighted mean {tilted_mean:,.0f}",
+                                annotation_position="top left" if tilted_mean > (x0 + x1) / 2 else "top right")
+    notes = [note]
     return go.Figure(data=traces, layout=dict(
         title="Sample-size distribution and its tilt", shapes=[shape], annotations=notes,
         xaxis=dict(title="sample size m", range=[x0 - pad, x1 + pad]),
@@ -364,6 +368,7 @@ def make_cluster_bars_figure(df: pd.DataFrame, *, epsilon: float, naive: float) 
                 go.Bar(x=x, y=df["upper_thm8"].to_numpy(), name="upper bound (Thm 8): no mechanism leaks more",
                        marker_color=OKABE_ITO[0], customdata=cd, hovertemplate=hover)]
         xaxis = dict(title="records per cluster", type="category")
+        bargap = 0.6 if len(df) <= 2 else 0.3       # one or two sizes: slim bars, not two walls
     else:
         if len(df) > MAX_POINTS:
             df = df.iloc[np.unique(np.linspace(0, len(df) - 1, MAX_POINTS).round().astype(int))]
@@ -375,13 +380,15 @@ def make_cluster_bars_figure(df: pd.DataFrame, *, epsilon: float, naive: float) 
                 go.Scatter(x=x, y=df["upper_thm8"].to_numpy(), mode="markers", marker_color=OKABE_ITO[0],
                            name="upper bound (Thm 8): no mechanism leaks more", customdata=cd,
                            hovertemplate=hover, marker_symbol="diamond")]
+        bargap = None
         pos = x[x > 0]
         if pos.size and pos.max() / pos.min() > 10:
             xaxis = log_axis(float(pos.min()), float(pos.max()), title="records per cluster")
         else:
             xaxis = dict(title="records per cluster")
     return go.Figure(data=data, layout=dict(
-        barmode="group", title=title, xaxis=xaxis, yaxis=dict(title="population ε′", rangemode="tozero"),
+        barmode="group", bargap=bargap, title=title, xaxis=xaxis,
+        yaxis=dict(title="population ε′", rangemode="tozero"),
         legend=legend, shapes=[sh for sh, _ in lines], annotations=[a for _, notes in lines for a in notes]))
 
 

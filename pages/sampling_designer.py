@@ -862,11 +862,11 @@ PRESETS = {
     "business": pd.DataFrame({
         "stratum": ["small", "medium", "large"], "N_h": [3000, 1000, 250], "S_h": [2.0, 12.0, 150.0],
         "mean_h": [4.0, 25.0, 400.0], "lo_h": [0.0, 10.0, 100.0], "hi_h": [10.0, 100.0, 2000.0],
-        "eps_h": [None, None, None]}),
+        "eps_h": [""] * 3}),
     "allocation": pd.DataFrame({
         "stratum": ["A", "B", "C", "D"], "N_h": [4000, 1500, 400, 100], "S_h": [8.0, 30.0, 150.0, 800.0],
         "mean_h": [20.0, 100.0, 600.0, 2500.0], "lo_h": [0.0] * 4, "hi_h": [5000.0] * 4,
-        "eps_h": [None] * 4}),
+        "eps_h": [""] * 4}),
 }
 PRESET_M = {"business": 120, "allocation": 300}
 METHODS = {"Neyman (take-all)": "neyman", "proportional": "proportional", "privacy-aware (derived)": "privacy_aware"}
@@ -878,7 +878,7 @@ def frame_to_editor(frame: sp.FrameSummary) -> pd.DataFrame:
     return pd.DataFrame({"stratum": t["stratum"].astype(str), "N_h": t["N_h"].astype(int),
                          "S_h": t["sd_h"].fillna(0.0) if has_v else 1.0,
                          "mean_h": t["mean_h"] if has_v else 0.0, "lo_h": t["min_h"] if has_v else 0.0,
-                         "hi_h": t["max_h"] if has_v else 1.0, "eps_h": [None] * len(t)})
+                         "hi_h": t["max_h"] if has_v else 1.0, "eps_h": [""] * len(t)})
 
 
 STRATA_SOURCE = "sd__strata_source"   # not a widget key: the strata table's source in the last run
@@ -921,7 +921,9 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
             "mean_h": st.column_config.NumberColumn("mean", help="Stratum mean (sensitivity panel)."),
             "lo_h": st.column_config.NumberColumn("smallest value", help="Smallest possible value in the stratum."),
             "hi_h": st.column_config.NumberColumn("largest value", help="Largest possible value in the stratum."),
-            "eps_h": st.column_config.NumberColumn("ε in stratum", min_value=0.0, help="Blank = the global ε."),
+            # text, so an unset cell reads blank (a number column shows "None"); strata_from_table checks it
+            "eps_h": st.column_config.TextColumn("ε in stratum", default="",
+                                                 help="Blank = the global ε; or a number ≥ 0 for this stratum."),
         })
     if outputs:
         try:
@@ -1018,7 +1020,8 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
             verdict(slot_alloc, av)
         t1, t2 = st.columns(2)
         t1.dataframe(wide.rename(columns=sf.METHOD_LABELS), width="stretch")
-        t2.dataframe(sf.for_people(tot.rename(index=sf.METHOD_LABELS)).style.format("{:.4g}"), width="stretch")
+        t2.dataframe(sf.for_people(tot.rename(index=sf.METHOD_LABELS).rename_axis("allocation")).style.format("{:.4g}"),
+                     width="stretch")
         show(sf.make_allocation_figure(alloc), key="sd_fig_alloc", filename="allocation_sizes", table=alloc,
              alt=f"Grouped bar chart: records sampled from each of {len(N)} strata under "
                  + ", ".join(sf.METHOD_LABELS[x] for x in methods) + f" allocation of m = {m:,}.",

@@ -6,7 +6,6 @@ specs/coherence_explorer.md §7. Thin page: widgets → cached engine calls → 
 
 from __future__ import annotations
 
-import inspect
 import math
 import time
 from dataclasses import asdict, replace
@@ -24,17 +23,31 @@ from engine import maxinfo as mi
 from engine import script_coherence as sc_script
 from engine.data import census_population
 from ui import cluster, load_active_dataset, page_end, page_setup
-from ui import common as uc
 from ui.charts import show_figure
-from ui.common import CORES
+from ui.common import CORES, methodology
+from ui.dossier import Headline, PageSummary, artefacts
 from ui.exports import download_csv, download_json
 from ui.tabs import lazy_tabs
 from ui.text import md_escape, md_quote
 from ui.upload import csv_uploader
-from ui.widgets import choice, delta_exponent, log_slider, seed_input
+from ui.widgets import choice, delta_exponent, log_slider, seed_input, token_for
 
 ROOT = Path(__file__).resolve().parents[1]
-page_setup("Coherence explorer", icon=":material/balance:")
+SOURCES = {"synthetic": "Synthetic population (generator)", "shared": "Shared dataset (sidebar picker)",
+           "upload": "Upload a CSV"}
+
+
+def _source_before_setup() -> str:
+    """The data source this run will use, read before any widget (session value, else the link's token or label),
+    so the sidebar offers the shared-dataset picker only when the page reads it (issue 14 item 6)."""
+    held = st.session_state.get("coh_source")
+    if held in SOURCES:
+        return held
+    raw = st.query_params.get("coh_source")
+    return (token_for(str(raw), SOURCES) if raw is not None else None) or "synthetic"
+
+
+page_setup("Coherence explorer", icon=":material/balance:", uses_dataset=_source_before_setup() == "shared")
 
 # ------------------------------------------------------------------------------------------ constants
 NIST_LENS = ("AGEP", "DENSITY", "INDP_CAT", "INDP", "SEX", "EDU", "HISP", "RAC1P")
@@ -42,8 +55,6 @@ NIST_COLUMNS = NIST_LENS + ("DREM",)
 SYN_FEATURES = ("AGEP", "SEX", "RAC1P", "EDU", "HISP", "DENSITY")
 #: Link values of the former ε select slider that mean "no noise" (now the exact-histogram toggle).
 EXACT_LINK_VALUES = ("∞", "inf", "infinity")
-SOURCES = {"synthetic": "Synthetic population (generator)", "shared": "Shared dataset (sidebar picker)",
-           "upload": "Upload a CSV"}
 GAMMA_MODES = {"members": "members", "percent": "% of n"}
 OUTPUTS = {"hard": "hard (±1)", "soft": "soft (2·P − 1)"}
 CURATORS = {"column": "the column (Thm 9)", "count": "only the count of ones (Thm 11)"}
@@ -235,13 +246,6 @@ def _write_built_groups(custom: list[co.GroupSpec]) -> None:
         st.session_state.pop("_coh_built_seen", None)
 
 
-def _methodology():
-    """The shared "How this is computed" expander (folded away in presenter mode), or a plain expander."""
-    if hasattr(uc, "methodology"):
-        return uc.methodology()
-    return st.expander("How this is computed")
-
-
 def _verdict(text: str, *, bad: bool = False) -> None:
     """A tab's answer first, in plain words (the sentence comes from engine.coherence_verdicts; escaped, as it
     may carry user-named groups)."""
@@ -251,15 +255,9 @@ def _verdict(text: str, *, bad: bool = False) -> None:
         st.info(md_escape(text, max_len=800), icon=":material/task_alt:")
 
 
-_ALT_OK = "alt" in inspect.signature(show_figure).parameters
-
-
-def _show(fig, *, key: str, filename: str, caption: str, alt: str) -> None:
-    """``show_figure`` with alt text (issue 14 item 9)."""
-    if _ALT_OK:
-        show_figure(fig, key=key, filename=filename, caption=caption, alt=alt)
-    else:
-        show_figure(fig, key=key, filename=filename, caption=caption)
+def _show(fig, *, key: str, filename: str, caption: str) -> None:
+    """``show_figure`` with the figure's own alt text (what it shows, with its numbers; issue 14 item 9)."""
+    show_figure(fig, key=key, filename=filename, caption=caption)
 
 
 def _where_words() -> str:
@@ -282,7 +280,7 @@ st.markdown(
     "people who are **not**, it has exposed them. This page runs that test, group by group, on the data and "
     "release you choose."
 )
-with _methodology():
+with methodology():
     st.markdown(
         "Split the data at random into two halves, release one half (in the clear, as a histogram with or "
         "without noise, or as a subsample), train a predictor on the release, and compare its predictions on the "
@@ -636,23 +634,15 @@ settings_words = {
 
 def _artefacts(tab: str, *, question: str, headlines: list, verdicts: list[str], figures: list, script=None,
                eps: float | None = None, delta_: float | None = None) -> None:
-    """Report, settings and "Copy as code" for the open tab (ui.dossier, issue 15); a code box until it exists."""
-    try:
-        from ui import dossier
-    except ImportError:
-        dossier = None
-    if dossier is not None:
-        dossier.artefacts(dossier.PageSummary(
-            page="coherence_explorer", title="Coherence explorer", question=question, params=dict(settings_words),
-            headlines=[dossier.Headline(*h) for h in headlines], verdicts=verdicts, figures=figures,
-            sources=["seeds/000_f379639b976c7ffb.txt (Enforcing Demographic Coherence): §4.2 Figure 1, Def. 3–5, "
-                     "§5, Theorem 7 (Eq. 12, erratum E1), Theorems 9 and 11",
-                     "specs/coherence_explorer.md §3.3 (failure-rate estimate, split-noise floor)"],
-            epsilon=eps if eps is not None and math.isfinite(eps) else None, delta=delta_, seed=int(seed),
-            script=script), key=f"coh_art_{tab}")
-    elif script is not None:
-        with st.expander("Copy as code"):
-            st.code(script, language="python")
+    """Report, settings and "Copy as code" for the open tab (ui.dossier, issue 15)."""
+    artefacts(PageSummary(
+        page="coherence_explorer", title="Coherence explorer", question=question, params=dict(settings_words),
+        headlines=[Headline(*h) for h in headlines], verdicts=verdicts, figures=figures,
+        sources=["seeds/000_f379639b976c7ffb.txt (Enforcing Demographic Coherence): §4.2 Figure 1, Def. 3–5, "
+                 "§5, Theorem 7 (Eq. 12, erratum E1), Theorems 9 and 11",
+                 "specs/coherence_explorer.md §3.3 (failure-rate estimate, split-noise floor)"],
+        epsilon=eps if eps is not None and math.isfinite(eps) else None, delta=delta_, seed=int(seed),
+        script=script), key=f"coh_art_{tab}")
 
 
 @st.fragment
@@ -669,7 +659,7 @@ def _prediction_view(trial, prepared, view_opts, smallest, draw: bool) -> None:
     pa = trial.predictions_a[mask[trial.idx_a]]
     pb = trial.predictions_b[mask[trial.idx_b]]
     fig1 = cf.make_predictions_figure(pa, pb, group=view, mode="ecdf" if ecdf else "sorted")
-    _show(fig1, key="coh_fig_predictions", filename="coherence_predictions.html", alt=cf.alt_text(fig1),
+    _show(fig1, key="coh_fig_predictions", filename="coherence_predictions.html",
           caption="Each line is one half's predictions for this group, sorted. Lines on top of each other: the "
                   "predictor treats released and held-out members alike. A gap: it recognises who was in the "
                   "release (seed Figure 3).")
@@ -699,7 +689,7 @@ if TAB_PREV.drawn:
                            "get the same mix of predictions) to 2 (opposite ones).")
                 _prediction_view(trial, prepared, view_opts, smallest, draw=True)
                 fig2 = cf.make_group_w1_figure(names, sizes, trial.w1, [in_coll[nm] for nm in names], alpha=alpha)
-                _show(fig2, key="coh_fig_groups", filename="coherence_w1_per_group.html", alt=cf.alt_text(fig2),
+                _show(fig2, key="coh_fig_groups", filename="coherence_w1_per_group.html",
                       caption="Bars above the α line mark groups this split would count as a failure. Overall "
                               "averages can hide harm to a small group.")
                 st.caption(f"Preview computed in {preview_s:.2f} s (seed {seed}).")
@@ -781,7 +771,7 @@ if TAB_RUNS.open:
                 m3.metric("Run time", f"{res.elapsed_s:.1f} s", help=f"Seed {res.config.seed}, on {where}")
                 st.caption(f"{res.w1.shape[0]} repetitions, seed {res.config.seed}; run r uses its own random "
                            "stream (SeedSequence(seed).spawn(R)[r]), so any run can be reproduced alone.")
-                with _methodology():
+                with methodology():
                     st.markdown(
                         "**Reading the failure rate.** It describes one learner on one dataset, so it is a *lower "
                         "bound* on the worst case: a rate well above β shows the release is **not** (α, β)-coherence "
@@ -790,11 +780,11 @@ if TAB_RUNS.open:
                         "everyone (so it cannot know the split), over 200 random splits."
                     )
                 fig3 = cf.make_sorted_w1_figure(res, gamma=gamma, alpha=alpha, estimate=est)
-                _show(fig3, key="coh_fig_sorted", filename="coherence_sorted_w1.html", alt=cf.alt_text(fig3),
+                _show(fig3, key="coh_fig_sorted", filename="coherence_sorted_w1.html",
                       caption="Each line sorts one group's W1 over the runs (seed Figure 2). The share of runs whose "
                               "largest W1 lies above the α line is the failure rate.")
                 fig4 = cf.make_failure_rate_figure(res, gamma=gamma, alpha=alpha, beta_theory=beta)
-                _show(fig4, key="coh_fig_failure", filename="coherence_failure_rate.html", alt=cf.alt_text(fig4),
+                _show(fig4, key="coh_fig_failure", filename="coherence_failure_rate.html",
                       caption="How often the test fails for each tolerance α; the band shows the statistical "
                               "uncertainty from using only R runs.")
                 summ = co.summarize(res, gamma)
@@ -803,7 +793,7 @@ if TAB_RUNS.open:
                     g7 = mi.gamma_pure(res.config.release.epsilon, res.n, max(alpha, 0.01), beta,
                                        max(1, sum(res.in_collection(gamma)))).gamma
                 fig5 = cf.make_size_w1_figure(summ, gamma=gamma, gamma_theorem7=g7)
-                _show(fig5, key="coh_fig_size", filename="coherence_size_vs_w1.html", alt=cf.alt_text(fig5),
+                _show(fig5, key="coh_fig_size", filename="coherence_size_vs_w1.html",
                       caption="Smaller groups have larger distances, partly from the split alone (chance) and "
                               "partly from the predictor singling them out.")
                 people = cv.summary_for_people(summ, floor)
@@ -875,7 +865,7 @@ if TAB_SWEEP.open:
                 cm = st.session_state.get("coh_clear_means")
                 clear_means = cm[2] if cm and cm[0] == data_key and cm[1] == label else None
                 fig6 = cf.make_sweep_figure(sw, clear_means=clear_means, floor=fl)
-                _show(fig6, key="coh_fig_sweep", filename="coherence_w1_vs_epsilon.html", alt=cf.alt_text(fig6),
+                _show(fig6, key="coh_fig_sweep", filename="coherence_w1_vs_epsilon.html",
                       caption="Moving left (smaller ε, more noise) the distances fall to the grey band — what "
                               "random splitting alone produces. At ∞ the release is an exact histogram: not DP.")
                 download_csv(cv.sweep_for_people(co.sweep_for_export(sw)), filename="coherence_epsilon_sweep.csv",
@@ -927,7 +917,7 @@ def _theory_panel(full: bool = True) -> None:
         eps_for_smallest=e_p)
     with verdict_slot.container():
         _verdict(theory_text)
-    with _methodology():
+    with methodology():
         st.markdown(
             "**Theorem 7**: an ε-DP release that ignores record order keeps every group of ≥ γ members coherent "
             "within α, except with probability β. γ is sufficient, not necessary, and often vacuous at small n. "
@@ -977,11 +967,11 @@ def _theory_panel(full: bool = True) -> None:
     st.dataframe(am, hide_index=True, width="stretch", key="coh_alpha_min_table")
     fig7 = cf.make_theory_figure(n=n, alpha=a_t, beta=beta, n_groups=n_groups, epsilon=eps_t,
                                  group_sizes={g: prepared.group_sizes[g] for g in coll_names})
-    _show(fig7, key="coh_fig_theory", filename="coherence_theory.html", alt=cf.alt_text(fig7),
+    _show(fig7, key="coh_fig_theory", filename="coherence_theory.html",
           caption="A group is protected by the theorem at the ε where its horizontal line lies above the curve. "
                   "Above the black line (n) the guarantee is vacuous.")
     fig7b = cf.make_terms_figure(sc)
-    _show(fig7b, key="coh_fig_terms", filename="coherence_gamma_terms.html", alt=cf.alt_text(fig7b),
+    _show(fig7b, key="coh_fig_terms", filename="coherence_gamma_terms.html",
           caption="γ is the largest of five terms (Theorem 3, Eq. 2); the highlighted one sets it.")
     if show_table1:
         N, B, G = 5e6, math.exp(-30), 100
@@ -1003,7 +993,8 @@ def _theory_panel(full: bool = True) -> None:
                                   "smallest one?",
                headlines=[("Theorem 7: γ required", f"{sc.gamma:,.0f}", f"at ε = {eps_t:g}, α = {a_t:.2f}"),
                           ("Groups that meet it", f"{meets} of {len(coll_names)}")],
-               verdicts=[theory_text], figures=[(cf.alt_text(fig7), fig7)], eps=eps_t)
+               verdicts=[theory_text], figures=[(cf.alt_text(fig7), fig7)],
+               eps=eps_t if dp_release else None)  # a hypothetical ε is no privacy statement about this release
 
 
 if TAB_THEORY.drawn:
@@ -1014,7 +1005,7 @@ if TAB_THEORY.drawn:
 if TAB_S7.drawn:
     with TAB_S7.container:
         s7_slot = st.empty()
-        with _methodology():
+        with methodology():
             st.markdown(
                 "One yes/no column released in the clear is not DP, yet provably coherent: a predictor seeing only "
                 "that column gives one score to 'yes' and one to 'no', and splitting puts nearly equal shares of "
@@ -1061,7 +1052,7 @@ if TAB_S7.drawn:
                     fig8 = cf.make_single_column_figure(
                         res7, title=None if curator == "column" else
                         "Only the count of ones published: W1 over random splits (bar = Theorem 11 bound)")
-                    _show(fig8, key="coh_fig_sec7", filename="coherence_section7.html", alt=cf.alt_text(fig8),
+                    _show(fig8, key="coh_fig_sec7", filename="coherence_section7.html",
                           caption="Boxes: W1 of the one-bit predictor over 1,000 splits; bars: the paper's bound, "
                                   "exceeded in at most a share β of splits.")
                     shares = ", ".join(f"{md_escape(nm)} {x:.3f}" for nm, x in
@@ -1075,8 +1066,5 @@ if TAB_S7.drawn:
                                            f"bound {cv.w1_text(res7.bound[j])}")
                                           for j, nm in enumerate(res7.group_names)],
                                verdicts=[s7_text], figures=[(cf.alt_text(fig8), fig8)])
-
-download_json({"data": list(data_key), "config": asdict(config), "alpha": alpha, "gamma": gamma, "beta": beta},
-              filename="coherence_settings.json", key="coh_dl_settings", label="Download current settings (JSON)")
 
 page_end()

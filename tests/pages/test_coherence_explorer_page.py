@@ -606,3 +606,40 @@ def test_upload_run_estimate_says_where_the_run_goes():
     _ok(at)
     assert any(c.value.startswith("Estimated time: about") and c.value.endswith(f"on this server's {CORES} cores.")
                for c in at.caption)
+
+
+def test_shared_dataset_picker_only_when_the_page_reads_it():
+    at = _app(coh_n="2000", coh_learner="Decision tree").run()
+    _ok(at)
+    assert "dataset" not in [s.key for s in at.sidebar.selectbox]
+    assert any("works on its own data" in c.value for c in at.sidebar.caption)
+    at.radio(key="coh_source").set_value("shared").run()
+    _ok(at)
+    assert "dataset" in [s.key for s in at.sidebar.selectbox]
+
+
+def test_report_and_script_from_the_runs_tab(monkeypatch):
+    """Issue 15: the runs tab ends in a report whose summary holds the verdict and the headline card as shown, and
+    the script. (Rendering the report itself is ui.dossier's test; here its input is captured.)"""
+    from ui import dossier
+
+    summaries = []
+    monkeypatch.setattr(dossier, "build_report", lambda summary, link: summaries.append(summary) or b"report")
+    with capture_downloads() as dl:
+        at = _app(coh_n="2000", coh_reps="5", coh_learner="Decision tree", coh_tab=RUNS).run()
+        at.button(key="coh_run").click().run()
+        _ok(at)
+        # only these two are built (dl.files() would also render every figure to PNG and SVG)
+        files = {name: dl.entries[name]() for name in ("coherence_explorer_report.html",
+                                                      "coherence_explorer_coh_art_runs.py")}
+    assert files["coherence_explorer_report.html"] == b"report"
+    summary = summaries[-1]
+    assert summary.verdicts == [_shown(_first(at.tabs[1]))]
+    card = next(m.value for m in at.metric if m.label == "Runs failing at α")
+    assert (summary.headlines[0].label, summary.headlines[0].value) == ("Runs failing at α", card)
+    assert summary.seed == 0 and summary.epsilon is None  # a clear release makes no privacy promise
+    assert len(summary.figures) == 2 and all(alt for alt, _ in summary.figures)
+    script = files["coherence_explorer_coh_art_runs.py"]
+    script = script.decode() if isinstance(script, bytes) else script
+    assert script == summary.script
+    assert "co.run_experiment(df, config, n_jobs=1)" in script and "census_population(2000, seed=0)" in script

@@ -1,8 +1,9 @@
-"""Engine time behind each plot of the sampling designer, at default and maximum settings.
+"""Server-side time of one redraw of each sampling designer tab, at the default and the largest settings.
 
 Run: ``.venv/bin/python bench/bench_sampling_designer.py`` (prints a markdown table; save it to
 ``bench/results/sampling_designer.md``). Redraw budget: 300 ms per slider change (spec §8); frame summary ≤ 3 s.
-Times are engine + figure construction (no Streamlit, cold cache), median and max of several repeats.
+Each row makes the calls the page makes for that tab today (engine results, figures, CSV headers, verdict sentences,
+the "Copy as code" script), cold (no cache), without Streamlit's rendering; median and max of several repeats.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine import sampling as sp  # noqa: E402
 from engine import sampling_figures as sf  # noqa: E402
+from engine import sampling_verdicts as sv  # noqa: E402
+from engine import script_sampling as ss  # noqa: E402
 
 REPEATS = 5
 
@@ -37,54 +40,95 @@ def timed(fn, repeats: int = REPEATS) -> tuple[float, float, float]:
     return statistics.median(wall), max(wall), statistics.median(cpu)
 
 
-def p1(eps, n):
+# Each function below makes the engine, figure, verdict and script calls one redraw of that tab makes on the
+# page (pages/sampling_designer.py), in the same order, with no cache (the page caches several of them: a cold
+# call is what a new setting costs). Streamlit's own rendering is not included (bench_browser_latency measures it).
+
+def tab_simple(eps, n, m=None):
+    m = m or max(1, n // 100)
+    q = m / n
+    cards = [sp.amplify_srswor(epsilon=eps, m=m, n=n, delta=1e-6), sp.amplify_poisson(epsilon=eps, rate=q, delta=1e-6),
+             sp.amplify_srswr(epsilon=eps, m=m, n=n)]
+    cal = sp.calibrate_srswor(epsilon_target=1.0, rate=q)
+    sp.amplify_poisson(epsilon=cal.epsilon_sample_paper_approx, rate=q)
+    sp.lemma16_bound(epsilon=eps, m=m, m_prime=min(m + 1, n + 1), n=n)
     df = sf.rate_curve_table(epsilon=eps, n=n)
-    sp.amplify_srswor(epsilon=eps, m=max(1, n // 100), n=n)
-    sp.calibrate_srswor(epsilon_target=1.0, rate=0.01)
-    sf.make_rate_figure(df, epsilon=eps, schemes=["SRSWOR", "Poisson", "SRSWR"], current_rate=0.01,
-                        cluster_band=(0.1, 0.5, 0.6))
+    band = sp.cluster_bounds(np.full(100, 20.0), epsilon=eps, n_drawn=10)        # the Cluster tab's overlay
+    sf.make_rate_figure(df, epsilon=eps, schemes=["SRSWOR", "Poisson", "SRSWR"], current_rate=q,
+                        cluster_band=(band.rate_clusters, band.worst_lower, band.worst_upper))
+    sf.for_people(df)
+    sv.simple_verdict(epsilon=eps, epsilon_population=cards[0].epsilon_population, rate=q, scheme="srswor", m=m, n=n,
+                      shortcut=cards[0].epsilon_paper_approx)
+    ss.simple_script(repo_root=".", epsilon=eps, n=n, m=m, rate=q)
 
 
-def tab2(eps, n, sd):
-    pmf = sp.size_pmf_mixture(sp.size_pmf_truncnorm(n, mean=n / 2, sd=sd), p_full=1e-10)
-    b = sp.amplify_random_size(pmf, epsilon=eps)
-    sp.calibrate_random_size(pmf, epsilon_target=eps / 2)
-    sf.make_pmf_figure(sf.size_pmf_table(pmf, epsilon=eps), tilted_mean=b.tilted_mean)
+def tab_random(eps, n, sd, family="mixture"):
+    law = sp.size_law_from_controls(n, family=family, mean=n / 2, sd=sd, low=0, high=n, base="gaussian",
+                                    p_full=1e-10)
+    view = sf.random_size_view(law, epsilon=eps, epsilon_target=eps / 2, mean=n / 2,
+                               current_sd=sd if family == "gaussian" else None)
+    b = view.bounds
+    sf.make_sigma_figure(view.sigma_table, epsilon=eps, current_sd=sd)
+    sf.make_pmf_figure(view.pmf_table, tilted_mean=b.tilted_mean)
+    sv.random_size_verdict(epsilon=eps, n=n, mean_size=b.mean_size, tilted_mean=b.tilted_mean, lower=b.epsilon_lower,
+                           upper=b.epsilon_upper)
+    ss.random_size_script(repo_root=".", epsilon=eps, n=n, family=family, mean=n / 2, sd=sd, low=0, high=n,
+                          base="gaussian", p_full=1e-10)
 
 
-def p2(eps, n):
-    sf.make_sigma_figure(sf.sigma_curve_table(n=n, mean=n / 2, epsilon=eps), epsilon=eps, current_sd=n / 100)
-
-
-def p4(eps, r, pairs):
+def tab_rounding(eps, r, pairs):
+    amp = sp.amplify_randomized_rounding(epsilon=eps, rate=r)
+    rstar = sp.randomized_rounding_crossover(epsilon=eps)
+    cal = sp.calibrate_randomized_rounding(epsilon_target=1.0, rate=r)
+    sp.amplify_randomized_rounding(epsilon=cal.epsilon_sample_paper_approx, rate=r)
+    for meth in ("deterministic", "randomized"):
+        sp.size_channel_loss(sp.rounding_size_pmf(14, rate=r, method=meth),
+                             sp.rounding_size_pmf(15, rate=r, method=meth), epsilon=eps)
+    sp.degradation_loss([2, -3, 5], epsilon=eps)
     lo = int(np.ceil(1 / r))
     df = sf.sawtooth_table(epsilon=eps, rate=r, n_min=lo, n_max=lo + pairs - 1)
-    a = sp.amplify_randomized_rounding(epsilon=eps, rate=r)
-    sp.calibrate_randomized_rounding(epsilon_target=1.0, rate=r)
-    sf.make_sawtooth_figure(df, epsilon=eps, theorem6=a.epsilon_population, worst_channel=0.1)
+    worst = sp.amplify_poisson(epsilon=eps, rate=r).epsilon_population
+    sf.make_sawtooth_figure(df, epsilon=eps, theorem6=amp.epsilon_population, worst_channel=worst)
+    sv.rounding_verdict(epsilon=eps, rate=r, epsilon_population=amp.epsilon_population, crossover=rstar)
+    ss.rounding_script(repo_root=".", epsilon=eps, rate=r, pair_n=14)
 
 
-def p5(k, ell):
-    sf.make_cluster_heatmap(sf.cluster_heatmap_table(n_clusters=k, n_drawn=ell), current_size=20, current_epsilon=1)
+def tab_cluster(sizes, ell, eps=1.0, rw=0.1):
+    k = len(sizes)
+    b = sp.cluster_bounds(sizes, epsilon=eps, n_drawn=ell)
+    two = sp.two_stage_cluster_upper(sizes, epsilon=eps, n_drawn=ell, within_rate=rw)
+    sp.calibrate_cluster(sizes, epsilon_target=0.5, n_drawn=ell, within_rate=rw)
+    sp.cluster_test_bound(epsilon_conditional=eps, epsilon_test=2.0, n_clusters=k, n_drawn=ell)
+    sf.make_cluster_heatmap(sf.cluster_heatmap_table(n_clusters=k, n_drawn=ell), current_size=20,
+                            current_epsilon=eps)
+    sf.make_cluster_bars_figure(sf.cluster_bars_table(sizes, b), epsilon=eps, naive=b.naive_srs)
+    sv.cluster_verdict(epsilon=eps, n_drawn=ell, n_clusters=k, worst_lower=b.worst_lower, worst_upper=b.worst_upper,
+                       naive_srs=b.naive_srs)
+    ss.cluster_script(repo_root=".", epsilon=eps, sizes=sizes, n_drawn=ell, within_rate=rw)
+    return two
 
 
-def p6(sizes, ell):
-    b = sp.cluster_bounds(sizes, epsilon=1.0, n_drawn=ell)
-    sp.two_stage_cluster_upper(sizes, epsilon=1.0, n_drawn=ell, within_rate=0.1)
-    sp.calibrate_cluster(sizes, epsilon_target=0.5, n_drawn=ell, within_rate=0.1)
-    sf.make_cluster_bars_figure(sf.cluster_bars_table(sizes, b), epsilon=1.0, naive=b.naive_srs)
-
-
-def p78(N, S, m):
-    df = sf.allocation_table(N, S, m=m, value_max=1000.0, epsilon=1.0, names=[str(i) for i in range(len(N))])
+def tab_strata(N, mean, S, m, bounds):
+    eps = 1.0
+    names = [str(i) for i in range(len(N))]
+    r = m / N.sum()
+    pa = sp.proportional_allocation(N, rate=r, epsilon=eps)
+    cal = sp.calibrate_randomized_rounding(epsilon_target=1.0, rate=r)
+    sp.amplify_randomized_rounding(epsilon=cal.epsilon_sample_paper_approx, rate=r)
+    df = sf.allocation_table(N, S, m=m, value_max=1000.0, epsilon=np.full(len(N), eps), names=names)
+    tot = sf.allocation_totals(df)
     sf.make_allocation_figure(df)
     sf.make_variance_figure(df)
-    sp.proportional_allocation(N, rate=m / N.sum(), epsilon=1.0)
-
-
-def p9(N, mean, S, m, bounds):
-    s = sp.neyman_worst_shift(N, mean, S, m=m, bounds=bounds)
-    sf.make_shift_figure(sf.shift_table(s, [str(i) for i in range(len(N))]))
+    sv.allocation_verdict({k: float(v) for k, v in tot["total"].items()})
+    shift = sp.neyman_worst_shift(N, mean, S, m=m, bounds=bounds)
+    deg = sp.degradation_loss(shift.delta_rounded, epsilon=eps)
+    sf.make_shift_figure(sf.shift_table(shift, names))
+    sf.make_cbp_figure(sf.cbp_table(sp.cbp_example()))
+    sv.stratified_verdict(epsilon=eps, m=m, population=int(N.sum()),
+                          epsilon_population=pa.amplification.epsilon_population, covered=pa.theorem11_applies,
+                          shift_total=int(shift.l1_rounded), shift_loss=deg.loss_all_counts)
+    ss.stratified_script(repo_root=".", epsilon=eps, N_h=N, S_h=S, epsilon_h=np.full(len(N), eps), m=m,
+                         value_max=1000.0, methods=("neyman", "proportional", "privacy_aware"))
 
 
 def main() -> None:
@@ -95,31 +139,29 @@ def main() -> None:
     frame = pd.DataFrame({"stratum": rng.integers(0, 200, 2_000_000), "cluster": rng.integers(0, 100_000, 2_000_000),
                           "value": rng.normal(size=2_000_000)})
     rows = [
-        ("P1 ε′ vs rate + SRS cards", "ε=1, n=10⁴", lambda: p1(1.0, 10_000), "ε=10, n=10⁹", lambda: p1(10.0, 10**9)),
-        ("Tab 2 cards + P3 size law", "n=10⁴, σ=100", lambda: tab2(1.0, 10_000, 100.0),
-         "n=10⁶, σ=10⁵", lambda: tab2(0.01, 10**6, 1e5)),
-        ("P2 bounds vs σ (40 points)", "n=10⁴", lambda: p2(1.0, 10_000), "n=10⁶", lambda: p2(0.01, 10**6)),
-        ("P4 rounding sawtooth", "200 pairs", lambda: p4(1.0, 0.05, 200), "2,000 pairs", lambda: p4(1.0, 0.001, 2000)),
-        ("P5 cluster heatmap 60×60", "k=100, ℓ=10", lambda: p5(100, 10), "k=10⁵, ℓ=5·10⁴", lambda: p5(100_000, 50_000)),
-        ("P6 cluster bounds + calibration", "100 clusters", lambda: p6(np.full(100, 20.0), 10),
-         "10⁵ clusters", lambda: p6(sizes_max, 1000)),
-        ("P7/P8 allocations (3 methods)", "SP18, m=120",
-         lambda: p78(np.array([3000., 1000, 250]), np.array([2., 12, 150]), 120),
-         "200 strata, m=10⁵", lambda: p78(N200, S200, 100_000)),
-        ("P9 Neyman worst shift (201-pt grid)", "SP18",
-         lambda: p9(np.array([3000., 1000, 250]), np.array([4., 25, 400]), np.array([2., 12, 150]), 120,
-                    [(0, 10), (10, 100), (100, 2000)]),
-         "200 strata", lambda: p9(N200, S200 * 2, S200, 100_000, [(0.0, 1000.0)] * 200)),
+        ("Simple random samples", "ε=1, n=10⁴ (default)", lambda: tab_simple(1.0, 10_000),
+         "ε=10, n=10⁹", lambda: tab_simple(10.0, 10**9)),
+        ("Random sample size", "n=10⁴, σ=100 (default)", lambda: tab_random(1.0, 10_000, 100.0, "gaussian"),
+         "n=10⁶, σ=10⁵, mixture", lambda: tab_random(0.01, 10**6, 1e5)),
+        ("Rounding", "r=0.05, 200 pairs (default)", lambda: tab_rounding(1.0, 0.05, 200),
+         "r=0.001, 2,000 pairs", lambda: tab_rounding(1.0, 0.001, 2000)),
+        ("Cluster sampling", "100 clusters (default)", lambda: tab_cluster(np.full(100, 20.0), 10),
+         "10⁵ lognormal clusters", lambda: tab_cluster(sizes_max, 1000)),
+        ("Stratified sampling", "SP18, m=120 (default)",
+         lambda: tab_strata(np.array([3000., 1000, 250]), np.array([4., 25, 400]), np.array([2., 12, 150]), 120,
+                            [(0, 10), (10, 100), (100, 2000)]),
+         "200 strata, m=10⁵", lambda: tab_strata(N200, S200 * 2, S200, 100_000, [(0.0, 1000.0)] * 200)),
         ("Frame summary (upload)", "10⁴ rows",
          lambda: sp.summarize_frame(frame.iloc[:10_000], stratum_col="stratum", cluster_col="cluster",
                                     value_col="value"),
          "2·10⁶ rows",
          lambda: sp.summarize_frame(frame, stratum_col="stratum", cluster_col="cluster", value_col="value")),
     ]
-    print(f"# Sampling designer — engine benchmark\n\nPython {platform.python_version()}, numpy {np.__version__}, "
+    print("# Sampling designer — server-side redraw benchmark\n\n"
+          f"Python {platform.python_version()}, numpy {np.__version__}, "
           f"{platform.machine()}; median / max of {REPEATS} runs after one warm-up, milliseconds. Budget: 300 ms per "
           "redraw (frame summary: 3,000 ms, once per upload, then cached).\n")
-    print("| Plot / computation | default setting | wall median | wall max | CPU median | max setting | wall median "
+    print("| Tab (one redraw) | default setting | wall median | wall max | CPU median | max setting | wall median "
           "| wall max | CPU median | CPU within budget |")
     print("|---|---|---:|---:|---:|---|---:|---:|---:|---|")
     for name, d_lab, d_fn, m_lab, m_fn in rows:

@@ -10,7 +10,8 @@ Laplace ε is ``accounting.per_mechanism_epsilon``, and noise and accuracy are `
 Conventions: each statistic has sensitivity Δ (1 for a count). Laplace noise has scale Δ/ε₀ and is pure ε-DP
 (its δ per statistic is 0). Gaussian noise has σ = m·Δ for the smallest noise multiplier m whose composition meets
 the budget; its "ε per statistic" is that one release's exact ε at δ/(2k), the share ``compose`` charges each
-Gaussian run under the (ε, δ) rules.
+Gaussian run under the (ε, δ) rules. The discrete Laplace (scale t, ε₀ = Δ/t) and discrete Gaussian (σ) of Canonne,
+Kamath & Steinke 2020 [X-CKS] need a whole-number Δ; their ± is a whole number.
 """
 
 from __future__ import annotations
@@ -37,8 +38,11 @@ RULE_PLAIN = {
     "rdp": "Rényi DP",
     "pld": "Privacy-loss distribution (numerical)",
 }
-MECHANISMS: tuple[str, ...] = ("laplace", "gaussian")
-MECH_PLAIN = {"laplace": "Laplace", "gaussian": "Gaussian"}
+MECHANISMS: tuple[str, ...] = ("laplace", "gaussian", "discrete_laplace", "discrete_gaussian")
+MECH_PLAIN = {"laplace": "Laplace", "gaussian": "Gaussian", "discrete_laplace": "Discrete Laplace",
+              "discrete_gaussian": "Discrete Gaussian"}
+#: The continuous pair, computed by default (the discrete kinds take a few seconds more)
+DEFAULT_MECHANISMS: tuple[str, ...] = ("laplace", "gaussian")
 MAX_K = 10_000
 #: PLD resolution for the Gaussian search (ε is overstated by at most about this much: a safe bound)
 PLD_RESOLUTION = 1e-3
@@ -63,6 +67,26 @@ class BudgetRow:
     note: str = ""
 
 
+def _noise_root(make, rule: str, *, epsilon: float, delta: float, k: int, guess: float, width: float) -> float:
+    """Smallest noise parameter p with compose([make(p) × k]).ε ≤ ε: Brent in ln p from [guess ± width]; NaN if the
+    rule does not apply. The composed ε falls as the noise grows."""
+    def f(x: float) -> float:
+        r = acc.compose([make(math.exp(x), k)], delta=delta, rule=rule, pld_resolution=PLD_RESOLUTION)
+        if not r.valid:
+            raise ValueError(r.note)
+        return r.epsilon - epsilon
+
+    try:
+        x = bracketed_root(f, guess - width, guess + width, increasing=False, step_lo=2 * width,
+                           step_hi=2 * width, xtol=1e-9, rtol=1e-9)
+    except ValueError:
+        return math.nan
+    # brentq stops within xtol of the root on either side: step up to the side that meets the budget
+    while f(x) > 0:
+        x += 1e-9
+    return math.exp(x)
+
+
 def gaussian_multiplier(rule: str, *, epsilon, delta, k) -> float:
     """Smallest noise multiplier m = σ/Δ whose k-fold Gaussian composition has ε ≤ ``epsilon`` at ``delta``.
 
@@ -70,22 +94,30 @@ def gaussian_multiplier(rule: str, *, epsilon, delta, k) -> float:
     apply. PLD uses resolution :data:`PLD_RESOLUTION`.
     """
     eps, d, k = check_epsilon(epsilon), check_delta(delta, allow_zero=False), check_size(k, name="k")
-
-    def f(x: float) -> float:
-        r = acc.compose([acc.gaussian(math.exp(x), count=k)], delta=d, rule=rule, pld_resolution=PLD_RESOLUTION)
-        if not r.valid:
-            raise ValueError(r.note)
-        return r.epsilon - eps
-
     guess = math.log(math.sqrt(k * 2.0 * math.log(1.25 / d)) / eps)  # the classic σ with ε/√k per run
-    try:
-        x = bracketed_root(f, guess - 1.0, guess + 1.0, increasing=False, xtol=1e-9, rtol=1e-9)
-    except ValueError:
-        return math.nan
-    # brentq stops within xtol of the root on either side: step up to the side that meets the budget
-    while f(x) > 0:
-        x += 1e-9
-    return math.exp(x)
+    return _noise_root(lambda m, c: acc.gaussian(m, count=c), rule, epsilon=eps, delta=d, k=k, guess=guess,
+                       width=1.0)
+
+
+def discrete_noise(mechanism: str, rule: str, *, epsilon, delta, k, sensitivity: int, start: float) -> float:
+    """Smallest discrete-Laplace scale t or discrete-Gaussian σ whose k-fold composition meets (ε, δ) [X-CKS].
+
+    ``start`` is the continuous mechanism's answer (scale Δ/ε₀ or σ = mΔ), a close first bracket: the discrete
+    mechanisms are at least as private as their continuous counterparts at the same scale.
+    """
+    eps, d, k = check_epsilon(epsilon), check_delta(delta, allow_zero=False), check_size(k, name="k")
+    sens = mech.integer_sensitivity(sensitivity)
+    if mechanism == "discrete_laplace":
+        def make(t, c):
+            return acc.discrete_laplace(t, sensitivity=sens, count=c)
+    else:
+        def make(s, c):
+            return acc.discrete_gaussian(s, sensitivity=sens, count=c)
+    return _noise_root(make, rule, epsilon=eps, delta=d, k=k, guess=math.log(start), width=0.05)
+
+
+def _is_whole(x: float) -> bool:
+    return abs(x - round(x)) <= 1e-12 and x >= 1
 
 
 def budget_row(rule: str, mechanism: str, *, epsilon, delta, k, sensitivity=1.0, confidence=0.95) -> BudgetRow:
@@ -103,31 +135,42 @@ def budget_row(rule: str, mechanism: str, *, epsilon, delta, k, sensitivity=1.0,
         return BudgetRow(rule, mechanism, k, eps, d, math.nan, math.nan, math.nan, math.nan, math.nan, conf, False,
                          note)
 
-    if d == 0.0 and not (rule == "basic" and mechanism == "laplace"):
-        return invalid("needs δ > 0" if mechanism == "laplace" else "Gaussian noise needs δ > 0")
-    if mechanism == "laplace":
-        if rule == "basic":
-            # per_mechanism_epsilon needs δ > 0 for its compose calls; basic composition of pure ε is Σ ε₀ = k·ε₀
-            e0 = acc.per_mechanism_epsilon("basic", epsilon=eps, delta=d if d > 0 else 0.5, k=k)
-        else:
-            e0 = acc.per_mechanism_epsilon(rule, epsilon=eps, delta=d, k=k)
+    def row(e_each: float, d_each: float, scale: float) -> BudgetRow:
+        return BudgetRow(rule, mechanism, k, eps, d, e_each, d_each, scale, mech.noise_std(mechanism, scale=scale),
+                         mech.half_width(mechanism, scale=scale, confidence=conf), conf, True)
+
+    pure = mechanism in ("laplace", "discrete_laplace")
+    if d == 0.0 and not (rule == "basic" and pure):
+        return invalid("needs δ > 0" if pure else "Gaussian noise needs δ > 0")
+    if mechanism.startswith("discrete") and not _is_whole(sens):
+        return invalid("discrete noise needs a whole-number sensitivity")
+    if pure:
+        # per_mechanism_epsilon needs δ > 0 for its compose calls; basic composition of pure ε is Σ ε₀ = k·ε₀
+        e0 = acc.per_mechanism_epsilon(rule, epsilon=eps, delta=d if d > 0 else 0.5, k=k)
         if not e0 > 0:
             return invalid("no per-statistic ε fits the budget under this rule")
-        scale = sens / e0
-        return BudgetRow(rule, mechanism, k, eps, d, e0, 0.0, scale, mech.noise_std("laplace", scale=scale),
-                         mech.half_width("laplace", scale=scale, confidence=conf), conf, True)
+        if mechanism == "laplace":
+            return row(e0, 0.0, sens / e0)
+        if rule == "basic":  # the discrete Laplace with scale t is exactly (Δ/t)-DP, as the Laplace
+            return row(e0, 0.0, sens / e0)
+        t = discrete_noise(mechanism, rule, epsilon=eps, delta=d, k=k, sensitivity=sens, start=sens / e0)
+        if not math.isfinite(t):
+            return invalid("this rule gives no bound for this noise here")
+        return row(sens / t, 0.0, t)
     m = gaussian_multiplier(rule, epsilon=eps, delta=d, k=k)
     if not math.isfinite(m):
         return invalid("this rule gives no bound for Gaussian noise here")
     d_each = d / (2.0 * k)
-    e_each = mech.gaussian_epsilon(d_each, sigma=m)
-    sigma = m * sens
-    return BudgetRow(rule, mechanism, k, eps, d, e_each, d_each, sigma, mech.noise_std("gaussian", scale=sigma),
-                     mech.half_width("gaussian", scale=sigma, confidence=conf), conf, True)
+    if mechanism == "gaussian":
+        return row(mech.gaussian_epsilon(d_each, sigma=m), d_each, m * sens)
+    s = discrete_noise(mechanism, rule, epsilon=eps, delta=d, k=k, sensitivity=sens, start=m * sens)
+    if not math.isfinite(s):
+        return invalid("this rule gives no bound for this noise here")
+    return row(mech.discrete_gaussian_epsilon(d_each, sigma=s, sensitivity=int(round(sens))), d_each, s)
 
 
 def budget_table(*, epsilon, delta, k, sensitivity=1.0, confidence=0.95, rules=RULES,
-                 mechanisms=MECHANISMS) -> list[BudgetRow]:
+                 mechanisms=DEFAULT_MECHANISMS) -> list[BudgetRow]:
     """Every rule × mechanism for k statistics under the total (ε, δ), in rule order."""
     return [budget_row(r, m, epsilon=epsilon, delta=delta, k=k, sensitivity=sensitivity, confidence=confidence)
             for r in rules for m in mechanisms]

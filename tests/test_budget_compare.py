@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from numpy import arange as np_arange
+from numpy import exp as np_exp
 from dp_accounting import dp_event, rdp
 from dp_accounting.pld import privacy_loss_distribution as pldlib
 from scipy import stats
@@ -180,3 +182,45 @@ def test_budget_figure_and_alt(rows):
     assert B.budget_verdict(none).startswith("No rule gives a usable answer")
     assert B.totals_verdict(B.total_from_per_release(0.1, k=2, delta=0.0, rules=("advanced",))) == \
         "No rule applies: allow a small δ."
+
+
+@pytest.fixture(scope="module")
+def discrete_rows():
+    return {(r.rule, r.mechanism): r for r in B.budget_table(epsilon=EPS, delta=DELTA, k=K, sensitivity=2.0,
+                                                            confidence=0.9, rules=("basic", "zcdp", "pld"),
+                                                            mechanisms=("discrete_laplace", "discrete_gaussian"))}
+
+
+def _dlap_tail(t, m):
+    """P(|Y| > m) for the discrete Laplace with scale t, by summing its probability mass far into the tail."""
+    n = int(60 * t) + 60
+    ys = np_arange(-n, n + 1)  # the integers (a float start would shift the grid off them)
+    w = np_exp(-abs(ys) / t)
+    return float(w[abs(ys) > m].sum() / w.sum())
+
+
+def test_discrete_laplace_basic_by_brute_force(discrete_rows):
+    r = discrete_rows[("basic", "discrete_laplace")]
+    assert r.scale == pytest.approx(2.0 * K / EPS, rel=1e-9) and r.epsilon_each == pytest.approx(EPS / K, rel=1e-9)
+    h = r.half_width
+    assert h == int(h) and _dlap_tail(r.scale, h) <= 0.1 < _dlap_tail(r.scale, h - 1)  # smallest whole ± at 90%
+
+
+def test_discrete_gaussian_rows(discrete_rows):
+    # zCDP: the discrete Gaussian is Δ²/(2σ²)-zCDP like the continuous one [CKS Thm 4], so k of them meet ε exactly
+    s = discrete_rows[("zcdp", "discrete_gaussian")].scale
+    assert _zcdp_eps(K * 4.0 / (2 * s ** 2), DELTA) == pytest.approx(EPS, rel=1e-7)
+    # PLD against dp-accounting's own discrete Gaussian and discrete Laplace distributions
+    pld = pldlib.from_discrete_gaussian_mechanism(s, sensitivity=2).self_compose(K)
+    assert pld.get_epsilon_for_delta(DELTA) <= EPS  # the zCDP answer is a valid, looser bound
+    sp = discrete_rows[("pld", "discrete_gaussian")].scale
+    pld = pldlib.from_discrete_gaussian_mechanism(sp, sensitivity=2).self_compose(K)
+    assert pld.get_epsilon_for_delta(DELTA) == pytest.approx(EPS, rel=1e-2)
+    t = discrete_rows[("pld", "discrete_laplace")].scale
+    pld = pldlib.from_discrete_laplace_mechanism(1 / t, sensitivity=2).self_compose(K)
+    assert pld.get_epsilon_for_delta(DELTA) == pytest.approx(EPS, rel=1e-2)
+
+
+def test_discrete_noise_needs_a_whole_sensitivity():
+    r = B.budget_row("basic", "discrete_laplace", epsilon=1.0, delta=0.0, k=2, sensitivity=0.5)
+    assert not r.valid and "whole-number" in r.note

@@ -18,8 +18,9 @@ from ui.widgets import choice, delta_exponent, log_slider
 
 
 @st.cache_data(show_spinner="Composing…", max_entries=64)
-def _table(epsilon: float, delta: float, k: int, sensitivity: float, confidence: float):
-    return bc.budget_table(epsilon=epsilon, delta=delta, k=k, sensitivity=sensitivity, confidence=confidence)
+def _table(epsilon: float, delta: float, k: int, sensitivity: float, confidence: float, mechanisms: tuple[str, ...]):
+    return bc.budget_table(epsilon=epsilon, delta=delta, k=k, sensitivity=sensitivity, confidence=confidence,
+                           mechanisms=mechanisms)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -54,7 +55,11 @@ def render_budget_comparison(key_prefix: str = "eps_cmp_") -> None:
                                  value=1.0, key=f"{p}sens", bind="query-params"))
     conf = float(c4.select_slider("Confidence of the ±", options=[0.8, 0.9, 0.95, 0.99, 0.999], value=0.95,
                                   key=f"{p}conf", format_func=lambda c: f"{100 * c:g}%", bind="query-params"))
-    rows = _table(eps, delta, k, sens, conf)
+    discrete = c4.toggle("Also whole-number (discrete) noise", value=False, key=f"{p}discrete",
+                         bind="query-params", help="Discrete Laplace and Gaussian noise keep counts whole numbers; "
+                         "computing them takes a few seconds more.")
+    mechs = bc.MECHANISMS if discrete else bc.DEFAULT_MECHANISMS
+    rows = _table(eps, delta, k, sens, conf, mechs)
     st.markdown(f"**{md_escape(bc.budget_verdict(rows), max_len=500)}**")
     show_figure(bc.make_budget_figure(rows), key=f"{p}fig", filename=f"budget_comparison_k{k}.html",
                 alt=bc.budget_figure_alt(rows))
@@ -65,7 +70,8 @@ def render_budget_comparison(key_prefix: str = "eps_cmp_") -> None:
         st.markdown(
             "Each row finds the largest privacy per statistic whose composition over k statistics stays within the "
             "total budget, under that rule: Laplace by bisection on the per-statistic ε, Gaussian by Brent's "
-            "method on the noise multiplier. Adding up and advanced composition are Rogers (2017) Thm 2.1.4 and "
+            "method on the noise multiplier (discrete noise: on its scale, starting from the continuous answer). "
+            "Adding up and advanced composition are Rogers (2017) Thm 2.1.4 and "
             "2.1.5; optimal composition is Kairouz, Oh & Viswanath (2015); zero-concentrated DP is Bun & Steinke "
             "(2016); Rényi DP is Mironov (2017); the privacy-loss distribution is computed with Google's "
             "dp-accounting. For Gaussian noise, ε per statistic is one release's exact ε at δ/(2k).")

@@ -1,27 +1,41 @@
-"""Home page: what the tool is, the five tools, and the shared dataset picker."""
+"""Home page: which tool answers which question, first; then the shared dataset and the sources."""
 
 import streamlit as st
 
 from ui import load_active_dataset, page_end, page_setup
-from ui.common import TOOLS
+from ui.common import TOOLS, methodology
 
 page_setup("Home", icon=":material/shield_lock:")
 
+#: The question each tool answers, in the words of someone who has to decide (same order as ui.common.TOOLS).
+QUESTIONS = {
+    "pages/epsilon_calculator.py": "How much noise does a privacy budget ε cost, and what risk does it leave?",
+    "pages/coherence_explorer.py": "Would a model trained on our release treat the people in it differently?",
+    "pages/sampling_designer.py": "Does publishing from a sample, not everyone, add privacy, and how much?",
+    "pages/leximax_cohort_picker.py": "How do we draw a fair random panel that serves every group?",
+    "pages/stratified_synthesis_viewer.py": "Are small groups served worse by private statistics or synthetic data?",
+}
+
 st.title("Privacy/utility explorer")
 st.markdown(
-    "Publishing statistics about people always trades **privacy** against **usefulness**. "
-    "Differential privacy makes the trade explicit: a single number, ε (epsilon), bounds how much any one "
-    "person's data can change what is published, and a smaller ε means more random noise and less accurate "
-    "results. These tools show, with the numbers from the research papers, what a given ε buys and costs, so "
-    "you can choose parameters you can defend."
+    "**Publishing statistics about people always trades privacy against usefulness. Pick your question below: "
+    "each tool answers it in plain words first, then shows the numbers behind the answer.**"
 )
 
 cols = st.columns(3)
 for i, (path, label, icon, blurb) in enumerate(TOOLS):
     with cols[i % 3].container(border=True):
-        st.markdown(f"#### {icon} {label}")
-        st.write(blurb)
-        st.page_link(path, label=f"Open the {label.lower()}", icon=":material/arrow_forward:")
+        st.markdown(f"**{QUESTIONS.get(path, label)}**")
+        st.page_link(path, label=label, icon=icon)
+        st.caption(blurb)
+
+with methodology("What ε means, in one paragraph"):
+    st.markdown(
+        "Differential privacy makes the trade explicit: a single number, ε (epsilon), bounds how much any one "
+        "person's data can change what is published. A smaller ε means more random noise and less accurate "
+        "results. These tools show, with the numbers from the research papers, what a given ε buys and costs, so "
+        "you can choose parameters you can defend."
+    )
 
 st.subheader("Shared dataset")
 st.write(
@@ -38,7 +52,7 @@ for note in dataset.notes:
     st.caption(note)
 st.dataframe(dataset.frame.head(20), width="stretch", key="home_preview")
 
-with st.expander("About these tools and their sources"):
+with methodology("About these tools and their sources"):
     st.markdown(
         "- Demographic coherence: *Enforcing Demographic Coherence* (seed 000).\n"
         "- Partially private data: Seeman, Slavković & Reimherr (seed 001).\n"

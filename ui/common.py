@@ -157,13 +157,8 @@ PRESENT_KEY = "present"
 _BASE_CSS = """
 [class*="__exact"] [data-testid="stNumberInputStepUp"],
 [class*="__exact"] [data-testid="stNumberInputStepDown"] { display: none; }
-[data-testid="stTabs"] [data-baseweb="tab-list"], [data-baseweb="tab-list"] {
-  flex-wrap: wrap; overflow-x: visible; row-gap: 0.25rem; }
-[data-baseweb="tab-list"] [data-baseweb="tab"] { flex: 0 1 auto; min-width: 0; }
-[data-baseweb="tab-list"] [data-baseweb="tab"] p { white-space: normal; text-align: left; }
-[data-baseweb="tab-highlight"], [data-baseweb="tab-border"] { display: none; }
-[data-baseweb="tab-list"] [data-baseweb="tab"][aria-selected="true"] {
-  box-shadow: inset 0 -3px 0 0 var(--primary-color, #0072B2); }
+[data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; overflow-x: visible; row-gap: 0.15rem; }
+[data-testid="stTabs"] [role="tablist"] [data-testid="stTab"] { flex: 0 0 auto; }
 [data-testid="stMetricValue"] > div, [data-testid="stMetricLabel"] p { white-space: normal; overflow-wrap: anywhere; }
 """
 
@@ -173,10 +168,12 @@ html, body, [data-testid="stAppViewContainer"] { font-size: 18px; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li,
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p,
 [data-testid="stWidgetLabel"] p, [data-testid="stAlertContainer"] p,
-[data-baseweb="tab"] p, [data-testid="stTable"] td, [data-testid="stTable"] th,
+[data-testid="stTab"] p, [data-testid="stTable"] td, [data-testid="stTable"] th,
 [data-testid="stSidebar"] p, [data-testid="stExpander"] summary p { font-size: 18px !important; }
+[data-testid="stSidebar"] [data-testid="stPageLink"] p { white-space: normal; }
 h1 { font-size: 2.6rem !important; } h2 { font-size: 2.0rem !important; } h3 { font-size: 1.6rem !important; }
-[data-testid="stMetricValue"] { font-size: 2.4rem !important; }
+[data-testid="stMetricValue"], [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p {
+  font-size: 2.4rem !important; }
 [data-testid="stMetricLabel"] p { font-size: 18px !important; }
 [data-testid="stMetricDelta"] { font-size: 18px !important; }
 """

@@ -335,8 +335,9 @@ def restore_uploader() -> None:
     from ui.links import notice_text, sanitise_params
     from ui.text import md_escape
 
-    up = st.file_uploader("Restore saved settings", type=["json"], key=RESTORE_KEY,
-                          help="A Settings (JSON) file saved from any page of this tool.")
+    with st.expander("Restore saved settings", icon=":material/upload_file:"):
+        up = st.file_uploader("Settings file (JSON)", type=["json"], key=RESTORE_KEY, max_upload_size=1,
+                              help="A Settings (JSON) file saved from any page of this tool reopens that view.")
     if up is None:
         st.session_state.pop(_APPLIED, None)
         return

@@ -106,27 +106,33 @@ def _box_to_slider(key: str, box_key: str, min_value: float, max_value: float, f
         st.session_state[key] = from_value(v)
 
 
-def _exact_box(target, *, key: str, value: float, min_value: float, max_value: float, help: str | None,
-               disabled: bool, from_value=lambda v: v) -> None:
-    """The small number box beside a slider (key ``key + "__exact"``, not URL-bound: the slider holds the link)."""
+def _exact_box(target, *, key: str, value: float, min_value: float, max_value: float, disabled: bool,
+               from_value=lambda v: v) -> None:
+    """The small number box under a slider (key ``key + "__exact"``, not URL-bound: the slider holds the link)."""
     box_key = f"{key}__exact"
     if st.session_state.get(box_key) != value:
         st.session_state[box_key] = value  # follow the slider (a drag, a link, a restored setting)
-    target.number_input("Exact", min_value=float(min_value), max_value=float(max_value), key=box_key,
+    target.number_input("Exact value", min_value=float(min_value), max_value=float(max_value), key=box_key,
                         format="%g", step=None, disabled=disabled,
-                        help=help or f"Type any value from {format_number(min_value)} to "
-                                     f"{format_number(max_value)} (e.g. 0.3, 5e-7); the link keeps it exactly.",
                         on_change=_box_to_slider, args=(key, box_key, min_value, max_value, from_value))
 
 
 def _slider_columns(target):
-    """Slider and box side by side (3 : 1), aligned on their input lines."""
-    return target.columns([3, 1], vertical_alignment="bottom", gap="small")
+    """Slider, then the box under it: pages put sliders in narrow columns, where a box beside the slider had
+    no room for "1e-06"."""
+    return target, target
+
+
+def _with_box_help(help: str | None, min_value: float, max_value: float) -> str:
+    """The slider's help plus how to type an exact value (the box itself has no room for a help icon)."""
+    tail = (f"Type any value from {format_number(min_value)} to {format_number(max_value)} (e.g. 0.3 or 5e-7) "
+            "in the box below it; the link keeps it exactly.")
+    return f"{help} {tail}" if help else tail
 
 
 def log_slider(label: str, *, key: str, min_value: float = 1e-3, max_value: float = 20.0, value: float = 1.0,
                steps_per_decade: int = 20, help: str | None = None, container=None, disabled: bool = False) -> float:
-    """A log-scale slider (e.g. for ε), URL-bound, with a number box beside it for any exact value in range.
+    """A log-scale slider (e.g. for ε), URL-bound, with a number box under it for any exact value in range.
 
     The slider moves on a 2-significant-figure grid; a value typed in the box (key ``key + "__exact"``) or
     given by a link (``?key=0.3``) joins the slider's options, so the URL parameter ``key`` stores it exactly
@@ -144,9 +150,9 @@ def log_slider(label: str, *, key: str, min_value: float = 1e-3, max_value: floa
     target = container if container is not None else st
     c_slider, c_box = _slider_columns(target)
     out = float(c_slider.select_slider(label, options=sorted(options), value=default, key=key,
-                                       format_func=format_number, help=help, disabled=disabled,
-                                       bind="query-params"))
-    _exact_box(c_box, key=key, value=out, min_value=min_value, max_value=max_value, help=None, disabled=disabled)
+                                       format_func=format_number, help=_with_box_help(help, min_value, max_value),
+                                       disabled=disabled, bind="query-params"))
+    _exact_box(c_box, key=key, value=out, min_value=min_value, max_value=max_value, disabled=disabled)
     return out
 
 
@@ -173,7 +179,7 @@ def delta_from_exponent(x: float) -> float:
 def delta_exponent(*, key: str, value: int = -6, min_exp: int = -300, max_exp: int = -1,
                    label: str = "δ = 10^x, x =", help: str | None = None, container=None,
                    disabled: bool = False) -> float:
-    """δ chosen by its exponent (URL-bound slider over x, δ = 10^x) plus a box to type any δ (e.g. 5e-7).
+    """δ chosen by its exponent (URL-bound slider over x, δ = 10^x) plus a box under it to type any δ (e.g. 5e-7).
 
     The slider steps through whole decades; a typed δ moves it to x = log10(δ), which the URL parameter ``key``
     stores with full precision, so a link restores the typed δ exactly (6 significant figures). A link may also
@@ -195,11 +201,11 @@ def delta_exponent(*, key: str, value: int = -6, min_exp: int = -300, max_exp: i
     c_slider, c_box = _slider_columns(target)
     e = c_slider.slider(label, min_value=float(min_exp), max_value=float(max_exp), value=float(value), step=1.0,
                         key=key, format="%g",
-                        help=help or "δ is the small probability that the ε guarantee fails; 10⁻⁶ or smaller is "
-                                     "usual. Type any δ in the box beside it.",
+                        help=_with_box_help(help or "δ is the small probability that the ε guarantee fails; 10⁻⁶ "
+                                            "or smaller is usual.", lo, hi),
                         disabled=disabled, bind="query-params")
     delta = delta_from_exponent(e)
-    _exact_box(c_box, key=key, value=delta, min_value=lo, max_value=hi, help=None, disabled=disabled,
+    _exact_box(c_box, key=key, value=delta, min_value=lo, max_value=hi, disabled=disabled,
                from_value=lambda d: math.log10(d))
     return delta
 

@@ -81,6 +81,8 @@ LearnerKind = Literal["random_forest", "decision_tree", "nearest_neighbor", "log
 RELEASE_KINDS = ("clear", "dp_histogram", "gaussian_histogram", "subsample")
 HISTOGRAM_KINDS = ("dp_histogram", "gaussian_histogram")
 LEARNER_KINDS = ("random_forest", "decision_tree", "nearest_neighbor", "logistic")
+#: Learners that compute in float32 and predict row by row (see ``_LearnerInputs``).
+TREE_KINDS = ("random_forest", "decision_tree")
 OUTPUTS = ("hard", "soft")
 
 
@@ -166,6 +168,9 @@ class PreparedData:
     features: tuple[str, ...] = ()
     feature_idx: tuple[int, ...] = ()
     bin_labels: tuple[tuple[str, ...], ...] | None = None
+    #: Learner inputs per (release encoding, learner family), filled by ``prepare`` and travelling with the data
+    #: to worker processes, so no repetition converts or de-duplicates the matrix again.
+    inputs: dict = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -618,10 +623,12 @@ def prepare(df: pd.DataFrame, config: ExperimentConfig) -> PreparedData:
     sizes = {k: int(v.sum()) for k, v in masks.items()}
     if not any(s >= 2 for s in sizes.values()):
         raise ValueError("no group has at least 2 members; W1 needs members in both halves")
-    return PreparedData(
+    prepared = PreparedData(
         n=n, n_dropped=n_dropped, y=y, raw=raw, binned=binned, binned_levels=levels, masks=masks,
         group_sizes=sizes, lens=lens, features=features, feature_idx=feature_idx, bin_labels=labels,
     )
+    _learner_inputs(prepared, rel, config.learner)
+    return prepared
 
 
 # =============================================================================== learners
@@ -630,6 +637,60 @@ def _constant(value: float) -> Callable[[np.ndarray], np.ndarray]:
         return np.full(len(X), value, dtype=float)
 
     return h
+
+
+class _Forest:
+    """scikit-learn's ``RandomForestClassifier(n_estimators, random_state=seed)`` with its defaults, built lean.
+
+    The same trees, draw for draw: the forest's ``RandomState(seed)`` gives each tree a seed ``s``; the tree's
+    bootstrap is ``RandomState(s).randint(0, n, n)`` passed as counts, and its splitter (Gini, best split,
+    √d features, leaves of one record, unlimited depth) draws from a fresh ``RandomState(s)``. Probabilities
+    are the trees' leaf fractions summed in tree order and divided by the number of trees, as the forest
+    does. Only the per-tree Python work (cloning, parameter and target checks, about a sixth of a
+    repetition with 50 trees) is skipped. ``tests/test_coherence.py`` checks it against the real class.
+
+    Source: scikit-learn 1.9 ``ensemble/_forest.py`` (``fit``, ``_parallel_build_trees``,
+    ``_generate_sample_indices``, ``predict_proba``) and ``tree/_classes.py`` (``_fit``); pinned in
+    requirements.txt.
+    """
+
+    def __init__(self, n_estimators: int, seed: int):
+        self.n_estimators = int(n_estimators)
+        self.seed = int(seed)
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> "_Forest":
+        from sklearn.tree._criterion import Gini
+        from sklearn.tree._splitter import BestSplitter
+        from sklearn.tree._tree import DepthFirstTreeBuilder, Tree
+
+        int_max = np.iinfo(np.int32).max
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        Y = np.ascontiguousarray(codes.reshape(-1, 1), dtype=np.float64)
+        n, d = X.shape
+        n_classes = np.array([self.classes_.size], dtype=np.intp)
+        max_features = max(1, int(np.sqrt(d)))
+        forest_rs = np.random.RandomState(self.seed)
+        self.trees_ = []
+        for _ in range(self.n_estimators):
+            s = forest_rs.randint(int_max)
+            boot = np.random.RandomState(s).randint(0, n, n).astype(np.int32)
+            weight = np.bincount(boot, minlength=n).astype(np.float64)
+            splitter = BestSplitter(Gini(1, n_classes), max_features, 1, 0.0, np.random.RandomState(s), None)
+            tree = Tree(d, n_classes, 1)
+            DepthFirstTreeBuilder(splitter, 2, 1, 0.0, int_max, 0.0).build(tree, X, Y, weight, None)
+            self.trees_.append(tree)
+        return self
+
+    def predict_proba(self, Z: np.ndarray) -> np.ndarray:
+        k = self.classes_.size
+        out = np.zeros((Z.shape[0], k))
+        for tree in self.trees_:
+            out += tree.predict(Z)[:, :k]
+        out /= len(self.trees_)
+        return out
+
+    def predict(self, Z: np.ndarray) -> np.ndarray:
+        return self.classes_.take(np.argmax(self.predict_proba(Z), axis=1), axis=0)
 
 
 def _make_estimator(spec: LearnerSpec, seed: int):
@@ -670,16 +731,22 @@ def fit_predictor(spec: LearnerSpec, X: np.ndarray, y: np.ndarray, seed: int) ->
     classes = np.unique(y)
     if classes.size == 1:
         return _constant(float(np.sign(classes[0]) or 1.0))
-    est = _make_estimator(spec, int(seed))
-    est.fit(np.asarray(X, dtype=float), y)
+    # Trees work in float32 (scikit-learn casts every call); casting here once, C-ordered, skips its copies.
+    dtype = np.float32 if spec.kind in TREE_KINDS else float
+    X = np.asarray(X, dtype=dtype, order="C")
+    if spec.kind == "random_forest" and np.isfinite(X).all():
+        est = _Forest(spec.n_estimators, int(seed))
+    else:
+        est = _make_estimator(spec, int(seed))
+    est.fit(X, y)
     if spec.output == "hard":
         def h(Z: np.ndarray) -> np.ndarray:
-            return np.clip(est.predict(np.asarray(Z, dtype=float)).astype(float), -1.0, 1.0)
+            return np.clip(est.predict(np.asarray(Z, dtype=dtype, order="C")).astype(float), -1.0, 1.0)
     else:
         pos = int(np.flatnonzero(est.classes_ == 1)[0])
 
         def h(Z: np.ndarray) -> np.ndarray:
-            p = est.predict_proba(np.asarray(Z, dtype=float))[:, pos]
+            p = est.predict_proba(np.asarray(Z, dtype=dtype, order="C"))[:, pos]
             return np.clip(2.0 * p - 1.0, -1.0, 1.0)
     return h
 
@@ -737,6 +804,37 @@ def _encoding(prepared: PreparedData, rel: ReleaseSpec) -> np.ndarray:
     return prepared.raw[:, list(prepared.feature_idx)]
 
 
+@dataclass(frozen=True, eq=False)
+class _LearnerInputs:
+    """The encoded records as a learner takes them, and their distinct rows for prediction.
+
+    Trees compute in float32 (scikit-learn casts every fit and predict), so their matrix is cast once, C-ordered;
+    a tree's prediction depends only on the row, so it is computed once per distinct row (``unique``) and
+    spread back with ``inverse``. Other learners keep float64 and predict the halves as given (their numbers may
+    depend on the batch through BLAS blocking).
+    """
+
+    X: np.ndarray
+    unique: np.ndarray | None
+    inverse: np.ndarray | None
+
+
+def _learner_inputs(prepared: PreparedData, rel: ReleaseSpec, learner: LearnerSpec) -> _LearnerInputs:
+    tree = learner.kind in TREE_KINDS
+    key = (_needs_binned(rel), tree)
+    got = prepared.inputs.get(key)
+    if got is None:
+        enc = _encoding(prepared, rel)
+        if tree:
+            X = np.ascontiguousarray(enc, dtype=np.float32)
+            uniq, inv = np.unique(X, axis=0, return_inverse=True)
+            got = _LearnerInputs(X, np.ascontiguousarray(uniq), inv.reshape(-1))
+        else:
+            got = _LearnerInputs(np.ascontiguousarray(enc, dtype=float), None, None)
+        prepared.inputs[key] = got
+    return got
+
+
 def _trial_rng(seed: int, rep: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(int(rep),)))
 
@@ -774,7 +872,8 @@ def run_trial(
     rel = config.release
     rng = _trial_rng(config.seed, rep)
     idx_a, idx_b = half_split(prepared.n, rng)
-    enc = _encoding(prepared, rel)
+    inp = _learner_inputs(prepared, rel, config.learner)
+    enc = inp.X
     if rel.kind in HISTOGRAM_KINDS:
         X_tr, y_tr = histogram_release(prepared, rel, idx_a, rng)
     elif rel.kind == "subsample":
@@ -783,8 +882,12 @@ def run_trial(
     else:
         X_tr, y_tr = enc[idx_a], prepared.y[idx_a]
     h = fit_predictor(config.learner, X_tr, y_tr, seed=int(rng.integers(2**31 - 1)))
-    p_a = np.clip(h(enc[idx_a]), -1.0, 1.0)
-    p_b = np.clip(h(enc[idx_b]), -1.0, 1.0)
+    if inp.unique is not None:
+        p_all = np.clip(h(inp.unique), -1.0, 1.0)[inp.inverse]
+        p_a, p_b = p_all[idx_a], p_all[idx_b]
+    else:
+        p_a = np.clip(h(enc[idx_a]), -1.0, 1.0)
+        p_b = np.clip(h(enc[idx_b]), -1.0, 1.0)
     names = tuple(g.name for g in config.groups)
     w, sizes, neg = _group_stats(prepared, names, idx_a, idx_b, p_a, p_b)
     if keep_predictions:
@@ -919,9 +1022,9 @@ def noise_floor(df: pd.DataFrame, config: ExperimentConfig, reps: int = 200) -> 
     reps = check_int_in_range(reps, name="reps", lo=1, hi=100_000)
     prepared = prepare(df, config)
     rng = _trial_rng(config.seed, _FLOOR_SPAWN_KEY)
-    enc = _encoding(prepared, config.release)
-    h = fit_predictor(config.learner, enc, prepared.y, seed=int(rng.integers(2**31 - 1)))
-    p = np.clip(h(enc), -1.0, 1.0)
+    inp = _learner_inputs(prepared, config.release, config.learner)
+    h = fit_predictor(config.learner, inp.X, prepared.y, seed=int(rng.integers(2**31 - 1)))
+    p = np.clip(h(inp.X), -1.0, 1.0) if inp.unique is None else np.clip(h(inp.unique), -1.0, 1.0)[inp.inverse]
     names = tuple(g.name for g in config.groups)
     out = {nm: np.full(reps, np.nan) for nm in names}
     binary = bool(np.all(np.isin(p, (-1.0, 1.0))))

@@ -365,6 +365,55 @@ def test_fit_predictor_outputs(kind, output):
     assert np.all(const(X) == -1.0)
 
 
+@pytest.mark.parametrize("n_trees, seed, n", [(50, 1, 300), (7, 123456, 211), (1, 0, 40)])
+def test_random_forest_equals_scikit_learn_exactly(n_trees, seed, n):
+    """The engine's lean forest must give scikit-learn's RandomForestClassifier numbers bit for bit.
+
+    Integer-valued features with many ties and duplicated rows (as in census data), unequal classes, float64 input.
+    """
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.integers(0, 5, n), rng.integers(0, 90, n), rng.normal(size=n).round(1)]).astype(float)
+    X[: n // 4] = X[n // 4 : 2 * (n // 4)]
+    y = np.where(X[:, 0] + rng.normal(size=n) > 2.5, 1, -1)
+    Z = np.vstack([X, rng.normal(2, 3, size=(50, 3))])
+    ref = RandomForestClassifier(n_estimators=n_trees, random_state=seed, n_jobs=1).fit(X, y)
+    hard = co.fit_predictor(co.LearnerSpec("random_forest", "hard", n_trees), X, y, seed=seed)(Z)
+    soft = co.fit_predictor(co.LearnerSpec("random_forest", "soft", n_trees), X, y, seed=seed)(Z)
+    np.testing.assert_array_equal(hard, ref.predict(Z).astype(float))
+    np.testing.assert_array_equal(soft, 2.0 * ref.predict_proba(Z)[:, 1] - 1.0)
+
+
+@pytest.mark.parametrize("kind", ["random_forest", "decision_tree", "logistic"])
+def test_trial_predictions_equal_scikit_learn_on_each_half(pop_small, kind):
+    """A repetition's stored predictions equal scikit-learn fitted on X_a and asked about X_a and X_b directly.
+
+    The engine predicts trees once per distinct record and spreads the result back; this recomputes it plainly
+    from the same draws (split from the repetition's SeedSequence child, then the learner's seed).
+    """
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.tree import DecisionTreeClassifier
+
+    cfg = _cfg(learner=co.LearnerSpec(kind, n_estimators=10), repetitions=3, seed=5)
+    p = co.prepare(pop_small, cfg)
+    t = co.run_trial(p, cfg, 2, keep_predictions=True)
+    rng = np.random.default_rng(np.random.SeedSequence(5).spawn(3)[2])
+    perm = rng.permutation(p.n)
+    ia, ib = perm[: p.n // 2], perm[p.n // 2 : 2 * (p.n // 2)]
+    s = int(rng.integers(2**31 - 1))
+    est = {"random_forest": RandomForestClassifier(n_estimators=10, random_state=s, n_jobs=1),
+           "decision_tree": DecisionTreeClassifier(random_state=s),
+           "logistic": make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))}[kind]
+    est.fit(p.raw[ia], p.y[ia])
+    np.testing.assert_array_equal(t.idx_a, ia)
+    np.testing.assert_array_equal(t.predictions_a, est.predict(p.raw[ia]).astype(float))
+    np.testing.assert_array_equal(t.predictions_b, est.predict(p.raw[ib]).astype(float))
+
+
 def test_gaussian_sigma_below_classical():
     # Analytic Gaussian (dp-accounting) never needs more noise than the classical calibration.
     eps, delta = 0.5, 1e-6

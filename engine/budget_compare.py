@@ -145,8 +145,13 @@ def budget_row(rule: str, mechanism: str, *, epsilon, delta, k, sensitivity=1.0,
     if mechanism.startswith("discrete") and not _is_whole(sens):
         return invalid("discrete noise needs a whole-number sensitivity")
     if pure:
-        # per_mechanism_epsilon needs δ > 0 for its compose calls; basic composition of pure ε is Σ ε₀ = k·ε₀
-        e0 = acc.per_mechanism_epsilon(rule, epsilon=eps, delta=d if d > 0 else 0.5, k=k)
+        if rule == "pld":
+            # Brent in ln(1/ε₀) at PLD_RESOLUTION: the bisection of per_mechanism_epsilon takes ~40 PLD compositions
+            e0 = 1.0 / _noise_root(lambda b, c: acc.laplace(1.0 / b, count=c), rule, epsilon=eps, delta=d, k=k,
+                                   guess=math.log(k / eps), width=0.5)
+        else:
+            # per_mechanism_epsilon needs δ > 0 for its compose calls; basic composition of pure ε is Σ ε₀ = k·ε₀
+            e0 = acc.per_mechanism_epsilon(rule, epsilon=eps, delta=d if d > 0 else 0.5, k=k)
         if not e0 > 0:
             return invalid("no per-statistic ε fits the budget under this rule")
         if mechanism == "laplace":

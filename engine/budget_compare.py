@@ -240,7 +240,7 @@ def total_from_per_release(epsilon_each, *, k, delta, rules=RULES) -> pd.DataFra
                 continue
             total = acc.basic_composition([e0] * k).epsilon
         else:
-            res = acc.compose([acc.laplace(e0, count=k)], delta=d, rule=r)
+            res = acc.compose([acc.laplace(e0, count=k)], delta=d, rule=r, pld_resolution=PLD_RESOLUTION)
             if not res.valid:
                 continue
             total = res.epsilon

@@ -29,12 +29,12 @@ _colour = palette_color
 def tick_text(v: float) -> str:
     """A tick label written out in full: 0.5 (never a bare "5"), 1000 as "1,000", 1e-6 as "10⁻⁶".
 
-    >>> [tick_text(v) for v in (0.5, 2, 1000, 1e-6, 2e-5, 1e5)]
-    ['0.5', '2', '1,000', '10⁻⁶', '2·10⁻⁵', '100,000']
+    >>> [tick_text(v) for v in (0.5, 2, 1000, 1e-6, 2e-5, 1e5, 1e-4)]
+    ['0.5', '2', '1,000', '10⁻⁶', '2·10⁻⁵', '100,000', '10⁻⁴']
     """
     if v >= 1:
         return f"{v:,.0f}" if v >= 1000 else f"{v:g}"
-    if v >= 1e-4:
+    if v >= 1e-3:
         return f"{v:.10f}".rstrip("0").rstrip(".")
     e = math.floor(math.log10(v) + 1e-9)
     m = round(v / 10**e)
@@ -43,7 +43,7 @@ def tick_text(v: float) -> str:
 
 
 def log_axis(lo: float, hi: float, *, title: str | None = None, pad: float = 0.03) -> dict:
-    """A Plotly log axis over [lo, hi] with full-number ticks at 1, 2, 5 per decade (1 only beyond 4 decades).
+    """A Plotly log axis over [lo, hi] with full-number ticks at 1, 2, 5 per decade (1 only beyond 3 decades).
 
     The range stops where the data stop (padded by ``pad`` decades), so no axis runs on to 10⁻³⁰¹.
     """
@@ -55,7 +55,7 @@ def log_axis(lo: float, hi: float, *, title: str | None = None, pad: float = 0.0
     a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
     decades = math.log10(hi) - math.log10(lo)
     step = 1 if decades <= 12 else math.ceil(decades / 12)
-    mults = (1, 2, 5) if decades <= 4 else (1,)
+    mults = (1, 2, 5) if decades <= 3.05 else (1,)
     vals = [m * 10.0**e for e in range(a, b + 1, step) for m in mults if lo / 1.0001 <= m * 10.0**e <= hi * 1.0001]
     if len(vals) < 2:  # under one decade: 1–9 per decade rather than a single tick
         vals = [m * 10.0**e for e in range(a, b + 1) for m in range(1, 10) if lo / 1.0001 <= m * 10.0**e <= hi * 1.0001]
@@ -185,7 +185,7 @@ def make_budget_figure(shares) -> go.Figure:
     how = " (composed, split by own ε)" if shares.proportional else ""
     fig.update_layout(barmode="stack", title=f"Budget {unit} = {shares.budget:.4g}{how}",
                       xaxis_title=f"{unit} ({'zCDP' if unit == 'ρ' else 'privacy loss'})",
-                      height=260, legend=dict(orientation="h", y=-0.6))
+                      height=260, legend=dict(orientation="h", y=-0.6, traceorder="normal"))
     return fig
 
 
@@ -303,9 +303,9 @@ def make_power_figure(x: np.ndarray, powers: Mapping[str, np.ndarray], *, xlabel
 def make_gamma_figure(t: np.ndarray, gamma_mi: np.ndarray, gamma_rz: np.ndarray, *, crossover: float | None) -> go.Figure:
     """Corrected significance level γ vs mutual information t (bits): [T] Cor. 4.6.3 vs Thm 4.6.4."""
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=t, y=gamma_mi, mode="lines", name="γ_MI (Cor. 4.6.3)", line=dict(color=PALETTE[0]),
+    fig.add_trace(go.Scatter(x=t, y=gamma_mi, mode="lines", name="mutual-information bound (Cor. 4.6.3)", line=dict(color=PALETTE[0]),
                              hovertemplate="t=%{x:.4g} bits<br>γ=%{y:.4g}<extra></extra>"))
-    fig.add_trace(go.Scatter(x=t, y=gamma_rz, mode="lines", name="γ_RZ (Thm 4.6.4)", line=dict(color=PALETTE[1]),
+    fig.add_trace(go.Scatter(x=t, y=gamma_rz, mode="lines", name="Russo–Zou bound (Thm 4.6.4)", line=dict(color=PALETTE[1]),
                              hovertemplate="t=%{x:.4g} bits<br>γ=%{y:.4g}<extra></extra>"))
     if crossover is not None:
         fig.add_vline(x=crossover, line=dict(dash="dot", color="black"), annotation_text=f"crossover t ≈ {crossover:.3g}")

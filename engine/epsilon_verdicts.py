@@ -67,6 +67,15 @@ def power_of_ten(x: float) -> str:
     return f"10{exp}" if abs(m - 1) < 1e-9 else f"{m:.2g}·10{exp}"
 
 
+def given(x: float) -> str:
+    """A value the user set, as they would type it (up to 4 significant figures, no padding zeros).
+
+    >>> given(1.0), given(0.125), given(2000.0)
+    ('1', '0.125', '2,000')
+    """
+    return f"{x:,.4g}" if x < 1e6 else number(x, 4)
+
+
 def percent(p: float, sig: int = 2) -> str:
     """A probability as a percentage with ``sig`` significant figures (0.2315 → "23%", 0.0046 → "0.46%")."""
     return number(100 * p, sig) + "%"
@@ -84,13 +93,15 @@ def noise_verdict(*, mechanism: str, query: str, half_width: float, confidence: 
     what = QUERY_WORDS.get(query, "the statistic")
     mech = MECH_WORDS.get(mechanism, mechanism)
     conf = f"{100 * confidence:.4g}%"
-    privacy = f"ρ = {number(rho)}" if by_rho and rho is not None else (
-        f"ε = {number(epsilon)}" if epsilon <= 1e4 else "ε above 10,000 (no useful privacy)")
+    # a value the user set reads as typed; a computed one is rounded
+    show = given if fix == "privacy" else number
+    privacy = f"ρ = {show(rho)}" if by_rho and rho is not None else (
+        f"ε = {show(epsilon)}" if epsilon <= 1e4 else "ε above 10,000 (no useful privacy)")
     if delta > 0 and not by_rho:
         privacy += f" and δ = {power_of_ten(delta)}"
     hw = number(half_width)
     if fix == "accuracy":
-        return (f"To keep {what} within ±{hw} of its true value {conf} of the time, {mech} noise needs "
+        return (f"To keep {what} within ±{given(half_width)} of its true value {conf} of the time, {mech} noise needs "
                 f"{privacy}.")
     if fix == "scale" and scale is not None:
         return (f"{mech} noise of scale {number(scale)} gives {privacy} and keeps {what} within ±{hw} of its "
@@ -125,7 +136,7 @@ def epsilon_guidance(epsilon: float) -> str | None:
     """A warning for an ε so large it protects almost nothing (above 10), else None."""
     if epsilon > 10:
         odds = math.exp(min(epsilon, 700))
-        return (f"ε = {number(epsilon)} is extreme: it lets an attacker's odds grow by a factor of up to "
+        return (f"ε = {given(epsilon)} is extreme: it lets an attacker's odds grow by a factor of up to "
                 f"{number(odds) if odds < 1e6 else _big(odds)}, so it protects almost "
                 "nothing. Values up to about 1–2 are usual for one release: lower ε, or add noise.")
     return None
@@ -138,8 +149,8 @@ def describe_releases(kinds: Sequence[str], counts: Sequence[int], epsilons: Seq
     total = int(sum(counts))
     if len(kinds) == 1:
         kind, e, m = kinds[0], epsilons[0], multipliers[0]
-        each = (f" (ε = {number(e)} each)" if e is not None else
-                f" (noise multiplier σ/Δ = {number(m)})" if m is not None else "")
+        each = (f" (ε = {given(e)} each)" if e is not None else
+                f" (noise multiplier σ/Δ = {given(m)})" if m is not None else "")
         return f"{total:,} {MECH_WORDS.get(kind, kind)} release{'s' if total != 1 else ''}{each}"
     return f"{total:,} releases of {len(set(kinds))} kind{'s' if len(set(kinds)) != 1 else ''}"
 
@@ -186,7 +197,7 @@ def budget_verdict(plan) -> str:
             s += f" With the reserve the budget to ask for is {unit} = {number(plan.budget)}."
         return s
     worst = max(allocs, key=lambda a: a.ratio) if allocs else None
-    s = f"A total budget of {unit} = {number(plan.budget)} ({rule}) gives " + ", ".join(
+    s = f"A total budget of {unit} = {given(plan.budget)} ({rule}) gives " + ", ".join(
         f"{a.name} ±{number(a.half_width)}" for a in allocs[:4]) + (" …" if k > 4 else "") + "."
     if worst is not None and worst.ratio > 1.005:
         s += f" The furthest from its target is {worst.name}: {number(worst.ratio)}× its target ±."
@@ -203,7 +214,7 @@ def adaptive_verdict(*, answered: Mapping[str, int], requests: int, epsilon_g: f
     """
     words = {"basic": "basic", "advanced": "advanced", "zcdp": "zCDP"}
     a = answered[rule]
-    head = (f"With a total budget ε_g = {number(epsilon_g)}, the {words.get(rule, rule)} filter answers {a:,} of "
+    head = (f"With a total budget ε_g = {given(epsilon_g)}, the {words.get(rule, rule)} filter answers {a:,} of "
             f"{requests:,} requests" + (" (all of them)." if a == requests else "."))
     others = [f"{words.get(r, r)} {n:,}" for r, n in answered.items() if r != rule]
     best = max(answered, key=answered.get)
@@ -218,7 +229,7 @@ def adaptive_verdict(*, answered: Mapping[str, int], requests: int, epsilon_g: f
 def risk_verdict(*, prior: float, epsilon: float, lower: float, upper: float, advantage: float,
                  delta: float = 0.0) -> str:
     """"With ε = 1, someone 10% sure that a person is in the data can become at most 23% sure …"."""
-    s = (f"With ε = {number(epsilon)}, someone {percent(prior)} sure that a person is in the data (or has a "
+    s = (f"With ε = {given(epsilon)}, someone {percent(prior)} sure that a person is in the data (or has a "
          f"trait) can become at most {percent(upper)} sure, and at least {percent(lower)}. No membership test "
          f"can beat guessing by more than {number(100 * advantage)} percentage points (true-positive minus "
          "false-positive rate).")
@@ -247,8 +258,9 @@ def widths_verdict(widths: pd.DataFrame, *, n: int) -> str:
         return (f"With n = {n:,} records, splitting the data is at least as accurate as DP for every k up to "
                 f"{kmax:,} adaptive queries: DP needs more data to pay off.")
     k0 = min(better)
+    capped = " (capped: no useful answer)" if split[kmax] >= 0.5 else ""
     return (f"With n = {n:,} records, DP answers k adaptive queries more accurately than splitting the data from "
-            f"k = {k0:,} on (at k = {kmax:,}: ±{number(dp[kmax])} with DP against ±{number(split[kmax])} by "
+            f"k = {k0:,} on (at k = {kmax:,}: ±{number(dp[kmax])} with DP against ±{number(split[kmax])}{capped} by "
             "splitting, for all answers at once).")
 
 
@@ -267,7 +279,7 @@ def private_tests_verdict(*, n: float, privacy: str, alpha: float, naive_size: f
 # --------------------------------------------------------------------------- Tab 8: max-information
 def maxinfo_verdict(*, alpha: float, gamma: float, epsilon: float, n: int, bits: float) -> str:
     """"After a selection step with ε = 0.01 on 10,000 records, reject only when p ≤ 0.012 …"."""
-    return (f"After choosing the hypothesis with an ε = {number(epsilon)} step on {int(n):,} records (which leaks "
+    return (f"After choosing the hypothesis with an ε = {given(epsilon)} step on {int(n):,} records (which leaks "
             f"at most {number(bits)} bits), reject only when p ≤ {number(gamma)}, not p ≤ {alpha:g}, to keep the "
             f"false-rejection rate at {percent(alpha)}.")
 
@@ -276,7 +288,7 @@ def maxinfo_verdict(*, alpha: float, gamma: float, epsilon: float, n: int, bits:
 def invariant_verdict(*, epsilon: float, eps_star: float, N: float) -> str:
     """Lemma 5 (S1): what publishing "the count lies in 0…N" does to ε."""
     n_txt = "∞" if math.isinf(N) else f"{int(N):,}"
-    return (f"Publishing that the count lies in 0…{n_txt} turns ε = {number(epsilon)} into an effective "
+    return (f"Publishing that the count lies in 0…{n_txt} turns ε = {given(epsilon)} into an effective "
             f"ε* = {number(eps_star)} ({number(eps_star / epsilon)}× the nominal ε; never more than 2ε).")
 
 
@@ -284,6 +296,6 @@ def correlated_verdict(*, epsilon: float, effective: float, delta_z: float) -> s
     """Example 3 (S1): correlated public information multiplies ε by the sensitivity Δ_z."""
     if delta_z > 1:
         return (f"With this correlated public information one person's secret moves the count by up to "
-                f"{delta_z:g}, so ε = {number(epsilon)} protects only like ε = {number(effective)}.")
+                f"{delta_z:g}, so ε = {given(epsilon)} protects only like ε = {number(effective)}.")
     return (f"This public information adds nothing: one person still moves the count by at most 1, so ε = "
-            f"{number(epsilon)} keeps its meaning.")
+            f"{given(epsilon)} keeps its meaning.")

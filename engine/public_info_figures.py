@@ -19,6 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine import public_info
+from engine.epsilon_figures import finite_range, log_axis
 from engine.palette import PALETTE
 
 
@@ -62,7 +63,8 @@ def make_invariant_ratio_figure(N: float, *, epsilons: Sequence[float] | None = 
     fig.add_hline(y=1, line_dash="dot", line_color=PALETTE[7], annotation_text="no inflation")
     n_txt = "∞" if math.isinf(N) else f"{int(N)}"
     return apply_layout(fig, f"How much the invariant inflates ε (N = {n_txt})",
-                   xaxis=dict(title="nominal ε", type="log"), yaxis=dict(title="ε* / ε", range=[0.95, 2.05]))
+                   xaxis=log_axis(*finite_range(eps), title="nominal ε"),
+                   yaxis=dict(title="ε* / ε", range=[0.95, 2.05]))
 
 
 def make_delta_z_heatmap(n: int, z_grid: Sequence[float], table: np.ndarray, *,
@@ -114,7 +116,8 @@ def make_em_audit_figure(n: int, *, sensitivity: float = 1.0, epsilons: Sequence
     if current is not None:
         fig.add_vline(x=current, line_dash="dot", line_color=PALETTE[7])
     return apply_layout(fig, f"Exponential-mechanism audit (Example 1, n = {n})",
-                   xaxis=dict(title="nominal ε", type="log"), yaxis=dict(title="realised ε", type="log"))
+                   xaxis=log_axis(*finite_range(eps), title="nominal ε"),
+                   yaxis=log_axis(*finite_range(eps, [t.y for t in fig.data]), title="realised ε"))
 
 
 def make_info_loss_figure(lemma7: public_info.Lemma7Result, sumproj: public_info.SumProjectionResult | None = None

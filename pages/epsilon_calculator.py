@@ -134,7 +134,7 @@ DEFAULTS: dict[str, object] = {
     "eps_a_hi": 0.02, "eps_a_seed": 0, "eps_a_r": 50, "eps_a_s": 10.0, "eps_a_paste": "0.1, 0.1, 0.05, 0.2",
     "eps_a_count": 2000, "eps_a_epsg": 1.0, "eps_a_delta": -6, "eps_a_n": 10_000, "eps_a_rule": "basic",
     "eps_r_eps": 1.0, "eps_r_hasdelta": False, "eps_r_delta": -6, "eps_r_prior": 10, "eps_r_shape": "generic",
-    "eps_r_mu": 1.0, "eps_r_pld": False, "eps_r_post": 20.0,
+    "eps_r_mu": 1.0, "eps_r_pld": False,
     "eps_w_n": 6400, "eps_w_beta": 0.05, "eps_w_noise": "gaussian",
     "eps_t_test": "gof", "eps_t_d": 4, "eps_t_p0mode": "uniform", "eps_t_p0": "0.5, 1/6, 1/6, 1/6", "eps_t_shift": "",
     "eps_t_n": 10_000.0, "eps_t_priv": "rho", "eps_t_rho": 0.00125, "eps_t_eps": 1.0, "eps_t_alpha": 0.05,
@@ -354,6 +354,17 @@ def encode_table(key: str, df: pd.DataFrame) -> None:
         st.query_params[key] = payload
 
 
+def show_table(df: pd.DataFrame, formats: dict | None = None, **kw) -> None:
+    """``st.dataframe`` with missing values shown as "—" (Streamlit would print "None") and numbers formatted."""
+    formats = formats or {}
+
+    def cell(fmt_):
+        return lambda v: "—" if v is None or (isinstance(v, float) and math.isnan(v)) else (
+            fmt_.format(v) if isinstance(fmt_, str) else fmt_(v))
+    st.dataframe(df.style.format({c: cell(f) for c, f in formats.items()}, na_rep="—"), hide_index=True,
+                 width="stretch", **kw)
+
+
 def exports(prefix: str, *, table: pd.DataFrame | None, params: dict, name: str) -> None:
     c1, c2 = st.columns(2)
     with c1:
@@ -459,7 +470,7 @@ def noise_outputs(inputs: dict, sens: mech.Sensitivity, mechs: tuple, outputs: b
     mechanism, rule, fix = inputs["mechanism"], inputs["rule"], inputs["fix"]
     gauss = "gaussian" in mechanism
     by_rho = gauss and rule == "zcdp"
-    c = st.columns(4)
+    c = st.columns([3, 3, 2], gap="medium")  # each privacy slider has its exact-entry box beside it
     # Only the control that drives is drawn (issue 12): with Fix = scale or accuracy the privacy is computed,
     # and shown in the slider's place; ρ drives only the zCDP rule, and δ exists only for the Gaussian kinds.
     eps = rho = None
@@ -473,7 +484,7 @@ def noise_outputs(inputs: dict, sens: mech.Sensitivity, mechs: tuple, outputs: b
                                help="δ of the Gaussian mechanisms (the chart's Gaussian curves use it too)." + (
                                    "" if gauss else " Laplace noise is pure ε-DP: δ does not change its numbers."))
     delta = delta_all if gauss else 0.0
-    conf = c[3].slider("Confidence (%)", min_value=50.0, max_value=99.99, value=95.0, step=0.01, key="eps_n1_conf", **bind())
+    conf = c[2].slider("Confidence (%)", min_value=50.0, max_value=99.99, value=95.0, step=0.01, key="eps_n1_conf", **bind())
     if not outputs:
         return
     sensitivity = sens.l2 if gauss else sens.l1
@@ -591,7 +602,7 @@ def tab_composition(outputs: bool = True) -> None:
                     "optimal: Kairouz–Oh–Viswanath 2015 / Murtagh–Vadhan 2016; zCDP: Thms 2.2.3–2.2.5; RDP: Mironov "
                     "2017; PLD: Google's dp-accounting. Each Gaussian-type mechanism is charged δ/(2K) of the target "
                     "δ under the (ε, δ) rules, K being their number.")
-    c1, c2 = st.columns([1, 2])
+    c1, c2 = st.columns([2, 5])
     mode = pick("Mode", {"one": "One mechanism, repeated", "list": "A list"}, key="eps_comp_mode", widget="radio",
                 container=c1, horizontal=True)
     if mode == "one":
@@ -618,9 +629,9 @@ def tab_composition(outputs: bool = True) -> None:
         encode_table("eps_comp_rows", edited)
         st.session_state["eps_comp_rows_current"] = edited
     delta = delta_exponent(key="eps_comp_delta", container=c1)
-    rule_cols = c1.columns(2)
-    rules = tuple(r for i, r in enumerate(acc.ALL_RULES)
-                  if rule_cols[i % 2].checkbox(acc.RULE_LABELS[r], value=r != "advanced_drv", key=f"eps_comp_r_{r}", **bind()))
+    c1.markdown("Rules to compare")  # one column: the labels stay whole in the narrow control column
+    rules = tuple(r for r in acc.ALL_RULES
+                  if c1.checkbox(acc.RULE_LABELS[r], value=r != "advanced_drv", key=f"eps_comp_r_{r}", **bind()))
     log_axes = c1.checkbox("Log axes", value=True, key="eps_comp_log", **bind())
     if not outputs:
         return
@@ -663,8 +674,7 @@ def tab_composition(outputs: bool = True) -> None:
                         + (f"the best valid bound reaches ε = {fmt(float(best['epsilon'].iloc[-1]))} at k = "
                            f"{int(best['k'].iloc[-1]):,}." if len(best) else "no rule is valid here."))
     people = ef.composition_table_for_people(table, k=total)
-    st.dataframe(people.style.format({"total ε": "{:.4g}", "δ": "{:.1e}", "share of the basic sum": "{:.4g}"},
-                                     na_rep="n/a"), width="stretch", hide_index=True)
+    show_table(people, {"total ε": "{:.4g}", "δ": ev.power_of_ten, "share of the basic sum": "{:.4g}"})
     rows = [{k: v for k, v in m.__dict__.items() if v is not None} for m in ms]
     exports("eps_comp", table=people, params=dict(mode=mode, delta=delta, rules=list(rules), mechanisms=rows),
             name="composition")
@@ -723,7 +733,8 @@ def tab_budget(outputs: bool = True) -> None:
         st.markdown("Accuracy first: the least privacy loss meeting every target. Budget first: the accuracy this "
                     "budget buys. Held statistics keep their ± while the rest is re-split (as in the Harvard PSI "
                     "budgeter); a reserve keeps part of the budget for later.")
-    c1, c2 = st.columns([1, 3])
+    editor_box = st.container()  # the statistics table spans the page, so all its columns show at 1280 px
+    c1, c2 = st.columns([2, 5])
     mode = pick("Mode", {"accuracy_first": "Accuracy first", "budget_first": "Budget first"}, key="eps_b_mode",
                 widget="radio", container=c1)
     rule = pick("Composition rule", {r: acc.RULE_LABELS.get(r, r) for r in bud.PLAN_RULES}, key="eps_b_rule",
@@ -734,7 +745,8 @@ def tab_budget(outputs: bool = True) -> None:
     # option; the total ε and the objective exist only in budget-first, and weighted MSE only for additive rules
     joint, budget, objective = False, 1.0, "equal_ratio"
     if mode == "accuracy_first":
-        joint = c1.checkbox("Joint confidence (all statistics at once)", key="eps_b_joint", **bind())
+        joint = c1.checkbox("Joint confidence", key="eps_b_joint", **bind(),
+                            help="Every statistic within its ± at the same time (not each on its own).")
     else:
         budget = log_slider("Total ε (budget first)", key="eps_b_eps", value=1.0, container=c1)
         if rule in bud.ADDITIVE_RULES:
@@ -743,7 +755,8 @@ def tab_budget(outputs: bool = True) -> None:
             c1.caption("Under this rule the budget is split so every statistic is the same multiple of its target "
                        "(the weighted-error split needs the basic or zCDP rule).")
     base = table_state("eps_b_rows", BUDGET_DEFAULT)
-    with c2:
+    with editor_box:
+        st.markdown("**Statistics to release** (one row each; edit, add or delete rows)")
         edited = st.data_editor(
             base, key="eps_b_editor", num_rows="dynamic", width="stretch",
             column_config={
@@ -772,7 +785,6 @@ def tab_budget(outputs: bool = True) -> None:
         return
     if plan.feasible:
         said = verdict(slot, ev.budget_verdict(plan))
-        c2.caption(md_escape(plan.message, max_len=400))
     else:
         said = verdict(slot, "This plan cannot be met.", ev.budget_verdict(plan))
     alloc = pd.DataFrame([{"name": a.name, "ε": a.epsilon, "ρ": a.rho, "δ": a.delta, "noise scale": a.scale,
@@ -859,7 +871,7 @@ def tab_adaptive(outputs: bool = True) -> None:
                     "and pays a little for not knowing the plan. Basic: Thm 5.3.7; advanced filter: Thm 5.5.1 (eq. "
                     "5.12); odometers: Lemma 5.6.4, Thm 5.6.5, Thms 5.7.5–5.7.6. The orange dashed line is advanced "
                     "composition applied after the fact: not a valid bound (Thm 5.6.1).")
-    c1, c2 = st.columns([1, 3])
+    c1, c2 = st.columns([2, 5])
     kind = pick("Privacy loss εᵢ of each request", SEQ_FMT, key="eps_a_seq", container=c1)
     if kind in ("constant", "spikes"):
         log_slider("εᵢ (each request)", key="eps_a_const", min_value=1e-6, max_value=10.0, value=0.01, container=c1)
@@ -909,7 +921,7 @@ def tab_adaptive(outputs: bool = True) -> None:
                                               for r, h in halts.items()) + ".")
     final = trace.groupby("rule")["bound"].last()
     table = pd.DataFrame({
-        "quantity": [f"rounds allowed by the {r} filter" for r in ("basic", "advanced", "zcdp")] +
+        "quantity": [f"requests allowed by the {FILTER_FMT[r]} filter" for r in ("basic", "advanced", "zcdp")] +
                     [acc.ADAPTIVE_LABELS[r] + " after all requests" for r in acc.ADAPTIVE_LABELS],
         "value": [float(sum(halts[r].decisions)) for r in ("basic", "advanced", "zcdp")] + [float(final[r]) for r in acc.ADAPTIVE_LABELS]})
     st.dataframe(table.style.format({"value": "{:.4g}"}), hide_index=True, width="stretch")
@@ -926,18 +938,12 @@ def tab_adaptive(outputs: bool = True) -> None:
 
 
 # =========================================================================== Tab 5
-def _posterior_target_input(prior: float) -> float:
-    """The inverse helper's target posterior (a control drawn among the outputs, so also when the tab is closed)."""
-    return st.number_input("Inverse helper: largest posterior I accept (%)", min_value=1.0, max_value=99.0,
-                           value=min(99.0, max(prior * 100 + 10, 1.0)), key="eps_r_post", **bind()) / 100
-
-
 @st.fragment
 def tab_risk(outputs: bool = True) -> None:
     """Tab 5 (controls always; bounds and figures only when ``outputs``)."""
     st.subheader("ε as risk: what can an attacker learn about one person?")
     slot = st.empty()
-    c1, c2 = st.columns([1, 3])
+    c1, c2 = st.columns([2, 5])
     eps = log_slider("ε", key="eps_r_eps", value=1.0, container=c1)
     has_delta = c1.checkbox("δ > 0", key="eps_r_hasdelta", **bind())
     delta = delta_exponent(key="eps_r_delta", container=c1) if has_delta else 0.0
@@ -946,14 +952,11 @@ def tab_risk(outputs: bool = True) -> None:
     mu = c1.number_input("μ = Δ/σ", min_value=0.01, max_value=20.0, value=1.0, key="eps_r_mu", **bind(),
                          help="Sensitivity divided by the noise's standard deviation: smaller is more private."
                          ) if shape == "gaussian" else None
-    use_pld = c1.checkbox("Use the Composition tab's PLD profile", key="eps_r_pld", **bind())
+    use_pld = c1.checkbox("Add the Composition tab's list", key="eps_r_pld", **bind(),
+                          help="Draw the trade-off curve of the whole list on the Composition tab (its PLD profile).")
     if not outputs:
-        with c2:
-            _posterior_target_input(prior)
-        if RISK_INVERSE is not None:
+        if RISK_INVERSE is not None:  # its controls keep their link values while the tab is closed
             RISK_INVERSE(key_prefix="eps_inv_")
-        if IN_CONTEXT is not None:
-            IN_CONTEXT(eps, delta or None)
         return
     b = risk.posterior_bound(prior, epsilon=eps)
     adv_now = risk.advantage_bound(epsilon=eps, delta=delta)
@@ -964,12 +967,6 @@ def tab_risk(outputs: bool = True) -> None:
         if has_delta:
             st.warning(f"With δ = {ev.power_of_ten(delta)} > 0 there is no uniform posterior bound: with probability "
                        "up to δ the release can reveal more. The range above holds outside that event.")
-        tgt = _posterior_target_input(prior)
-        if tgt > prior:
-            st.info(f"To keep the posterior ≤ {tgt:.0%} from a {prior:.0%} prior, use ε ≤ "
-                    f"{risk.max_epsilon_for_posterior(prior, posterior=tgt):.4g}.")
-        else:
-            st.info("Choose a posterior above the prior.")
     table = ef.posterior_table_for_people(risk.posterior_table(epsilon=eps))
     st.dataframe(table.style.format("{:.2%}"), hide_index=True, width="stretch")
     fpr = np.linspace(0, 1, 401)
@@ -1006,8 +1003,10 @@ def tab_risk(outputs: bool = True) -> None:
                 alt=f"Line chart: largest membership advantage against ε from 0.001 to 20 (log scale), for any "
                     f"mechanism and for Laplace; both rise from 0 towards 1. At ε = {eps:.3g} it is {adv_now:.3g}.")
     if RISK_INVERSE is not None:
+        st.subheader("From risk to ε: the largest ε that keeps a risk below your target")
         RISK_INVERSE(key_prefix="eps_inv_")
     if IN_CONTEXT is not None:
+        st.subheader(f"ε = {ev.given(eps)} among published deployments")
         IN_CONTEXT(eps, delta or None)
     exports("eps_r", table=table, params=dict(epsilon=eps, delta=delta, prior=prior, shape=shape, mu=mu), name="risk")
     take_away("eps_r_art", question="What can an attacker learn about one person from this release?",
@@ -1061,9 +1060,8 @@ def tab_widths(outputs: bool = True) -> None:
                     + (f" A dotted line marks k = {ann}, where RZ + monitor starts to beat binomial splitting."
                        if ann else ""))
     people = ef.widths_table_for_people(widths)
-    st.dataframe(people.style.format({"error for all answers τ": "{:.4g}", "tuning parameter": "{:.4g}",
-                                      "noise standard deviation": "{:.4g}"}, na_rep="n/a"),
-                 hide_index=True, width="stretch")
+    show_table(people, {"error for all answers τ": "{:.4g}", "tuning parameter": "{:.4g}",
+                        "noise standard deviation": "{:.4g}"})
     exports("eps_w", table=people, params=dict(n=n, beta=beta, noise=noise), name="dp_vs_splitting")
     take_away("eps_w_art", question="When does DP answer adaptive queries better than splitting the data?",
               params={"records n": f"{int(n):,}", "failure probability β": f"{beta:g}",
@@ -1158,8 +1156,8 @@ def _simulation_controls() -> tuple[str, int, int, int, bool]:
                 "(from the null + Δ) on a grid of n, of the privacy parameter, or both.")
     s1, s2, s3, s4, s5 = st.columns(5)
     # fixed labels: a bound radio stores its label in the URL, so it must not depend on the privacy choice
-    sweep = s1.radio("Sweep", ["n", "privacy", "both"], key="eps_t_sweep", **bind(),
-                     format_func={"n": "n", "privacy": "privacy (ρ or ε)", "both": "n × privacy"}.__getitem__)
+    sweep = pick("Sweep", {"n": "n", "privacy": "privacy (ρ or ε)", "both": "n × privacy"}, key="eps_t_sweep",
+                 widget="radio", container=s1)
     points = s2.slider("Points per axis", 2, 5, 3, key="eps_t_points", **bind(),
                        help="Log-spaced from a tenth to ten times the current value.")
     trials = s3.number_input("Trials", min_value=50, max_value=100_000, value=1000, step=50, key="eps_t_trials", **bind())
@@ -1181,10 +1179,11 @@ def tab_tests(outputs: bool = True) -> None:
                     "7.2.6, Monte Carlo Alg. 8; independence: 2MLE Alg. 11, AsymptIndep Lemma 6.2.3 / Alg. 13, "
                     "projected GenChiTest Alg. 15).")
     b1, b2, b3 = st.columns(3)
-    b1.button("Thesis Table 3 setting (d = 100, uniform, ρ = 0.00125)", key="eps_t_pre3", on_click=_preset_table3)
+    b1.button("Thesis Table 3 (d = 100)", key="eps_t_pre3", on_click=_preset_table3,
+              help="d = 100 uniform categories, ρ = 0.00125, n = 1,000 (thesis Table 3).")
     b2.button("Thesis power setting (d = 4)", key="eps_t_prep", on_click=_preset_power)
-    b3.button("Thesis independence setting (2 × 2)", key="eps_t_prei", on_click=_preset_indep)
-    c1, c2 = st.columns([1, 3])
+    b3.button("Thesis independence (2 × 2)", key="eps_t_prei", on_click=_preset_indep)
+    c1, c2 = st.columns([2, 5])
     test = pick("Test", {"gof": "Goodness of fit", "independence": "Independence (r × c)"}, key="eps_t_test",
                 widget="radio", container=c1, horizontal=True)
     d, p0mode, p0_text, shift_text = 4, "uniform", "", ""
@@ -1415,7 +1414,7 @@ def tab_maxinfo(outputs: bool = True) -> None:
                     "optimistic. A DP (or short-description) selection step leaks little information, so a "
                     "corrected threshold γ < α keeps the error rate at α (Thms 1.4.4, 1.5.1, 1.5.2; Cor. 4.6.3; "
                     "Thm 4.6.4).")
-    c1, c2 = st.columns([1, 3])
+    c1, c2 = st.columns([2, 5])
     alpha = c1.number_input("α", min_value=0.001, max_value=0.5, value=0.05, format="%.3g", key="eps_m_alpha", **bind())
     eps = log_slider("ε of the selection step", key="eps_m_eps", value=0.01, min_value=1e-4, max_value=5.0, container=c1)
     n = c1.number_input("n (records)", min_value=1, max_value=10**9, value=10_000, step=1, key="eps_m_n", **bind())
@@ -1442,7 +1441,7 @@ def tab_maxinfo(outputs: bool = True) -> None:
         say_problem(c2, e, level="warning")
         return
     with c2:
-        m = st.columns(4)
+        m = st.columns(2) + st.columns(2)  # two per row: the values stay whole at 1280 px
         m[0].metric("Max-information (general)", f"{fmt(bound.general_bits)} bits")
         m[1].metric("Max-information (product data)", f"{fmt(bound.product_bits)} bits")
         m[2].metric("Corrected threshold γ(α)", fmt(gamma))

@@ -30,7 +30,7 @@ def test_noise_verdict_laplace_count_is_the_ln20_interval():
                             fix="privacy", epsilon=cal.epsilon)
     hw = stats.laplace.isf(0.025)  # P(|Y| > t) = 0.05 for Laplace(1): t = ln 20 = 2.996
     assert f"±{hw:.1f}" == "±3.0"
-    assert text == "With ε = 1.0, Laplace noise keeps a count within ±3.0 of its true value 95% of the time."
+    assert text == "With ε = 1, Laplace noise keeps a count within ±3.0 of its true value 95% of the time."
 
 
 def test_noise_verdict_gaussian_names_delta_and_the_balle_wang_interval():
@@ -75,7 +75,7 @@ def test_composition_verdict_names_pld_and_the_saving_against_the_basic_sum():
     pld = ind.get_epsilon(1e-6)
     releases = ev.describe_releases(["laplace"], [1000], [0.1], [None])
     text = ev.composition_verdict(table, releases=releases, delta=1e-6)
-    assert text == (f"Composing 1,000 Laplace releases (ε = 0.10 each) costs ε = {ev.number(pld)} at δ = 10⁻⁶ under "
+    assert text == (f"Composing 1,000 Laplace releases (ε = 0.1 each) costs ε = {ev.number(pld)} at δ = 10⁻⁶ under "
                     f"privacy loss distributions (PLD), {ev.number(100 - pld)} less than the basic sum (100).")
 
 
@@ -110,7 +110,7 @@ def test_adaptive_verdict_basic_filter_answers_budget_over_epsilon():
                 for r in ("basic", "advanced", "zcdp")}
     assert answered["basic"] == 100  # 1 / 0.01
     text = ev.adaptive_verdict(answered=answered, requests=2000, epsilon_g=1.0, rule="basic")
-    assert text.startswith("With a total budget ε_g = 1.0, the basic filter answers 100 of 2,000 requests.")
+    assert text.startswith("With a total budget ε_g = 1, the basic filter answers 100 of 2,000 requests.")
     assert f"advanced {answered['advanced']:,}" in text
 
 

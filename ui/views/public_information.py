@@ -20,9 +20,10 @@ from engine import public_info as pinfo
 from engine import public_info_figures as figs
 from engine.risk import posterior_bound
 from ui.charts import show_figure
+from ui.dossier import Headline, PageSummary, artefacts
 from ui.exports import download_csv, download_json
 from ui.text import md_escape
-from ui.widgets import log_slider
+from ui.widgets import choice, log_slider
 
 _TAKES_ALT = "alt" in inspect.signature(show_figure).parameters
 
@@ -135,8 +136,8 @@ def _pi_invariant(eps: float, outputs: bool = True, slot=None) -> None:
     c1, c2 = st.columns(2)
     N = c1.select_slider("Invariant: the count is known to lie in 0…N, N =", options=N_GRID, value=100,
                          key="pi_N", bind="query-params")
-    kind = c2.radio("Noise", ["discrete", "continuous"], key="pi_kind", bind="query-params", horizontal=True,
-                    format_func={"discrete": "discrete Laplace", "continuous": "continuous Laplace"}.__getitem__)
+    kind = choice("Noise", {"discrete": "discrete Laplace", "continuous": "continuous Laplace"}, key="pi_kind",
+                  widget="radio", container=c2, horizontal=True)
     if not outputs:
         return
     eps_star = pinfo.eps_star_invariant(eps, N, kind=kind)
@@ -298,10 +299,10 @@ def _pi_info_loss(eps: float, outputs: bool = True) -> None:
     with st.expander("Does enforcing public constraints lose information? (Lemma 7, Theorem 2)"):
         c1, c2, c3 = st.columns(3)
         ln = c1.slider("n (trials)", 2, 50, 10, key="pi_l7_n", bind="query-params")
-        noise = c2.radio("Noise", ["dlap", "laplace"], key="pi_l7_noise", bind="query-params",
-                         format_func={"dlap": "discrete Laplace", "laplace": "continuous Laplace"}.__getitem__)
-        post = c3.radio("Post-processing", ["clamp", "round_clamp"], key="pi_l7_post", bind="query-params",
-                        format_func={"clamp": "clamp to [0, n]", "round_clamp": "round ∘ clamp"}.__getitem__)
+        noise = choice("Noise", {"dlap": "discrete Laplace", "laplace": "continuous Laplace"}, key="pi_l7_noise",
+                       widget="radio", container=c2)
+        post = choice("Post-processing", {"clamp": "clamp to [0, n]", "round_clamp": "round, then clamp"},
+                      key="pi_l7_post", widget="radio", container=c3)
         if not outputs:
             _theta0_input()
             return
@@ -339,12 +340,12 @@ def render_public_information_tab(outputs: bool = True) -> None:
     ``outputs=False`` (the tab is closed) draws every control, so their values and URL parameters survive, but
     none of the numbers and figures: hidden charts slow every redraw of the open tab in the browser.
     """
+    slot_a, slot_b = st.empty(), st.empty()  # the verdicts of sections 1 and 2, first
     st.markdown(
         "Official statistics are often published next to **public information**: totals that are fixed "
         "(invariants), earlier releases, or known correlations. This tab shows how such information changes "
         f"what ε means. Source: {PAPER} (S1), Lemmas 2–5, Examples 1–3, Lemma 7 and Theorem 2."
     )
-    slot_a, slot_b = st.empty(), st.empty()  # the verdicts of sections 1 and 2, first
     st.caption(MODEL_CAVEAT)
     eps = log_slider("Nominal ε (privacy budget of the mechanism)", key="pi_epsilon", min_value=0.01,
                      max_value=20.0, value=1.0, help="The ε the mechanism was calibrated for, ignoring public "
@@ -354,3 +355,27 @@ def render_public_information_tab(outputs: bool = True) -> None:
     _pi_ledger()
     _pi_em(eps, outputs)
     _pi_info_loss(eps, outputs)
+    if outputs:
+        _take_away(eps)
+
+
+def _take_away(eps: float) -> None:
+    """The tab's report and settings (issue 15): sections 1 and 2 recomputed from their controls' values."""
+    ss = st.session_state
+    N, kind = ss.get("pi_N", 100), ss.get("pi_kind", "discrete")
+    n, z0, z1 = int(ss.get("pi_n", 50)), float(ss.get("pi_z0", 0.2)), float(ss.get("pi_z1", 0.4))
+    eps_star = pinfo.eps_star_invariant(eps, N, kind=kind)
+    dz = pinfo.delta_z_binom(n, z0, z1)
+    eff = pinfo.effective_epsilon_dpz(eps, sensitivity_dp=1, sensitivity_z=dz)
+    artefacts(PageSummary(
+        page="epsilon_calculator", title="Epsilon calculator",
+        question="What does ε mean when public information is released alongside?",
+        params={"nominal ε": f"{eps:g}", "invariant": f"0…{N}", "noise": f"{kind} Laplace",
+                "people in the count n": str(n), "z₀": f"{z0:g}", "z₁": f"{z1:g}"},
+        headlines=[Headline("Effective ε* with the invariant", f"{eps_star:.4g}"),
+                   Headline("Sensitivity Δ_z", f"{dz}"), Headline("Effective ε with correlation", f"{eff:.4g}")],
+        verdicts=[ev.invariant_verdict(epsilon=eps, eps_star=eps_star, N=N),
+                  ev.correlated_verdict(epsilon=eps, effective=eff, delta_z=dz)],
+        sources=[f"{PAPER.replace('*', '')}: Lemmas 2–5, Examples 1–3, Lemma 7, Theorem 2",
+                 "Errata E1 (κ = 2), E4 (Δ_z on L288), E5 (Theorem 2 and clamping)"],
+        epsilon=eps), key="pi_art")

@@ -2,10 +2,13 @@
 
 Run: .venv/bin/python bench/bench_leximax_cohort_picker.py  (the cvxpy-leximin comparison needs
 `pip install cvxpy-leximin`; it is skipped with a note otherwise).
+     .venv/bin/python bench/bench_leximax_cohort_picker.py --rerun [--page FILE]  times the page's script per move
+of the cohort size k (server side only, in AppTest; bench/bench_browser_latency.py measures key press → picture).
 """
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import platform
@@ -21,8 +24,39 @@ from engine import leximax as lx  # noqa: E402
 
 
 def values(n, m, seed=0, grid=0.1):
-    g = np.random.default_rng(seed)
-    return np.round(g.random((n, m)) / grid) * grid
+    return lx.random_values(n, m, grid=grid, rng=seed)
+
+
+def rerun_times(page: str, moves: int = 40) -> list[float]:
+    """Seconds the page's script runs per k move (3 ↔ 4 on the default pool), timed around the script itself.
+
+    AppTest polls for the end of a run, so its wall time is coarse; the script runner's exec call is wrapped
+    instead. Every k value has been visited once before timing (the LP results are cached, as in a session).
+    """
+    import streamlit.runtime.scriptrunner.script_runner as sr
+    from streamlit.testing.v1 import AppTest
+
+    times: list[float] = []
+    inner = sr.exec_func_with_error_handling
+
+    def timed_exec(func, ctx):
+        t0 = time.perf_counter()
+        try:
+            return inner(func, ctx)
+        finally:
+            times.append(time.perf_counter() - t0)
+
+    sr.exec_func_with_error_handling = timed_exec
+    try:
+        at = AppTest.from_file(page, default_timeout=120).run()
+        for k in (4, 3):
+            at.slider(key="lx_k").set_value(k).run()
+        times.clear()
+        for i in range(moves):
+            at.slider(key="lx_k").set_value(4 if i % 2 == 0 else 3).run()
+    finally:
+        sr.exec_func_with_error_handling = inner
+    return times
 
 
 def timed(fn, repeat=1):
@@ -126,4 +160,14 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rerun", action="store_true", help="time the page's script per k move instead")
+    ap.add_argument("--page", default=str(Path(__file__).resolve().parents[1] / "pages" / "leximax_cohort_picker.py"))
+    ap.add_argument("--moves", type=int, default=40)
+    args = ap.parse_args()
+    if args.rerun:
+        ts = sorted(rerun_times(args.page, args.moves))
+        print(f"page script per k move ({len(ts)} moves, {args.page}): median {1000 * ts[len(ts) // 2]:.0f} ms, "
+              f"p95 {1000 * ts[min(len(ts) - 1, int(0.95 * len(ts)))]:.0f} ms")
+    else:
+        main()

@@ -67,7 +67,7 @@ def make_marginals_figure(ids: Sequence[str], x: Sequence[float], k: int, *, top
 
 
 def make_realised_figure(utilities: np.ndarray, expected: Sequence[float], group_names: Sequence[str], *,
-                         delta: float, hoeffding: Sequence[float] | None = None, max_points: int = 400,
+                         delta: float, hoeffding: Sequence[float] | None = None, max_points: int = 200,
                          max_groups: int = 6) -> go.Figure:
     """F4: empirical CDF of each group's realised utility, with its expectation y_j marked (worst-off groups).
 
@@ -133,8 +133,8 @@ def make_panel_prob_figure(probabilities: Sequence[float], colour: Sequence[str]
                                    str(v), marker=dict(size=6, color=PALETTE[i % len(PALETTE)])))
     fm.hline(fig, y=k / p.size, line=dict(dash="dash", color="#000000"),
                   annotation_text=f"equal chance k/n = {k / p.size:.1%}")
-    fig.update_layout(title="Selection probability per person (sorted)", xaxis_title="person (sorted by chance)",
-                      yaxis_title="probability of selection", legend=dict(orientation="h", y=-0.3))
+    fig.update_layout(title="Chance of a seat per person, smallest first", xaxis_title="person (sorted by chance)",
+                      yaxis_title="chance of a seat", legend=dict(orientation="h", y=-0.3))
     fig.update_yaxes(rangemode="tozero")
     return fig
 
@@ -153,5 +153,5 @@ def make_panel_compare_figure(series: Mapping[str, Sequence[float] | None], *, k
     if n:
         fm.hline(fig, y=k / n, line=dict(dash="dot", color="#000000"), annotation_text="equal chance k/n")
     fig.update_layout(title="Chances sorted from smallest: leximin vs uniform", xaxis_title="person (sorted)",
-                      yaxis_title="probability of selection", legend=dict(orientation="h", y=-0.3))
+                      yaxis_title="chance of a seat", legend=dict(orientation="h", y=-0.3))
     return fig

@@ -22,7 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["cohort_script", "panel_script", "values_literal", "MAX_PANELS_ENUMERATED"]
+__all__ = ["cohort_script", "panel_script", "finite_script", "values_literal", "MAX_PANELS_ENUMERATED"]
 
 #: The quota script lists every k-subset of the pool for its independent LP only up to this many.
 MAX_PANELS_ENUMERATED = 200_000
@@ -138,4 +138,42 @@ print(f"difference.smallest_chance = {abs(p.min() - (-lp.fun)):.3e}")
     else:
         s += ("\n# 2. The independent check lists every panel of k: too many here (C(n, k) > "
               f"{MAX_PANELS_ENUMERATED:,}), so it is skipped.\nprint(\"independent.smallest_chance = skipped\")\n")
+    return s
+
+
+def finite_script(*, repo_root: str, rows: Sequence[Sequence[str]], epsilon: str) -> str:
+    """Finite-set tab: the leximax and ε-significant sets (engine, exact fractions) vs plain-Python brute force.
+
+    ``rows`` are the utilities as the page's cells ("0.3", "1/100"); ``epsilon`` as text ("0.05"). The brute
+    force follows [b] Defs 2–3 (best sorted profile) and Def 12 (keep, level by level, the solutions within ε of
+    the best i-th smallest utility), written out here without the engine.
+    """
+    cells = "[\n    " + ",\n    ".join("[" + ", ".join(repr(str(v)) for v in r) + "]" for r in rows) + ",\n]"
+    s = _header(repo_root, "Leximax and ε-significant solutions of a finite list, recomputed and cross-checked.")
+    s += "from fractions import Fraction\n\n"
+    s += f"cells = {cells}\nepsilon = Fraction({str(epsilon)!r})\n"
+    s += """U = [[lx.parse_exact_cell(c) for c in row] for row in cells]
+
+
+def names(members):
+    return " ".join(f"S{s + 1}" for s in sorted(members))
+
+
+# 1. This project's engine
+print("engine.leximax =", names(lx.leximax_set(U)))
+print("engine.significant =", names(lx.significant_set(U, epsilon=epsilon)))
+
+# 2. Independent brute force: sorted profiles compared lexicographically; Def 12 level by level
+P = [sorted(Fraction(v) for v in row) for row in U]
+best = max(P)
+lex = {s for s, p in enumerate(P) if p == best}
+chain = set(range(len(U)))
+for i in range(len(P[0])):
+    top = max(P[s][i] for s in chain)
+    chain = {s for s in chain if P[s][i] >= top - epsilon}
+print("independent.leximax =", names(lex))
+print("independent.significant =", names(chain))
+print("difference.leximax =", len(lex ^ lx.leximax_set(U)))
+print("difference.significant =", len(chain ^ lx.significant_set(U, epsilon=epsilon)))
+"""
     return s

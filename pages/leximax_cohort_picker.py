@@ -68,7 +68,7 @@ st.markdown(
     "Pick a cohort (committee, panel, study sample) from a pool so that **every group is served as well as "
     "possible: first the worst-off group, then the next worst-off, and so on** (*leximax*). The tool computes "
     "each candidate's chance of selection, compares what each group gets with picking uniformly at random, "
-    "draws cohorts of exactly *k* members with those chances, and simulates what a single draw gives each group. "
+    "simulates what a single draw gives each group and draws cohorts of exactly *k*. "
     f"Source: {PAPER}. This page works on its own pools, not on the shared dataset."
 )
 
@@ -372,7 +372,8 @@ def _cohort_tab():
     sampler = choice("How a cohort is drawn", SAMPLERS, key="lx_sampler", container=c3,
                      help="Exactly k: Srinivasan's dependent rounding keeps every chance and always gives k members. "
                           "Independent coins: each candidate on their own coin, k members on average.")
-    e1, e2, e3 = st.columns(3)
+    # in exact mode these do nothing but the solver choice: folded away, opened by the slack rules
+    e1, e2, e3 = st.expander("Slack and solver", expanded=mode != "exact").columns(3)
     eps = log_slider("Slack ε per level", key="lx_eps", min_value=0.001, max_value=10.0, value=0.05, container=e1,
                      disabled=mode != "slack",
                      help="Used by “Allow a slack ε”: differences in a group's expected utility smaller than ε "
@@ -715,6 +716,16 @@ def finite_tab():
             show_problem("", exc)
     download_json({"example": preset, "epsilon": eps, "U": [[str(v) for v in r] for r in U]},
                   filename="leximax_finite_parameters.json", key="lx_dl_fs_params")
+    words = {k: " ".join(f"S{s + 1}" for s in sorted(v)) or "none" for k, v in sets.items()}
+    artefacts(key="lx_art_finite", question="Which solutions are leximax, and which are good enough up to a slack "
+                                            "ε ([b] §3)?",
+              params={"example": FS_PRESETS[preset][0], "slack ε": f"{eps:g}", "solutions": str(len(U)),
+                      "groups": str(len(U[0]))},
+              headlines=[("Leximax", words["leximax"], "Defs 2–3"), ("ε-tradeoff", words["tradeoff"], "Def 7"),
+                         ("ε-significant", words["significant"], "Def 12")],
+              verdicts=[text], figures=[(f"Solutions and notions, ε = {eps:g}", fig)],
+              script=sl.finite_script(repo_root=REPO_ROOT, rows=[[str(v) for v in r] for r in U],
+                                      epsilon=str(Fraction(str(eps)))))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -996,6 +1007,13 @@ def panel_draw_section(pool, quotas, dist, k, id_col, seed, run_key) -> None:
                          label="Draw log (CSV)")
 
 
+TABS = ["Cohort (paper)", "Finite-set explorer", "Citizens' assembly (quotas)"]
+# Only the open tab runs (ui/tabs.py; its work is skipped while hidden); each tab reruns alone as a fragment.
+for tab, body in zip(lazy_tabs(TABS, key="lx_tab"), (cohort_tab, finite_tab, quota_tab)):
+    if tab.drawn:
+        with tab.container:
+            st.fragment(body)()
+
 with st.expander("Notes for researchers: how the paper is read here (errata)"):
     st.markdown(
         "- **L1** [b] Lemma 19 as printed (\"any ε-*tradeoff* solution … (ε−2d, ε+2d)\") fails even without noise "
@@ -1012,12 +1030,5 @@ with st.expander("Notes for researchers: how the paper is read here (errata)"):
         "- Integer leximax and even ε-approximate maxmin (ε < 0.5) are NP-hard ([b] Lemma 20): the best single "
         "cohort is found by brute force only when C(n, k) ≤ 200,000."
     )
-
-TABS = ["Cohort (paper)", "Finite-set explorer", "Citizens' assembly (quotas)"]
-# Only the open tab runs (ui/tabs.py; its work is skipped while hidden); each tab reruns alone as a fragment.
-for tab, body in zip(lazy_tabs(TABS, key="lx_tab"), (cohort_tab, finite_tab, quota_tab)):
-    if tab.drawn:
-        with tab.container:
-            st.fragment(body)()
 
 page_end()

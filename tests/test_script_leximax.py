@@ -72,3 +72,12 @@ def test_panel_script_embedded_records_and_skip(tmp_path):
     assert "skipped" in big and "itertools.combinations(range" not in big
     with pytest.raises(ValueError):
         sl.cohort_script(repo_root=".", k=1)
+
+
+def test_finite_script_example_13(tmp_path):
+    # [b] Example 13 (ε = 0.01): S1 is leximax, the ε-significant set is {S2}
+    got = run_script(sl.finite_script(repo_root=str(ROOT), rows=[["0.01", "0.5"], ["0", "1"]], epsilon="0.01"),
+                     tmp_path)
+    assert got["engine.leximax"] == got["independent.leximax"] == "S1"
+    assert got["engine.significant"] == got["independent.significant"] == "S2"
+    assert got["difference.leximax"] == got["difference.significant"] == "0"

@@ -292,15 +292,8 @@ def cached_indep_naive_size(pi1: tuple, pi2: tuple, rho: float, alpha: float):
 
 @st.cache_data(**CACHE)
 def cached_indep_demo(alt: tuple, n: int, noise: str, privacy: float, alpha: float, seed: int):
-    """One seeded noisy table from the alternative, its 2MLE projection and both private tests' decisions."""
-    priv = {"rho": privacy} if noise == "gaussian" else {"epsilon": privacy}
-    rho_eff = pt.noise_rho(noise, **priv)
-    gamma = pt.default_gamma(noise)
-    tab = pt.noisy_table(np.array(alt), n=n, noise=noise, rng=np.random.default_rng(seed), **priv)
-    proj = pt.project_counts(tab, n=n, gamma=gamma)
-    res = [pt.independence_test(tab, n=n, rho=rho_eff, alpha=alpha, test=t, gamma=gamma)
-           for t in ("asympt_indep", "projected")]
-    return tab, proj, res
+    """``ui.eps_codecs.indep_demo`` cached (one seeded noisy table, its projection and both decisions)."""
+    return ec.indep_demo(np.array(alt), n=n, noise=noise, privacy=privacy, alpha=alpha, seed=seed)
 
 
 def session_memo(name: str, key, compute, *, max_entries: int = 8):
@@ -833,34 +826,6 @@ def tab_budget(outputs: bool = True) -> None:
 
 
 # =========================================================================== Tab 4
-def build_sequence(kind: str) -> list[float]:
-    ss = st.session_state
-    if kind == "constant":
-        return [float(ss.get("eps_a_const", 0.01))] * int(ss.get("eps_a_count", 2000))
-    if kind == "geometric":
-        e0, r, k = float(ss.get("eps_a_g0", 0.1)), float(ss.get("eps_a_ratio", 0.99)), int(ss.get("eps_a_count", 2000))
-        # terms below 1e-300 are charged 1e-300 (a larger εᵢ is still a valid bound) instead of underflowing to 0
-        return [max(e0 * r**i, 1e-300) for i in range(k)]
-    if kind == "uniform":
-        rng = np.random.default_rng(int(ss.get("eps_a_seed", 0)))
-        a, b = float(ss.get("eps_a_lo", 0.001)), float(ss.get("eps_a_hi", 0.02))
-        return list(rng.uniform(min(a, b), max(a, b), int(ss.get("eps_a_count", 2000))))
-    if kind == "spikes":
-        base, r, s = float(ss.get("eps_a_const", 0.01)), int(ss.get("eps_a_r", 50)), float(ss.get("eps_a_s", 10.0))
-        return [base * s if (i + 1) % r == 0 else base for i in range(int(ss.get("eps_a_count", 2000)))]
-    text = str(ss.get("eps_a_paste", ""))
-    if len(text) > 2_000_000:
-        raise ValueError("the pasted list is too long: at most 100,000 values")
-    vals = [v for v in text.replace(";", ",").replace("\n", ",").split(",") if v.strip()]
-    try:
-        out = [float(v) for v in vals]
-    except ValueError:
-        raise ValueError("the pasted list must contain numbers separated by commas or new lines") from None
-    if not out or any(not (math.isfinite(v) and v > 0) for v in out) or len(out) > 100_000:
-        raise ValueError("the pasted list needs 1 to 100,000 values, each > 0")
-    return out
-
-
 @st.fragment
 def tab_adaptive(outputs: bool = True) -> None:
     """Tab 4 (controls always; trace, figure and table only when ``outputs``)."""
@@ -899,7 +864,7 @@ def tab_adaptive(outputs: bool = True) -> None:
     if not outputs:
         return
     try:
-        seq = build_sequence(kind)
+        seq = ec.epsilon_sequence(kind, st.session_state)
     except ValueError as e:  # our own message about the pasted list
         c2.error(str(e))
         return
@@ -1088,66 +1053,16 @@ def _preset_indep() -> None:
                             eps_t_pi2="1/2, 1/2", eps_t_ishift="", eps_t_priv="rho", eps_t_rho=0.00125)
 
 
-def _parse_vec(text: str, d: int, name: str) -> np.ndarray:
-    """Comma-separated numbers; a/b fractions allowed (no eval)."""
-    parts = [p.strip() for p in str(text).replace(";", ",").split(",") if p.strip()]
-    vals = []
-    for p in parts:
-        try:
-            num, _, den = p.partition("/")
-            vals.append(float(num) / float(den) if den else float(num))
-        except (ValueError, ZeroDivisionError):
-            raise ValueError(f"{name}: cannot read {p!r}; write numbers (fractions like 1/6 are fine) separated "
-                             "by commas") from None
-    arr = np.array(vals)
-    if len(arr) != d or not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name}: expected {d} numbers separated by commas, got {len(parts)}")
-    return arr
-
-
-def _count(text: str) -> int:
-    return len([p for p in str(text).replace(";", ",").split(",") if p.strip()])
-
-
 def _resize_indep() -> None:
     """After r or c changes, marginals and shift of the wrong length become uniform / the default shift."""
     ss = st.session_state
     r, c = int(ss.get("eps_t_r", 2)), int(ss.get("eps_t_c", 2))
-    if _count(ss.get("eps_t_pi1", "")) != r:
+    if ec.count_items(ss.get("eps_t_pi1", "")) != r:
         ss["eps_t_pi1"] = ", ".join([f"1/{r}"] * r)
-    if _count(ss.get("eps_t_pi2", "")) != c:
+    if ec.count_items(ss.get("eps_t_pi2", "")) != c:
         ss["eps_t_pi2"] = ", ".join([f"1/{c}"] * c)
-    if str(ss.get("eps_t_ishift", "")).strip() and _count(ss["eps_t_ishift"]) != r * c:
+    if str(ss.get("eps_t_ishift", "")).strip() and ec.count_items(ss["eps_t_ishift"]) != r * c:
         ss["eps_t_ishift"] = ""
-
-
-def indep_setting(r: int, c: int, pi1_text: str, pi2_text: str, shift_text: str):
-    """Null table π⁽¹⁾π⁽²⁾ᵀ and alternative null + Δ from the text inputs (ValueError with a readable message)."""
-    pi1 = _parse_vec(pi1_text, r, "π⁽¹⁾ (rows)")
-    pi2 = _parse_vec(pi2_text, c, "π⁽²⁾ (columns)")
-    for name, v in (("π⁽¹⁾", pi1), ("π⁽²⁾", pi2)):
-        if np.any(v <= 0) or abs(v.sum() - 1) > 1e-9:
-            raise ValueError(f"{name} must be positive and sum to 1, got sum {v.sum():.6g}")
-    if shift_text.strip():
-        shift = _parse_vec(shift_text, r * c, "shift Δ (r·c numbers, row by row)").reshape(r, c)
-    else:
-        shift = pt.default_indep_shift(r, c)
-    if abs(shift.sum()) > 1e-9:
-        raise ValueError(f"shift Δ must sum to 0, got {shift.sum():.3g}")
-    null = np.outer(pi1, pi2)
-    alt = null + shift
-    if np.any(alt <= 0):
-        raise ValueError("the alternative π⁽¹⁾π⁽²⁾ᵀ + Δ has a cell ≤ 0: make the shift smaller")
-    return pi1, pi2, null, alt
-
-
-def sweep_values(center: float, lo: float, hi: float, points: int, *, integer: bool) -> tuple:
-    """``points`` log-spaced values from center/10 to 10·center, clipped to [lo, hi] (3 sig. figs or integers)."""
-    vals = np.geomspace(center / 10, center * 10, points) if points > 1 else np.array([center])
-    vals = np.clip(vals, lo, hi)
-    if integer:
-        return tuple(sorted({int(round(v)) for v in vals}))
-    return tuple(sorted({float(f"{v:.3g}") for v in vals}))
 
 
 def _simulation_controls() -> tuple[str, int, int, int, bool]:
@@ -1225,12 +1140,12 @@ def tab_tests(outputs: bool = True) -> None:
         return
     try:
         if test == "gof":
-            p0 = np.full(d, 1 / d) if p0mode == "uniform" else _parse_vec(p0_text, d, "p⁰")
-            shift = pt.default_gof_shift(d) if not shift_text.strip() else _parse_vec(shift_text, d, "shift Δ")
+            p0 = np.full(d, 1 / d) if p0mode == "uniform" else ec.parse_vector(p0_text, d, "p⁰")
+            shift = pt.default_gof_shift(d) if not shift_text.strip() else ec.parse_vector(shift_text, d, "shift Δ")
             cv, ns, sizes, pw_n, rhos, pw_r = cached_gof_live(tuple(p0), tuple(shift), float(n), float(rho_eff), float(alpha))
             null, alt = p0, p0 + shift
         else:
-            pi1, pi2, null, alt = indep_setting(r, c, pi1_text, pi2_text, shift_text)
+            pi1, pi2, null, alt = ec.indep_setting(r, c, pi1_text, pi2_text, shift_text)
             icv = cached_indep_cv(tuple(pi1), tuple(pi2), float(n), float(rho_eff), float(alpha))
             ins, isizes = cached_indep_naive_size(tuple(pi1), tuple(pi2), float(rho_eff), float(alpha))
     except ENGINE_ERRORS as e:  # typed vectors that do not fit d, r or c: the parsers quote the text (escaped here)
@@ -1312,8 +1227,8 @@ def tab_tests(outputs: bool = True) -> None:
     sweep, points, trials, seed, run = _simulation_controls()
     privacy = rho if priv == "rho" else eps
     p_lo, p_hi = (1e-6, 10.0) if priv == "rho" else (1e-3, 20.0)
-    ns_grid = sweep_values(float(n), 100, 10**7, points, integer=True) if sweep != "privacy" else (int(n),)
-    priv_grid = sweep_values(float(privacy), p_lo, p_hi, points, integer=False) if sweep != "n" else (float(privacy),)
+    ns_grid = ec.sweep_values(float(n), 100, 10**7, points, integer=True) if sweep != "privacy" else (int(n),)
+    priv_grid = ec.sweep_values(float(privacy), p_lo, p_hi, points, integer=False) if sweep != "n" else (float(privacy),)
     null_t = tuple(map(tuple, null)) if test == "independence" else tuple(null)
     alt_t = tuple(map(tuple, alt)) if test == "independence" else tuple(alt)
     sim_key = (test, null_t, alt_t, ns_grid, priv_grid, float(alpha), noise, int(trials), int(seed))

@@ -8,6 +8,7 @@ import json
 import math
 import time
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given
@@ -113,3 +114,65 @@ def test_decode_and_read_never_raise_anything_but_value_error(raw):
             ec.mechanisms_from_frame(out.frame)
         except ValueError:
             pass
+
+
+# =========================================================================== typed inputs of Tabs 4 and 7 (issue 13)
+def test_epsilon_sequence_geometric_sums_to_the_closed_form():
+    seq = ec.epsilon_sequence("geometric", {"eps_a_g0": 0.1, "eps_a_ratio": 0.99, "eps_a_count": 500})
+    assert len(seq) == 500
+    assert math.fsum(seq) == pytest.approx(0.1 * (1 - 0.99**500) / (1 - 0.99), rel=1e-12)
+
+
+def test_epsilon_sequence_uniform_is_seeded_and_in_range():
+    vals = {"eps_a_lo": 0.02, "eps_a_hi": 0.001, "eps_a_seed": 7, "eps_a_count": 300}  # ends given in either order
+    a, b = ec.epsilon_sequence("uniform", vals), ec.epsilon_sequence("uniform", vals)
+    assert a == b and min(a) >= 0.001 and max(a) <= 0.02
+    assert a != ec.epsilon_sequence("uniform", {**vals, "eps_a_seed": 8})
+
+
+def test_epsilon_sequence_constant_defaults_and_bad_pastes():
+    assert ec.epsilon_sequence("constant", {}) == [0.01] * 2000
+    for text, words in [("0.1, oops", "numbers separated"), ("0.1, -2", "each > 0"), ("", "1 to 100,000"),
+                        ("1," * 100_001, "1 to 100,000")]:
+        with pytest.raises(ValueError, match=words):
+            ec.epsilon_sequence("pasted", {"eps_a_paste": text})
+    with pytest.raises(ValueError, match="unknown"):
+        ec.epsilon_sequence("fibonacci", {})
+
+
+def test_parse_vector_reads_fractions_and_quotes_bad_text_escaped():
+    assert ec.parse_vector("1/3; 2/3", 2, "π").tolist() == pytest.approx([1 / 3, 2 / 3])
+    with pytest.raises(ValueError, match="expected 3 numbers"):
+        ec.parse_vector("1, 2", 3, "π")
+    with pytest.raises(ValueError) as err:
+        ec.parse_vector("0.5, *bold*", 2, "π")
+    assert "\\*bold\\*" in str(err.value)  # Markdown specials escaped
+    with pytest.raises(ValueError, match="cannot read"):
+        ec.parse_vector("1/0, 1", 2, "π")
+    assert ec.count_items("1, , 2; 3") == 3
+
+
+def test_indep_setting_null_is_the_outer_product_and_checks_the_shift():
+    pi1, pi2, null, alt = ec.indep_setting(2, 3, "2/3, 1/3", "0.2, 0.3, 0.5", "")
+    assert null == pytest.approx(np.array([[2 / 15, 0.2, 1 / 3], [1 / 15, 0.1, 1 / 6]]))
+    assert alt.sum() == pytest.approx(1.0) and (alt > 0).all()
+    with pytest.raises(ValueError, match="sum to 1"):
+        ec.indep_setting(2, 2, "0.5, 0.6", "0.5, 0.5", "")
+    with pytest.raises(ValueError, match="sum to 0"):
+        ec.indep_setting(2, 2, "0.5, 0.5", "0.5, 0.5", "0.1, 0, 0, 0")
+    with pytest.raises(ValueError, match="cell ≤ 0"):
+        ec.indep_setting(2, 2, "0.5, 0.5", "0.5, 0.5", "0.3, -0.3, 0, 0")
+
+
+def test_sweep_values_clip_and_round():
+    assert ec.sweep_values(0.00125, 1e-6, 10.0, 3, integer=False) == (0.000125, 0.00125, 0.0125)
+    assert ec.sweep_values(5e6, 100, 1e7, 3, integer=True) == (500_000, 5_000_000, 10_000_000)  # top clipped
+    assert ec.sweep_values(42.0, 1, 100, 1, integer=False) == (42.0,)
+
+
+def test_indep_demo_projection_is_a_table_of_n_and_reproducible():
+    alt = np.array([[1 / 3 + 0.01, 1 / 3], [1 / 6 - 0.01, 1 / 6]])
+    tab, proj, res = ec.indep_demo(alt, n=10_000, noise="gaussian", privacy=0.00125, alpha=0.05, seed=3)
+    assert proj.sum() == pytest.approx(10_000) and (proj >= 0).all()
+    tab2, _, _ = ec.indep_demo(alt, n=10_000, noise="gaussian", privacy=0.00125, alpha=0.05, seed=3)
+    assert np.array_equal(tab, tab2) and len(res) == 2

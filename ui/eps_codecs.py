@@ -13,13 +13,15 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from engine.data import json_depth
 from engine import accounting as acc
 from engine import budget as bud
+from engine import private_tests as pt
 from ui.links import MAX_VALUE_CHARS
 from ui.text import md_escape, md_quote
 
@@ -222,3 +224,126 @@ def stats_from_frame(df: pd.DataFrame) -> list[bud.StatisticSpec]:
         except (ValueError, TypeError, OverflowError) as e:
             raise ValueError(f"row {i + 1}: {_message(e)}") from None
     return out
+
+
+# =========================================================================== typed inputs of Tabs 4 and 7 (issue 13)
+#: Most values a pasted εᵢ list may hold, and its longest text (characters), checked before splitting.
+MAX_PASTED = 100_000
+MAX_PASTED_CHARS = 2_000_000
+
+
+def epsilon_sequence(kind: str, values: Mapping) -> list[float]:
+    """Tab 4's εᵢ sequence from its controls' values (``values`` maps the ``eps_a_*`` keys; missing → default).
+
+    constant: ``eps_a_count`` copies of ``eps_a_const``; geometric: ``eps_a_g0``·ratioⁱ (terms below 1e-300 are
+    charged 1e-300, a larger εᵢ being still a valid bound); uniform: seeded draws between ``eps_a_lo`` and
+    ``eps_a_hi``; spikes: every ``eps_a_r``-th request multiplied by ``eps_a_s``; pasted: numbers separated by
+    commas, semicolons or new lines (ValueError with a readable message otherwise).
+
+    >>> epsilon_sequence("spikes", {"eps_a_const": 0.5, "eps_a_r": 2, "eps_a_s": 4.0, "eps_a_count": 4})
+    [0.5, 2.0, 0.5, 2.0]
+    >>> epsilon_sequence("pasted", {"eps_a_paste": "0.1; 0.2\\n0.3"})
+    [0.1, 0.2, 0.3]
+    """
+    g = values.get
+    count = int(g("eps_a_count", 2000))
+    if kind == "constant":
+        return [float(g("eps_a_const", 0.01))] * count
+    if kind == "geometric":
+        e0, r = float(g("eps_a_g0", 0.1)), float(g("eps_a_ratio", 0.99))
+        return [max(e0 * r**i, 1e-300) for i in range(count)]
+    if kind == "uniform":
+        rng = np.random.default_rng(int(g("eps_a_seed", 0)))
+        a, b = float(g("eps_a_lo", 0.001)), float(g("eps_a_hi", 0.02))
+        return list(rng.uniform(min(a, b), max(a, b), count))
+    if kind == "spikes":
+        base, r, s = float(g("eps_a_const", 0.01)), int(g("eps_a_r", 50)), float(g("eps_a_s", 10.0))
+        return [base * s if (i + 1) % r == 0 else base for i in range(count)]
+    if kind != "pasted":
+        raise ValueError(f"unknown sequence kind {kind!r}")
+    text = str(g("eps_a_paste", ""))
+    if len(text) > MAX_PASTED_CHARS:
+        raise ValueError(f"the pasted list is too long: at most {MAX_PASTED:,} values")
+    vals = [v for v in text.replace(";", ",").replace("\n", ",").split(",") if v.strip()]
+    try:
+        out = [float(v) for v in vals]
+    except ValueError:
+        raise ValueError("the pasted list must contain numbers separated by commas or new lines") from None
+    if not out or any(not (math.isfinite(v) and v > 0) for v in out) or len(out) > MAX_PASTED:
+        raise ValueError(f"the pasted list needs 1 to {MAX_PASTED:,} values, each > 0")
+    return out
+
+
+def count_items(text: str) -> int:
+    """How many comma- or semicolon-separated items a typed vector holds (blank items ignored)."""
+    return len([p for p in str(text).replace(";", ",").split(",") if p.strip()])
+
+
+def parse_vector(text: str, d: int, name: str) -> np.ndarray:
+    """``d`` numbers separated by commas; a/b fractions allowed (no eval). ValueError names ``name`` and quotes
+    the text escaped for Markdown.
+
+    >>> parse_vector("0.5, 1/6, 1/6, 1/6", 4, "p").round(4).tolist()
+    [0.5, 0.1667, 0.1667, 0.1667]
+    """
+    parts = [p.strip() for p in str(text).replace(";", ",").split(",") if p.strip()]
+    vals = []
+    for p in parts:
+        try:
+            num, _, den = p.partition("/")
+            vals.append(float(num) / float(den) if den else float(num))
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"{name}: cannot read {md_quote(p, max_len=40)}; write numbers (fractions like 1/6 are "
+                             "fine) separated by commas") from None
+    arr = np.array(vals)
+    if len(arr) != d or not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name}: expected {d} numbers separated by commas, got {len(parts)}")
+    return arr
+
+
+def indep_setting(r: int, c: int, pi1_text: str, pi2_text: str, shift_text: str):
+    """Null table π⁽¹⁾π⁽²⁾ᵀ and alternative null + Δ from the typed marginals and shift (ValueError with a
+    readable message); a blank shift is ``private_tests.default_indep_shift``. Returns (π⁽¹⁾, π⁽²⁾, null, alt)."""
+    pi1 = parse_vector(pi1_text, r, "π⁽¹⁾ (rows)")
+    pi2 = parse_vector(pi2_text, c, "π⁽²⁾ (columns)")
+    for name, v in (("π⁽¹⁾", pi1), ("π⁽²⁾", pi2)):
+        if np.any(v <= 0) or abs(v.sum() - 1) > 1e-9:
+            raise ValueError(f"{name} must be positive and sum to 1, got sum {v.sum():.6g}")
+    if shift_text.strip():
+        shift = parse_vector(shift_text, r * c, "shift Δ (r·c numbers, row by row)").reshape(r, c)
+    else:
+        shift = pt.default_indep_shift(r, c)
+    if abs(shift.sum()) > 1e-9:
+        raise ValueError(f"shift Δ must sum to 0, got {shift.sum():.3g}")
+    null = np.outer(pi1, pi2)
+    alt = null + shift
+    if np.any(alt <= 0):
+        raise ValueError("the alternative π⁽¹⁾π⁽²⁾ᵀ + Δ has a cell ≤ 0: make the shift smaller")
+    return pi1, pi2, null, alt
+
+
+def sweep_values(center: float, lo: float, hi: float, points: int, *, integer: bool) -> tuple:
+    """``points`` log-spaced values from center/10 to 10·center, clipped to [lo, hi] (3 sig. figs or integers).
+
+    >>> sweep_values(1000, 100, 1e7, 3, integer=True)
+    (100, 1000, 10000)
+    """
+    vals = np.geomspace(center / 10, center * 10, points) if points > 1 else np.array([center])
+    vals = np.clip(vals, lo, hi)
+    if integer:
+        return tuple(sorted({int(round(v)) for v in vals}))
+    return tuple(sorted({float(f"{v:.3g}") for v in vals}))
+
+
+def indep_demo(alt: np.ndarray, *, n: int, noise: str, privacy: float, alpha: float, seed: int):
+    """One seeded noisy table drawn from the alternative, its 2MLE projection and both private independence
+    tests' results (AsymptIndep, projected GenChiTest): ([T] Algs 11, 13, 15). ``privacy`` is ρ for Gaussian
+    noise, ε for Laplace."""
+    priv = {"rho": privacy} if noise == "gaussian" else {"epsilon": privacy}
+    rho_eff = pt.noise_rho(noise, **priv)
+    gamma = pt.default_gamma(noise)
+    tab = pt.noisy_table(np.asarray(alt), n=n, noise=noise, rng=np.random.default_rng(seed), **priv)
+    proj = pt.project_counts(tab, n=n, gamma=gamma)
+    res = [pt.independence_test(tab, n=n, rho=rho_eff, alpha=alpha, test=t, gamma=gamma)
+           for t in ("asympt_indep", "projected")]
+    return tab, proj, res

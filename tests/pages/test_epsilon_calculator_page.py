@@ -487,3 +487,52 @@ def test_every_csv_reads_back_with_pandas_and_our_reader(captured_csvs):
         ds = read_uploaded_csv(data, min_cols=1, min_rows=1)
         assert list(ds.frame.columns) == list(df.columns), name
         assert len(ds.frame) == len(df), name
+
+
+# ====================================================================== issue 14 / 15: verdicts, guidance, artefacts
+def said(el) -> str:
+    """An element's text as the reader sees it (Markdown escapes removed)."""
+    return el.value.replace("\\", "")
+
+
+@pytest.mark.parametrize("tab", TABS)
+def test_every_tab_leads_with_a_verdict_and_offers_a_report(tab):
+    at = fresh(eps_tab=tab)
+    assert at.success, f"{tab}: no verdict"
+    text = at.success[0].value.replace("\\", "")
+    assert any(ch.isdigit() for ch in text), text  # the verdict names numbers
+    assert "None" not in text and "_" not in text.replace("ε_g", "")  # no code names
+    labels = [b.label for b in at.get("download_button")]
+    assert "Report (HTML)" in labels and "Settings (JSON)" in labels
+
+
+def test_verdicts_name_the_independent_numbers():
+    at = fresh()
+    assert "within ±3.0 of its true value 95% of the time" in said(at.success[0])  # ln 20 = 2.996
+    at = fresh(eps_tab=RISK)
+    # Bayes with likelihood ratio e: 0.1e/(0.1e + 0.9) = 23%; tanh(1/2) = 0.46
+    assert "at most 23% sure" in said(at.success[0]) and "46 percentage points" in said(at.success[0])
+
+
+@pytest.mark.parametrize("tab, key", [(TABS[0], "eps_n1_art_script"), (COMP, "eps_comp_art_script"),
+                                      (RISK, "eps_r_art_script")])
+def test_copy_as_code_on_noise_composition_and_risk(tab, key):
+    at = fresh(eps_tab=tab)
+    assert key in [b.key for b in at.get("download_button")]
+    code = [c.value for c in at.code]
+    assert code and "sys.path.insert(0" in code[0] and "independent." in code[0]
+
+
+def test_links_take_short_tokens_and_guidance_offers_the_fix():
+    at = fresh(eps_tab=BUDGET, eps_b_mode="budget_first", eps_b_rule="pld")
+    assert at.radio(key="eps_b_mode").value == "budget_first" and at.selectbox(key="eps_b_rule").value == "pld"
+    assert "A total budget of ε = 1 (privacy loss distributions (PLD))" in said(at.success[0])
+    at = fresh(eps_n1_query="mean", eps_n1_n="10", eps_epsilon="0.01")
+    assert any("wider than the whole range of the mean" in said(w) and "raise ε or n" in said(w) for w in at.warning)
+
+
+def test_simulation_says_where_it_runs():
+    at = fresh(eps_tab=TESTS, eps_t_trials="50")
+    assert any("Runs on this server's" in c.value for c in at.caption)
+    at.button(key="eps_t_sim").click().run()
+    assert any("local worker process" in c.value and "Seed 0" in c.value for c in at.caption)

@@ -34,7 +34,8 @@ from tests.product.walk import metric_number, metrics, walk, widget_values
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "epsilon_calculator.py")
 TABS = ["Noise & accuracy", "Composition", "Budget planner", "Adaptive analysis", "ε as risk",
         "DP vs data splitting", "Private tests", "Max-information & coherence", "Public information"]
-PREFIXES = [("eps_n1_", "eps_epsilon"), ("eps_comp_",), ("eps_b_",), ("eps_a_",), ("eps_r_",), ("eps_w_",),
+PREFIXES = [("eps_n1_", "eps_epsilon"), ("eps_comp_",), ("eps_b_", "eps_cmp_"), ("eps_a_",), ("eps_r_", "eps_inv_"),
+            ("eps_w_",),
             ("eps_t_",), ("eps_m_",), ("pi_",)]
 # long runs behind buttons, and inputs whose every value costs seconds (simulation size, heavy Tab 7 grids)
 SKIP = ["eps_t_sim", "eps_comp_pldbtn", "eps_t_trials", "eps_t_points", "eps_t_sweep", "eps_reset", "eps_t_seed"]
@@ -192,7 +193,10 @@ def oracle_composition(at) -> None:
     if t is None:
         assert at.error or at.warning or any("press the button" in i.value for i in at.info), "no composition table"
         return
-    t = t.set_index("rule")
+    # the table names rules in plain words; back to the rule ids for the oracle
+    t = t.assign(rule=t["rule"].map({"Basic sum (Thm 2.1.4)": "basic", "zCDP": "zcdp", "Rényi DP": "rdp"})).dropna(
+        subset=["rule"]).set_index("rule").rename(columns={"total ε": "epsilon"})
+    t["valid"] = t["valid here"] == "yes"
     delta = 10.0 ** w["eps_comp_delta"]
     if w["eps_comp_mode"] == "one":
         k = int(w["eps_comp_kmax"])
@@ -240,11 +244,11 @@ def oracle_budget(at) -> None:
     for (name, d1, target, _cells), (_, r) in zip(BUDGET_ROWS, a.iterrows()):
         assert r["name"] == name
         # every default row is Laplace: the numbers describe the Laplace noise actually used
-        _close(r["ε"], d1 / r["scale"], f"{name}: ε = Δ₁/b", rel=1e-9)
+        _close(r["ε"], d1 / r["noise scale"], f"{name}: ε = Δ₁/b", rel=1e-9)
         _close(r["ρ"], r["ε"] ** 2 / 2, f"{name}: ρ = ε²/2", rel=1e-9)
         assert r["δ"] == 0.0
         if not joint:
-            _close(r["achieved ±"], r["scale"] * math.log(20), f"{name}: ± = b ln 20", rel=1e-9)
+            _close(r["achieved ±"], r["noise scale"] * math.log(20), f"{name}: ± = b ln 20", rel=1e-9)
             if mode == "accuracy_first":
                 need = d1 * math.log(20) / target  # rounded up to 6 significant figures (spec §4.4)
                 assert need <= r["ε"] <= need * (1 + 1e-5) + 1e-15, f"{name}: minimal ε {r['ε']} vs {need}"
@@ -276,12 +280,12 @@ def oracle_adaptive(at) -> None:
     basic_rounds = 0
     while basic_rounds < k and math.fsum([c] * (basic_rounds + 1)) <= eg:
         basic_rounds += 1
-    got = vals["rounds allowed by the basic filter"]
+    got = vals["requests allowed by the basic filter"]
     assert abs(got - basic_rounds) <= 1, f"basic filter rounds {got} vs {basic_rounds}"
     rho_g = optimize.brentq(lambda r: r + 2 * math.sqrt(r * math.log(1 / dg)) - eg, 1e-300, eg + 1, xtol=1e-300,
                             rtol=1e-14)
     z = min(k, math.floor(rho_g / (c * c / 2) * (1 + 1e-12)))
-    assert abs(vals["rounds allowed by the zcdp filter"] - z) <= 1, (vals["rounds allowed by the zcdp filter"], z)
+    assert abs(vals["requests allowed by the zCDP filter"] - z) <= 1, (vals["requests allowed by the zCDP filter"], z)
     basic_label = [q for q in vals if q.startswith("Basic")][0]
     _close(vals[basic_label], k * c, "basic odometer Σεᵢ", rel=1e-9)
 
@@ -299,15 +303,15 @@ def oracle_risk(at) -> None:
 
 def oracle_widths(at) -> None:
     w = widget_values(at)
-    t = _frame_with(at, "tau")
+    t = _frame_with(at, "error for all answers τ")
     if t is None:
         return
     n, beta = int(w["eps_w_n"]), float(w["eps_w_beta"])
-    for _, r in t[t.method.isin(["nonadaptive", "split_hoeffding"])].iterrows():
-        k = int(r["k"])
-        m = n if r["method"] == "nonadaptive" else n // k
-        _close(float(r["tau"]), min(0.5, math.sqrt(math.log(2 * k / beta) / (2 * m))), f"{r['method']} τ at k={k}",
-               rel=1e-9)
+    for _, r in t[t.method.isin(["Non-adaptive (Hoeffding)", "Split (Hoeffding)"])].iterrows():
+        k = int(r["queries k"])
+        m = n if r["method"].startswith("Non-adaptive") else n // k
+        _close(float(r["error for all answers τ"]), min(0.5, math.sqrt(math.log(2 * k / beta) / (2 * m))),
+               f"{r['method']} τ at k={k}", rel=1e-9)
 
 
 def oracle_tests(at) -> None:

@@ -96,7 +96,8 @@ def test_uploaded_frame_drives_the_allocation_plots(page, app_url):
     rows = ["region,income"] + [f"{name},{1000 + 37 * i % 900}" for name, n in sizes.items() for i in range(n)]
     open_page(page, f"{app_url}/sampling_designer?sd_tab={'Stratified sampling %26 allocation'}")
     page.get_by_text("Upload a sampling frame").first.click()
-    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+    # the page's frame uploader (the sidebar holds a second one, "Restore saved settings")
+    page.get_by_test_id("stMain").get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
         files=[{"name": "frame.csv", "mimeType": "text/csv", "buffer": ("\n".join(rows) + "\n").encode()}])
     wait_idle(page)
     page.get_by_test_id("stSelectbox").filter(has_text="Stratum column").click()

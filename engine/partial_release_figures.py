@@ -18,6 +18,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from engine import partial_release
+from engine.epsilon_figures import finite_range, log_axis
 from engine.palette import PALETTE
 from engine.public_info_figures import apply_layout
 
@@ -41,26 +42,31 @@ def make_loss_vs_epsilon_figure(df: pd.DataFrame) -> go.Figure:
                                  opacity=0.5), name=_label(m) + " (draws)", showlegend=False,
                                  hovertemplate="ε = %{x:g}<br>loss %{y:.1f}<extra>" + _label(m) + "</extra>"))
         fig.add_trace(go.Scatter(x=mean.index, y=mean.values, mode="lines+markers", line_color=col, name=_label(m)))
-    return apply_layout(fig, "Total ℓ₂ error of the release against ε", xaxis=dict(title="ε", type="log"),
-                   yaxis=dict(title="total ℓ₂ loss (all counties, cases and deaths)", type="log"))
+    return apply_layout(fig, "Total error of the release against ε",
+                        xaxis=log_axis(*finite_range(draws["epsilon"]), title="ε"),
+                        yaxis=log_axis(*finite_range(draws["total_l2"]),
+                                       title="total error (ℓ₂ over all counties, cases and deaths)"))
 
 
 def make_relerr_figure(df: pd.DataFrame) -> go.Figure:
     """(ii) |relative error| of cases against county population, log–log (Fig. 5 analogue)."""
     fig = go.Figure()
     d0 = df[np.isfinite(df["rel_err_cases"])]
+    floor = 1e-5
     for m in [x for x in partial_release.METHODS if x in set(d0["method"])]:
         d = d0[d0["method"] == m]
-        y = np.maximum(d["rel_err_cases"].to_numpy(float), 1e-5)  # exact zeros shown at the floor
+        y = np.maximum(d["rel_err_cases"].to_numpy(float), floor)  # exact zeros shown at the floor
         fig.add_trace(go.Scatter(x=d["population"], y=y, mode="markers", name=_label(m),
                                  marker=dict(color=METHOD_COLORS[m], size=7, opacity=0.6),
                                  customdata=np.stack([d["county"], d["true_cases"], d["cases"]], axis=1),
                                  hovertemplate="%{customdata[0]}: true %{customdata[1]}, released "
                                                "%{customdata[2]}<br>|rel. error| %{y:.3g}<extra>"
                                                + _label(m) + "</extra>"))
+    ys = np.maximum(d0["rel_err_cases"].to_numpy(float), floor)
     return apply_layout(fig, "Relative error of county case counts against population",
-                   xaxis=dict(title="county population", type="log"),
-                   yaxis=dict(title="|released − true| / true (floor 1e-5)", type="log"))
+                        xaxis=log_axis(*finite_range(d0["population"]), title="county population"),
+                        yaxis=log_axis(*finite_range(ys),
+                                       title="relative error of the released cases (exact: 0.00001)"))
 
 
 def make_series_figure(months: Sequence[str], truth: np.ndarray, series: Mapping[str, np.ndarray], *,
@@ -81,15 +87,17 @@ def make_contraction_figure(cf: pd.DataFrame, counties: Sequence[str]) -> go.Fig
     fig = go.Figure()
     events = (("case_zero", "cases → 0", "solid"), ("death_zero", "deaths → 0", "dash"),
               ("rate", "deaths = cases (survival rate → 0)", "dot"))
+    # One colour per legend entry (county × event; the palette's first six), the dash telling the event.
     for k, c in enumerate(counties):
         d = cf[cf["county"] == c].sort_values("epsilon")
         pop = int(d["population"].iloc[0]) if len(d) else 0
-        for col, lab, dash in events:
+        for j, (col, lab, dash) in enumerate(events):
             fig.add_trace(go.Scatter(x=d["epsilon"], y=d[col], mode="lines+markers",
                                      name=f"{c} (pop. {pop:,}): {lab}",
-                                     line=dict(color=PALETTE[k % len(PALETTE)], dash=dash)))
+                                     line=dict(color=PALETTE[(3 * k + j) % 6], dash=dash)))
     return apply_layout(fig, "How often post-processing pushes counts onto the boundary",
-                   xaxis=dict(title="ε", type="log"), yaxis=dict(title="frequency", range=[0, 1]),
+                   xaxis=log_axis(*finite_range(cf["epsilon"]), title="ε"),
+                   yaxis=dict(title="share of draws", range=[0, 1]),
                    legend=dict(orientation="h", yanchor="top", y=-0.22, x=0), height=560)
 
 
@@ -111,8 +119,9 @@ def make_alpha_sweep_figure(df: pd.DataFrame) -> go.Figure:
                           annotation_text=_label(m), annotation_position="top left")
             fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=_label(m),
                                      line=dict(color=METHOD_COLORS[m], dash="dash")))
-    return apply_layout(fig, "Prior strength α: too weak or too strong both hurt", xaxis=dict(title="α", type="log"),
-                   yaxis=dict(title="mean total ℓ₂ loss"))
+    return apply_layout(fig, "Prior strength α: too weak or too strong both hurt",
+                        xaxis=log_axis(*finite_range(prior["alpha"]) if len(prior) else (1e-3, 10.0), title="α"),
+                        yaxis=dict(title="mean total error (ℓ₂)"))
 
 
 def make_alg1_figure(summaries: Mapping[str, partial_release.PosteriorSummary]) -> go.Figure:

@@ -238,10 +238,12 @@ def make_synth_group_error_figure(vanilla: pd.DataFrame, stratified: pd.DataFram
 
 def make_parity_heatmap(vanilla: pd.DataFrame, stratified: pd.DataFrame) -> go.Figure:
     """Group × column |relative mean error| heatmaps (Def. 11 terms) for vanilla and stratified."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("Vanilla", "Stratified"), shared_yaxes=True)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(SYNTH_WORDS["vanilla"], SYNTH_WORDS["stratified"]),
+                        shared_yaxes=True)
     zmax = float(np.nanmax([np.nanmax(vanilla.to_numpy(float)), np.nanmax(stratified.to_numpy(float)), 1e-9]))
     for col, d in ((1, vanilla), (2, stratified)):
-        fig.add_trace(go.Heatmap(z=d.to_numpy(float), x=list(d.columns), y=list(d.index), zmin=0, zmax=zmax,
+        fig.add_trace(go.Heatmap(z=d.to_numpy(float), x=[str(c).replace("_", " ") for c in d.columns],
+                                 y=list(d.index), zmin=0, zmax=zmax,
                                  colorscale="Cividis", showscale=col == 2,
                                  hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>"), row=1, col=col)
     fig.update_layout(title="How far each synthetic group's column mean is from the real one (relative)")

@@ -76,7 +76,7 @@ def group_error_comparison(df: pd.DataFrame, *, epsilon: float, labels: Sequence
         "records": glob["n_i"].mean().reindex(idx).to_numpy(),
         "status": list(status),
         "mean error, one global release": glob["abs_err"].mean().reindex(idx).to_numpy(),
-        "mean error, stratified release": strat["abs_err"].mean().reindex(idx).to_numpy(),
+        "mean error, per-group release": strat["abs_err"].mean().reindex(idx).to_numpy(),
         "repetitions": glob["rep"].nunique().reindex(idx).fillna(0).astype(int).to_numpy(),
     })
     return out
@@ -91,12 +91,12 @@ def mean_verdict(comparison: pd.DataFrame, *, epsilon: float, pop_global: float,
 
     >>> t = pd.DataFrame({"group": ["A", "B"], "records": [900, 1], "status": ["kept", "kept"],
     ...                   "mean error, one global release": [0.5, 0.5],
-    ...                   "mean error, stratified release": [0.01, 9.0], "repetitions": [10, 10]})
+    ...                   "mean error, per-group release": [0.01, 9.0], "repetitions": [10, 10]})
     >>> mean_verdict(t, epsilon=1, pop_global=0.01, pop_stratified=0.02, reps=10)[0].split("; ")[1]
     'B (1 record) got worse.'
     """
     g = comparison["mean error, one global release"].to_numpy(float)
-    s = comparison["mean error, stratified release"].to_numpy(float)
+    s = comparison["mean error, per-group release"].to_numpy(float)
     released = np.isfinite(g) & np.isfinite(s)
     helped = released & (s < g)
     hurt = released & ~helped
@@ -200,11 +200,12 @@ def sizes_verdict(*, k: int, n: int, gap: float, alpha_hat: float) -> str:
 
 # --------------------------------------------------------------------------- synthetic data
 def synth_verdict(per_group: pd.DataFrame, *, epsilon: float, synthesizer: str, accuracy_vanilla: float | None,
-                  accuracy_stratified: float | None) -> list[str]:
+                  accuracy_stratified: float | None, majority: float | None = None) -> list[str]:
     """How many groups' workload error stratified synthesis lowered, naming those it raised; and the accuracy.
 
     ``per_group``: columns group (plain label), size, error_vanilla, error_stratified (one row per evaluated
-    group, Definition 13 per group).
+    group, Definition 13 per group). ``majority``: the accuracy of always guessing the commonest label; a
+    classifier no better than that learned nothing from the synthetic data, and the sentence says so.
     """
     v = per_group["error_vanilla"].to_numpy(float)
     s = per_group["error_stratified"].to_numpy(float)
@@ -227,8 +228,13 @@ def synth_verdict(per_group: pd.DataFrame, *, epsilon: float, synthesizer: str, 
     out = [first]
     if accuracy_vanilla is not None and accuracy_stratified is not None and \
             math.isfinite(accuracy_vanilla) and math.isfinite(accuracy_stratified):
-        out.append(f"A classifier trained on the synthetic data scores {percent(accuracy_vanilla)} accuracy on real "
-                   f"held-out rows with one model and {percent(accuracy_stratified)} with one model per group.")
+        acc = (f"A classifier trained on the synthetic data scores {percent(accuracy_vanilla)} accuracy on real "
+               f"held-out rows with one model and {percent(accuracy_stratified)} with one model per group")
+        if majority is not None and math.isfinite(majority) and \
+                max(accuracy_vanilla, accuracy_stratified) <= majority + 1e-9:
+            acc += (f", no better than always guessing the commonest label ({percent(majority)}): neither "
+                    "synthetic table taught it anything about the label")
+        out.append(acc + ".")
     return out
 
 
@@ -245,7 +251,7 @@ def release_verdict(loss: pd.DataFrame, *, epsilon: float, month: str) -> str:
     head = (f"At ε = {epsilon:g} for {month}, {best['method']} comes closest to the true counts "
             f"(mean total error {number(best['mean total ℓ₂ loss'])})")
     if len(d) == 1:
-        return (f"At ε = {epsilon:g} for {month}, {best['method']}'s released counts are off by "
+        return (f"At ε = {epsilon:g} for {month}, the counts released by {best['method']} are off by "
                 f"{number(best['mean total ℓ₂ loss'])} in total (ℓ₂ distance over all counties, mean over draws).")
     worst = d.iloc[-1]
     return head + (f"; {worst['method']} is furthest off ({number(worst['mean total ℓ₂ loss'])}, "

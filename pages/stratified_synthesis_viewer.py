@@ -27,24 +27,16 @@ from engine import stratify_verdicts as V
 from engine import synth as Y
 from engine.data import DataValidationError, discrete_table_from_csv, load_adult, load_adult_numeric
 from ui import cluster, page_end, page_setup
-from ui.common import CORES
+from ui import dossier
+from ui.charts import show_figure
+from ui.common import CORES, methodology
 from ui.tabs import lazy_tabs
-from ui.exports import csv_bytes, download_csv, download_json, figure_html
+from ui.exports import csv_bytes, download_csv, download_json
 from ui.text import md_escape
 from ui.upload import csv_uploader
 from ui.widgets import choice, log_slider, seed_input
 
-try:  # shared UI pieces being added in this session (brief_api.md): use them once they exist
-    from ui.common import methodology
-except ImportError:  # pragma: no cover - until ui.common.methodology lands
-    def methodology(label: str = "How this is computed"):
-        return st.expander(label)
-try:
-    from ui import dossier
-except ImportError:  # pragma: no cover - until ui.dossier lands
-    dossier = None
-
-page_setup("Stratified synthesis viewer", icon=":material/stacked_bar_chart:")
+page_setup("Stratified synthesis viewer", icon=":material/stacked_bar_chart:", uses_dataset=False)
 
 PAPER = "Rosenblatt, Stoyanovich & Musco (2023), seed 004"
 MODE_OPTIONS = {"mean": "Mean estimation", "synthetic": "Synthetic data", "partial": "Partially private release"}
@@ -92,22 +84,16 @@ def num_label(v) -> str:
 
 
 def show(fig, *, key: str, filename: str, alt: str, caption: str | None = None, table=None) -> None:
-    """Chart (with ``alt`` text for screen readers) + plain-language reading + exports (figure HTML built only on
-    click; table CSV). ``table`` is a frame or a function returning one; a function runs only when the CSV is
-    downloaded.
+    """Chart (with ``alt`` text for screen readers) + plain-language reading + exports (``ui.charts.show_figure``:
+    HTML, PNG, SVG, built only on click) + the chart's table as CSV. ``table`` is a frame or a function returning
+    one; a function runs only when the CSV is downloaded.
     """
-    st.plotly_chart(fig, width="stretch", key=key, alt=alt)
-    if caption:
-        st.caption(caption)
-    c1, c2 = st.columns(2)
-    c1.download_button("Download figure (HTML)", data=partial(figure_html, fig), file_name=f"{filename}.html",
-                       mime="text/html", key=f"{key}_html", on_click="ignore")
+    show_figure(fig, key=key, filename=filename, caption=caption, alt=alt)
     if callable(table):
-        c2.download_button("Download table (CSV)", data=lambda: csv_bytes(table()), file_name=f"{filename}.csv",
+        st.download_button("Download table (CSV)", data=lambda: csv_bytes(table()), file_name=f"{filename}.csv",
                            mime="text/csv", key=f"{key}_csv", on_click="ignore")
     elif table is not None:
-        with c2:
-            download_csv(table, filename=f"{filename}.csv", key=f"{key}_csv")
+        download_csv(table, filename=f"{filename}.csv", key=f"{key}_csv")
 
 
 REPO_ROOT = str(Path(__file__).resolve().parents[1])
@@ -122,21 +108,12 @@ SOURCES_TEXT = ["Rosenblatt, Stoyanovich & Musco, A Simple and Practical Method 
 def _artefacts(*, question: str, params: dict, headlines: list[tuple[str, str, str]], verdicts: list[str],
                figures: list, key: str, epsilon: float | None = None, delta: float | None = None,
                seed: int | None = None, script: str | None = None, sources: list[str] | None = None) -> None:
-    """The view's report, settings and "Copy as code" (``ui.dossier.artefacts``), or the script alone until the
-    shared dossier exists."""
-    if dossier is not None:
-        dossier.artefacts(dossier.PageSummary(
-            page="stratified_synthesis_viewer", title="Stratified synthesis viewer", question=question,
-            params=params, headlines=[dossier.Headline(*h) for h in headlines], verdicts=list(verdicts),
-            figures=list(figures), sources=sources or SOURCES_TEXT, epsilon=epsilon, delta=delta, seed=seed,
-            script=script), key=key)
-    elif script:
-        with st.expander("Copy as code"):
-            st.caption("A Python script that recomputes this view's headline numbers with this project's engine "
-                       "and again with plain numpy formulas, and prints both and their difference.")
-            st.code(script, language="python")
-            st.download_button("Download script (.py)", data=script, file_name=f"{key}.py", mime="text/x-python",
-                               key=f"{key}_py", on_click="ignore")
+    """The view's report, settings and "Copy as code" (``ui.dossier.artefacts``)."""
+    dossier.artefacts(dossier.PageSummary(
+        page="stratified_synthesis_viewer", title="Stratified synthesis viewer", question=question,
+        params=params, headlines=[dossier.Headline(*h) for h in headlines], verdicts=list(verdicts),
+        figures=list(figures), sources=sources or SOURCES_TEXT, epsilon=epsilon, delta=delta, seed=seed,
+        script=script), key=key)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -368,7 +345,9 @@ def draw_controls(*, main: bool) -> None:
                    horizontal=True, container=cols[2], disabled=unused("sv_small"),
                    help="Pool: estimate them together once (mean estimation default). "
                    "Drop: release nothing for them (the paper's synthesis code).")
-    paper_grid = cols[3].toggle("Paper grid (sweep ε over 0.01 … 5)", key="sv_paper_grid", bind="query-params",
+    paper_grid = cols[3].toggle("Paper's ε grid", key="sv_paper_grid", bind="query-params",
+                                help="Also run the paper's ε values (0.01 … 5) for the “Error against ε” tab and "
+                                "the synthetic-data sweep.",
                                 disabled=unused("sv_paper_grid"))
     if reps > 50 and not unused("sv_reps"):
         st.warning("More than 50 repetitions can make the page slow to redraw.")
@@ -601,7 +580,8 @@ def c_mean_result(spec: tuple, epsilon: float, _inp: dict) -> MeanResult:
     return MeanResult(df, sizes, mu, sigma, status, comp, glob, strat, tuple(verdict), analytic, fig, clipped)
 
 
-def render_mean() -> None:
+def render_mean(slot) -> None:
+    """The mean view below its controls; the verdict and the guidance go into ``slot`` (above the controls)."""
     inp = mean_inputs()
     eps_list = tuple(sorted(set((eps,) + (S.PAPER_EPSILONS if paper_grid else ()))))
     inp_key = (("sim", tuple(int(v) for v in inp["sizes"]), tuple(inp["mu"]), tuple(inp["sigma"]))
@@ -620,8 +600,8 @@ def render_mean() -> None:
     nz = sizes > 0
     ntot = int(sizes.sum())
 
-    # Verdict first: from the same repetitions the charts and downloads show.
-    st.success(md_escape(" ".join(verdict), max_len=2000), icon=":material/fact_check:")
+    # Verdict first (above the controls): from the same repetitions the charts and downloads show.
+    slot.success(md_escape(" ".join(verdict), max_len=2000), icon=":material/fact_check:")
     guidance = [V.many_groups_guidance(int(nz.sum()), ntot), V.pooled_guidance(labels, sizes, status)]
     if res.clipped is not None:
         raw = inp.get("raw")
@@ -630,7 +610,7 @@ def render_mean() -> None:
             high=None if raw is None else float(np.max(raw)), median=None if raw is None else float(np.median(raw))))
     for g in guidance:
         if g:
-            st.warning(md_escape(g, max_len=1000), icon=":material/lightbulb:")
+            slot.warning(md_escape(g, max_len=1000), icon=":material/lightbulb:")
     st.caption(inp["note"])
 
     figures: list[tuple[str, object]] = []
@@ -818,10 +798,10 @@ def privacy_line(run: Y.SynthRun, n_strata: int, small_s: str) -> None:
         st.markdown(f"**Privacy:** (ε = {eps:g}, δ = 1e-9)-DP; the paper reports ε only.")
     else:
         st.markdown(f"**Privacy:** Pure ε-DP with ε = {eps:g}.")
-    small_text = ("small strata are modelled together as one pooled stratum" if small_s == "pool"
-                  else "dropped strata are not synthesized")
-    st.caption(f"Stratified: each of {n_strata} strata receives the full ε; total ε by parallel composition; "
-               f"{small_text}.")
+    small_text = ("small groups are modelled together as one pooled group" if small_s == "pool"
+                  else "groups dropped as too small are not synthesized")
+    st.caption(f"One model per group: each of the {n_strata} models receives the full ε; the total is still ε "
+               f"because the groups do not overlap (parallel composition); {small_text}.")
 
 
 def run_pair(table_key, table, eps_value, small_s, clf):
@@ -873,14 +853,15 @@ def run_pair(table_key, table, eps_value, small_s, clf):
 
 
 def render_synth() -> None:
+    slot = st.container()  # the verdict, above this view's controls
     table_key, table, note = synth_table()
     st.caption(note)
     small_s = choice("Small groups in synthesis", {"drop": "Drop", "pool": "Pool"}, key="sv_syn_small",
                      widget="radio", horizontal=True,
                      help="Drop: as the paper's code (groups under 0.1% of the records); pool: one model for all "
                      "small groups together.")
-    st.markdown("The **vanilla** synthesizer learns one model of the whole table at ε. The **stratified** version "
-                "learns one model per group, each at the same ε, and mixes their samples by the public group "
+    st.markdown("**One model**: the synthesizer learns one model of the whole table at ε. **One model per group**: "
+                "it learns one model for each group, each at the same ε, and mixes their samples by the public group "
                 "sizes. Both are trained on the training split; the classifier is tested on real held-out rows.")
     clf = choice("Classifier for the accuracy measures", {"logreg": "Logistic regression",
                                                            "forest": "Random forest"}, key="sv_classifier",
@@ -903,8 +884,8 @@ def render_synth() -> None:
         gtab["group"] = [_decode_group(gg, table) for gg in gtab["group"]]
         short_name = synth_label.split(" (")[0]
         verdict = V.synth_verdict(gtab, epsilon=eps, synthesizer=short_name, accuracy_vanilla=mv.accuracy,
-                                  accuracy_stratified=ms.accuracy)
-        st.success(md_escape(" ".join(verdict), max_len=2000), icon=":material/fact_check:")
+                                  accuracy_stratified=ms.accuracy, majority=mv.majority_baseline)
+        slot.success(md_escape(" ".join(verdict), max_len=2000), icon=":material/fact_check:")
         privacy_line(stra, n_strata, small_s)
         summary = pd.DataFrame([
             ("Workload error (2-way tables)", mv.workload_global, ms.workload_global, "lower"),
@@ -916,9 +897,9 @@ def render_synth() -> None:
             ("Missed positives (false-negative rate), highest group − lowest", mv.fnr_difference,
              ms.fnr_difference, "lower"),
         ], columns=["measure", "one model", "one model per group", "better when"])
-        st.dataframe(summary, hide_index=True, column_config={
-            "one model": st.column_config.NumberColumn(format="%.4g"),
-            "one model per group": st.column_config.NumberColumn(format="%.4g")})
+        # Shown as text so an undefined value reads "—" (the CSV keeps the numbers, empty where undefined).
+        st.dataframe(summary.assign(**{c: summary[c].map(fmt) for c in ("one model", "one model per group")}),
+                     hide_index=True)
         c = st.columns(3)
         c[0].metric("Accuracy of always guessing the commonest label", fmt(mv.majority_baseline))
         c[1].metric("Accuracy when trained on real data", fmt(mv.real_baseline))
@@ -929,7 +910,8 @@ def render_synth() -> None:
                         "identical). Parity error: Definition 11 on column means, ω = 1/k, summed over groups. "
                         "Positive-prediction ratio (demographic parity): lowest over highest positive-prediction "
                         "rate across groups (0: the classifier never predicts the positive class for at least one "
-                        "group). Missed positives: largest minus smallest false-negative rate across groups.")
+                        "group; “—” when it never predicts it for any group). Missed positives: largest minus "
+                        "smallest false-negative rate across groups.")
         wv = mv.workload_per_group.assign(group=lambda d: [_decode_group(g, table) for g in d["group"]])
         ws = ms.workload_per_group.assign(group=lambda d: [_decode_group(g, table) for g in d["group"]])
         fig = F.make_synth_group_error_figure(wv, ws,
@@ -961,12 +943,14 @@ def render_synth() -> None:
             st.caption("Groups missing from a synthetic table were compared with the whole synthetic table: "
                        f"{', '.join(md_escape(_decode_group(g, table)) for g in missing)}.")
         if strata is not None:
-            st.markdown("**Strata**")
+            st.markdown("**Groups and their models**")
             stab = strata.copy()
             for gc in table.group_cols:
                 stab[gc] = [labels.get(gc, ())[v] if gc in labels and v < len(labels[gc]) else v for v in stab[gc]]
+            stab = stab.rename(columns={"size": "records", "kept": "own model", "pooled": "in the pooled model",
+                                        "weight": "share of the synthetic sample"})
             st.dataframe(stab, hide_index=True)
-            download_csv(stab, filename="strata.csv", key="sv_dl_strata", label="Download strata table (CSV)")
+            download_csv(stab, filename="strata.csv", key="sv_dl_strata", label="Download the groups table (CSV)")
         # Synthetic sample download (decoded labels). A plain CSV that reads back with any CSV reader (and into
         # this page's upload); how it was made goes in a JSON sidecar, not in comment lines.
         which = choice("Synthetic sample to download", {"stratified": "One model per group", "vanilla": "One model"},
@@ -1059,9 +1043,10 @@ def _synth_csv(df: pd.DataFrame, labels) -> bytes:
 def mean_view() -> None:
     """Mean mode as one fragment: its controls and every figure that depends on them redraw together,
     without rerunning the header, the sidebar or the upload block."""
+    slot = st.container()
     with st.container(border=True):
         draw_controls(main=True)
-    render_mean()
+    render_mean(slot)
 
 
 if mode == "Mean estimation":

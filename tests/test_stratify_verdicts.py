@@ -26,7 +26,7 @@ def test_comparison_is_the_mean_over_repetitions_per_group():
     comp = V.group_error_comparison(df, epsilon=1.0, labels=list("ABCD"), status=["kept"] * 4)
     for i in range(4):
         for method, col in (("naive", "mean error, one global release"),
-                            ("stratified", "mean error, stratified release")):
+                            ("stratified", "mean error, per-group release")):
             vals = [r.abs_err for r in df.itertuples() if r.level == "group" and r.group == i
                     and r.method == method and r.epsilon == 1.0]
             assert len(vals) == 12 and comp[col].iloc[i] == pytest.approx(sum(vals) / 12)
@@ -37,7 +37,7 @@ def test_mean_verdict_counts_helped_groups_and_names_the_hurt_one():
     sizes, df = _experiment()
     comp = V.group_error_comparison(df, epsilon=1.0, labels=["G1", "G2", "G3", "G4"], status=["kept"] * 4)
     g = comp["mean error, one global release"].to_numpy()
-    s = comp["mean error, stratified release"].to_numpy()
+    s = comp["mean error, per-group release"].to_numpy()
     helped = sum(1 for a, b in zip(g, s) if b < a)
     hurt = [f"G{i + 1}" for i in range(4) if not s[i] < g[i]]
     text = V.mean_verdict(comp, epsilon=1.0, pop_global=0.01, pop_stratified=0.03, reps=12)
@@ -50,7 +50,7 @@ def test_mean_verdict_counts_helped_groups_and_names_the_hurt_one():
 def test_mean_verdict_all_helped_and_dropped_groups():
     comp = pd.DataFrame({"group": ["A", "B", "C"], "records": [10, 20, 1], "status": ["kept", "kept", "dropped"],
                          "mean error, one global release": [1.0, 2.0, np.nan],
-                         "mean error, stratified release": [0.5, 0.1, np.nan], "repetitions": [5, 5, 5]})
+                         "mean error, per-group release": [0.5, 0.1, np.nan], "repetitions": [5, 5, 5]})
     first, second = V.mean_verdict(comp, epsilon=2, pop_global=0.1, pop_stratified=0.105, reps=5)
     assert "lowered the error of all 2 groups" in first and "1 group was not released" in first
     assert "about the same" in second
@@ -100,3 +100,13 @@ def test_release_and_guarantee_verdicts():
     gt = partial_release.guarantee_table(epsilon=1.0, sensitivity=2.0, kappa=2.0, pp_sensitivity=None)
     text = V.guarantee_verdict(gt)
     assert "PP (post-processing) carries ε = 2.0" in text and "WEM-naive ε = 0.50" in text
+
+
+def test_synth_verdict_says_when_the_classifier_learned_nothing():
+    t = pd.DataFrame({"group": ["a"], "size": [10], "error_vanilla": [0.2], "error_stratified": [0.1]})
+    text = V.synth_verdict(t, epsilon=1, synthesizer="MWEM", accuracy_vanilla=0.75, accuracy_stratified=0.75,
+                           majority=0.75)[1]
+    assert "no better than always guessing the commonest label (75%)" in text
+    text = V.synth_verdict(t, epsilon=1, synthesizer="MWEM", accuracy_vanilla=0.8, accuracy_stratified=0.75,
+                           majority=0.75)[1]
+    assert "no better" not in text

@@ -159,14 +159,20 @@ def make_context_figure(table: pd.DataFrame, *, epsilon: float, delta: float | N
     hi = max(e, float(t["epsilon"].max()))
     fig.update_layout(xaxis=log_axis(lo / 1.5, hi * 1.5, title="ε (log scale; units and periods differ by row)"),
                       yaxis=dict(title=None, categoryorder="array", categoryarray=labels, automargin=True),
-                      title="Your ε among published deployments", height=max(320, 40 * len(labels) + 140),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+                      title="Your ε among published deployments", height=max(360, 40 * len(labels) + 190),
+                      legend=dict(orientation="h", yanchor="top", y=-0.16, x=0))
     return fig
 
 
 def context_table_for_people(table: pd.DataFrame) -> pd.DataFrame:
-    """The deployments with plain column names, sorted by ε (for the page and its CSV)."""
-    return table.sort_values("epsilon").reset_index(drop=True).rename(columns=PLAIN_COLUMNS)
+    """The deployments with plain column names, sorted by ε (for the page and its CSV); a value the source does
+    not give is a dash, never "None" or "nan"."""
+    t = table.sort_values("epsilon").reset_index(drop=True).copy()
+    t["year"] = [("—" if pd.isna(y) else str(int(y))) for y in t["year"]]
+    t["delta"] = [("—" if pd.isna(d) else power_of_ten(float(d))) for d in t["delta"]]
+    t["rho"] = [("—" if pd.isna(r) else f"{float(r):g}") for r in t["rho"]]
+    t["note"] = [n if n else "—" for n in t["note"]]
+    return t.rename(columns=PLAIN_COLUMNS)
 
 
 def figure_alt(table: pd.DataFrame, p: Placement) -> str:

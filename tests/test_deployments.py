@@ -122,3 +122,9 @@ def test_alt_text_and_people_table():
     people = D.context_table_for_people(t)
     assert "Where the value was read" in people.columns and "epsilon" not in people.columns
     assert np.all(np.diff(people["ε"].to_numpy()) >= 0)
+    text = people.astype(str).to_numpy().ravel().tolist()
+    assert not any(v in ("None", "nan", "<NA>", "NaN") for v in text)
+    undated = [r["product"] for r in RAW if not r["year"]]
+    assert set(people.loc[people["Year"] == "—", "Product"]) == set(undated)
+    ms = people.loc[people["Organisation"] == "Microsoft", "δ"].iloc[0]
+    assert ms == "10⁻⁷"

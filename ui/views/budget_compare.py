@@ -64,7 +64,8 @@ def render_budget_comparison(key_prefix: str = "eps_cmp_") -> None:
     show_figure(bc.make_budget_figure(rows), key=f"{p}fig", filename=f"budget_comparison_k{k}.html",
                 alt=bc.budget_figure_alt(rows))
     people = bc.rows_for_people(rows)
-    st.dataframe(people, hide_index=True, width="stretch")
+    numbers = [c for c in people.columns if people[c].dtype.kind == "f"]
+    st.dataframe(people.style.format("{:.4g}", na_rep="—", subset=numbers), hide_index=True, width="stretch")
     download_csv(people, filename=f"budget_comparison_k{k}.csv", key=f"{p}csv")
     with methodology():
         st.markdown(

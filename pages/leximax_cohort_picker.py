@@ -163,6 +163,24 @@ def saturation_cached(V: np.ndarray, k: int):
     return lx.leximax_saturation(V, k=k)
 
 
+@st.cache_resource(max_entries=96, show_spinner=False, scope="session")
+def _figure_store(kind: str, digest: str, _build):
+    return _build()
+
+
+def cached_figure(kind: str, build, *inputs):
+    """A figure built once per inputs in this session (no copy: figures are only read after building).
+
+    Moving k back and forth revisits the same inputs; building a Plotly figure (its validation) was most of the
+    script's time per move. ``inputs`` are everything the figure depends on (arrays hashed by their bytes).
+    """
+    h = hashlib.sha256()
+    for part in inputs:
+        h.update(np.ascontiguousarray(part).tobytes() if isinstance(part, np.ndarray) else repr(part).encode())
+        h.update(b"|")
+    return _figure_store(kind, h.hexdigest(), build)
+
+
 @st.cache_data(max_entries=4, show_spinner=False)
 def volunteer_cached():
     return lx.volunteer_pool(), lx.volunteer_quotas()
@@ -433,7 +451,8 @@ def _cohort_tab():
     with g1:
         if view == "groups":
             series = {f"{what} chances": res.y, "uniform (k/n each)": uniform_y, "largest total": util_y}
-            fig_groups = lf.make_group_bar_figure(pool.group_names, series)
+            fig_groups = cached_figure("groups", lambda: lf.make_group_bar_figure(pool.group_names, series),
+                                       pool.group_names, *series.keys(), *series.values())
             alt_groups = (f"Bar chart of each of the {m} groups' expected utility under {what} chances, uniform "
                           f"selection and the largest-total choice; the worst-off group gets "
                           f"{number(facts.worst_utility)} ({what}) and {number(facts.uniform_worst_utility)} "
@@ -450,7 +469,8 @@ def _cohort_tab():
             profiles["largest total"] = util_y
             profiles["first level only (maximin)"] = V.T @ maxmin_cached(V, k)
             profiles["uniform (k/n each)"] = uniform_y
-            fig_groups = lf.make_profile_figure(profiles)
+            fig_groups = cached_figure("profiles", lambda: lf.make_profile_figure(profiles), *profiles.keys(),
+                                       *profiles.values())
             alt_groups = (f"Line chart of the groups' expected utilities sorted from worst off, for {len(profiles)} "
                           f"ways of choosing; leximax starts highest at {number(float(exact.y.min()))}.")
             cap = ("Each line lists the groups' expected utilities from worst to best off. Leximax is highest at "
@@ -460,7 +480,7 @@ def _cohort_tab():
                       f"Lemma 20) and there are {math.comb(n, k):,} cohorts."))
         figure(fig_groups, key="lx_fig_groups", filename="leximax_groups.html", caption=cap, alt=alt_groups)
     with g2:
-        fig_marg = lf.make_marginals_figure(pool.ids, res.x, k)
+        fig_marg = cached_figure("chances", lambda: lf.make_marginals_figure(pool.ids, res.x, k), pool.ids, res.x, k)
         alt_marg = (f"Bar chart of each candidate's chance of selection, largest first: from "
                     f"{percent(facts.max_chance)} down to {percent(facts.min_chance)}; {facts.n_zero} of {n} at "
                     f"zero; the chances add up to k = {k}.")
@@ -548,8 +568,9 @@ def simulation_section(pool, V, res, k, n, sampler):
         text += (f" Independent coins give exactly {k} members in {percent(float(pmf[k]))} of draws (95% of draws: "
                  f"{lo} to {hi} members).")
     st.success(md_escape(text, max_len=800))
-    fig = lf.make_realised_figure(mc.utilities, mc.expected, pool.group_names, delta=delta,
-                                  hoeffding=mc.hoeffding_refined)
+    fig = cached_figure("draws", lambda: lf.make_realised_figure(mc.utilities, mc.expected, pool.group_names,
+                                                                 delta=delta, hoeffding=mc.hoeffding_refined),
+                        V, res.x, int(n_draws), int(seed), sampler, float(delta), pool.group_names)
     figure(fig, key="lx_fig_realised", filename="leximax_single_draws.html",
            alt=f"Step lines, one per worst-off group, of the share of {n_draws:,} simulated draws at or below each "
                f"utility; dotted lines mark each group's expectation, the dashed line expected minus δ = "

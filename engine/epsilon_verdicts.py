@@ -269,8 +269,9 @@ def private_tests_verdict(*, n: float, privacy: str, alpha: float, naive_size: f
                           power: float | None = None) -> str:
     """"At n = 10,000 and ρ = 0.00125 the classical χ² test on noisy counts raises false alarms 31% of the time
     instead of 5%; the private tests keep 5% …"."""
+    a = f"{given(100 * alpha)}%"
     s = (f"At n = {int(n):,} and {privacy}, the classical χ² test on noisy counts raises false alarms "
-         f"{percent(naive_size)} of the time instead of {percent(alpha)}; the private tests keep {percent(alpha)}")
+         f"{percent(naive_size)} of the time instead of {a}; the private tests keep {a}")
     if power is not None:
         s += f" and detect the shift Δ with probability {percent(power)} (projected test)"
     return s + "."
@@ -281,7 +282,7 @@ def maxinfo_verdict(*, alpha: float, gamma: float, epsilon: float, n: int, bits:
     """"After a selection step with ε = 0.01 on 10,000 records, reject only when p ≤ 0.012 …"."""
     return (f"After choosing the hypothesis with an ε = {given(epsilon)} step on {int(n):,} records (which leaks "
             f"at most {number(bits)} bits), reject only when p ≤ {number(gamma)}, not p ≤ {alpha:g}, to keep the "
-            f"false-rejection rate at {percent(alpha)}.")
+            f"false-rejection rate at {given(100 * alpha)}%.")
 
 
 # --------------------------------------------------------------------------- Tab 9: public information

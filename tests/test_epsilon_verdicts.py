@@ -138,7 +138,7 @@ def test_widths_verdict_finds_the_first_k_where_dp_wins():
 
 def test_private_tests_and_maxinfo_and_public_info_verdicts_name_their_numbers():
     t = ev.private_tests_verdict(n=10_000, privacy="ρ = 0.00125", alpha=0.05, naive_size=0.3123, power=0.8)
-    assert "false alarms 31% of the time instead of 5.0%" in t and "probability 80%" in t
+    assert "false alarms 31% of the time instead of 5%" in t and "probability 80%" in t
     m = ev.maxinfo_verdict(alpha=0.05, gamma=0.0123, epsilon=0.01, n=10_000, bits=1.234)
     assert "p ≤ 0.012, not p ≤ 0.05" in m and "1.2 bits" in m
     assert "1.5× the nominal ε" in ev.invariant_verdict(epsilon=1.0, eps_star=1.5, N=100)

@@ -55,7 +55,7 @@ def test_private_tests_simulation_grid_over_privacy(page, app_url):
     page.get_by_text("Monte Carlo size and power").first.wait_for(state="visible", timeout=180_000)
     wait_idle(page, timeout=180_000)
     expect(page.get_by_text("Seed 7;").first).to_be_visible()
-    expect(page.get_by_text("Run on 2 worker processes").first).to_be_visible()
+    expect(page.get_by_text("Run on 2 local worker processes").first).to_be_visible()
     labels = page.get_by_test_id("stDownloadButton").all_inner_texts()
     assert any("CSV" in x for x in labels)
     assert page.get_by_test_id("stException").count() == 0

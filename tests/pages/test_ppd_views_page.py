@@ -105,17 +105,21 @@ def test_release_defaults_render():
     charts = at.get("plotly_chart")
     assert len(charts) >= 4  # relative error, series, contraction, Algorithm 1
     guarantees = at.dataframe[0].value
-    assert guarantees["guaranteed epsilon"].tolist() == pytest.approx([2.0, 0.5, 1.0, 1.0])  # spec P18
+    assert guarantees["guaranteed ε"].tolist() == pytest.approx([2.0, 0.5, 1.0, 1.0])  # spec P18
+    # Verdict first (the first element of the view): PP's error and the unequal guarantees, named.
+    verdict = at.success[0].value.replace("\\", "")  # shown Markdown-escaped
+    assert "PP (post-processing)" in verdict and "ε = 2.0" in verdict and "WEM-naive ε = 0.50" in verdict
+    assert any("Runs on this server" in c.value for c in at.caption)  # where the WEM runs execute
 
 
 def test_release_controls_change_outputs():
     at = _app(TAB_B)
-    g0 = at.dataframe[0].value["guaranteed epsilon"].tolist()
+    g0 = at.dataframe[0].value["guaranteed ε"].tolist()
     at.checkbox(key="pp_calibrate").check().run()
     assert not at.exception
-    assert at.dataframe[0].value["guaranteed epsilon"].tolist() == pytest.approx([1.0, 0.5, 1.0, 1.0])
+    assert at.dataframe[0].value["guaranteed ε"].tolist() == pytest.approx([1.0, 0.5, 1.0, 1.0])
     at.select_slider(key="pp_epsilon").set_value(2.0).run()
-    assert at.dataframe[0].value["guaranteed epsilon"].tolist() != g0
+    assert at.dataframe[0].value["guaranteed ε"].tolist() != g0
     loss0 = at.dataframe[1].value["mean total ℓ₂ loss"].iloc[0]
     at.select_slider(key="pp_epsilon").set_value(0.25).run()
     assert at.dataframe[1].value["mean total ℓ₂ loss"].iloc[0] > loss0  # more noise, more error
@@ -181,7 +185,7 @@ def test_release_query_params_restore():
     assert at.selectbox(key="pp_month").value == 9
     assert at.checkbox(key="pp_calibrate").value is True
     # ε = 2, Δ = 2, κ = 2, calibrated: PP 4·2/4 = 2, WEM-naive 2·2/4 = 1 (spec §2.7)
-    assert at.dataframe[0].value["guaranteed epsilon"].tolist() == pytest.approx([2.0, 1.0])
+    assert at.dataframe[0].value["guaranteed ε"].tolist() == pytest.approx([2.0, 1.0])
     assert any("Month 10" in h.value for h in at.subheader)
 
 

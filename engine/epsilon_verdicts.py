@@ -179,6 +179,17 @@ def composition_verdict(table: pd.DataFrame, *, releases: str, delta: float) -> 
     return head + f", {number(gain)} less than the basic sum ({number(b)})."
 
 
+def total_guidance(table: pd.DataFrame) -> str | None:
+    """A warning when even the tightest valid total ε is extreme (above 10), with the fix; else None."""
+    ok = table[table["valid"] & table["epsilon"].map(lambda v: math.isfinite(v))]
+    if ok.empty or float(ok["epsilon"].min()) <= 10:
+        return None
+    best = float(ok["epsilon"].min())
+    return (f"A total ε of {number(best)} protects almost nothing (an attacker's odds can grow by a factor of "
+            f"{number(math.exp(best)) if best < 13 else _big(math.exp(min(best, 700)))}). To fix: publish fewer "
+            "releases, or spend less ε on each.")
+
+
 # --------------------------------------------------------------------------- Tab 3: budget planner
 def budget_verdict(plan) -> str:
     """One sentence for an ``engine.budget.BudgetPlan``: the total it costs, or the accuracy the budget buys."""

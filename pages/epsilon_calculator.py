@@ -656,7 +656,7 @@ def tab_composition(outputs: bool = True) -> None:
     releases = ev.describe_releases([m.kind for m in ms], [m.count for m in ms],
                                     [m.epsilon if m.kind in ("laplace", "pure_dp") else None for m in ms],
                                     [m.noise_multiplier if m.kind == "gaussian" else None for m in ms])
-    said = verdict(slot, ev.composition_verdict(table, releases=releases, delta=delta))
+    said = verdict(slot, ev.composition_verdict(table, releases=releases, delta=delta), ev.total_guidance(table))
     fig = ef.make_composition_figure(curve, log_axes=log_axes, delta=delta)
     best = ef.best_valid_envelope(curve)
     with c2:

@@ -151,3 +151,13 @@ def test_power_of_ten_and_epsilon_guidance():
     assert ev.epsilon_guidance(2.0) is None
     g = ev.epsilon_guidance(12.0)
     assert g and f"{ev.number(np.exp(12.0))}" in g  # e^12 ≈ 160,000
+
+
+def test_total_guidance_only_when_the_tightest_total_is_extreme():
+    big = acc.composition_table([acc.laplace(0.5, count=1000)], delta=1e-6, rules=("basic", "advanced"))
+    # advanced composition of 1,000 × 0.5: Σε·tanh(ε/2) + √(2·Σε²·ln(1/δ)) ≈ 122 + 83 — still far above 10
+    adv = 1000 * 0.5 * math.tanh(0.25) + math.sqrt(2 * 1000 * 0.25 * math.log(1e6))
+    g = ev.total_guidance(big)
+    assert g and f"A total ε of {ev.number(adv)}" in g and "publish fewer releases" in g
+    small = acc.composition_table([acc.laplace(0.1, count=10)], delta=1e-6, rules=("basic",))
+    assert ev.total_guidance(small) is None

@@ -15,6 +15,7 @@ from engine.data import DATASET_DESCRIPTIONS, DATASETS, Dataset, load_dataset
 from ui.charts import register_template
 from ui.dossier import restore_notice, restore_uploader
 from ui.links import link_notice, sanitise_link
+from ui.widgets import choice as token_choice
 
 logger = logging.getLogger("dpdash")
 
@@ -62,7 +63,8 @@ def load_active_dataset() -> Dataset:
 
 
 def dataset_picker(container=None, *, page_id: str = "") -> str:
-    """The shared dataset picker: URL-bound and kept for the whole session, so it survives page switches."""
+    """The shared dataset picker: its short name in the link (``?dataset=adult``; the display name is accepted
+    too), kept for the whole session, so it survives page switches."""
     target = container if container is not None else st.sidebar
     # A page switch drops the query string, and a bound widget then falls back to its default; carry the
     # last choice over by hand unless the new URL names a dataset itself (a shared link wins).
@@ -72,12 +74,9 @@ def dataset_picker(container=None, *, page_id: str = "") -> str:
     if switched and remembered in DATASETS and DATASET_KEY not in st.query_params:
         st.session_state[DATASET_KEY] = remembered
     st.session_state[_LAST_PAGE_KEY] = page_id
-    kwargs = {} if DATASET_KEY in st.session_state else {"index": list(DATASETS).index(DEFAULT_DATASET)}
-    choice = target.selectbox(
-        "Shared dataset", options=list(DATASETS), format_func=lambda k: DATASETS[k], key=DATASET_KEY,
-        bind="query-params", help="Pages that work on a data table start from this dataset. "
-        "Each page can also take an upload.", **kwargs,
-    )
+    choice = token_choice("Shared dataset", DATASETS, key=DATASET_KEY, default=DEFAULT_DATASET, container=target,
+                          help="Pages that work on a data table start from this dataset. Each page can also take an "
+                               "upload. The link keeps the choice as a short name (adult, census, acs12).")
     st.session_state[_REMEMBERED_KEY] = choice
     return choice
 

@@ -246,8 +246,9 @@ def build_report(summary: PageSummary, *, link: str) -> bytes:
     """Render the figures to SVG (one Chromium session) and assemble the report."""
     from ui.exports import figure_images
 
-    svgs = [b.decode("utf-8") for b in figure_images([f for _, f in summary.figures], "svg", width=800,
-                                                     height=440)]
+    # drawn at about the size they print (two per row on A4), so their text stays readable on paper
+    svgs = [b.decode("utf-8") for b in figure_images([f for _, f in summary.figures], "svg", width=600,
+                                                     height=380)]
     return report_html(summary, link=link, svgs=svgs)
 
 

@@ -228,6 +228,9 @@ def token_for(raw: str, options: Mapping[str, str]) -> str | None:
     return None
 
 
+_CHOICE_SEEN = "_choice_link_seen"  # the link value each choice() last read, so a new link is read once
+
+
 def choice(label: str, options: Mapping[str, str], *, key: str, default: str | None = None,
            widget: Literal["selectbox", "radio", "segmented"] = "selectbox", container=None,
            help: str | None = None, disabled: bool = False, horizontal: bool = False) -> str:
@@ -246,13 +249,16 @@ def choice(label: str, options: Mapping[str, str], *, key: str, default: str | N
         raise ValueError("choice() needs at least one option")
     default = default if default in options else tokens[0]
     register_manual_param(key)
-    if key not in st.session_state:
-        raw = _link_value(key)
-        token = token_for(raw, options) if raw is not None else None
-        if raw is not None and token is None:
+    raw = _link_value(key)
+    seen = st.session_state.setdefault(_CHOICE_SEEN, {})
+    if raw is not None and seen.get(key) != raw:
+        # a link not read yet (first run, or a new link in this session: a page switch, restored settings)
+        seen[key] = raw
+        token = token_for(raw, options)
+        if token is None:
             report_ignored(key, "not one of the options")
-        st.session_state[key] = token if token is not None else default
-    elif st.session_state[key] not in options:  # options changed under a kept value
+        st.session_state[key] = token if token is not None else st.session_state.get(key, default)
+    if st.session_state.get(key) not in options:  # not set yet, or options changed under a kept value
         st.session_state[key] = default
     target = container if container is not None else st
     fmt = options.__getitem__
@@ -272,7 +278,12 @@ def choice(label: str, options: Mapping[str, str], *, key: str, default: str | N
 
 
 def _write_token(key: str, token: str | None) -> None:
-    """Put ``token`` in the URL under ``key`` (remove the parameter for None); no message if unchanged."""
+    """Put ``token`` in the URL under ``key`` (remove the parameter for None); no message if unchanged.
+
+    Each rerun starts from the browser's URL, which holds what this function wrote: remembered as read, so
+    :func:`choice` does not take it for a new link.
+    """
+    st.session_state.setdefault(_CHOICE_SEEN, {})[key] = token
     qp = st.query_params
     if token is None:
         if key in qp:

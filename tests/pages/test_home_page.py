@@ -38,7 +38,7 @@ def test_dataset_restored_from_query_params():
 
 def test_link_values_used_or_named_in_one_notice():
     at = _app()
-    at.query_params["dataset"] = "UCI Adult"  # a bound selectbox stores its display label
+    at.query_params["dataset"] = "UCI Adult"  # the display name is still accepted (links made before tokens)
     at.run()
     assert not at.exception and at.metric[0].value == "48,842" and not at.toast
     bad = _app()
@@ -47,7 +47,7 @@ def test_link_values_used_or_named_in_one_notice():
     bad.run()
     assert not bad.exception and bad.metric[0].value == "20,000"
     notice = " ".join(t.value for t in bad.toast)
-    assert "**dataset** (out of range or not an option)" in notice
+    assert "**dataset** (not one of the options)" in notice
     assert "\\[x\\]\\(http" in notice and "(the value is not a finite number)" in notice
     bad.run()
     assert not bad.toast  # once per link, not on every rerun

@@ -188,7 +188,7 @@ def make_failure_rate_figure(result: co.ExperimentResult, *, gamma: float, alpha
     fig.add_trace(go.Scatter(x=alphas, y=hi, mode="lines", line=dict(width=0, shape="hv"), showlegend=False,
                              hoverinfo="skip"))
     fig.add_trace(go.Scatter(x=alphas, y=lo, mode="lines", line=dict(width=0, shape="hv"), fill="tonexty",
-                             fillcolor="rgba(0,114,178,0.2)", name=f"{confidence:.0%} Clopper–Pearson band"))
+                             fillcolor="rgba(0,114,178,0.2)", name=f"{confidence:.0%} uncertainty band"))
     fig.add_trace(go.Scatter(x=alphas, y=bh, mode="lines", line=dict(color=_color(0), shape="hv"),
                              name="share of runs failing"))
     fm.vline(fig, x=alpha, line=dict(color=REF, dash="dash"), annotation_text=f"α = {alpha:.2f}")

@@ -513,45 +513,48 @@ coll_names = [nm for nm, ok in in_coll.items() if ok]
 n_groups = max(1, len(coll_names))  # |𝒞*| for the theorems
 
 # ------------------------------------------------------------------------------------------ data summary
-st.subheader("Data and groups")
-dropped_note = f" — {prepared.n_dropped:,} rows without a label were dropped." if prepared.n_dropped else ""
-st.caption(data_title + dropped_note)
-cells = _cells(prepared)
-if needs_features and cells:
-    st.caption(f"Released features: {', '.join(md_escape(c, max_len=60) for c in prepared.features)} — "
-               f"{cells:,} histogram cells (with the label). "
-               "Bin edges and categories come from the whole dataset and are treated as public.")
+# The data and group details fold away under a one-line summary, so the open tab's verdict is near the top.
+n_kept = sum(in_coll.values())
+with st.expander(f"Data and groups: {n:,} labelled rows, {n_kept} of {len(in_coll)} groups kept "
+                 f"(at least γ = {gamma:,.0f} members)", icon=":material/groups:"):
+    dropped_note = f" — {prepared.n_dropped:,} rows without a label were dropped." if prepared.n_dropped else ""
+    st.caption(data_title + dropped_note)
+    cells = _cells(prepared)
+    if needs_features and cells:
+        st.caption(f"Released features: {', '.join(md_escape(c, max_len=60) for c in prepared.features)} — "
+                   f"{cells:,} histogram cells (with the label). "
+                   "Bin edges and categories come from the whole dataset and are treated as public.")
+    if release_kind == "dp_histogram" and math.isfinite(epsilon):
+        st.info(
+            f"ε-DP release (ε = {eps_label}): the released half is turned into a histogram over the released features "
+            "and the label; Laplace noise of scale 2/ε is added to every cell, because replacing one record changes "
+            "two counts; negative counts become 0; n/2 synthetic records are drawn from it. Bin edges and categories "
+            "are treated as public. The release ignores record order, so Theorem 7 applies."
+        )
+    elif release_kind == "gaussian_histogram" and math.isfinite(epsilon):
+        st.info(
+            f"(ε, δ)-DP release (ε = {eps_label}, δ = {delta:.0e}): as the ε-DP histogram, with Gaussian noise "
+            f"calibrated for L2 sensitivity √2 (σ = {co.gaussian_histogram_sigma(epsilon=epsilon, delta=delta):.3g}). "
+            "Theorem 8 applies only when ε ≤ 0.5 and δ is small enough (see Theory)."
+        )
+    gt = pd.DataFrame({
+        "group": list(prepared.group_sizes),
+        "members": list(prepared.group_sizes.values()),
+        "share": [s / n for s in prepared.group_sizes.values()],
+        "kept (at least γ members)": ["yes" if in_coll[g] else "no: fewer than γ members"
+                                 for g in prepared.group_sizes],
+    })
+    st.dataframe(gt.style.format({"share": "{:.1%}", "members": "{:,}"}).apply(
+        lambda r: ["color: #999" if r["kept (at least γ members)"] != "yes" else "" for _ in r], axis=1),
+        hide_index=True, width="stretch", key="coh_group_table")
+    st.caption(f"n = {n:,} labelled rows; γ = {gamma:,.0f}: smaller groups are left out — with few members, random "
+               "splitting alone creates large distances.")
 if release_kind in co.HISTOGRAM_KINDS and not math.isfinite(epsilon):
-    st.info(
-        "Exact histogram (ε = ∞): the released half is turned into a histogram over the released features and "
+    st.warning(
+        "Exact histogram (no noise): the released half is turned into a histogram over the released features and "
         "the label **without noise**, and n/2 synthetic records are drawn from it. This is **not DP** and no "
-        "theorem applies: it shows what coarsening alone does. Choose a finite ε for a DP release."
+        "theorem applies: it shows what coarsening alone does. Turn off \"No noise\" for a DP release."
     )
-elif release_kind == "dp_histogram":
-    st.info(
-        f"ε-DP release (ε = {eps_label}): the released half is turned into a histogram over the released features "
-        "and the label; Laplace noise of scale 2/ε is added to every cell, because replacing one record changes "
-        "two counts; negative counts become 0; n/2 synthetic records are drawn from it. Bin edges and categories "
-        "are treated as public. The release ignores record order, so Theorem 7 applies."
-    )
-elif release_kind == "gaussian_histogram":
-    st.info(
-        f"(ε, δ)-DP release (ε = {eps_label}, δ = {delta:.0e}): as the ε-DP histogram, with Gaussian noise "
-        f"calibrated for L2 sensitivity √2 (σ = {co.gaussian_histogram_sigma(epsilon=epsilon, delta=delta):.3g}). "
-        "Theorem 8 applies only when ε ≤ 0.5 and δ is small enough (see Theory)."
-    )
-gt = pd.DataFrame({
-    "group": list(prepared.group_sizes),
-    "members": list(prepared.group_sizes.values()),
-    "share": [s / n for s in prepared.group_sizes.values()],
-    "kept (at least γ members)": ["yes" if in_coll[g] else "no: fewer than γ members"
-                             for g in prepared.group_sizes],
-})
-st.dataframe(gt.style.format({"share": "{:.1%}", "members": "{:,}"}).apply(
-    lambda r: ["color: #999" if r["kept (at least γ members)"] != "yes" else "" for _ in r], axis=1),
-    hide_index=True, width="stretch", key="coh_group_table")
-st.caption(f"n = {n:,} labelled rows; γ = {gamma:,.0f}: smaller groups are left out — with few members, random "
-           "splitting alone creates large distances.")
 for note in cv.small_group_warnings(prepared.group_sizes, in_coll, alpha=alpha):
     st.warning(md_escape(note, max_len=500))
 if (soft_note := cv.soft_output_note(learner_kind, output)) is not None:
@@ -651,8 +654,8 @@ def _prediction_view(trial, prepared, view_opts, smallest, draw: bool) -> None:
     vc1, vc2 = st.columns([2, 1])
     view = vc1.selectbox("Group to inspect", view_opts, index=view_opts.index(smallest) if smallest else 0,
                          key="coh_view", bind="query-params")
-    ecdf = vc2.toggle("Show as distribution functions (shaded area = W1)", value=False, key="coh_ecdf",
-                      bind="query-params")
+    ecdf = vc2.toggle("Distribution functions", value=False, key="coh_ecdf", bind="query-params",
+                      help="Show the two halves' distribution functions instead: the shaded area between them is W1.")
     if not draw or trial is None:
         return
     mask = prepared.masks[view]
@@ -797,7 +800,19 @@ if TAB_RUNS.open:
                       caption="Smaller groups have larger distances, partly from the split alone (chance) and "
                               "partly from the predictor singling them out.")
                 people = cv.summary_for_people(summ, floor)
-                st.dataframe(people, hide_index=True, width="stretch", key="coh_summary_table")
+                # On screen the columns a reader needs, with short headers; the CSV keeps every column.
+                num = st.column_config.NumberColumn
+                st.dataframe(people, hide_index=True, width="stretch", key="coh_summary_table",
+                             column_order=["group", "members", "mean W1 over runs", "largest W1",
+                                           "share flagged, released half", "share flagged, held-out half",
+                                           "W1 from chance alone (mean)"],
+                             column_config={
+                                 "members": num("members", format="localized"),
+                                 "mean W1 over runs": num("mean W1", format="%.2f"),
+                                 "largest W1": num("largest W1", format="%.2f"),
+                                 "share flagged, released half": num("flagged, released", format="percent"),
+                                 "share flagged, held-out half": num("flagged, held out", format="percent"),
+                                 "W1 from chance alone (mean)": num("W1 by chance", format="%.2f")})
                 e1, e2, e3 = st.columns(3)
                 with e1:
                     download_csv(cv.runs_for_people(res.w1_table()), filename="coherence_w1_per_run.csv",
@@ -857,7 +872,7 @@ if TAB_SWEEP.open:
                     st.info("Press **Run ε sweep** to see how the distances shrink as noise grows.")
             else:
                 (skey, sw, fl) = stored
-                sweep_text = cv.sweep_verdict(sw, fl)
+                sweep_text = cv.sweep_verdict(sw, alpha=alpha, floor=fl)
                 with verdict_slot.container():
                     _verdict(sweep_text)
                 if skey != (data_key, replace(config, repetitions=sweep_reps)):
@@ -925,7 +940,8 @@ def _theory_panel(full: bool = True) -> None:
             "column published in the clear (see the Section 7 tab)."
         )
     t1, t2, t3, t4 = st.columns(4)
-    t1.metric("Theorem 7: γ required", f"{sc.gamma:,.0f}",
+    # rounded up, as in the verdict: a group needs at least this many members
+    t1.metric("Theorem 7: γ required", f"{math.ceil(sc.gamma):,}",
               help=f"Members a group needs. Binding term: {mi.TERM_LABELS[sc.binding_term]}")
     t2.metric("Groups that meet it", f"{meets} of {len(coll_names)}")
     if eps_t <= mi.APPROX_EPSILON_MAX:

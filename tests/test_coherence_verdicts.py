@@ -99,24 +99,26 @@ def test_runs_verdict_without_failures_says_it_proves_nothing():
 
 
 # ------------------------------------------------------------------------------------------ ε sweep
-def test_sweep_verdict_finds_the_largest_epsilon_within_the_noise_floor():
+def test_sweep_verdict_finds_the_largest_epsilon_below_alpha():
     rng = np.random.default_rng(9)
     floor = {"A": rng.uniform(0, 0.1, 200), "B": rng.uniform(0, 0.3, 200)}
-    q95 = {g: np.quantile(v, 0.95) for g, v in floor.items()}
     rows = []
-    for e, a, b in ((0.1, 0.02, 0.05), (1.0, 0.05, 0.2), (10.0, 0.08, 0.9), (math.inf, 0.09, 1.5)):
+    for e, a, b in ((0.1, 0.02, 0.05), (1.0, 0.05, 0.19), (10.0, 0.08, 0.9), (math.inf, 0.09, 1.5)):
         rows += [dict(epsilon=e, group="A", size=900, mean_w1=a, q05_w1=0, q95_w1=1),
                  dict(epsilon=e, group="B", size=50, mean_w1=b, q05_w1=0, q95_w1=1)]
     sweep = pd.DataFrame(rows)
-    ok = [e for e in (0.1, 1.0, 10.0) if all(r.mean_w1 <= q95[r.group]
-                                             for r in sweep[sweep.epsilon == e].itertuples())]
+    alpha = 0.2
+    ok = [e for e in (0.1, 1.0, 10.0) if (sweep[sweep.epsilon == e].mean_w1 <= alpha).all()]
     assert ok == [0.1, 1.0]
-    s = cv.sweep_verdict(sweep, floor)
-    assert s.startswith("Up to ε = 1 every group stays within")
-    assert "with no noise (exact histogram, not DP) B reaches a mean W1 of 1.50" in s
-    above = sweep.assign(mean_w1=sweep.mean_w1 + 0.5)
-    s2 = cv.sweep_verdict(above, floor)
-    assert s2.startswith("Even at ε = 0.1, B has a mean W1 of 0.55") and f"({q95['B']:.2f})" in s2
+    s = cv.sweep_verdict(sweep, alpha=alpha, floor=floor)
+    assert s.startswith("Up to ε = 1 every group's mean W1 stays at or below the α = 0.20 line")
+    assert "at ε = 10 B rises to 0.90" in s
+    assert f"with no noise (exact histogram, not DP) B reaches 1.50 (random splitting alone gives it " \
+           f"{floor['B'].mean():.2f})" in s
+    s2 = cv.sweep_verdict(sweep.assign(mean_w1=sweep.mean_w1 + 0.5), alpha=alpha)
+    assert s2.startswith("Even at ε = 0.1, B has a mean W1 of 0.55, above the α = 0.20 line")
+    s3 = cv.sweep_verdict(sweep, alpha=1.9)
+    assert s3.startswith("At every ε tried (up to 10) every group's mean W1 stays at or below the α = 1.90 line")
 
 
 # ------------------------------------------------------------------------------------------ theory

@@ -191,7 +191,7 @@ def test_epsilon_sweep_button():
     _ok(at)
     assert len(_charts(at)) == 1
     first = _first(at.tabs[2])
-    assert first.type in ("info", "warning") and "what random splitting alone produces" in _shown(first)
+    assert first.type in ("info", "warning") and "the α = 0.20 line" in _shown(first)
     at.button(key="coh_sweep_run").click().run()
     _ok(at)
 

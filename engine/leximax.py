@@ -32,7 +32,8 @@ __all__ = [
     "LeximaxResult", "leximax_marginals", "leximax_saturation", "OracleResult", "separation_oracle",
     "utilitarian_marginals", "maxmin_marginals", "IntegerLeximax", "integer_leximax_bruteforce",
     "sample_independent", "sample_dependent", "dependent_round", "realized_utilities", "MonteCarloSummary",
-    "monte_carlo", "poisson_binomial_pmf", "hoeffding_tail", "hoeffding_tail_refined", "reverse_markov_lower",
+    "monte_carlo", "poisson_binomial_pmf", "size_interval", "hoeffding_tail", "hoeffding_tail_refined",
+    "reverse_markov_lower",
     "sorted_profiles", "leximax_set", "elementwise_set", "tradeoff_set", "recursive_chain", "recursive_set",
     "significant_set", "interval_significant_member", "membership_table", "lemma19_check", "lemma18_check",
     "parse_number", "parse_exact_cell", "parse_utility_matrix", "parse_alpha", "parse_intersections", "Pool",
@@ -552,6 +553,21 @@ def poisson_binomial_pmf(x) -> np.ndarray:
         p[1:i + 1] = p[1:i + 1] * (1 - xi) + p[:i] * xi
         p[0] *= 1 - xi
     return p
+
+
+def size_interval(x, *, coverage: float = 0.95) -> tuple[int, int]:
+    """Central range of the cohort size under independent selection: (lo, hi) with Pr[|C| < lo] ≤ (1−c)/2 and
+    Pr[|C| > hi] ≤ (1−c)/2, from the exact Poisson-binomial distribution (:func:`poisson_binomial_pmf`).
+
+    lo is the smallest s with Pr[|C| ≤ s] > (1−c)/2 and hi the smallest s with Pr[|C| ≤ s] ≥ 1 − (1−c)/2.
+    """
+    if not 0 < coverage < 1:
+        raise ValueError(f"coverage must be in (0, 1), got {coverage!r}.")
+    cdf = np.cumsum(poisson_binomial_pmf(x))
+    tail = (1 - coverage) / 2
+    lo = int(np.searchsorted(cdf, tail, side="right"))
+    hi = int(np.searchsorted(cdf, 1 - tail - 1e-12, side="left"))
+    return lo, min(hi, cdf.size - 1)
 
 
 def hoeffding_tail(*, n: int, delta: float) -> float:

@@ -563,8 +563,7 @@ def simulation_section(pool, V, res, k, n, sampler):
     text = lv.draw_verdict(worst, expected_min=y_min, n_draws=int(n_draws), scheme=sampler, seed=int(seed))
     if sampler == "independent":
         pmf = lx.poisson_binomial_pmf(res.x)
-        cdf = np.cumsum(pmf)
-        lo, hi = int(np.searchsorted(cdf, 0.025)), int(np.searchsorted(cdf, 0.975))
+        lo, hi = lx.size_interval(res.x, coverage=0.95)
         text += (f" Independent coins give exactly {k} members in {percent(float(pmf[k]))} of draws (95% of draws: "
                  f"{lo} to {hi} members).")
     st.success(md_escape(text, max_len=800))

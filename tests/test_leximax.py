@@ -817,3 +817,19 @@ def test_random_values_grid_range_and_seed():
         lx.random_values(5, 2, grid=0.05, rng=0)
     with pytest.raises(ValueError):
         lx.random_values(0, 2, grid=0.1, rng=0)
+
+
+def test_size_interval_against_enumeration():
+    # independent: enumerate all 2^n inclusion patterns of independent coins and read the quantiles off them
+    x = np.array([0.9, 0.2, 0.5, 0.5, 0.7, 0.1, 0.33, 0.8])
+    probs = {}
+    for bits in itertools.product((0, 1), repeat=x.size):
+        b = np.array(bits)
+        probs[b.sum()] = probs.get(b.sum(), 0.0) + float(np.prod(np.where(b == 1, x, 1 - x)))
+    cdf = np.cumsum([probs.get(s, 0.0) for s in range(x.size + 1)])
+    want_lo = next(s for s in range(x.size + 1) if cdf[s] > 0.025)
+    want_hi = next(s for s in range(x.size + 1) if cdf[s] >= 0.975 - 1e-12)
+    assert lx.size_interval(x, coverage=0.95) == (want_lo, want_hi)
+    assert lx.size_interval([1.0, 1.0, 0.0], coverage=0.95) == (2, 2)       # no randomness: exactly 2
+    with pytest.raises(ValueError):
+        lx.size_interval(x, coverage=1.0)

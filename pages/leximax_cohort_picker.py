@@ -723,15 +723,20 @@ def finite_tab():
                               help="Used when the box on the left is cleared: the noise bound the lemmas assume.")
             d = dmax if auto else Fraction(str(dset))
             st.caption(f"δ = {float(d):.6g} (largest difference between the two matrices: {float(dmax):.6g}).")
-            t19 = lx.lemma19_check(U, N, epsilon=e, delta=d)
-            st.dataframe(t19, hide_index=True)
-            st.caption("Corrected Lemma 19 (erratum L1): every ε-significant solution on the noisy utilities is "
-                       "(ε−2δ, ε+2δ)-significant recursive on the true ones — the last column must be all ✓.")
-            if e >= 2 * d:
-                st.dataframe(lx.lemma18_check(U, N, epsilon=e, delta=d), hide_index=True)
-                st.caption("Lemma 18: (ε−2δ, 2δ)-significant-tradeoff on noisy ⇒ ε-tradeoff on true.")
+            if d < dmax:        # a choice the user can correct: say so and offer the fix, no error
+                st.warning(f"The noisy utilities differ from the true ones by up to {float(dmax):.6g}, more than "
+                           f"δ = {float(d):.6g}: Lemmas 18–19 assume noise within δ. Raise δ to at least "
+                           f"{float(dmax):.6g} or tick “δ = the largest difference between the matrices”.")
             else:
-                st.caption(f"Lemma 18 needs ε ≥ 2δ (here ε = {eps:g}, 2δ = {2 * float(d):.6g}): not shown.")
+                t19 = lx.lemma19_check(U, N, epsilon=e, delta=d)
+                st.dataframe(t19, hide_index=True)
+                st.caption("Corrected Lemma 19 (erratum L1): every ε-significant solution on the noisy utilities is "
+                           "(ε−2δ, ε+2δ)-significant recursive on the true ones — the last column must be all ✓.")
+                if e >= 2 * d:
+                    st.dataframe(lx.lemma18_check(U, N, epsilon=e, delta=d), hide_index=True)
+                    st.caption("Lemma 18: (ε−2δ, 2δ)-significant-tradeoff on noisy ⇒ ε-tradeoff on true.")
+                else:
+                    st.caption(f"Lemma 18 needs ε ≥ 2δ (here ε = {eps:g}, 2δ = {2 * float(d):.6g}): not shown.")
         except ValueError as exc:
             show_problem("", exc)
     download_json({"example": preset, "epsilon": eps, "U": [[str(v) for v in r] for r in U]},

@@ -337,7 +337,9 @@ def restore_uploader() -> None:
     from ui.text import md_escape
 
     with st.expander("Restore saved settings", icon=":material/upload_file:"):
-        up = st.file_uploader("Settings file (JSON)", type=["json"], key=RESTORE_KEY, max_upload_size=1,
+        # no type=[...]: Streamlit raises on a file name outside the list (a client can send any name); the
+        # content is checked here instead, whatever the name
+        up = st.file_uploader("Settings file (JSON)", key=RESTORE_KEY, max_upload_size=1,
                               help="A Settings (JSON) file saved from any page of this tool reopens that view.")
     if up is None:
         st.session_state.pop(_APPLIED, None)

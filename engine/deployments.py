@@ -5,8 +5,9 @@ states it and where it was read (column ``read_where``); ``data/DATA.md`` gives 
 Deployments Registry (http://registry.opendp.org/deployments-registry, inspired by Dwork, Kohli & Mulligan 2019,
 "Differential Privacy in Practice: Expose your Epsilons!"), Desfontaines, "A list of real-world uses of
 differential privacy" (https://desfontain.es/blog/real-world-differential-privacy.html), two Google report abstracts
-(arXiv:2009.01265, arXiv:2107.01179) and the Wikimedia Foundation's pageview README. No value is invented: a row the
-sources do not date has an empty year.
+(arXiv:2009.01265, arXiv:2107.01179), the Wikimedia Foundation's pageview README, and the registry's data repository
+(github.com/opendp/deployments-registry-data at commit 3e9c812). No value is invented: a row the sources do not date
+has an empty year.
 
 Caveat the figure carries: the ε values are not comparable one to one. Privacy units differ (event, user-day,
 user, person), local ε protects one report while central ε protects a whole data set, and some values are per

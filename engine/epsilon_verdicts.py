@@ -264,14 +264,17 @@ def widths_verdict(widths: pd.DataFrame, *, n: int) -> str:
     split = piv[[c for c in SPLIT_METHODS if c in piv]].min(axis=1)
     both = dp.index[dp.notna() & split.notna()]
     better = [int(k) for k in both if dp[k] < split[k]]
-    kmax = int(both.max()) if len(both) else int(piv.index.max())
     if not better:
+        kmax = int(both.max()) if len(both) else int(piv.index.max())
         return (f"With n = {n:,} records, splitting the data is at least as accurate as DP for every k up to "
                 f"{kmax:,} adaptive queries: DP needs more data to pay off.")
     k0 = min(better)
-    capped = " (capped: no useful answer)" if split[kmax] >= 0.5 else ""
+    # show the largest k where DP still gives a useful answer (τ < 0.5, the cap) and beats splitting
+    useful = [k for k in better if dp[k] < 0.5]
+    ks = max(useful) if useful else k0
+    capped = " (capped: no useful answer)" if split[ks] >= 0.5 else ""
     return (f"With n = {n:,} records, DP answers k adaptive queries more accurately than splitting the data from "
-            f"k = {k0:,} on (at k = {kmax:,}: ±{number(dp[kmax])} with DP against ±{number(split[kmax])}{capped} by "
+            f"k = {k0:,} on (at k = {ks:,}: ±{number(dp[ks])} with DP against ±{number(split[ks])}{capped} by "
             "splitting, for all answers at once).")
 
 

@@ -348,14 +348,18 @@ def encode_table(key: str, df: pd.DataFrame) -> None:
 
 
 def show_table(df: pd.DataFrame, formats: dict | None = None, **kw) -> None:
-    """``st.dataframe`` with missing values shown as "—" (Streamlit would print "None") and numbers formatted."""
+    """``st.dataframe`` with numbers formatted and missing values shown as "—" (Streamlit would print "None"
+    whatever the Styler says, so a column with gaps is shown as text; the CSV keeps the numbers)."""
     formats = formats or {}
-
-    def cell(fmt_):
-        return lambda v: "—" if v is None or (isinstance(v, float) and math.isnan(v)) else (
-            fmt_.format(v) if isinstance(fmt_, str) else fmt_(v))
-    st.dataframe(df.style.format({c: cell(f) for c, f in formats.items()}, na_rep="—"), hide_index=True,
-                 width="stretch", **kw)
+    shown = df.copy()
+    for c in shown.columns:
+        missing = shown[c].isna()
+        if missing.any():
+            f = formats.get(c, "{}")
+            shown[c] = [("—" if m else (f.format(v) if isinstance(f, str) else f(v))) for v, m in zip(shown[c], missing)]
+    numeric = {c: f for c, f in formats.items() if c in shown and not shown[c].isna().any()
+               and pd.api.types.is_numeric_dtype(shown[c])}
+    st.dataframe(shown.style.format(numeric), hide_index=True, width="stretch", **kw)
 
 
 def exports(prefix: str, *, table: pd.DataFrame | None, params: dict, name: str) -> None:
@@ -667,7 +671,12 @@ def tab_composition(outputs: bool = True) -> None:
                         + (f"the best valid bound reaches ε = {fmt(float(best['epsilon'].iloc[-1]))} at k = "
                            f"{int(best['k'].iloc[-1]):,}." if len(best) else "no rule is valid here."))
     people = ef.composition_table_for_people(table, k=total)
-    show_table(people, {"total ε": "{:.4g}", "δ": ev.power_of_ten, "share of the basic sum": "{:.4g}"})
+    valid = people["valid here"] == "yes"  # invalid rules are named below the table, with the reason
+    show_table(people[valid].drop(columns=["valid here", "why not valid"]),
+               {"total ε": "{:.4g}", "δ": ev.power_of_ten, "share of the basic sum": "{:.4g}"})
+    if (~valid).any():
+        st.caption("Not valid here: " + "; ".join(f"{r} ({md_escape(n, max_len=120)})" for r, n in
+                                                  zip(people.loc[~valid, "rule"], people.loc[~valid, "why not valid"])))
     rows = [{k: v for k, v in m.__dict__.items() if v is not None} for m in ms]
     exports("eps_comp", table=people, params=dict(mode=mode, delta=delta, rules=list(rules), mechanisms=rows),
             name="composition")

@@ -4,14 +4,16 @@ Two views are walked: **Mean estimation** (the fast path; several data sources) 
 release**. After every move an oracle recomputes the headline numbers from the visible control values and the
 data the page displays, with formulas written here from the specs (never with the page's engine functions):
 
-Mean view (spec stratified_synthesis_viewer.md §2.2–2.7):
+Mean view (spec stratified_synthesis_viewer.md §2.2–2.7; only the open tab is drawn, so each walk opens one):
+- the verdict's "lowered the error of X of Y groups", with X recounted from the repetitions CSV (mean |error| per
+  group, per-group release below the global one);
 - the group-size chart's kept / pooled / dropped colours follow §2.3 (|G_i| ≤ min_frac·n is small), and the
   group-sizes CSV matches the chart;
 - the sizes sum to the n slider and number k (simulated sources);
 - Σ log n_i, worst k·log(n/k), best (k−1) + log(n−k), α̂ (MLE by scipy's brentq on ψ(α) − ψ(kα) = mean log v),
   Theorem 10 E = k(ψ(α) − ψ(kα) + log n) at the slider α (mixture) or α̂, and the gap share;
 - Laplace estimator: the privacy RMSE ratio √(ΣC_s²)/(n_rel) ÷ C(n)/n over the released strata with
-  C(m) = R + √log(m/γ) (paper) or R + √(2 log(2m/γ)) (rigorous), and its square; the expected-error curve
+  C(m) = R + √log(m/γ) (paper) or R + √(2 log(2m/γ)) (rigorous); the expected-error curve
   E|N(0, 1/m) + Lap(2C(m)/(mε))| by quadrature (σ_i = 1 sources);
 - Coinpress: ρ = ε²/2 and its (ε, δ = 1e-6) conversion ρ + 2√(ρ log(1/δ)).
 
@@ -100,73 +102,112 @@ def alpha_mle(shares: np.ndarray) -> float:
 
 
 def mean_oracle(at, dl: capture_downloads) -> None:
+    """The mean view's numbers against the spec's formulas. Only the open tab is drawn (lazy tabs), so each walk
+    opens one tab by its link and the oracle checks what that tab shows; the group sizes come from the
+    repetitions CSV, which every tab offers, and the verdict above the tabs is checked on every state."""
+    try:
+        _mean_checks(at, dl)
+    finally:
+        dl.clear()  # the next state's downloads only (a closed tab or an empty result registers none)
+
+
+def _mean_checks(at, dl: capture_downloads) -> None:
     v = widget_values(at)
-    if v.get("sv_mode") != "Mean estimation":
+    if v.get("sv_mode") != "mean":
         return
+    if any("leave nothing to estimate" in w.value for w in at.warning):
+        # Every group dropped: the page says so (spec §2.3: "every stratum dropped" is a ValueError).
+        assert v["sv_small"] == "drop"
+        return
+    runs = pd.read_csv(io.BytesIO(dl.files("mean_runs.csv")["mean_runs.csv"]))
+    eps = float(v["sv_eps"])
+    at_eps = runs[np.isclose(runs["epsilon"], eps)]
+    grp = at_eps[(at_eps["level"] == "group")]
+    first = grp[(grp["rep"] == grp["rep"].min()) & (grp["method"] == grp["method"].iloc[0])]
+    sizes_all = first.sort_values("group")["n_i"].to_numpy(float)
     charts = _charts(at)
     sizes_fig = next((c for c in charts if _title(c) == "Group sizes"), None)
-    if sizes_fig is None:
-        # Every group dropped: the page must say so (spec §2.3: "every stratum dropped" is a ValueError).
-        assert any("leave nothing to estimate" in w.value for w in at.warning), "no sizes chart and no message"
-        assert v["sv_small"] == "Drop"
-        return
-    groups = {}
-    for tr in sizes_fig["data"]:
-        for x, y in zip(tr["x"], _array(tr["y"])):
-            groups[str(x)] = (float(y), tr["name"].lower())
-    sizes = np.array([s for s, _ in groups.values()])
-    n, k = float(sizes.sum()), sizes.size
-    small_rule = v["sv_small"].lower()
-    for label, (size, status) in groups.items():
-        want = "kept" if size > v["sv_min_frac"] * n else ("pooled" if small_rule == "pool" else "dropped")
-        assert status == want, f"group {label} of {size:g} / {n:g} shown {status}, rule says {want}"
-    # The CSV beside the chart says the same.
-    csv = pd.read_csv(io.BytesIO(dl.files("group_sizes.csv")["group_sizes.csv"]))
-    assert dict(zip(csv["group"].astype(str), zip(csv["size"].astype(float), csv["status"]))) == groups
+    holdout = v["sv_source"] in ("mixture", "acs") and v["sv_weights"] == "holdout"
+    if holdout:
+        # The CSV's sizes are the private rows left after the public share is held out; the public sizes (which
+        # decide the strata) are on the sizes chart only.
+        if sizes_fig is None:
+            return
+        sizes_all = np.concatenate([_array(tr["y"]).astype(float) for tr in sizes_fig["data"]])
+    n = float(sizes_all.sum())
+    sizes = sizes_all[sizes_all > 0]
+    k = sizes.size
+    small_rule = v["sv_small"]
+    status = ["kept" if sz > v["sv_min_frac"] * n else ("pooled" if small_rule == "pool" else "dropped")
+              for sz in sizes_all]
+    # The verdict: groups helped = groups whose mean |error| over the repetitions is lower per group than with
+    # one global release, recomputed here from the CSV rows.
+    glob = "coinpress" if v["sv_estimator"] == "coinpress" else "naive"
+    per = "strat_coinpress" if glob == "coinpress" else "stratified"
+    mean_err = grp.groupby(["method", "group"])["abs_err"].mean()
+    released = [g for g in range(int(grp["group"].max()) + 1)
+                if (per, g) in mean_err.index and not math.isnan(mean_err[(per, g)]) and (glob, g) in mean_err.index]
+    helped = sum(1 for g in released if mean_err[(per, g)] < mean_err[(glob, g)])
+    verdict = at.success[0].value.replace("\\", "")
+    if released and helped < len(released):
+        assert f"lowered the error of {helped} of {len(released)} groups" in verdict, verdict
+    elif released:
+        assert f"lowered the error of all {len(released)} groups" in verdict, verdict
     source = v["sv_source"]
-    if source in ("Mixture", "ACS preset", "Categorical"):
+    if source in ("mixture", "acs", "categorical"):
         assert n == v["sv_n"], f"sizes sum to {n:g}, n slider {v['sv_n']}"
-    if source == "Mixture":
-        assert k == v["sv_k"]
+    if source == "mixture":
+        assert sizes_all.size == v["sv_k"]
+    if sizes_fig is not None:
+        shown = {}
+        for tr in sizes_fig["data"]:
+            for x, y in zip(tr["x"], _array(tr["y"])):
+                shown[str(x)] = (float(y), tr["name"].lower())
+        assert sorted(sz for sz, _ in shown.values()) == sorted(sizes_all[sizes_all > 0].tolist()) or \
+            sorted(sz for sz, _ in shown.values()) == sorted(sizes_all.tolist())
+        for label, (size, st_) in shown.items():
+            want = "kept" if size > v["sv_min_frac"] * n else ("pooled" if small_rule == "pool" else "dropped")
+            assert st_ == want, f"group {label} of {size:g} / {n:g} shown {st_}, rule says {want}"
+        csv = pd.read_csv(io.BytesIO(dl.files("group_sizes.csv")["group_sizes.csv"]))
+        assert dict(zip(csv["group"].astype(str), zip(csv["records"].astype(float), csv["status"]))) == shown
+        m = metrics(at)
+        logsum = float(np.sum(np.log(sizes)))
+        worst, best = k * math.log(n / k), (k - 1) + math.log(n - k)
+        a_hat = alpha_mle(sizes / n)
+        _close(m["Σ log(group size), these sizes"], logsum, "Σ log n_i")
+        _close(m["Worst case (equal sizes)"], worst, "worst")
+        _close(m["Best case (one big group)"], best, "best")
+        if math.isfinite(a_hat):
+            _close(m["Fitted imbalance α̂"], a_hat, "α̂")
+        else:
+            assert m["Fitted imbalance α̂"] == "unbounded (equal sizes)"
+        a_used = v["sv_alpha"] if source == "mixture" else a_hat
+        if math.isfinite(a_used):
+            E = k * (special.digamma(a_used) - special.digamma(k * a_used) + math.log(n))
+            _close(m["Expected Σ log (Theorem 10)"], E, "Theorem 10 E")
+            _close(m["Share of the way to the best case"], (worst - E) / (worst - best), "gap share")
     m = metrics(at)
-    logsum = float(np.sum(np.log(sizes)))
-    worst, best = k * math.log(n / k), (k - 1) + math.log(n - k)
-    a_hat = alpha_mle(sizes / n)
-    _close(m["Σ log n_i"], logsum, "Σ log n_i")
-    _close(m["Worst (equal)"], worst, "worst")
-    _close(m["Best (one big group)"], best, "best")
-    if math.isfinite(a_hat):
-        _close(m["α̂ (MLE)"], a_hat, "α̂")
-    else:
-        assert m["α̂ (MLE)"] == "unbounded (equal sizes)"
-    a_used = v["sv_alpha"] if source == "Mixture" else a_hat
-    if math.isfinite(a_used):
-        E = k * (special.digamma(a_used) - special.digamma(k * a_used) + math.log(n))
-        _close(m["Theorem 10 E"], E, "Theorem 10 E")
-        _close(m["Gap share"], (worst - E) / (worst - best), "gap share")
-    if source == "Mixture":
-        _close(m["α (slider)"], v["sv_alpha"], "α card")
-    eps = float(v["sv_eps"])
-    if v["sv_estimator"] == "Coinpress":
-        rho = eps**2 / 2
-        _close(m["Budget (each method)"], rho, "ρ")
-        _close(m["As (ε, δ = 1e-6)-DP"], rho + 2 * math.sqrt(rho * math.log(1e6)), "ρ → (ε, δ)")
-        assert "Privacy RMSE ratio (stratified / naive)" not in m
+    if v["sv_estimator"] == "coinpress":
+        if "Budget (each method)" in m:  # the population tab
+            rho = eps**2 / 2
+            _close(m["Budget (each method)"], rho, "ρ")
+            _close(m["As (ε, δ = 10⁻⁶)-DP"], rho + 2 * math.sqrt(rho * math.log(1e6)), "ρ → (ε, δ)")
+            assert "Typical noise, per group ÷ one global release" not in m
         return
     R, gamma, mode = float(v["sv_R"]), float(v["sv_gamma"]), v["sv_clip"]
     C = lambda s: clip_halfwidth(s, R, gamma, mode)  # noqa: E731
-    kept = [s for s, st in groups.values() if st == "kept"]
-    pooled = sum(s for s, st in groups.values() if st == "pooled")
+    kept = [sz for sz, st_ in zip(sizes_all, status) if st_ == "kept" and sz > 0]
+    pooled = sum(sz for sz, st_ in zip(sizes_all, status) if st_ == "pooled")
     strata = kept + ([pooled] if pooled else [])
     n_rel = sum(strata)
-    strat = math.sqrt(8 * sum(C(s) ** 2 for s in strata)) / (n_rel * eps)
-    naive = math.sqrt(8) * C(n) / (n * eps)
-    _close(m["Privacy RMSE ratio (stratified / naive)"], strat / naive, "RMSE ratio")
-    _close(m["Σ C_i² / C(n)²"], (strat / naive) ** 2, "variance ratio")
-    _close(m["Budget, stratified"], eps, "budget")
-    if source in ("Mixture", "ACS preset") and v["sv_sigma_mode"] == "equal":
-        err_fig = next(c for c in charts if _title(c).startswith("Per-group error"))
-        curve = next(tr for tr in err_fig["data"] if tr.get("name") == "Stratified, expected |error|")
+    if "Typical noise, per group ÷ one global release" in m:  # the population tab
+        strat = math.sqrt(8 * sum(C(sz) ** 2 for sz in strata)) / (n_rel * eps)
+        naive = math.sqrt(8) * C(n) / (n * eps)
+        _close(m["Typical noise, per group ÷ one global release"], strat / naive, "RMSE ratio")
+        _close(m["Budget, per group"], eps, "budget")
+    err_fig = next((c for c in charts if _title(c).startswith("Error of each group's mean")), None)
+    if err_fig is not None and source in ("mixture", "acs") and v["sv_sigma_mode"] == "equal":
+        curve = next(tr for tr in err_fig["data"] if tr.get("name") == "Per group, expected error")
         xs, ys = _array(curve["x"]), _array(curve["y"])
         for i in (0, len(xs) // 3, len(xs) - 1):
             mi = float(xs[i])
@@ -211,10 +252,10 @@ def pp_oracle(at, dl: capture_downloads) -> None:
     prior_on = bool(v["pp_prior"]) and st_on
     active = [mm for mm in v["pp_methods"] if mm != "wem_prior" or prior_on]
     frames = [d.value for d in at.dataframe]
-    gt = next(f for f in frames if "guaranteed epsilon" in f.columns)
+    gt = next(f for f in frames if "guaranteed ε" in f.columns)
     want_rows = [mm for mm in LABELS if mm in active]
     assert list(gt["method"]) == [LABELS[mm] for mm in want_rows]
-    for mm, got in zip(want_rows, gt["guaranteed epsilon"]):
+    for mm, got in zip(want_rows, gt["guaranteed ε"]):
         assert got == pytest.approx(pp_guarantee(mm, eps, sens, kappa, calib), rel=1e-12), mm
     if "pp" in active:
         rel = pd.read_csv(io.BytesIO(dl.files("ppd_release.csv")["ppd_release.csv"]))
@@ -255,11 +296,13 @@ def pp_oracle(at, dl: capture_downloads) -> None:
 # ----------------------------------------------------------------------------------------------- walks
 MEAN_WALKS = [
     # (seed, start link, extra keys not walked, steps)
-    (11, {"sv_reps": "3"}, ("sv_reps",), 70),
-    (12, {"sv_reps": "3", "sv_source": "ACS preset"}, ("sv_reps",), 50),
-    (13, {"sv_reps": "3", "sv_source": "Adult"}, ("sv_reps",), 40),
-    (14, {"sv_reps": "3", "sv_estimator": "Coinpress", "sv_n": "2000"}, ("sv_reps", "sv_n"), 40),
-    (15, {"sv_n": "1000"}, ("sv_n", "sv_source"), 30),
+    # (each opens one tab of the mean view by its link: only the open tab is drawn)
+    (11, {"sv_reps": "3", "sv_mean_tab": "Group sizes"}, ("sv_reps",), 70),
+    (12, {"sv_reps": "3", "sv_source": "acs", "sv_mean_tab": "Population"}, ("sv_reps",), 50),
+    (13, {"sv_reps": "3", "sv_source": "adult"}, ("sv_reps",), 40),
+    (14, {"sv_reps": "3", "sv_estimator": "coinpress", "sv_n": "2000", "sv_mean_tab": "Population"},
+     ("sv_reps", "sv_n"), 40),
+    (15, {"sv_n": "1000", "sv_mean_tab": "Group sizes"}, ("sv_n", "sv_source"), 30),
 ]
 PP_WALKS = [(21, 40), (22, 40)]
 
@@ -274,7 +317,7 @@ def test_random_walks_mean_and_partially_private_views():
                      oracle=lambda at: mean_oracle(at, dl))
             states += r.states
         for seed, steps in PP_WALKS:
-            r = walk(PAGE, seed=seed, steps=steps, start_params={"sv_mode": "Partially private release"},
+            r = walk(PAGE, seed=seed, steps=steps, start_params={"sv_mode": "partial"},
                      skip_keys=NOT_WALKED, oracle=lambda at: pp_oracle(at, dl))
             states += r.states
     elapsed = time.perf_counter() - t0

@@ -339,7 +339,7 @@ def render_partially_private_release() -> None:
         show_figure(fig, key="pp_fig_relerr", filename="ppd_relative_error.html", alt=alt,
                     caption=f"Each dot is a county in one of {reps} draws (seed {seed}). Small counties get large "
                             "relative errors. Exact matches (zero error, including counties published exactly) "
-                            "are drawn at the floor 1e-5.")
+                            "are drawn at the floor 0.00001.")
         download_csv(jobs.export_frame(res), filename="ppd_release.csv", key="pp_dl_release")
         series = {}
         if "pp" in active:

@@ -14,6 +14,7 @@ from streamlit.errors import StreamlitPageNotFoundError
 from engine.data import DATASET_DESCRIPTIONS, DATASETS, Dataset, load_dataset
 from ui.charts import register_template
 from ui.dossier import restore_notice, restore_uploader
+from ui.warmup import start_background_warmup
 from ui.links import link_notice, sanitise_link
 from ui.widgets import choice as token_choice
 
@@ -208,6 +209,7 @@ def page_setup(title: str, *, icon: str | None = None, uses_dataset: bool = True
     st.set_page_config(page_title=f"{title} · Privacy/utility explorer", page_icon=icon or ":material/shield_lock:",
                        layout="wide")
     install_log_filter()
+    start_background_warmup()  # once per server: fills JAX's compilation cache so the first MST run is quick
     sanitise_link()  # before the first widget reads the URL
     register_template()
     with st.sidebar:

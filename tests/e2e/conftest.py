@@ -51,6 +51,7 @@ def app_url():
          "--server.address", "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none",
          "--browser.gatherUsageStats", "false"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        env={**os.environ, "DPDASH_WARMUP": "0"},  # no background MST fit competing with the tests for the cores
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60

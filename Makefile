@@ -1,7 +1,8 @@
 # Two commands on a fresh Linux machine with Python 3.11:
 #   make run   – create .venv, install pinned requirements, start the app on the bundled data
 #   make test  – install the test requirements too, run the linter, then all three test layers (engine, pages,
-#                browser) with the engine's doctests and branch coverage (floor COV_FLOOR), then the engine's
+#                browser) with the engine's doctests and branch coverage (floor COV_FLOOR, in total and per engine
+#                module), then the engine's
 #                property tests once more with a fresh random Hypothesis seed (printed, for replay)
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -42,6 +43,7 @@ run: $(VENV)/.stamp-runtime
 test: lint
 	COVERAGE_FILE=$(VENV)/.coverage $(BIN)/python -m pytest -n $(JOBS) --dist loadfile --durations=15 \
 	  --cov=engine --cov-branch --cov-report=term --cov-fail-under=$(COV_FLOOR)
+	$(BIN)/python tests/coverage_per_module.py --data $(VENV)/.coverage --floor $(COV_FLOOR)
 	@$(MAKE) --no-print-directory test-hypothesis-random HYPOTHESIS_SEED=$(HYPOTHESIS_SEED)
 
 lint: $(VENV)/.stamp-dev

@@ -43,6 +43,7 @@ def test_make_test_runs_lint_coverage_floor_and_the_random_hypothesis_pass():
     body = target.group(2)
     assert "--cov=engine" in body and "--cov-branch" in body and "--cov-fail-under=$(COV_FLOOR)" in body
     assert "test-hypothesis-random" in body
+    assert "tests/coverage_per_module.py" in body and "--floor $(COV_FLOOR)" in body  # every module, not the total
     floor = int(re.search(r"^COV_FLOOR \?= (\d+)", make, re.M).group(1))
     assert floor >= 90
     assert "--hypothesis-seed=$(HYPOTHESIS_SEED)" in make and "ci-random" in make

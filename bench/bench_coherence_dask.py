@@ -12,6 +12,7 @@ changes its README lists (data path, ``drop(axis=1)``, unused ``import torch``, 
     nice -n 10 .venv/bin/python bench/bench_coherence_dask.py --reps 100
 
 Prints a markdown table and writes it to ``bench/results/coherence_dask_R<R>.md`` with a JSON sidecar.
+``--cpu-per-rep K`` instead prints the CPU seconds of one repetition in this process (mean of K).
 """
 
 from __future__ import annotations
@@ -105,13 +106,25 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--skip-authors", action="store_true", help="time our backends only")
+    ap.add_argument("--cpu-per-rep", type=int, default=0, metavar="K",
+                    help="only time K single repetitions in this process by CPU time (robust on a loaded machine)")
     args = ap.parse_args()
     csv = Path(os.environ.get("ACS_NATIONAL2019_CSV", ROOT.parent / "shared" / "data" / "national2019.csv"))
     if not csv.is_file():
         raise SystemExit("set ACS_NATIONAL2019_CSV to the NIST ACS excerpt national2019.csv")
     R = int(args.reps)
     df = read_uploaded_csv(csv.read_bytes()).frame
-    cfg = co.ExperimentConfig("DREM", 1, LENS, GROUPS, co.ReleaseSpec(), co.LearnerSpec(), repetitions=R, seed=0)
+    if args.cpu_per_rep:
+        cfg = co.ExperimentConfig("DREM", 1, LENS, GROUPS, repetitions=args.cpu_per_rep + 1, rng=0)
+        prepared = co.prepare(df, cfg)
+        co.run_trial(prepared, cfg, 0)  # imports and first-call costs out of the timing
+        c0 = time.process_time()
+        for r in range(1, args.cpu_per_rep + 1):
+            co.run_trial(prepared, cfg, r)
+        print(f"CPU per repetition: {(time.process_time() - c0) / args.cpu_per_rep:.3f} s "
+              f"(mean of {args.cpu_per_rep}, repetitions 1..{args.cpu_per_rep}, load {os.getloadavg()[0]:.1f})")
+        return
+    cfg = co.ExperimentConfig("DREM", 1, LENS, GROUPS, co.ReleaseSpec(), co.LearnerSpec(), repetitions=R, rng=0)
     warm = co.ExperimentConfig("DREM", 1, LENS, GROUPS, learner=co.LearnerSpec(n_estimators=2), repetitions=4)
     rows, w1 = [], {}
 

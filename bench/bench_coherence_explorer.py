@@ -65,7 +65,7 @@ def main() -> None:
     args = ap.parse_args()
 
     df = census_population(args.n, seed=0)
-    cfg = co.ExperimentConfig("DREM", 1, LENS, GROUPS, repetitions=args.reps, seed=0)
+    cfg = co.ExperimentConfig("DREM", 1, LENS, GROUPS, repetitions=args.reps, rng=0)
     prepared = co.prepare(df, cfg)
 
     # Warm the loky pool once so the parallel timing measures the work, not process start-up.
@@ -83,7 +83,7 @@ def main() -> None:
 
     t_trial, _ = _time(lambda: co.run_trial(prepared, cfg, 0), repeat=3)
     df20 = census_population(20_000, seed=0)
-    cfg20 = co.ExperimentConfig("DREM", 1, LENS, GROUPS, repetitions=20, seed=0)
+    cfg20 = co.ExperimentConfig("DREM", 1, LENS, GROUPS, repetitions=20, rng=0)
     t_prev, _ = _time(lambda: co.run_trial(co.prepare(df20, cfg20), cfg20, 0, keep_predictions=True), repeat=3)
     t_r20, _ = _time(lambda: co.run_experiment(df20, cfg20, n_jobs=2))
     t_floor, _ = _time(lambda: co.noise_floor(df20, cfg20, reps=200))

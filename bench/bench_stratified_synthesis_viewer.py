@@ -61,20 +61,20 @@ def size_panels(n: int = 200_000, k: int = 9) -> None:
 
 def synth_pair(name: str, variant: str, tab, train, test, base) -> None:
     Y.fit_and_evaluate(train, test, domain=tab.domain, synthesizer=name, epsilon=1.0, variant=variant,
-                       group_cols=list(tab.group_cols), label_col=tab.label_col, seed=0, real_baseline=base)
+                       group_cols=list(tab.group_cols), label_col=tab.label_col, rng=0, real_baseline=base)
 
 
 def mst_pair(n_jobs: int) -> None:
     """The page's MST Run: vanilla and stratified fits in one pool of ``n_jobs`` processes, then metrics."""
     tab = load_adult()
-    train, test = Y.train_test_split_table(tab)
+    train, test = Y.train_test_split_table(tab, rng=0)
     feats = [c for c in tab.domain if c != "income"]
     base = Y.downstream_accuracy(train, test, feature_cols=feats, label_col="income", domain=tab.domain)
     rows = []
     for what, eps in (("cold (JAX compiles)", 1.0), ("warm, same ε", 1.0), ("warm, ε = 2", 2.0)):
         t = time.perf_counter()
         runs = Y.fit_and_evaluate_variants(train, test, domain=tab.domain, synthesizer="mst", epsilon=eps,
-                                           group_cols=list(tab.group_cols), label_col=tab.label_col, seed=0,
+                                           group_cols=list(tab.group_cols), label_col=tab.label_col, rng=0,
                                            real_baseline=base, n_jobs=n_jobs)
         sec = time.perf_counter() - t
         wl = {v: round(r.metrics.workload_global, 12) for v, r in runs.items()}
@@ -104,11 +104,11 @@ def first_run(n_jobs: int) -> None:
     load = os.getloadavg()[0]
     c0, t = cpu(), time.perf_counter()
     tab = load_adult()
-    train, test = Y.train_test_split_table(tab)
+    train, test = Y.train_test_split_table(tab, rng=0)
     feats = [c for c in tab.domain if c != "income"]
     base = Y.downstream_accuracy(train, test, feature_cols=feats, label_col="income", domain=tab.domain)
     runs = Y.fit_and_evaluate_variants(train, test, domain=tab.domain, synthesizer="mst", epsilon=1.0,
-                                       group_cols=list(tab.group_cols), label_col=tab.label_col, seed=0,
+                                       group_cols=list(tab.group_cols), label_col=tab.label_col, rng=0,
                                        real_baseline=base, n_jobs=n_jobs)
     sec, cpu_s = time.perf_counter() - t, cpu() - c0
     after = sum(1 for p in cache.rglob("*") if p.is_file()) if cache.is_dir() else 0
@@ -139,7 +139,7 @@ def main() -> None:
                  timed(lambda: [S.integer_logsum_mc(9, a, 10_000, draws=500, rng=0)
                                 for a in (0.05, 0.1, 0.2, 0.3, 0.5, 1, 2, 5, 10)]), ""))
     tab = load_adult()
-    train, test = Y.train_test_split_table(tab)
+    train, test = Y.train_test_split_table(tab, rng=0)
     feats = [c for c in tab.domain if c != "income"]
     base = Y.downstream_accuracy(train, test, feature_cols=feats, label_col="income", domain=tab.domain)
     for name in ("independent", "full_histogram", "mwem"):

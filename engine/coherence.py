@@ -26,8 +26,8 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from engine import maxinfo
-from engine.parallel import imap_unordered
-from engine.validation import check_int_in_range
+from engine.parallel import accept_seed_keyword, child_seed, imap_unordered
+from engine.validation import as_generator, check_int_in_range
 
 __all__ = [
     "Condition",
@@ -133,9 +133,14 @@ class LearnerSpec:
     n_estimators: int = 50
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ExperimentConfig:
-    """Everything that defines one DemCoh experiment (hashable: used as a cache key)."""
+    """Everything that defines one DemCoh experiment (hashable: used as a cache key).
+
+    ``rng``: an integer seed ≥ 0, a ``numpy.random.SeedSequence`` or a ``Generator`` (its ``SeedSequence``; its
+    state is not used). Repetition r draws from child r of that sequence (``engine.parallel.child_seed``), so a
+    run is reproducible and identical on any backend; ``None`` (fresh entropy) is refused for that reason.
+    """
 
     label: str
     sensitive_value: object
@@ -144,7 +149,26 @@ class ExperimentConfig:
     release: ReleaseSpec = field(default_factory=ReleaseSpec)
     learner: LearnerSpec = field(default_factory=LearnerSpec)
     repetitions: int = 20
-    seed: int = 0
+    rng: int | np.random.SeedSequence | np.random.Generator = 0
+
+    def __init__(self, label: str, sensitive_value: object, lens: tuple[str, ...], groups: tuple[GroupSpec, ...],
+                 release: ReleaseSpec | None = None, learner: LearnerSpec | None = None, repetitions: int = 20,
+                 rng: int | np.random.SeedSequence | np.random.Generator = 0, *, seed: int | None = None):
+        # TEMPORARY (issue 13 rename): ``seed=`` still sets ``rng`` (and the ``seed`` property below reads it) until
+        # pages/coherence_explorer.py and engine/script_coherence.py say ``rng``; then delete ``seed`` here, the
+        # property, and this hand-written __init__ (back to the generated one).
+        if seed is not None:
+            rng = seed
+        values = (label, sensitive_value, lens, groups, ReleaseSpec() if release is None else release,
+                  LearnerSpec() if learner is None else learner, repetitions, rng)
+        for f, v in zip(("label", "sensitive_value", "lens", "groups", "release", "learner", "repetitions", "rng"),
+                        values):
+            object.__setattr__(self, f, v)
+
+    @property
+    def seed(self):
+        """TEMPORARY (issue 13 rename): the old name of ``rng``."""
+        return self.rng
 
 
 @dataclass(frozen=True, eq=False)
@@ -291,8 +315,10 @@ def _validate_config(config: ExperimentConfig) -> None:
     if rel.kind == "gaussian_histogram":
         if not _is_number(rel.delta) or not 0 < float(rel.delta) < 1:
             raise ValueError(f"delta must be in (0, 1), got {rel.delta!r}")
-    if not isinstance(config.seed, numbers.Integral) or isinstance(config.seed, bool) or config.seed < 0:
-        raise ValueError(f"seed must be an integer >= 0, got {config.seed!r}")
+    if config.rng is None:
+        raise ValueError("rng must be an integer seed ≥ 0, a numpy SeedSequence or a numpy Generator (not None: "
+                         "an experiment must be reproducible)")
+    as_generator(config.rng)  # the shared domain and message for anything else
 
 
 # =============================================================================== W1 and split maths
@@ -712,11 +738,13 @@ def _make_estimator(spec: LearnerSpec, seed: int):
     raise ValueError(f"learner kind must be one of {LEARNER_KINDS}, got {spec.kind!r}")
 
 
-def fit_predictor(spec: LearnerSpec, X: np.ndarray, y: np.ndarray, seed: int) -> Callable[[np.ndarray], np.ndarray]:
+@accept_seed_keyword
+def fit_predictor(spec: LearnerSpec, X: np.ndarray, y: np.ndarray, rng=None) -> Callable[[np.ndarray], np.ndarray]:
     """Train a confidence-rated predictor ``h: records → [−1, 1]`` on a release.
 
     Hard output: predicted class in {−1, +1}; soft output: ``2·P(y = +1 | x) − 1``. A report with one
-    class gives the constant predictor of that class.
+    class gives the constant predictor of that class. ``rng`` (anything ``engine.validation.as_generator``
+    takes) gives the learner's ``random_state``: its next draw below 2³¹ − 1; a Generator's stream advances.
 
     References
     ----------
@@ -727,6 +755,7 @@ def fit_predictor(spec: LearnerSpec, X: np.ndarray, y: np.ndarray, seed: int) ->
     if spec.output not in OUTPUTS:
         raise ValueError(f"learner output must be 'hard' or 'soft', got {spec.output!r}")
     check_int_in_range(spec.n_estimators, name="n_estimators", lo=1, hi=500)
+    seed = int(as_generator(rng).integers(2**31 - 1))
     y = np.asarray(y)
     classes = np.unique(y)
     if classes.size == 1:
@@ -835,8 +864,8 @@ def _learner_inputs(prepared: PreparedData, rel: ReleaseSpec, learner: LearnerSp
     return got
 
 
-def _trial_rng(seed: int, rep: int) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(int(rep),)))
+def _trial_rng(rng, rep: int) -> np.random.Generator:
+    return np.random.default_rng(child_seed(rng, rep))
 
 
 def _group_stats(prepared: PreparedData, names, idx_a, idx_b, p_a, p_b):
@@ -862,15 +891,16 @@ def run_trial(
 ) -> TrialResult:
     """One DemCoh repetition (Figure 1): split, release ``X_a``, learn, compare on both halves.
 
-    The repetition's generator is ``SeedSequence(config.seed, spawn_key=(rep,))``, i.e.
-    ``SeedSequence(seed).spawn(R)[rep]``, so any repetition can be rerun alone.
+    The repetition's generator is child ``rep`` of ``config.rng`` (for an integer seed s,
+    ``SeedSequence(s, spawn_key=(rep,))``, i.e. ``SeedSequence(s).spawn(R)[rep]``), so any repetition can be rerun
+    alone.
 
     References
     ----------
     seeds/000_f379639b976c7ffb.txt, §4.2 Figure 1, Definition 2 (restrict, then apply the lens).
     """
     rel = config.release
-    rng = _trial_rng(config.seed, rep)
+    rng = _trial_rng(config.rng, rep)
     idx_a, idx_b = half_split(prepared.n, rng)
     inp = _learner_inputs(prepared, rel, config.learner)
     enc = inp.X
@@ -881,7 +911,7 @@ def run_trial(
         X_tr, y_tr = enc[pick], prepared.y[pick]
     else:
         X_tr, y_tr = enc[idx_a], prepared.y[idx_a]
-    h = fit_predictor(config.learner, X_tr, y_tr, seed=int(rng.integers(2**31 - 1)))
+    h = fit_predictor(config.learner, X_tr, y_tr, rng)
     if inp.unique is not None:
         p_all = np.clip(h(inp.unique), -1.0, 1.0)[inp.inverse]
         p_a, p_b = p_all[idx_a], p_all[idx_b]
@@ -1021,9 +1051,9 @@ def noise_floor(df: pd.DataFrame, config: ExperimentConfig, reps: int = 200) -> 
     """
     reps = check_int_in_range(reps, name="reps", lo=1, hi=100_000)
     prepared = prepare(df, config)
-    rng = _trial_rng(config.seed, _FLOOR_SPAWN_KEY)
+    rng = _trial_rng(config.rng, _FLOOR_SPAWN_KEY)
     inp = _learner_inputs(prepared, config.release, config.learner)
-    h = fit_predictor(config.learner, inp.X, prepared.y, seed=int(rng.integers(2**31 - 1)))
+    h = fit_predictor(config.learner, inp.X, prepared.y, rng)
     p = np.clip(h(inp.X), -1.0, 1.0) if inp.unique is None else np.clip(h(inp.unique), -1.0, 1.0)[inp.inverse]
     names = tuple(g.name for g in config.groups)
     out = {nm: np.full(reps, np.nan) for nm in names}
@@ -1153,12 +1183,13 @@ def single_column_w1(
     return abs(float(h1) - float(h0)) * abs(na / sa - nb / sb)
 
 
+@accept_seed_keyword
 def single_column_experiment(
     bits: np.ndarray,
     groups: Mapping[str, np.ndarray],
     *,
     reps: int = 1000,
-    seed: int = 0,
+    rng=0,
     h0: float = -1.0,
     h1: float = 1.0,
     beta: float = 0.05,
@@ -1175,7 +1206,8 @@ def single_column_experiment(
     (lens = every column). The demonstrated learner reacts to the report by swapping its two scores when
     ``X_a`` holds more than half of the ones; ``|h1 − h0|`` is unchanged, so the W1 values equal the
     column curator's, while the bound is Theorem 11's much weaker ``112·sqrt(n·ln(10n|𝒞|/β′))/|C ∩ X|``
-    (asymptotic: "sufficiently large n", spec E11).
+    (asymptotic: "sufficiently large n", spec E11). ``rng`` draws the splits (anything
+    ``engine.validation.as_generator`` takes).
 
     References
     ----------
@@ -1211,7 +1243,7 @@ def single_column_experiment(
     sizes = M.sum(axis=1)
     G = len(names)
     scale = abs(float(h1) - float(h0))
-    rng = np.random.default_rng(int(seed))
+    rng = as_generator(rng)
     k = n // 2
     w = np.full((reps, G), np.nan)
     # Counts per half as matrix products with 0/1 half indicators (exact in float64 for n < 2**53).

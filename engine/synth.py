@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+import numbers
 import os
 import threading
 import warnings
@@ -34,7 +35,7 @@ import pandas as pd
 from joblib import parallel_config
 
 from engine.data import DiscreteTable
-from engine.parallel import imap_unordered
+from engine.parallel import accept_seed_keyword, imap_unordered
 from engine.stratify import draw_group_proportions, proportions_to_sizes
 from engine.validation import as_generator, check_delta, check_epsilon
 
@@ -1055,12 +1056,23 @@ def _one_hot(df: pd.DataFrame, cols: Sequence[str], domain: Mapping[str, int]):
     return enc
 
 
+def _int_seed(rng) -> int:
+    """An integer seed from ``rng``: an integer ≥ 0 is itself; anything else ``as_generator`` takes gives its next
+    draw below 2³² (a Generator's stream advances), so one call site fixes every seed derived below it."""
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)):
+        as_generator(rng)  # the shared domain check and message (≥ 0)
+        return int(rng)
+    return int(as_generator(rng).integers(2**32))
+
+
+@accept_seed_keyword
 def predict_label(train: pd.DataFrame, test: pd.DataFrame, *, feature_cols: Sequence[str], label_col: str,
-                  domain: Mapping[str, int], classifier: str = "logreg", seed: int = 0) -> np.ndarray:
+                  domain: Mapping[str, int], classifier: str = "logreg", rng=0) -> np.ndarray:
     """Fit a classifier on ``train`` (one-hot features from ``domain``) and predict ``test``'s label.
 
     ``"logreg"``: ``LogisticRegression(max_iter=1000)``; ``"forest"``: ``RandomForestClassifier(n_estimators=100,
-    random_state=seed)``. A single-class training label predicts that class.
+    random_state=s)`` with s the integer seed of ``rng`` (see ``_int_seed``). A single-class training label
+    predicts that class.
     """
     feature_cols = list(feature_cols)
     y = train[label_col].to_numpy(np.int64)
@@ -1079,18 +1091,19 @@ def predict_label(train: pd.DataFrame, test: pd.DataFrame, *, feature_cols: Sequ
     elif classifier == "forest":
         from sklearn.ensemble import RandomForestClassifier
 
-        clf = RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=2)
+        clf = RandomForestClassifier(n_estimators=100, random_state=_int_seed(rng), n_jobs=2)
     else:
         raise ValueError(f"classifier must be 'logreg' or 'forest', got {classifier!r}")
     clf.fit(Xtr, y)
     return clf.predict(Xte).astype(np.int64)
 
 
+@accept_seed_keyword
 def downstream_accuracy(train: pd.DataFrame, test: pd.DataFrame, *, feature_cols: Sequence[str], label_col: str,
-                        domain: Mapping[str, int], classifier: str = "logreg", seed: int = 0) -> float:
+                        domain: Mapping[str, int], classifier: str = "logreg", rng=0) -> float:
     """Accuracy on the real holdout ``test`` of a classifier trained on ``train`` (usually synthetic) (spec §4)."""
     pred = predict_label(train, test, feature_cols=feature_cols, label_col=label_col, domain=domain,
-                         classifier=classifier, seed=seed)
+                         classifier=classifier, rng=rng)
     return float(np.mean(pred == test[label_col].to_numpy(np.int64)))
 
 
@@ -1135,13 +1148,15 @@ def _group_labels(df: pd.DataFrame, group_cols: Sequence[str]) -> np.ndarray:
     return np.array([_key_label(tuple(r)) for r in df[list(group_cols)].to_numpy()], dtype=object)
 
 
+@accept_seed_keyword
 def synth_metrics(real_train: pd.DataFrame, real_test: pd.DataFrame, synth: pd.DataFrame, *,
                   domain: Mapping[str, int], group_cols: Sequence[str], value_cols: Sequence[str],
                   label_col: str | None, omega: float | None = None, way: int = 2, classifier: str = "logreg",
-                  seed: int = 0, min_frac: float = 0.001, real_baseline: float | None = None) -> SynthMetrics:
+                  rng=0, min_frac: float = 0.001, real_baseline: float | None = None) -> SynthMetrics:
     """Utility and fairness of a synthetic table (spec §4): workload and parity against ``real_train``; a
     classifier trained on ``synth`` and tested on ``real_test`` (accuracy, DPR, FNR difference), with the
     majority and real-trained baselines. ``real_baseline`` may be passed in to avoid refitting."""
+    seed = _int_seed(rng)
     cols = [c for c in domain if c in real_train.columns]
     wl = workload_error(real_train, synth, cols, way=min(way, len(cols)))
     per_group = group_workload_errors(real_train, synth, group_cols=group_cols, value_cols=value_cols,
@@ -1155,11 +1170,11 @@ def synth_metrics(real_train: pd.DataFrame, real_test: pd.DataFrame, synth: pd.D
         majority = int(real_train[label_col].mode().iloc[0])
         maj = float(np.mean(yt == majority))
         pred = predict_label(synth, real_test, feature_cols=feats, label_col=label_col, domain=domain,
-                             classifier=classifier, seed=seed)
+                             classifier=classifier, rng=seed)
         acc = float(np.mean(pred == yt))
         if real_baseline is None:
             real_baseline = downstream_accuracy(real_train, real_test, feature_cols=feats, label_col=label_col,
-                                                domain=domain, classifier=classifier, seed=seed)
+                                                domain=domain, classifier=classifier, rng=seed)
         base = float(real_baseline)
         groups = _group_labels(real_test, group_cols)
         dpr = demographic_parity_ratio(pred, groups)
@@ -1167,14 +1182,15 @@ def synth_metrics(real_train: pd.DataFrame, real_test: pd.DataFrame, synth: pd.D
     return SynthMetrics(acc, maj, base, dpr, fnr, parity, wl, per_group)
 
 
-def train_test_split_table(table: DiscreteTable, *, seed: int = 0, test_frac: float = 0.3,
+@accept_seed_keyword
+def train_test_split_table(table: DiscreteTable, *, rng=0, test_frac: float = 0.3,
                            columns: Sequence[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Train/test frames: the table's own split (Adult's test file) or a seeded ``test_frac`` split."""
+    """Train/test frames: the table's own split (Adult's test file) or a ``test_frac`` split drawn from ``rng``."""
     df = table.df if columns is None else table.df[list(columns)]
     if table.split is not None and set(np.unique(table.split)) >= {"train", "test"}:
         tr = np.asarray(table.split) == "train"
         return df[tr].reset_index(drop=True), df[~tr].reset_index(drop=True)
-    perm = np.random.default_rng(seed).permutation(len(df))
+    perm = as_generator(rng).permutation(len(df))
     n_test = int(round(test_frac * len(df)))
     return df.iloc[perm[n_test:]].reset_index(drop=True), df.iloc[perm[:n_test]].reset_index(drop=True)
 
@@ -1193,8 +1209,9 @@ def metrics_long(m: SynthMetrics) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["metric", "group", "value"])
 
 
+@accept_seed_keyword
 def run_synth_experiment(table: DiscreteTable, *, synthesizer: str, epsilons, group_cols: Sequence[str],
-                         columns: Sequence[str] | None = None, reps: int = 1, seed: int = 0, min_frac: float = 0.001,
+                         columns: Sequence[str] | None = None, reps: int = 1, rng=0, min_frac: float = 0.001,
                          sample_mode: str = "largest_remainder", synth_options: dict | None = None,
                          progress: ProgressFn | None = None) -> pd.DataFrame:
     """Vanilla vs stratified synthesis over ε and reps; long format (rep, epsilon, variant, metric, group, value).
@@ -1212,14 +1229,15 @@ def run_synth_experiment(table: DiscreteTable, *, synthesizer: str, epsilons, gr
         if c not in cols:
             raise ValueError(f"group column {c!r} is not among the columns {cols}")
     domain = {c: table.domain[c] for c in cols}
-    train, test = train_test_split_table(table, seed=seed, columns=cols)
+    seed = _int_seed(rng)
+    train, test = train_test_split_table(table, rng=seed, columns=cols)
     value_cols = [c for c in cols if c not in group_cols]
     label = table.label_col if table.label_col in cols else None
     opts = dict(synth_options or {})
     base = None
     if label is not None:
         feats = [c for c in cols if c != label]
-        base = downstream_accuracy(train, test, feature_cols=feats, label_col=label, domain=domain, seed=seed)
+        base = downstream_accuracy(train, test, feature_cols=feats, label_col=label, domain=domain, rng=seed)
     root = np.random.SeedSequence(seed)
     jobs = [(rep, e) for rep in range(int(reps)) for e in eps_list]
     child = root.spawn(len(jobs))
@@ -1239,7 +1257,7 @@ def run_synth_experiment(table: DiscreteTable, *, synthesizer: str, epsilons, gr
             model.fit(train, domain, rng=r, progress=prog)
             synth = model.sample(len(train), rng=r)
             m = synth_metrics(train, test, synth, domain=domain, group_cols=group_cols, value_cols=value_cols,
-                              label_col=label, seed=seed, min_frac=min_frac, real_baseline=base)
+                              label_col=label, rng=seed, min_frac=min_frac, real_baseline=base)
             long = metrics_long(m)
             long.insert(0, "variant", variant)
             long.insert(0, "epsilon", e)
@@ -1261,26 +1279,29 @@ class SynthRun:
     delta: float
 
 
+@accept_seed_keyword
 def fit_and_evaluate(train: pd.DataFrame, test: pd.DataFrame, *, domain: Mapping[str, int], synthesizer: str,
-                     epsilon: float, variant: str, group_cols: Sequence[str], label_col: str | None, seed: int = 0,
+                     epsilon: float, variant: str, group_cols: Sequence[str], label_col: str | None, rng=0,
                      min_frac: float = 0.001, small_strata: str = "drop", sample_mode: str = "largest_remainder",
                      synth_options: dict | None = None, real_baseline: float | None = None,
                      classifier: str = "logreg", progress: ProgressFn | None = None, n_jobs: int = 1) -> SynthRun:
     """Fit a vanilla or stratified synthesizer on ``train``, sample |train| rows, and compute :func:`synth_metrics`.
 
-    Randomness: ``np.random.default_rng([seed, variant code])``, so the vanilla and stratified runs of one seed
+    Randomness: ``np.random.default_rng([s, variant code])`` with s the integer seed of ``rng`` (``rng`` itself
+    when it is an integer), so the vanilla and stratified runs of one seed
     are reproducible independently of each other (and of ``n_jobs``; see :func:`fit_and_evaluate_variants`).
     """
     return fit_and_evaluate_variants(
         train, test, domain=domain, synthesizer=synthesizer, epsilon=epsilon, variants=(variant,),
-        group_cols=group_cols, label_col=label_col, seed=seed, min_frac=min_frac, small_strata=small_strata,
+        group_cols=group_cols, label_col=label_col, rng=rng, min_frac=min_frac, small_strata=small_strata,
         sample_mode=sample_mode, synth_options=synth_options, real_baseline=real_baseline, classifier=classifier,
         progress=progress, n_jobs=n_jobs)[variant]
 
 
+@accept_seed_keyword
 def fit_and_evaluate_variants(train: pd.DataFrame, test: pd.DataFrame, *, domain: Mapping[str, int],
                               synthesizer: str, epsilon: float, variants: Sequence[str] = ("vanilla", "stratified"),
-                              group_cols: Sequence[str], label_col: str | None, seed: int = 0,
+                              group_cols: Sequence[str], label_col: str | None, rng=0,
                               min_frac: float = 0.001, small_strata: str = "drop",
                               sample_mode: str = "largest_remainder", synth_options: dict | None = None,
                               real_baseline: float | None = None, classifier: str = "logreg",
@@ -1289,9 +1310,9 @@ def fit_and_evaluate_variants(train: pd.DataFrame, test: pd.DataFrame, *, domain
 
     The jobs are the vanilla model and every stratum's model (so the stratified variant is spread over the
     cores too, not just run beside the vanilla one). Each variant keeps its own generator
-    ``default_rng([seed, 0 | 1])`` and each stratum its ``spawn`` child, so the result is identical to
-    calling :func:`fit_and_evaluate` per variant, for any ``n_jobs``. ``progress`` runs from 0 to 1 over the
-    fits (the metrics that follow take about a second).
+    ``default_rng([s, 0 | 1])`` (s: the integer seed of ``rng``) and each stratum its ``spawn`` child, so the
+    result is identical to calling :func:`fit_and_evaluate` per variant, for any ``n_jobs``. ``progress`` runs
+    from 0 to 1 over the fits (the metrics that follow take about a second).
 
     References
     ----------
@@ -1302,6 +1323,7 @@ def fit_and_evaluate_variants(train: pd.DataFrame, test: pd.DataFrame, *, domain
         if v not in ("vanilla", "stratified"):
             raise ValueError(f"variant must be 'vanilla' or 'stratified', got {v!r}")
     opts = dict(synth_options or {})
+    seed = _int_seed(rng)
     models, rngs, jobs, slots = {}, {}, [], {}
     for v in variants:
         r = np.random.default_rng([int(seed), 0 if v == "vanilla" else 1])
@@ -1329,7 +1351,7 @@ def fit_and_evaluate_variants(train: pd.DataFrame, test: pd.DataFrame, *, domain
             model, r = models[v].finish(fitted[lo:hi]), rngs[v]
         synth = model.sample(len(train), rng=r)
         m = synth_metrics(train, test, synth, domain=domain, group_cols=group_cols, value_cols=value_cols,
-                          label_col=label_col, seed=seed, min_frac=min_frac, real_baseline=real_baseline,
+                          label_col=label_col, rng=seed, min_frac=min_frac, real_baseline=real_baseline,
                           classifier=classifier)
         out[v] = SynthRun(v, synth, m, getattr(model, "strata", None), float(model.epsilon), float(model.delta))
     return out

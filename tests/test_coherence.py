@@ -202,7 +202,7 @@ def test_single_column_experiment_matches_w1_and_bound(pop20k):
         "Age 65+": (df["AGEP"] >= 65).to_numpy(),
         "Hispanic": (df["HISP"] >= 1).to_numpy(),
     }
-    res = co.single_column_experiment(bits, groups, reps=1000, seed=0, beta=0.05)
+    res = co.single_column_experiment(bits, groups, reps=1000, rng=0, beta=0.05)
     assert res.w1.shape == (1000, 4)
     assert np.all(res.exceed_fraction <= 0.05)
     from engine.maxinfo import w1_bound_single_column
@@ -221,8 +221,8 @@ def test_count_curator_same_distances_weaker_bound():
     rng = np.random.default_rng(1)
     bits = rng.random(3000) < 0.3
     groups = {"all": np.ones(3000, bool), "some": rng.random(3000) < 0.2}
-    col = co.single_column_experiment(bits, groups, reps=200, seed=3)
-    cnt = co.single_column_experiment(bits, groups, reps=200, seed=3, curator="count")
+    col = co.single_column_experiment(bits, groups, reps=200, rng=3)
+    cnt = co.single_column_experiment(bits, groups, reps=200, rng=3, curator="count")
     np.testing.assert_array_equal(col.w1, cnt.w1)
     from engine.maxinfo import gamma_count
 
@@ -354,14 +354,14 @@ def test_fit_predictor_outputs(kind, output):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 3))
     y = np.where(X[:, 0] + 0.3 * rng.normal(size=200) > 0, 1, -1)
-    h = co.fit_predictor(co.LearnerSpec(kind, output, 10), X, y, seed=1)
+    h = co.fit_predictor(co.LearnerSpec(kind, output, 10), X, y, rng=1)
     p = h(X)
     assert p.shape == (200,) and p.min() >= -1 and p.max() <= 1
     if output == "hard":
         assert set(np.unique(p)) <= {-1.0, 1.0}
     # every learner finds the obvious direction
     assert np.corrcoef(p, X[:, 0])[0, 1] > 0.5
-    const = co.fit_predictor(co.LearnerSpec(kind, output, 10), X, -np.ones(200), seed=1)
+    const = co.fit_predictor(co.LearnerSpec(kind, output, 10), X, -np.ones(200), rng=1)
     assert np.all(const(X) == -1.0)
 
 
@@ -378,9 +378,11 @@ def test_random_forest_equals_scikit_learn_exactly(n_trees, seed, n):
     X[: n // 4] = X[n // 4 : 2 * (n // 4)]
     y = np.where(X[:, 0] + rng.normal(size=n) > 2.5, 1, -1)
     Z = np.vstack([X, rng.normal(2, 3, size=(50, 3))])
-    ref = RandomForestClassifier(n_estimators=n_trees, random_state=seed, n_jobs=1).fit(X, y)
-    hard = co.fit_predictor(co.LearnerSpec("random_forest", "hard", n_trees), X, y, seed=seed)(Z)
-    soft = co.fit_predictor(co.LearnerSpec("random_forest", "soft", n_trees), X, y, seed=seed)(Z)
+    # rng=seed gives the learner random_state = the generator's first draw below 2**31 - 1
+    state = int(np.random.default_rng(seed).integers(2**31 - 1))
+    ref = RandomForestClassifier(n_estimators=n_trees, random_state=state, n_jobs=1).fit(X, y)
+    hard = co.fit_predictor(co.LearnerSpec("random_forest", "hard", n_trees), X, y, rng=seed)(Z)
+    soft = co.fit_predictor(co.LearnerSpec("random_forest", "soft", n_trees), X, y, rng=seed)(Z)
     np.testing.assert_array_equal(hard, ref.predict(Z).astype(float))
     np.testing.assert_array_equal(soft, 2.0 * ref.predict_proba(Z)[:, 1] - 1.0)
 
@@ -398,7 +400,7 @@ def test_trial_predictions_equal_scikit_learn_on_each_half(pop_small, kind):
     from sklearn.preprocessing import StandardScaler
     from sklearn.tree import DecisionTreeClassifier
 
-    cfg = _cfg(learner=co.LearnerSpec(kind, n_estimators=10), repetitions=3, seed=5)
+    cfg = _cfg(learner=co.LearnerSpec(kind, n_estimators=10), repetitions=3, rng=5)
     p = co.prepare(pop_small, cfg)
     t = co.run_trial(p, cfg, 2, keep_predictions=True)
     rng = np.random.default_rng(np.random.SeedSequence(5).spawn(3)[2])
@@ -412,6 +414,28 @@ def test_trial_predictions_equal_scikit_learn_on_each_half(pop_small, kind):
     np.testing.assert_array_equal(t.idx_a, ia)
     np.testing.assert_array_equal(t.predictions_a, est.predict(p.raw[ia]).astype(float))
     np.testing.assert_array_equal(t.predictions_b, est.predict(p.raw[ib]).astype(float))
+
+
+def test_rng_takes_a_seed_a_seed_sequence_or_a_generator_and_refuses_none(pop_small):
+    """Issue 13: one name, ``rng``; repetition r is child r of the seed sequence whatever form it comes in."""
+    learner = co.LearnerSpec("decision_tree")
+    ref = co.run_experiment(pop_small, _cfg(learner=learner, repetitions=2, rng=9), n_jobs=1)
+    for rng in (np.random.SeedSequence(9), np.random.default_rng(9)):
+        got = co.run_experiment(pop_small, _cfg(learner=learner, repetitions=2, rng=rng), n_jobs=1)
+        np.testing.assert_array_equal(got.w1, ref.w1)
+    # repetition 1's split comes from numpy's own spawn child 1 of SeedSequence(9)
+    p = co.prepare(pop_small, _cfg(learner=learner, rng=9))
+    t = co.run_trial(p, _cfg(learner=learner, rng=9), 1, keep_predictions=True)
+    perm = np.random.default_rng(np.random.SeedSequence(9).spawn(2)[1]).permutation(p.n)
+    np.testing.assert_array_equal(t.idx_a, perm[: p.n // 2])
+    for bad in (None, -1, 1.5, "7"):
+        with pytest.raises(ValueError, match="rng"):
+            co.run_experiment(pop_small, _cfg(learner=learner, repetitions=1, rng=bad), n_jobs=1)
+    bits = np.arange(100) % 2
+    groups = {"all": np.ones(100, bool)}
+    a = co.single_column_experiment(bits, groups, reps=20, rng=4)
+    b = co.single_column_experiment(bits, groups, reps=20, rng=np.random.default_rng(4))
+    np.testing.assert_array_equal(a.w1, b.w1)
 
 
 def test_gaussian_sigma_below_classical():
@@ -437,7 +461,7 @@ def test_exact_histogram_release_preserves_label_share(pop20k):
 
 # ----------------------------------------------------------------- §9.17 reproducibility
 def test_parallel_equals_sequential_and_preview(pop_small):
-    cfg = _cfg(learner=co.LearnerSpec("random_forest", n_estimators=5), repetitions=4, seed=11)
+    cfg = _cfg(learner=co.LearnerSpec("random_forest", n_estimators=5), repetitions=4, rng=11)
     seen = []
     r1 = co.run_experiment(pop_small, cfg, n_jobs=1, progress=lambda d, t: seen.append((d, t)))
     r2 = co.run_experiment(pop_small, cfg, n_jobs=2)

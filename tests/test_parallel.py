@@ -27,7 +27,7 @@ from engine import partial_release as ppd
 from engine import private_tests as P
 from engine import synth as Y
 from engine.data import census_population
-from engine.parallel import imap_unordered, map_ordered, spawn_seeds
+from engine.parallel import child_seed, imap_unordered, map_ordered, spawn_seeds
 from tests.conftest import plain_main_module
 
 distributed = pytest.importorskip("distributed")  # pinned in requirements.txt; always present in CI
@@ -135,6 +135,14 @@ def test_spawn_seeds_match_numpy_spawn_and_do_not_drift():
         .generate_state(2).tolist()
 
 
+def test_child_seed_is_numpy_spawn_child_for_every_kind_of_seed():
+    ref = np.random.SeedSequence(31).spawn(4)[3].generate_state(3).tolist()
+    for seed in (31, np.random.SeedSequence(31), np.random.default_rng(31)):
+        assert child_seed(seed, 3).generate_state(3).tolist() == ref
+    nested = np.random.SeedSequence(31).spawn(2)[1]
+    assert child_seed(nested, 0).generate_state(2).tolist() == nested.spawn(1)[0].generate_state(2).tolist()
+
+
 def test_dask_backend_runs_tasks_on_the_workers_and_streams(dask_client):
     worker_pids = set(dask_client.run(os.getpid).values())
     pids, n_tasks = _on_cluster(dask_client, lambda: {p for _, p in imap_unordered(os.getpid, [()] * 8, n_jobs=2)})
@@ -203,7 +211,7 @@ def pop() -> pd.DataFrame:
 @pytest.mark.slow
 def test_coherence_repetitions_identical_on_cluster_and_processes(dask_client, pop):
     cfg = co.ExperimentConfig("DREM", 1, LENS, GROUPS, co.ReleaseSpec(), co.LearnerSpec(n_estimators=10),
-                              repetitions=6, seed=5)
+                              repetitions=6, rng=5)
     ref = co.run_experiment(pop, cfg, n_jobs=1)
     seen = []
     got, n_tasks = _on_cluster(dask_client, lambda: co.run_experiment(pop, cfg, n_jobs=2,
@@ -216,13 +224,13 @@ def test_coherence_repetitions_identical_on_cluster_and_processes(dask_client, p
         np.testing.assert_array_equal(other.half_sizes, ref.half_sizes)
         np.testing.assert_array_equal(other.first_trial.predictions_a, ref.first_trial.predictions_a)
     # not trivially equal: another seed gives other distances
-    assert not np.array_equal(co.run_experiment(pop, replace(cfg, seed=6), n_jobs=1).w1, ref.w1)
+    assert not np.array_equal(co.run_experiment(pop, replace(cfg, rng=6), n_jobs=1).w1, ref.w1)
 
 
 def test_coherence_epsilon_sweep_identical_on_cluster(dask_client, pop):
     cfg = co.ExperimentConfig("DREM", 1, ("AGEP", "SEX", "EDU"), GROUPS,
                               co.ReleaseSpec(kind="dp_histogram", epsilon=1.0, binned=True, bins=4),
-                              co.LearnerSpec("decision_tree"), repetitions=3, seed=2)
+                              co.LearnerSpec("decision_tree"), repetitions=3, rng=2)
     eps = [0.3, math.inf]
     ref = co.run_epsilon_sweep(pop, cfg, eps, n_jobs=1)
     got, n_tasks = _on_cluster(dask_client, lambda: co.run_epsilon_sweep(pop, cfg, eps, n_jobs=2))

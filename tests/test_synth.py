@@ -255,7 +255,7 @@ def test_x12_real_accuracy_all_columns():
 
 
 def test_synth_metrics_and_experiment_long_format(toy):
-    out = Y.run_synth_experiment(toy, synthesizer="independent", epsilons=[1.0], group_cols=["group"], seed=0)
+    out = Y.run_synth_experiment(toy, synthesizer="independent", epsilons=[1.0], group_cols=["group"], rng=0)
     assert list(out.columns) == ["rep", "epsilon", "variant", "metric", "group", "value"]
     assert set(out["variant"]) == {"vanilla", "stratified"}
     assert {"accuracy", "workload_global", "parity_total", "dpr", "fnr_difference", "workload_group"} <= set(
@@ -299,13 +299,32 @@ def test_mst_sampling_restores_global_numpy_state(toy):
     pd.testing.assert_frame_equal(a, b)
 
 
+def test_rng_is_the_one_name_and_takes_seeds_sequences_and_generators(toy):
+    """Issue 13: ``rng=`` everywhere. An integer is the seed itself (the split is numpy's own permutation of it);
+    a SeedSequence or Generator stands for its first draw below 2**32."""
+    tr, te = Y.train_test_split_table(toy, rng=5)
+    perm = np.random.default_rng(5).permutation(len(toy.df))
+    n_test = int(round(0.3 * len(toy.df)))
+    pd.testing.assert_frame_equal(te, toy.df.iloc[perm[:n_test]].reset_index(drop=True))
+    same = int(np.random.default_rng(np.random.SeedSequence(11)).integers(2**32))
+    kw = dict(domain=toy.domain, synthesizer="independent", epsilon=1.0, variant="vanilla", group_cols=["group"],
+              label_col="y")
+    a = Y.fit_and_evaluate(tr, te, rng=np.random.SeedSequence(11), **kw)
+    b = Y.fit_and_evaluate(tr, te, rng=np.random.default_rng(11), **kw)
+    c = Y.fit_and_evaluate(tr, te, rng=same, **kw)
+    pd.testing.assert_frame_equal(a.synthetic, c.synthetic)
+    pd.testing.assert_frame_equal(b.synthetic, c.synthetic)
+    with pytest.raises(ValueError, match="rng"):
+        Y.train_test_split_table(toy, rng=-1)
+
+
 def test_fit_and_evaluate_and_decode(toy):
-    tr, te = Y.train_test_split_table(toy, seed=0)
+    tr, te = Y.train_test_split_table(toy, rng=0)
     run = Y.fit_and_evaluate(tr, te, domain=toy.domain, synthesizer="independent", epsilon=1.0, variant="stratified",
-                             group_cols=["group"], label_col="y", seed=0)
+                             group_cols=["group"], label_col="y", rng=0)
     assert len(run.synthetic) == len(tr) and run.strata is not None and run.epsilon == 1.0
     again = Y.fit_and_evaluate(tr, te, domain=toy.domain, synthesizer="independent", epsilon=1.0,
-                               variant="stratified", group_cols=["group"], label_col="y", seed=0)
+                               variant="stratified", group_cols=["group"], label_col="y", rng=0)
     pd.testing.assert_frame_equal(run.synthetic, again.synthetic)
     dec = Y.decode_table(run.synthetic.head(), toy.labels)
     assert set(dec["group"]) <= set(toy.labels["group"])
@@ -344,8 +363,8 @@ def test_stratified_builtin_parallel_equals_sequential(make):
 def test_mbi_variants_parallel_equals_sequential(name, opts, toy):
     # The page's Run button: vanilla + every stratum's MST/AIM in one pool of worker processes. Fitted JAX
     # models come back pickled; the sample must not change with n_jobs (float64 kept, per-job seeds).
-    tr, te = Y.train_test_split_table(toy, seed=0)
-    common = dict(domain=toy.domain, synthesizer=name, epsilon=2.0, group_cols=["group"], label_col="y", seed=3,
+    tr, te = Y.train_test_split_table(toy, rng=0)
+    common = dict(domain=toy.domain, synthesizer=name, epsilon=2.0, group_cols=["group"], label_col="y", rng=3,
                   synth_options=opts)
     out = {}
     for n_jobs in (1, 2):

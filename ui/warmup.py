@@ -114,10 +114,10 @@ def warm_synthesizers() -> dict[str, float]:
     from engine.data import load_adult
 
     tab = load_adult()
-    train, test = Y.train_test_split_table(tab, seed=DEFAULT_RUN["seed"])
+    train, test = Y.train_test_split_table(tab, rng=DEFAULT_RUN["seed"])
     Y.fit_and_evaluate_variants(train, test, domain=tab.domain, synthesizer=DEFAULT_RUN["synthesizer"],
                                 epsilon=DEFAULT_RUN["epsilon"], group_cols=list(tab.group_cols),
-                                label_col=tab.label_col, seed=DEFAULT_RUN["seed"], min_frac=DEFAULT_RUN["min_frac"],
+                                label_col=tab.label_col, rng=DEFAULT_RUN["seed"], min_frac=DEFAULT_RUN["min_frac"],
                                 small_strata=DEFAULT_RUN["small_strata"], real_baseline=0.0, n_jobs=1)
     return {"mst": time.perf_counter() - t0}
 

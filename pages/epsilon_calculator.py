@@ -766,8 +766,12 @@ def tab_budget(outputs: bool = True) -> None:
                                                           format_func=lambda q: QUERY_FMT.get(q, q)),
                 "mechanism": st.column_config.SelectboxColumn("mechanism", options=list(mech.MECHANISMS), required=True,
                                                               format_func=lambda m: MECH_FMT.get(m, m)),
-                "confidence": st.column_config.NumberColumn("confidence", min_value=0.5, max_value=0.9999, format="%.4f"),
-                "hold share": st.column_config.NumberColumn("hold share", min_value=0.0, max_value=0.99)})
+                "confidence": st.column_config.NumberColumn("confidence", min_value=0.5, max_value=0.9999, format="%.4g",
+                                                            width="small"),
+                "hold share": st.column_config.NumberColumn("hold share", min_value=0.0, max_value=0.99, width="small"),
+                # narrow number columns: all twelve fit at 1280 px, presenter mode included
+                **{c: st.column_config.NumberColumn(c, width="small") for c in ("L", "U", "n", "cells", "hold ±",
+                                                                                 "weight")}})
     encode_table("eps_b_rows", edited)
     st.session_state["eps_b_rows_current"] = edited
     if not outputs:
@@ -794,13 +798,15 @@ def tab_budget(outputs: bool = True) -> None:
                            "achieved / target": a.ratio, "held": "yes" if a.held else "no"}
                           for a in plan.allocations])
     shares = bud.budget_shares(plan)
-    with c2:
+    alloc_box = st.container()  # the plan's table spans the page below the controls: every column shows
+    with alloc_box:
         st.caption("Each row is that statistic released alone: ε and δ of its own noise (Laplace rows are pure ε, "
                    "δ = 0), and ρ its zCDP. Edit **achieved ±** to hold a statistic at that error and re-split the rest.")
         st.data_editor(alloc, key="eps_b_alloc", width="stretch", hide_index=True, on_change=_hold_from_alloc,
                        disabled=[c for c in alloc.columns if c != "achieved ±"],
                        column_config={c: st.column_config.NumberColumn(c, format="%.4g") for c in
                                       ("ε", "ρ", "δ", "noise scale", "achieved ±", "target ±", "achieved / target")})
+    with c2:
         totals = (f"Total ε = {fmt(plan.epsilon)} at δ = {ev.power_of_ten(plan.delta)}"
                   + (f"; ρ = {fmt(plan.rho)}" if plan.rho else ""))
         unit = "ρ" if plan.currency == "rho" else "ε"

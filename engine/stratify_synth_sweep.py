@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+import numpy as np
 import pandas as pd
 
 from engine import parallel
 from engine import stratify as S
 from engine import synth as Y
+from engine.validation import as_generator
 
 #: Synthesizers that fan out inside one fit (one process per stratum model): their sweep runs ε by ε.
 MBI_SYNTHESIZERS = ("mst", "aim")
@@ -34,14 +36,14 @@ def _long(run: Y.SynthRun, epsilon: float, variant: str) -> pd.DataFrame:
 
 def _fit_one(table, synthesizer: str, epsilon: float, variant: str, seed: int, min_frac: float, small_strata: str,
              classifier: str) -> pd.DataFrame:
-    train, test = Y.train_test_split_table(table, seed=seed)
+    train, test = Y.train_test_split_table(table, rng=seed)
     run = Y.fit_and_evaluate(train, test, domain=table.domain, synthesizer=synthesizer, epsilon=epsilon,
-                             variant=variant, group_cols=list(table.group_cols), label_col=table.label_col, seed=seed,
+                             variant=variant, group_cols=list(table.group_cols), label_col=table.label_col, rng=seed,
                              min_frac=min_frac, small_strata=small_strata, classifier=classifier)
     return _long(run, epsilon, variant)
 
 
-def synth_epsilon_sweep(table, *, synthesizer: str, seed: int, min_frac: float = 0.001, small_strata: str = "drop",
+def synth_epsilon_sweep(table, *, synthesizer: str, rng, min_frac: float = 0.001, small_strata: str = "drop",
                         classifier: str = "logreg", epsilons: Sequence[float] = S.PAPER_EPSILONS,
                         n_jobs: int = 1, progress: Callable[[float, str], None] | None = None) -> pd.DataFrame:
     """Metrics of the vanilla and stratified synthesizer at each ε (long format: rep, epsilon, variant, metric,
@@ -49,14 +51,16 @@ def synth_epsilon_sweep(table, *, synthesizer: str, seed: int, min_frac: float =
 
     Built-in synthesizers: the (ε, variant) fits are independent tasks over ``n_jobs`` workers. MST/AIM: ε by ε,
     each fitting its vanilla model and every stratum's model over ``n_jobs`` workers
-    (``engine.synth.fit_and_evaluate_variants``). ``progress(fraction, message)`` follows the fits.
+    (``engine.synth.fit_and_evaluate_variants``). ``progress(fraction, message)`` follows the fits. ``rng``: an
+    integer seed used by every fit (a Generator gives one draw below 2³² as that seed).
     """
+    seed = int(rng) if isinstance(rng, (int, np.integer)) else int(as_generator(rng).integers(2**32))
     eps = [float(e) for e in epsilons]
     if not eps:
         raise ValueError("epsilons is empty")
     variants = ("vanilla", "stratified")
     if synthesizer in MBI_SYNTHESIZERS:
-        train, test = Y.train_test_split_table(table, seed=seed)
+        train, test = Y.train_test_split_table(table, rng=seed)
         out = []
         for i, e in enumerate(eps):
             def prog(f, msg, i=i, e=e):
@@ -64,7 +68,7 @@ def synth_epsilon_sweep(table, *, synthesizer: str, seed: int, min_frac: float =
                     progress(min((i + f) / len(eps), 1.0), f"ε = {e:g}: {msg}")
             runs = Y.fit_and_evaluate_variants(train, test, domain=table.domain, synthesizer=synthesizer, epsilon=e,
                                                variants=variants, group_cols=list(table.group_cols),
-                                               label_col=table.label_col, seed=seed, min_frac=min_frac,
+                                               label_col=table.label_col, rng=seed, min_frac=min_frac,
                                                small_strata=small_strata, classifier=classifier, n_jobs=n_jobs,
                                                progress=prog)
             out += [_long(runs[v], e, v) for v in variants]

@@ -212,9 +212,9 @@ def c_ternary(seed: int) -> dict:
 @st.cache_data(max_entries=32, show_spinner=False)
 def c_synth_run(table_key: str, _table, synth: str, eps: float, variant: str, seed: int, min_frac: float,
                 small: str, classifier: str) -> Y.SynthRun:
-    train, test = Y.train_test_split_table(_table, seed=seed)
+    train, test = Y.train_test_split_table(_table, rng=seed)
     return Y.fit_and_evaluate(train, test, domain=_table.domain, synthesizer=synth, epsilon=eps, variant=variant,
-                              group_cols=list(_table.group_cols), label_col=_table.label_col, seed=seed,
+                              group_cols=list(_table.group_cols), label_col=_table.label_col, rng=seed,
                               min_frac=min_frac, small_strata=small, classifier=classifier,
                               real_baseline=c_real_baseline(table_key, _table, seed, classifier))
 
@@ -223,10 +223,10 @@ def c_synth_run(table_key: str, _table, synth: str, eps: float, variant: str, se
 def c_real_baseline(table_key: str, _table, seed: int, classifier: str = "logreg") -> float | None:
     if _table.label_col is None:
         return None
-    train, test = Y.train_test_split_table(_table, seed=seed)
+    train, test = Y.train_test_split_table(_table, rng=seed)
     feats = [c for c in _table.domain if c != _table.label_col]
     return Y.downstream_accuracy(train, test, feature_cols=feats, label_col=_table.label_col, domain=_table.domain,
-                                 seed=seed, classifier=classifier)
+                                 rng=seed, classifier=classifier)
 
 
 @st.cache_data(max_entries=8, show_spinner=False, scope="session")
@@ -818,7 +818,7 @@ def run_pair(table_key, table, eps_value, small_s, clf):
         name = synth_label.split(' ')[0]
         with st.status(f"Running {name}: vanilla and stratified…", expanded=True) as status:
             bar = st.progress(0.0, text="Starting")
-            train, test = Y.train_test_split_table(table, seed=seed)
+            train, test = Y.train_test_split_table(table, rng=seed)
             base = c_real_baseline(table_key, table, seed, clf)
 
             def prog(f, msg):
@@ -827,7 +827,7 @@ def run_pair(table_key, table, eps_value, small_s, clf):
                 out = cluster.run(Y.fit_and_evaluate_variants,
                     train, test, domain=table.domain, synthesizer=synth, epsilon=eps_value,
                     variants=("vanilla", "stratified"), group_cols=list(table.group_cols), label_col=table.label_col,
-                    seed=seed, min_frac=min_frac, small_strata=small_s, real_baseline=base, classifier=clf,
+                    rng=seed, min_frac=min_frac, small_strata=small_s, real_baseline=base, classifier=clf,
                     progress=prog, n_jobs=CORES)
             except Y.SynthesizerUnavailable as exc:
                 status.update(label="Unavailable", state="error")
@@ -982,7 +982,7 @@ def render_synth() -> None:
                         bar.progress(min(f, 1.0), text=msg[:120])
                     try:
                         # Same seeds whatever runs the fits (local cores or a Dask cluster): same numbers.
-                        store[skey] = cluster.run(SW.synth_epsilon_sweep, table, synthesizer=synth, seed=seed,
+                        store[skey] = cluster.run(SW.synth_epsilon_sweep, table, synthesizer=synth, rng=seed,
                                                   min_frac=min_frac, small_strata=small_s, classifier=clf,
                                                   n_jobs=CORES, progress=prog)
                     except (ValueError, Y.SynthesizerUnavailable) as exc:

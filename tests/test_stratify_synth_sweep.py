@@ -21,13 +21,13 @@ def table():
 
 
 def test_sweep_points_equal_direct_fits_and_are_ordered(table):
-    long = SW.synth_epsilon_sweep(table, synthesizer="independent", seed=2, epsilons=EPS, n_jobs=1)
+    long = SW.synth_epsilon_sweep(table, synthesizer="independent", rng=2, epsilons=EPS, n_jobs=1)
     assert list(long.drop_duplicates(["epsilon", "variant"])[["epsilon", "variant"]].itertuples(index=False,
                 name=None)) == [(0.5, "vanilla"), (0.5, "stratified"), (5.0, "vanilla"), (5.0, "stratified")]
-    train, test = Y.train_test_split_table(table, seed=2)
+    train, test = Y.train_test_split_table(table, rng=2)
     run = Y.fit_and_evaluate(train, test, domain=table.domain, synthesizer="independent", epsilon=5.0,
                              variant="stratified", group_cols=list(table.group_cols), label_col=table.label_col,
-                             seed=2, min_frac=0.001, small_strata="drop")
+                             rng=2, min_frac=0.001, small_strata="drop")
     got = long[(long["epsilon"] == 5.0) & (long["variant"] == "stratified") & (long["metric"] == "workload_global")]
     assert float(got["value"].iloc[0]) == run.metrics.workload_global
 
@@ -35,9 +35,9 @@ def test_sweep_points_equal_direct_fits_and_are_ordered(table):
 @pytest.mark.slow
 def test_sweep_identical_on_processes_and_on_a_local_cluster(table):
     distributed = pytest.importorskip("distributed")
-    ref = SW.synth_epsilon_sweep(table, synthesizer="independent", seed=2, epsilons=EPS, n_jobs=1)
+    ref = SW.synth_epsilon_sweep(table, synthesizer="independent", rng=2, epsilons=EPS, n_jobs=1)
     seen = []
-    procs = SW.synth_epsilon_sweep(table, synthesizer="independent", seed=2, epsilons=EPS, n_jobs=2,
+    procs = SW.synth_epsilon_sweep(table, synthesizer="independent", rng=2, epsilons=EPS, n_jobs=2,
                                    progress=lambda f, m: seen.append(f))
     pd.testing.assert_frame_equal(ref, procs)
     assert seen[-1] == 1.0 and len(seen) == 4
@@ -46,5 +46,5 @@ def test_sweep_identical_on_processes_and_on_a_local_cluster(table):
             distributed.Client(cluster) as client:
         client.wait_for_workers(2, timeout=60)
         with parallel_config(backend="dask", client=client):
-            dask = SW.synth_epsilon_sweep(table, synthesizer="independent", seed=2, epsilons=EPS, n_jobs=2)
+            dask = SW.synth_epsilon_sweep(table, synthesizer="independent", rng=2, epsilons=EPS, n_jobs=2)
     pd.testing.assert_frame_equal(ref, dask)

@@ -135,7 +135,7 @@ for g in config.groups:
 n, k = len(d), len(d) // 2
 w1_independent = np.full((R, len(masks)), np.nan)
 for r in range(R):
-    rng = np.random.default_rng(np.random.SeedSequence(config.seed, spawn_key=(r,)))
+    rng = np.random.default_rng(np.random.SeedSequence(config.rng, spawn_key=(r,)))  # config.rng: an integer seed
     perm = rng.permutation(n)
     ia, ib = perm[:k], perm[k:2 * k]
     train = ia
@@ -171,7 +171,8 @@ print(f"difference runs above alpha = {abs(failures_independent - failures)}")
 
 def runs_script(*, repo_root: str, data: Mapping[str, object], config: co.ExperimentConfig, alpha: float,
                 gamma: float, repetitions: int = SCRIPT_REPS) -> str:
-    """A runnable script recomputing the repeated runs' headline numbers for ``config`` on the page's data.
+    """A runnable script recomputing the repeated runs' headline numbers for ``config`` (integer ``rng``) on the
+    page's data.
 
     ``data``: ``{"source": "synthetic", "n": ..., "seed": ...}``, ``{"source": "shared", "name": ...}`` or
     ``{"source": "upload"}`` (the script then reads a path the user fills in). ``repetitions``: runs recomputed

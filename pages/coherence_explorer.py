@@ -158,7 +158,7 @@ def _single_column(data_key: tuple, bit_col: str, one_value: str, groups: tuple,
         else (col.to_numpy(dtype=float, na_value=np.nan) == float(one_value))
     masks = co.group_masks(df, groups)
     masks = {k: v for k, v in masks.items() if v.sum() >= 2}
-    return co.single_column_experiment(bits, masks, reps=1000, seed=seed, beta=beta, curator=curator)
+    return co.single_column_experiment(bits, masks, reps=1000, rng=seed, beta=beta, curator=curator)
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -497,7 +497,7 @@ release = co.ReleaseSpec(
 )
 learner = co.LearnerSpec(kind=learner_kind, output=output, n_estimators=int(trees))
 config = co.ExperimentConfig(label=label, sensitive_value=sensitive, lens=tuple(lens), groups=tuple(groups),
-                             release=release, learner=learner, repetitions=int(reps), seed=int(seed))
+                             release=release, learner=learner, repetitions=int(reps), rng=int(seed))
 preview_config = replace(config, repetitions=1)
 
 prepared, err = _prepared(data_key, preview_config, df)
@@ -701,6 +701,8 @@ if TAB_PREV.drawn:
                            headlines=[(f"W1, {nm}", cv.w1_text(trial.w1[j]), f"{sizes[j]:,} members")
                                       for j, nm in enumerate(names)],
                            verdicts=[prev_text], figures=[(cf.alt_text(fig2), fig2)],
+                           script=sc_script.runs_script(repo_root=str(ROOT), data=data_spec, config=preview_config,
+                                                        alpha=alpha, gamma=gamma, repetitions=1),
                            eps=epsilon if release_kind in co.HISTOGRAM_KINDS else None,
                            delta_=delta if release_kind == "gaussian_histogram" else None)
 
@@ -771,8 +773,8 @@ if TAB_RUNS.open:
                                    "rate β̂(α).")
                     m2.metric("95% interval", f"[{est.lower:.3f}, {est.upper:.3f}]",
                               help="Clopper–Pearson interval for the failure rate, from R runs.")
-                m3.metric("Run time", f"{res.elapsed_s:.1f} s", help=f"Seed {res.config.seed}, on {where}")
-                st.caption(f"{res.w1.shape[0]} repetitions, seed {res.config.seed}; run r uses its own random "
+                m3.metric("Run time", f"{res.elapsed_s:.1f} s", help=f"Seed {res.config.rng}, on {where}")
+                st.caption(f"{res.w1.shape[0]} repetitions, seed {res.config.rng}; run r uses its own random "
                            "stream (SeedSequence(seed).spawn(R)[r]), so any run can be reproduced alone.")
                 with methodology():
                     st.markdown(

@@ -38,7 +38,7 @@ def _run(script: str, tmp_path: Path) -> dict[str, str]:
 def test_script_reproduces_the_engine_and_the_independent_half_agrees(tmp_path, release, learner):
     n, seed, alpha, gamma = 2000, 3, 0.2, 50.0
     config = co.ExperimentConfig(label="DREM", sensitive_value="1", lens=LENS, groups=GROUPS, release=release,
-                                 learner=learner, repetitions=20, seed=seed)
+                                 learner=learner, repetitions=20, rng=seed)
     script = runs_script(repo_root=str(ROOT), data={"source": "synthetic", "n": n, "seed": seed}, config=config,
                          alpha=alpha, gamma=gamma, repetitions=3)
     printed = _run(script, tmp_path)
@@ -61,7 +61,7 @@ def test_histogram_release_prints_engine_numbers_only(tmp_path):
     config = co.ExperimentConfig(label="DREM", sensitive_value="1", lens=LENS, groups=GROUPS[:2],
                                  release=co.ReleaseSpec(kind="dp_histogram", epsilon=math.inf,
                                                         features=("AGEP", "SEX")),
-                                 learner=co.LearnerSpec(kind="decision_tree"), repetitions=4, seed=1)
+                                 learner=co.LearnerSpec(kind="decision_tree"), repetitions=4, rng=1)
     assert not independent_supported(config)
     script = runs_script(repo_root=str(ROOT), data={"source": "synthetic", "n": 2000, "seed": 1}, config=config,
                          alpha=0.2, gamma=0.0, repetitions=2)

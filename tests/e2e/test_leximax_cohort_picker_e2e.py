@@ -51,7 +51,9 @@ QUOTA_LINK = ("lx_tab=" + quote("Citizens' assembly (quotas)") + "&lx_q_source=v
 
 def _quota_result(page) -> dict[str, str]:
     """Label → value of every metric card, once the lottery is shown."""
-    page.get_by_text("Smallest chance").first.wait_for(timeout=120_000)
+    # wait for the cards themselves (the verdict above them also says "smallest chance")
+    page.locator("[data-testid='stMetricLabel']", has_text="Equal share k/n").first.wait_for(timeout=120_000)
+    wait_idle(page, timeout=180_000)
     labels = page.locator("[data-testid='stMetricLabel']").all_inner_texts()
     values = page.locator(METRIC).all_inner_texts()
     return dict(zip((t.strip() for t in labels), (v.strip() for v in values)))

@@ -45,6 +45,10 @@ def test_deep_link_restores_built_groups(page, app_url):
     built = quote('[{"name":"Older women","conditions":[{"column":"SEX","values":["2"]},'
                   '{"column":"AGEP","low":65,"high":null}]}]')
     open_page(page, f"{app_url}/coherence_explorer?{FAST}&coh_built={built}")
+    # the group table sits in the folded "Data and groups" section; its summary counts the restored group
+    summary = page.get_by_text("Data and groups:", exact=False).first
+    assert "3 groups" in summary.inner_text() or "of 3 groups" in summary.inner_text()
+    summary.click()
     table = page.get_by_test_id("stDataFrame").first
     table.wait_for()
     # the group table is a canvas grid: read the group names through its accessible cells

@@ -48,3 +48,28 @@ def test_sweep_identical_on_processes_and_on_a_local_cluster(table):
         with parallel_config(backend="dask", client=client):
             dask = SW.synth_epsilon_sweep(table, synthesizer="independent", rng=2, epsilons=EPS, n_jobs=2)
     pd.testing.assert_frame_equal(ref, dask)
+
+
+def test_mbi_path_runs_eps_by_eps_through_the_variants_fan_out(table, monkeypatch):
+    """MST/AIM sweeps call ``fit_and_evaluate_variants`` once per ε (it fans out the per-stratum fits itself) and
+    report progress over the whole sweep. Stand-in: the variants function fits the built-in synthesizer, so the
+    result must equal the built-in sweep row for row."""
+    ref = SW.synth_epsilon_sweep(table, synthesizer="independent", rng=2, epsilons=EPS, n_jobs=1)
+    calls, seen = [], []
+    real = Y.fit_and_evaluate_variants
+
+    def variants(train, test, *, synthesizer, epsilon, variants, n_jobs, progress, **kw):
+        calls.append((synthesizer, epsilon, n_jobs))
+        progress(0.5, "half")
+        with monkeypatch.context() as m:  # the real function calls itself through the module: restore it inside
+            m.setattr(Y, "fit_and_evaluate_variants", real)
+            return real(train, test, synthesizer="independent", epsilon=epsilon, variants=variants, n_jobs=1, **kw)
+
+    monkeypatch.setattr(Y, "fit_and_evaluate_variants", variants)
+    got = SW.synth_epsilon_sweep(table, synthesizer="mst", rng=2, epsilons=EPS, n_jobs=3,
+                                 progress=lambda f, m: seen.append((f, m)))
+    assert calls == [("mst", 0.5, 3), ("mst", 5.0, 3)]
+    assert seen == [(0.25, "ε = 0.5: half"), (0.75, "ε = 5: half")]
+    pd.testing.assert_frame_equal(got, ref)
+    with pytest.raises(ValueError, match="empty"):
+        SW.synth_epsilon_sweep(table, synthesizer="independent", rng=2, epsilons=())

@@ -444,8 +444,10 @@ def plan_accuracy_first(stats, *, rule="basic", delta=1e-6, reserve_fraction=0.0
     total = rho if rule == "zcdp" else eps
     budget = total / (1.0 - r)
     cur = "rho" if rule == "zcdp" else "epsilon"
-    msg = (f"Least privacy meeting every target: {cur} {total:.6g}"
-           + (f"; with a {r:.0%} reserve the budget is {budget:.6g}" if r else ""))
+    sym = "ρ" if rule == "zcdp" else "ε"
+    msg = (f"Least privacy meeting every target: {sym} = {total:.3g}" if math.isfinite(total)
+           else "No finite privacy budget meets every target under this rule")
+    msg += f"; with a {r:.0%} reserve the budget is {sym} = {budget:.3g}" if r and math.isfinite(total) else ""
     return BudgetPlan(rule, "accuracy_first", cur, allocs, eps, delta, rho, budget, budget * r, r,
                       math.isfinite(eps), msg)
 

@@ -221,7 +221,8 @@ def rows_for_people(rows: list[BudgetRow]) -> pd.DataFrame:
         "Noise scale": [r.scale for r in rows],
         "Noise standard deviation": [r.std for r in rows],
         f"± at {conf}": [r.half_width for r in rows],
-        "Note": [r.note or ("" if r.valid else "does not apply") for r in rows],
+        # never an all-empty column: it would not read back through our own CSV reader
+        "Note": [r.note or ("—" if r.valid else "does not apply") for r in rows],
     })
 
 

@@ -108,7 +108,7 @@ def test_budget_comparison_controls():
     at.toggle(key="eps_cmp_use_delta").set_value(False).run()
     assert not at.exception
     df = at.dataframe[0].value
-    ok = df[df["Note"] == ""]
+    ok = df[df["Note"] == "—"]
     assert list(zip(ok["Composition rule"], ok["Noise"])) == [("Add up the ε's (basic)", "Laplace")]
     assert ok["ε per statistic"].iloc[0] == pytest.approx(0.5, rel=1e-8) and (df["Statistics (k)"] == 4).all()
     assert "total ε = 2:" in _bold(at)[0]

@@ -110,3 +110,38 @@ def test_synth_verdict_says_when_the_classifier_learned_nothing():
     text = V.synth_verdict(t, epsilon=1, synthesizer="MWEM", accuracy_vanilla=0.8, accuracy_stratified=0.75,
                            majority=0.75)[1]
     assert "no better" not in text
+
+
+def test_edge_sentences():
+    # More than three hurt groups: three named (smallest first), the rest counted.
+    t = pd.DataFrame({"group": list("ABCDE"), "records": [5, 4, 3, 2, 1], "status": ["kept"] * 5,
+                      "mean error, one global release": [0.1] * 5, "mean error, per-group release": [1.0] * 5,
+                      "repetitions": [1] * 5})
+    first, _ = V.mean_verdict(t, epsilon=1, pop_global=0.0, pop_stratified=0.1, reps=1)
+    assert "lowered the error of 0 of 5 groups, averaged over 1 repetition;" in first
+    assert "E (1 record), D (2 records), C (3 records) and 2 more got worse" in first
+    assert "not comparable" in V.mean_verdict(t, epsilon=1, pop_global=0.0, pop_stratified=0.1, reps=1)[1]
+    none = t.assign(**{"mean error, per-group release": np.nan})
+    assert "released no group" in V.mean_verdict(none, epsilon=1, pop_global=1, pop_stratified=1, reps=1)[0]
+    assert V.sizes_verdict(k=3, n=30, gap=float("nan"), alpha_hat=1.0) == "3 groups share 30 records."
+    assert "(equal sizes)" in V.sizes_verdict(k=3, n=30, gap=0.0, alpha_hat=float("inf"))
+    assert "41%" in V.sizes_verdict(k=9, n=10_000, gap=0.41, alpha_hat=0.53)
+    # Clipping guidance for an upload without the raw column's numbers.
+    assert V.clipping_guidance(60, 100, upload=True).endswith("near its spread.")
+    assert V.pooled_guidance(["A", "B"], [5, 6], ["kept", "kept"]) is None
+    # Synthesis: nothing evaluated; all groups helped; partially private edge cases.
+    empty = pd.DataFrame({"group": ["a"], "size": [3], "error_vanilla": [np.nan], "error_stratified": [0.1]})
+    assert "could not be compared" in V.synth_verdict(empty, epsilon=1, synthesizer="MWEM", accuracy_vanilla=None,
+                                                      accuracy_stratified=None)[0]
+    good = pd.DataFrame({"group": ["a", "b"], "size": [3, 4], "error_vanilla": [0.5, 0.5],
+                         "error_stratified": [0.1, 0.2]})
+    assert "lowered the workload error of all 2 of 2 groups." in V.synth_verdict(
+        good, epsilon=1, synthesizer="MWEM", accuracy_vanilla=None, accuracy_stratified=None)[0]
+    assert V.release_verdict(pd.DataFrame({"method": ["PP"], "mean total ℓ₂ loss": [np.nan]}), epsilon=1,
+                             month="m").startswith("No release was computed")
+    assert "off by 12 in total" in V.release_verdict(pd.DataFrame({"method": ["PP"], "mean total ℓ₂ loss": [12.0]}),
+                                                     epsilon=1, month="m")
+    assert V.guarantee_verdict(pd.DataFrame({"method": ["PP"]})) is None
+    assert V.guarantee_verdict(pd.DataFrame({"method": ["PP"], "guaranteed epsilon": ["x"]})) is None
+    same = pd.DataFrame({"method": ["PP", "WEM"], "guaranteed epsilon": [1.0, 1.0]})
+    assert V.guarantee_verdict(same) == "Every method shown protects a person's record with the same ε = 1.0."

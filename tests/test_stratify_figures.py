@@ -100,3 +100,36 @@ def test_group_error_figure_draws_the_two_releases_with_distinct_colours_and_cle
     # The y range stops at the data: from the smallest error (0.02) to the largest (1.5), padded.
     lo, hi = fig.layout.yaxis.range
     assert lo == pytest.approx(math.log10(0.02) - 0.03) and hi == pytest.approx(math.log10(1.5) + 0.03)
+
+
+def test_sizes_sweep_theorem10_and_population_lines():
+    import math
+
+    from scipy import special
+
+    from engine import stratify as S
+
+    fig = F.make_group_sizes_figure([1, 500, 0, 40], ["a", "b", "c", "d"], ["pooled", "kept", "dropped", "kept"])
+    by = {t.name: list(t.y) for t in fig.data}
+    assert by == {"Kept": [500, 40], "Pooled": [1], "Dropped": [0]}  # largest first within each status
+    assert fig.layout.yaxis.type == "log" and fig.layout.xaxis.showticklabels
+    rows = []
+    for method, base in (("naive", 1.0), ("stratified", 0.1)):
+        for eps in (0.1, 1.0):
+            rows.append(dict(level="population", method=method, epsilon=eps, group=-1, abs_err=base / eps))
+            for g in range(2):
+                rows.append(dict(level="group", method=method, epsilon=eps, group=g, abs_err=base * (g + 1) / eps))
+    fig = F.make_epsilon_sweep_figure(pd.DataFrame(rows))
+    worst = {t.name: list(t.y) for t in fig.data if t.xaxis == "x2"}
+    assert worst["One global release"] == pytest.approx([20.0, 2.0])  # the larger group error at each ε
+    fig = F.make_theorem10_figure(4, 1000, 0.5, 0.8, mc=pd.DataFrame({"alpha": [0.5], "mean": [20.0]}),
+                                  realized=21.0)
+    current = next(t for t in fig.data if t.name == "current α = 0.5")
+    assert current.y[0] == pytest.approx(4 * (special.digamma(0.5) - special.digamma(2.0) + math.log(1000)))
+    assert len(fig.layout.shapes) == 3  # worst, best and these sizes
+    df = pd.DataFrame({"level": ["population"] * 2, "epsilon": [1.0, 1.0], "method": ["naive", "stratified"],
+                       "abs_err": [0.1, 0.2]})
+    an = S.analytic_mean_errors([100, 900], R=3.0, gamma=0.05, epsilon=1.0, mu=[0.0, 1.0])
+    fig = F.make_population_error_figure(df, epsilon=1.0, analytic=an)
+    assert [s.y0 for s in fig.layout.shapes] == pytest.approx([an.pop_naive_rmse, an.pop_strat_rmse,
+                                                               an.pop_statistical_sd])

@@ -165,10 +165,14 @@ def make_context_figure(table: pd.DataFrame, *, epsilon: float, delta: float | N
     return fig
 
 
-def context_table_for_people(table: pd.DataFrame) -> pd.DataFrame:
-    """The deployments with plain column names, sorted by ε (for the page and its CSV); a value the source does
-    not give is a dash, never "None" or "nan"."""
+def context_table_for_people(table: pd.DataFrame, *, for_csv: bool = False) -> pd.DataFrame:
+    """The deployments with plain column names, sorted by ε (for the page and its CSV); on screen a value the
+    source does not give is a dash, never "None" or "nan". ``for_csv``: numbers stay numbers and a missing one is an
+    empty cell, so the file reads back as numeric columns (in pandas and in this app's own CSV reader)."""
     t = table.sort_values("epsilon").reset_index(drop=True).copy()
+    if for_csv:
+        t["note"] = [n if n else "—" for n in t["note"]]
+        return t.rename(columns=PLAIN_COLUMNS)
     t["year"] = [("—" if pd.isna(y) else str(int(y))) for y in t["year"]]
     t["delta"] = [("—" if pd.isna(d) else power_of_ten(float(d))) for d in t["delta"]]
     t["rho"] = [("—" if pd.isna(r) else f"{float(r):g}") for r in t["rho"]]

@@ -8,6 +8,7 @@ import csv
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from engine import deployments as D
@@ -128,3 +129,15 @@ def test_alt_text_and_people_table():
     assert set(people.loc[people["Year"] == "—", "Product"]) == set(undated)
     ms = people.loc[people["Product"] == "Assistive AI", "δ"].iloc[0]
     assert ms == "10⁻⁷"
+
+
+def test_csv_table_reads_back_with_numeric_columns():
+    import io
+
+    from engine.data import read_uploaded_csv
+    from ui.exports import csv_bytes
+    data = csv_bytes(D.context_table_for_people(D.load_deployments(), for_csv=True))
+    back = pd.read_csv(io.BytesIO(data))
+    assert back["ε"].dtype.kind == "f" and back["Year"].dtype.kind in "if"
+    assert back["Year"].isna().sum() == sum(not r["year"] for r in RAW)
+    read_uploaded_csv(data)  # our own reader accepts it

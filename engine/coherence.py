@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from engine import maxinfo
-from engine.parallel import accept_seed_keyword, child_seed, imap_unordered
+from engine.parallel import child_seed, imap_unordered
 from engine.validation import as_generator, check_int_in_range
 
 __all__ = [
@@ -133,7 +133,7 @@ class LearnerSpec:
     n_estimators: int = 50
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class ExperimentConfig:
     """Everything that defines one DemCoh experiment (hashable: used as a cache key).
 
@@ -150,25 +150,6 @@ class ExperimentConfig:
     learner: LearnerSpec = field(default_factory=LearnerSpec)
     repetitions: int = 20
     rng: int | np.random.SeedSequence | np.random.Generator = 0
-
-    def __init__(self, label: str, sensitive_value: object, lens: tuple[str, ...], groups: tuple[GroupSpec, ...],
-                 release: ReleaseSpec | None = None, learner: LearnerSpec | None = None, repetitions: int = 20,
-                 rng: int | np.random.SeedSequence | np.random.Generator = 0, *, seed: int | None = None):
-        # TEMPORARY (issue 13 rename): ``seed=`` still sets ``rng`` (and the ``seed`` property below reads it) until
-        # pages/coherence_explorer.py and engine/script_coherence.py say ``rng``; then delete ``seed`` here, the
-        # property, and this hand-written __init__ (back to the generated one).
-        if seed is not None:
-            rng = seed
-        values = (label, sensitive_value, lens, groups, ReleaseSpec() if release is None else release,
-                  LearnerSpec() if learner is None else learner, repetitions, rng)
-        for f, v in zip(("label", "sensitive_value", "lens", "groups", "release", "learner", "repetitions", "rng"),
-                        values):
-            object.__setattr__(self, f, v)
-
-    @property
-    def seed(self):
-        """TEMPORARY (issue 13 rename): the old name of ``rng``."""
-        return self.rng
 
 
 @dataclass(frozen=True, eq=False)
@@ -738,7 +719,6 @@ def _make_estimator(spec: LearnerSpec, seed: int):
     raise ValueError(f"learner kind must be one of {LEARNER_KINDS}, got {spec.kind!r}")
 
 
-@accept_seed_keyword
 def fit_predictor(spec: LearnerSpec, X: np.ndarray, y: np.ndarray, rng=None) -> Callable[[np.ndarray], np.ndarray]:
     """Train a confidence-rated predictor ``h: records → [−1, 1]`` on a release.
 
@@ -1183,7 +1163,6 @@ def single_column_w1(
     return abs(float(h1) - float(h0)) * abs(na / sa - nb / sb)
 
 
-@accept_seed_keyword
 def single_column_experiment(
     bits: np.ndarray,
     groups: Mapping[str, np.ndarray],

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 
-__all__ = ["accept_seed_keyword", "child_seed", "environment", "imap_unordered", "map_ordered", "spawn_seeds"]
+__all__ = ["child_seed", "environment", "imap_unordered", "map_ordered", "spawn_seeds"]
 
 #: Packages whose versions decide the numbers a task returns (the same seeds give the same draws only with the
 #: same numpy; a forest's trees depend on scikit-learn's version).
@@ -187,24 +187,6 @@ def child_seed(seed, i: int) -> np.random.SeedSequence:
     root = _root(seed)
     # Built from the spawn keys, not root.spawn(): spawn() advances the root, so a second call would differ.
     return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, int(i)), pool_size=root.pool_size)
-
-
-def accept_seed_keyword(fn: Callable) -> Callable:
-    """TEMPORARY (issue 13 rename ``seed=`` → ``rng=``): a caller's ``seed=`` is passed on as ``rng=``.
-
-    Keeps pages that still say ``seed=`` working until their owners switch; delete this and its uses then.
-    """
-    import functools
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        if "seed" in kwargs:
-            if "rng" in kwargs:
-                raise TypeError(f"{fn.__name__}() takes rng= (seed= is its old name); pass only rng=")
-            kwargs["rng"] = kwargs.pop("seed")
-        return fn(*args, **kwargs)
-
-    return wrapper
 
 
 def spawn_seeds(seed, n: int) -> list[np.random.SeedSequence]:

@@ -35,7 +35,7 @@ import pandas as pd
 from joblib import parallel_config
 
 from engine.data import DiscreteTable
-from engine.parallel import accept_seed_keyword, imap_unordered
+from engine.parallel import imap_unordered
 from engine.stratify import draw_group_proportions, proportions_to_sizes
 from engine.validation import as_generator, check_delta, check_epsilon
 
@@ -1065,7 +1065,6 @@ def _int_seed(rng) -> int:
     return int(as_generator(rng).integers(2**32))
 
 
-@accept_seed_keyword
 def predict_label(train: pd.DataFrame, test: pd.DataFrame, *, feature_cols: Sequence[str], label_col: str,
                   domain: Mapping[str, int], classifier: str = "logreg", rng=0) -> np.ndarray:
     """Fit a classifier on ``train`` (one-hot features from ``domain``) and predict ``test``'s label.
@@ -1098,7 +1097,6 @@ def predict_label(train: pd.DataFrame, test: pd.DataFrame, *, feature_cols: Sequ
     return clf.predict(Xte).astype(np.int64)
 
 
-@accept_seed_keyword
 def downstream_accuracy(train: pd.DataFrame, test: pd.DataFrame, *, feature_cols: Sequence[str], label_col: str,
                         domain: Mapping[str, int], classifier: str = "logreg", rng=0) -> float:
     """Accuracy on the real holdout ``test`` of a classifier trained on ``train`` (usually synthetic) (spec §4)."""
@@ -1148,7 +1146,6 @@ def _group_labels(df: pd.DataFrame, group_cols: Sequence[str]) -> np.ndarray:
     return np.array([_key_label(tuple(r)) for r in df[list(group_cols)].to_numpy()], dtype=object)
 
 
-@accept_seed_keyword
 def synth_metrics(real_train: pd.DataFrame, real_test: pd.DataFrame, synth: pd.DataFrame, *,
                   domain: Mapping[str, int], group_cols: Sequence[str], value_cols: Sequence[str],
                   label_col: str | None, omega: float | None = None, way: int = 2, classifier: str = "logreg",
@@ -1182,7 +1179,6 @@ def synth_metrics(real_train: pd.DataFrame, real_test: pd.DataFrame, synth: pd.D
     return SynthMetrics(acc, maj, base, dpr, fnr, parity, wl, per_group)
 
 
-@accept_seed_keyword
 def train_test_split_table(table: DiscreteTable, *, rng=0, test_frac: float = 0.3,
                            columns: Sequence[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Train/test frames: the table's own split (Adult's test file) or a ``test_frac`` split drawn from ``rng``."""
@@ -1209,7 +1205,6 @@ def metrics_long(m: SynthMetrics) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["metric", "group", "value"])
 
 
-@accept_seed_keyword
 def run_synth_experiment(table: DiscreteTable, *, synthesizer: str, epsilons, group_cols: Sequence[str],
                          columns: Sequence[str] | None = None, reps: int = 1, rng=0, min_frac: float = 0.001,
                          sample_mode: str = "largest_remainder", synth_options: dict | None = None,
@@ -1279,7 +1274,6 @@ class SynthRun:
     delta: float
 
 
-@accept_seed_keyword
 def fit_and_evaluate(train: pd.DataFrame, test: pd.DataFrame, *, domain: Mapping[str, int], synthesizer: str,
                      epsilon: float, variant: str, group_cols: Sequence[str], label_col: str | None, rng=0,
                      min_frac: float = 0.001, small_strata: str = "drop", sample_mode: str = "largest_remainder",
@@ -1298,7 +1292,6 @@ def fit_and_evaluate(train: pd.DataFrame, test: pd.DataFrame, *, domain: Mapping
         progress=progress, n_jobs=n_jobs)[variant]
 
 
-@accept_seed_keyword
 def fit_and_evaluate_variants(train: pd.DataFrame, test: pd.DataFrame, *, domain: Mapping[str, int],
                               synthesizer: str, epsilon: float, variants: Sequence[str] = ("vanilla", "stratified"),
                               group_cols: Sequence[str], label_col: str | None, rng=0,

@@ -11,6 +11,7 @@ Run: .venv/bin/python bench/bench_browser_latency.py [--moves 20]
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -24,12 +25,13 @@ sys.path.insert(0, str(ROOT))
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, _free_port  # noqa: E402
 from tests.e2e.helpers import open_page  # noqa: E402
 
-# page path, slider index on the page (which control to move), what it is
+# page path (with a link query where the control sits in a tab), slider (index on the page, or its label), what it is
 CASES = [
     ("epsilon_calculator", 0, "Tab 1 ε slider"),
     ("sampling_designer", 0, "first slider of the sampling design"),
     ("leximax_cohort_picker", 0, "cohort size k"),
     ("stratified_synthesis_viewer", 0, "mean mode ε (sidebar)"),
+    ("coherence_explorer?coh_tab=Theory", "Hypothetical ε (theory)", "Theory tab: hypothetical ε"),
 ]
 
 SIGNATURE_JS = """() => {
@@ -54,6 +56,7 @@ def _start_server() -> tuple[subprocess.Popen, str]:
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
          "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none"],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "DPDASH_WARMUP": "0"},  # no background MST fit while we time redraws
     )
     url = f"http://127.0.0.1:{port}"
     for _ in range(200):
@@ -79,11 +82,14 @@ document.addEventListener('keydown', () => { window.__key = performance.now(); }
 """
 
 
-def measure(page, url: str, slider_index: int, moves: int) -> tuple[list[float], list[float]]:
+def measure(page, url: str, slider: int | str, moves: int) -> tuple[list[float], list[float]]:
     """Per move: (key press → new picture shown, key press → value sent), in seconds."""
     page.add_init_script(INSTRUMENT_JS)
     open_page(page, url, timeout=120_000)
-    slider = page.locator("[data-testid='stSlider'] input[type='range']").nth(slider_index)
+    if isinstance(slider, str):
+        slider = page.locator("[data-testid='stSlider']", has_text=slider).locator("input[type='range']").first
+    else:
+        slider = page.locator("[data-testid='stSlider'] input[type='range']").nth(slider)
     slider.focus()
     total, sent = [], []
     for i in range(moves):
@@ -110,7 +116,7 @@ def main() -> None:
     ap.add_argument("--moves", type=int, default=20)
     ap.add_argument("--pages", nargs="*", default=None, help="page paths to measure (default: all)")
     args = ap.parse_args()
-    cases = [c for c in CASES if not args.pages or c[0] in args.pages]
+    cases = [c for c in CASES if not args.pages or c[0].split("?")[0] in args.pages]
     from playwright.sync_api import sync_playwright
 
     proc, url = _start_server()

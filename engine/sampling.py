@@ -217,8 +217,16 @@ def _snap(x: np.ndarray | float) -> np.ndarray:
     return np.where(np.abs(x - r) <= _INT_SNAP * np.maximum(1.0, np.abs(x)), r, x)
 
 
-def _log1p_expm1_over_q(t: float, q: float) -> float:
-    """log(1 + expm1(t)/q), the inverse of the amplification map, without overflow for large t."""
+def _log1p_expm1_over_q(t: float, q: float, *, log_q: float | None = None) -> float:
+    """log(1 + expm1(t)/q), the inverse of the amplification map, without overflow for large t or tiny q.
+
+    ``log_q`` (log q, when known) keeps a q that underflows to 0 usable.
+    """
+    if q < 1e-300:   # 1/q would overflow (a size law whose mean is ~e^{−700}): log(e^t − 1 + q) − log q
+        lq = math.log(q) if log_q is None else log_q
+        if t <= 30.0:
+            return math.log(math.expm1(t) + q) - lq
+        return t + math.log(-math.expm1(-t) + math.exp(-t) * q) - lq
     if t <= 30.0:
         return float(np.log1p(np.expm1(t) / q))
     return float(t + np.log(-np.expm1(-t) / q + np.exp(-t)))
@@ -397,10 +405,22 @@ class SizeLaw:
         return np.exp(self.log_pmf)
 
 
+def _logsumexp(a: np.ndarray) -> float:
+    """log Σ e^{a_i} of a 1-D float array (−inf entries allowed) with one max shift.
+
+    The algorithm of ``scipy.special.logsumexp`` without its per-call array conversions, which cost ~40 ms at the
+    10⁶ sizes of the largest size law against ~8 ms here.
+    """
+    top = float(np.max(a)) if a.size else -math.inf
+    if not math.isfinite(top):
+        return top
+    return top + math.log(float(np.sum(np.exp(a - top))))
+
+
 def _law_from_log(logw: np.ndarray) -> SizeLaw:
     """Normalise unnormalised log-weights (logsumexp) into a :class:`SizeLaw`."""
     logw = np.asarray(logw, dtype=float)
-    out = logw - logsumexp(logw)
+    out = logw - _logsumexp(logw)
     out.setflags(write=False)
     return SizeLaw(out)
 
@@ -538,18 +558,62 @@ def size_law_from_controls(n: int, *, family: Literal["gaussian", "point", "unif
     raise ValueError(f"family must be gaussian, point, uniform or mixture; got {family!r}.")
 
 
+def _finite_sizes(logp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The log-probabilities of the sizes with t(m) > 0 and those sizes as floats."""
+    if np.all(np.isfinite(logp)):   # the Gaussian laws: no index copy
+        return logp, np.arange(logp.size, dtype=float)
+    idx = np.flatnonzero(np.isfinite(logp))
+    return logp[idx], idx.astype(float)
+
+
+# Sums of e^{lw}·m below this (with the largest e^{lw} = 1) may have lost terms to underflow: each lost term is
+# below ~2.2e-308·n ≤ 2.2e-302 and there are at most n + 1 ≤ 10⁶ + 1 of them, so above 1e-280 the loss is
+# below 1e-16 relative; below it the sum is redone term by term in log space.
+_SUM_FLOOR = 1e-280
+
+
+def _log_means(lp: np.ndarray, m: np.ndarray, rest: np.ndarray, eps: float) -> tuple[float, float]:
+    """log E[m] and log E[n − m] under weights ∝ e^{lp + εm}, from one exponential pass (−inf for 0).
+
+    ``lp`` finite log-weights of the sizes ``m``; ``rest`` = n − m. The log-weights are shifted by their
+    largest value, so the weights lie in (0, 1] and the two means are dot products; this is logsumexp's
+    max shift, shared by the three sums, and it keeps log E[m] exact when e^{εm} is huge (εm ≈ 10⁶ left only
+    ~1e-10 absolute precision in logsumexp(lw + log m) − logsumexp(lw)).
+
+    References
+    ----------
+    003_4b386133f61617e9.txt, paper 1, Theorem 3 (E_t̃[m] with t̃(m) ∝ e^{εm}t(m)).
+    """
+    if eps:
+        # e^{ε(m − c)} with c the heaviest size: a product of a small difference keeps digits that ε·m ≈ 10⁷ loses
+        c = m[int(np.argmax(lp + eps * m))]
+        lw = m - c
+        lw *= eps
+        lw += lp
+    else:
+        lw = lp.copy()
+    lw -= lw.max()
+    w = np.exp(lw, out=lw)
+    # products summed by np.sum (pairwise, as logsumexp sums); BLAS dot threads cost ~8 ms per call here
+    buf = np.empty_like(w)
+    s0, s1, s2 = float(w.sum()), float(np.multiply(w, m, out=buf).sum()), float(np.multiply(w, rest, out=buf).sum())
+    out = []
+    for s, x in ((s1, m), (s2, rest)):
+        if s >= _SUM_FLOOR:
+            out.append(math.log(s) - math.log(s0))
+        else:   # the mass sits (almost) all on m = 0 or on m = n: sum the other sizes in log space
+            with np.errstate(divide="ignore"):
+                lw2 = lp + eps * m
+                out.append(_logsumexp(lw2 + np.log(x)) - _logsumexp(lw2))
+    return out[0], out[1]
+
+
 def _tilt_logs(logp: np.ndarray, eps: float) -> tuple[float, float, float]:
     """log E_t̃[m], log E_t̃[n − m] and log E_t[m] (−inf for 0), from log t (−inf entries skipped)."""
-    idx = np.flatnonzero(np.isfinite(logp))
-    lp = logp[idx]
-    m = idx.astype(float)
-    n = logp.size - 1
-    logw = lp + eps * m
-    z = logsumexp(logw)
-    with np.errstate(divide="ignore"):
-        lm, lr = np.log(m), np.log(n - m)
-    return (float(logsumexp(logw + lm) - z), float(logsumexp(logw + lr) - z),
-            float(logsumexp(lp + lm) - logsumexp(lp)))
+    lp, m = _finite_sizes(logp)
+    rest = (logp.size - 1) - m
+    lt, lr = _log_means(lp, m, rest, eps)
+    return lt, lr, _log_means(lp, m, rest, 0.0)[0]
 
 
 def theorem3_bounds_from_fraction(log_frac, log_rest, *, epsilon: float):
@@ -663,37 +727,34 @@ def calibrate_random_size(law: SizeLaw | np.ndarray, *, epsilon_target: float) -
     logp = _as_log_pmf(law)
     t = check_epsilon(epsilon_target, name="epsilon_target")
     n = logp.size - 1
-    lm = _tilt_logs(logp, 0.0)[2]
-    mean = math.exp(lm)
+    lp, fi = _finite_sizes(logp)
+    lm = _log_means(lp, fi, n - fi, 0.0)[0]
     src = f"{SEED_FILE}, Theorem 3 upper bound, inverted by bisection"
-    if mean <= 0:
+    if lm == -math.inf:
         return Calibration(t, math.inf, math.inf, 0.0, src, "derived")
-    lo, hi = t, _log1p_expm1_over_q(t, min(mean / n, 1.0))
-    idx = np.flatnonzero(np.isfinite(logp))
-    lp, fi = logp[idx], idx.astype(float)
+    mean = math.exp(lm)   # may underflow to 0 when t(m > 0) is below ~e^{−745}: the bracket uses log q
+    lo, hi = t, _log1p_expm1_over_q(t, min(mean / n, 1.0), log_q=min(lm - math.log(n), 0.0))
     # Drop sizes that are negligible for every ε in [lo, hi]: log-weights are linear in ε, so a size whose
     # log-weight is 800 below that of a fixed reference size at both ends is below it everywhere between
     # (e^{−800} is below double precision after normalisation). References: the heaviest size at each end.
-    keep = np.ones(idx.size, dtype=bool)
-    for e in (lo, hi):
-        j = int(np.argmax(lp + e * fi))
-        keep &= (((lp[j] + lo * fi[j]) - (lp + lo * fi)) < 800) | (((lp[j] + hi * fi[j]) - (lp + hi * fi)) < 800)
+    at_lo, at_hi = lp + lo * fi, lp + hi * fi
+    keep = np.ones(fi.size, dtype=bool)
+    for lw in (at_lo, at_hi):
+        j = int(np.argmax(lw))
+        keep &= ((at_lo[j] - at_lo) < 800) | ((at_hi[j] - at_hi) < 800)
     lp, fi = lp[keep], fi[keep]
-    with np.errstate(divide="ignore"):
-        lm_, lr_ = np.log(fi), np.log(n - fi)
+    rest = n - fi
     log_n = math.log(n)
 
     def upper(e: float) -> float:
-        logw = lp + e * fi
-        z = logsumexp(logw)
-        return _theorem3_bounds(float(logsumexp(logw + lm_) - z) - log_n, float(logsumexp(logw + lr_) - z) - log_n,
-                                e)[1]
+        lf, lr = _log_means(lp, fi, rest, e)
+        return _theorem3_bounds(lf - log_n, lr - log_n, e)[1]
 
     if upper(lo) >= t:
         lam = lo
     else:
         lam = brentq(lambda e: upper(e) - t, lo, hi * (1 + 1e-12) + 1e-300, xtol=1e-15, rtol=1e-15, maxiter=200)
-    return Calibration(t, float(lam), t * n / mean, 1.0 / lam, src, "derived")
+    return Calibration(t, float(lam), t * n / mean if mean > 0 else math.inf, 1.0 / lam, src, "derived")
 
 
 def truncnorm_tilted_means(n: int, *, mean: float, sds: Sequence[float], epsilon: float,
@@ -750,9 +811,12 @@ def truncnorm_tilted_means(n: int, *, mean: float, sds: Sequence[float], epsilon
             logw -= top
             np.exp(logw, out=logw)
             tot = logw.sum()
-            out[i, j] = float(np.dot(logw, m) / tot)
+            # products summed by np.sum (pairwise); BLAS dot threads cost more than the sum here
+            out[i, j] = float((logw * m).sum() / tot)
             if j == 1 and with_rest:
-                out[i, 2] = float(np.dot(logw, n - m) / tot)
+                np.subtract(n, m, out=m)
+                m *= logw
+                out[i, 2] = float(m.sum() / tot)
     return out
 
 
@@ -1570,41 +1634,53 @@ def proportional_allocation(N_h: Sequence[int], *, rate: float, epsilon: float,
     return ProportionalAllocation(expected, support, draw, applies, amp)
 
 
-def strata_from_table(df: pd.DataFrame, *, epsilon: float, max_strata: int = 200) -> dict:
-    """Validate an edited strata table (stratum, N_h, S_h, mean_h, lo_h, hi_h, ε_h) into float arrays.
+#: The strata editor's column headers (the page's editor shows these; error messages name columns by them).
+STRATA_COLUMN_LABELS: Mapping[str, str] = {
+    "stratum": "stratum", "N_h": "size N_h", "S_h": "spread S_h", "mean_h": "mean", "lo_h": "smallest value",
+    "hi_h": "largest value", "eps_h": "ε in stratum"}
 
-    Blank rows are ignored; blank ε_h means the global ``epsilon``; duplicate or blank stratum names are made
-    unique. Raises ValueError with a message naming the column and row.
+
+def strata_from_table(df: pd.DataFrame, *, epsilon: float, max_strata: int = 200) -> dict:
+    """Validate an edited strata table (stratum, N_h, S_h, mean_h, lo_h, hi_h, eps_h) into float arrays.
+
+    Blank rows are ignored; blank eps_h means the global ``epsilon``; duplicate or blank stratum names are made
+    unique. Raises ValueError with a message naming the column by its header on the page
+    (:data:`STRATA_COLUMN_LABELS`) and the row.
 
     References
     ----------
     Spec §7 Tab 5 (strata editor, 1–200 rows).
     """
     eps = check_epsilon(epsilon, allow_zero=True)
-    need = ["stratum", "N_h", "S_h", "mean_h", "lo_h", "hi_h", "eps_h"]
-    missing = [c for c in need if c not in df.columns]
+    lab = {c: f"“{v}”" for c, v in STRATA_COLUMN_LABELS.items()}
+    need = list(STRATA_COLUMN_LABELS)
+    missing = [lab[c] for c in need if c not in df.columns]
     if missing:
         raise ValueError(f"the table lacks the column(s) {', '.join(missing)}.")
     df = df.dropna(how="all", subset=need[1:])
     if not 1 <= len(df) <= max_strata:
         raise ValueError(f"the table needs 1 to {max_strata} strata; it has {len(df)}.")
+
+    def first_row(bad: np.ndarray) -> int:
+        return int(np.flatnonzero(bad)[0]) + 1
+
     out: dict = {}
     for col in need[1:-1]:
-        v = pd.to_numeric(df[col], errors="coerce")
-        if v.isna().any() or not np.all(np.isfinite(v.to_numpy(dtype=float))):
-            row = int(np.flatnonzero(~np.isfinite(v.to_numpy(dtype=float)))[0]) + 1
-            raise ValueError(f"column {col} has an empty or non-numeric cell (row {row}).")
-        out[col] = v.to_numpy(dtype=float)
-    if np.any(out["N_h"] < 1) or np.any(out["N_h"] != np.floor(out["N_h"])):
-        raise ValueError("N_h must be a whole number ≥ 1 in every row.")
+        v = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
+        if not np.all(np.isfinite(v)):
+            raise ValueError(f"column {lab[col]} has an empty or non-numeric cell (row {first_row(~np.isfinite(v))}).")
+        out[col] = v
+    bad = (out["N_h"] < 1) | (out["N_h"] != np.floor(out["N_h"]))
+    if bad.any():
+        raise ValueError(f"{lab['N_h']} must be a whole number ≥ 1 in every row (row {first_row(bad)}).")
     if np.any(out["S_h"] < 0):
-        raise ValueError("S_h must be ≥ 0 in every row.")
+        raise ValueError(f"{lab['S_h']} must be ≥ 0 in every row (row {first_row(out['S_h'] < 0)}).")
     if np.any(out["lo_h"] > out["hi_h"]):
-        raise ValueError("lo_h must not exceed hi_h.")
+        raise ValueError(f"{lab['lo_h']} must not exceed {lab['hi_h']} (row {first_row(out['lo_h'] > out['hi_h'])}).")
     e = pd.to_numeric(df["eps_h"], errors="coerce")
     bad = e.isna() & df["eps_h"].notna() & (df["eps_h"].astype(str).str.strip() != "")
     if bad.any() or (e.dropna() < 0).any() or not np.all(np.isfinite(e.dropna().to_numpy(dtype=float))):
-        raise ValueError("ε_h must be blank (use the global ε) or a number ≥ 0.")
+        raise ValueError(f"{lab['eps_h']} must be blank (use the global ε) or a number ≥ 0.")
     out["eps_h"] = e.fillna(eps).to_numpy(dtype=float)
     names = [str(x).strip() if str(x).strip() not in ("", "nan", "None", "<NA>") else f"stratum {i + 1}"
              for i, x in enumerate(df["stratum"])]

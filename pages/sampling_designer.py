@@ -40,6 +40,7 @@ SIZE_MODES = {"m": "sample size m", "rate": "sampling rate q"}
 MAX_FRAME_ROWS = 2_000_000
 MAX_STRATA = 200
 MAX_CLUSTERS = 100_000
+LABEL = sp.STRATA_COLUMN_LABELS   # the strata editor's headers
 CALIB_SENTENCE = ("To guarantee ε′ = {target} for everyone in the population of {n}, run your mechanism on the "
                   "sample with per-record ε = {lam} (Laplace scale = {scale} × sensitivity).")
 NO_AMP_BANNER = ("No amplification guaranteed: at this sampling rate the Theorem 6 bound ({val}) is larger than "
@@ -913,16 +914,17 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
     edited = st.data_editor(
         base, key=f"sd_strata_{hashlib.sha1(base_name.encode()).hexdigest()[:8]}", num_rows="dynamic",
         width="stretch", hide_index=True,
+        # headers from the engine, so strata_from_table's messages name the columns the user sees
         column_config={
-            "stratum": st.column_config.TextColumn("stratum"),
-            "N_h": st.column_config.NumberColumn("size N_h", min_value=1, step=1, help="Stratum size (public)."),
-            "S_h": st.column_config.NumberColumn("spread S_h", min_value=0.0,
+            "stratum": st.column_config.TextColumn(LABEL["stratum"]),
+            "N_h": st.column_config.NumberColumn(LABEL["N_h"], min_value=1, step=1, help="Stratum size (public)."),
+            "S_h": st.column_config.NumberColumn(LABEL["S_h"], min_value=0.0,
                                                  help="Design standard deviation of the value in the stratum."),
-            "mean_h": st.column_config.NumberColumn("mean", help="Stratum mean (sensitivity panel)."),
-            "lo_h": st.column_config.NumberColumn("smallest value", help="Smallest possible value in the stratum."),
-            "hi_h": st.column_config.NumberColumn("largest value", help="Largest possible value in the stratum."),
+            "mean_h": st.column_config.NumberColumn(LABEL["mean_h"], help="Stratum mean (sensitivity panel)."),
+            "lo_h": st.column_config.NumberColumn(LABEL["lo_h"], help="Smallest possible value in the stratum."),
+            "hi_h": st.column_config.NumberColumn(LABEL["hi_h"], help="Largest possible value in the stratum."),
             # text, so an unset cell reads blank (a number column shows "None"); strata_from_table checks it
-            "eps_h": st.column_config.TextColumn("ε in stratum", default="",
+            "eps_h": st.column_config.TextColumn(LABEL["eps_h"], default="",
                                                  help="Blank = the global ε; or a number ≥ 0 for this stratum."),
         })
     if outputs:

@@ -811,18 +811,26 @@ def test_strata_from_table():
     assert out["names"] == ("a", "a (2)", "stratum 3")
 
 
+# the messages name the columns by the editor's headers (the page shows "size N_h", not N_h) and the row
 @pytest.mark.parametrize("over, match", [
-    (dict(N_h=[0, 20, 30]), "N_h"),
-    (dict(N_h=[1.5, 20, 30]), "N_h"),
-    (dict(S_h=[-1.0, 2.0, 3.0]), "S_h"),
-    (dict(lo_h=[6.0, 0.0, 0.0]), "lo_h"),
-    (dict(mean_h=[None, 1.0, "x"]), "mean_h"),
-    (dict(eps_h=[-1.0, None, None]), "ε_h"),
-    (dict(eps_h=["abc", None, None]), "ε_h"),
+    (dict(N_h=[10, 0, 30]), r"“size N_h” must be a whole number ≥ 1 in every row \(row 2\)"),
+    (dict(N_h=[1.5, 20, 30]), r"“size N_h” .* \(row 1\)"),
+    (dict(S_h=[1.0, 2.0, -3.0]), r"“spread S_h” must be ≥ 0 in every row \(row 3\)"),
+    (dict(lo_h=[6.0, 0.0, 0.0]), r"“smallest value” must not exceed “largest value” \(row 1\)"),
+    (dict(mean_h=[1.0, None, "x"]), r"column “mean” has an empty or non-numeric cell \(row 2\)"),
+    (dict(hi_h=[5.0, 5.0, "x"]), r"column “largest value” has an empty or non-numeric cell \(row 3\)"),
+    (dict(eps_h=[-1.0, None, None]), "“ε in stratum” must be blank"),
+    (dict(eps_h=["abc", None, None]), "“ε in stratum” must be blank"),
 ])
 def test_strata_from_table_errors(over, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(ValueError, match=match) as err:
         sp.strata_from_table(_table(**over), epsilon=1.0)
+    assert not any(code in str(err.value) for code in ("N_h ", "S_h ", "lo_h", "hi_h", "ε_h", "mean_h"))
+
+
+def test_strata_from_table_missing_column_named_as_on_screen():
+    with pytest.raises(ValueError, match="lacks the column.*“spread S_h”"):
+        sp.strata_from_table(_table().drop(columns="S_h"), epsilon=1.0)
 
 
 def test_strata_from_table_row_limits():
@@ -1124,3 +1132,39 @@ def test_amplify_srswr_against_exact_inclusion_probability():
     eta = 1 - never / n ** m
     got = sp.amplify_srswr(epsilon=eps, m=m, n=n).epsilon_population
     assert got == pytest.approx(math.log1p(eta * math.expm1(eps)), rel=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------------
+# Issue 14 item 8: the random-size sums in one exponential pass keep their digits where ε·m is huge
+# ------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("t", [0.5, 1.0, 10.0])
+def test_calibrate_random_size_point_mass_at_largest_n(t):
+    # a point mass at m: Theorem 3's upper bound is Theorem 2 at q = m/n, so λ = log(1 + expm1(t)/q) (mpmath);
+    # at n = 10⁶, m = n/2 the bracket's end was lost to rounding and the search raised for t ≥ 1
+    mpm.mp.dps = 40
+    law = sp.size_law_point(1_000_000, m=500_000)
+    ref = mpm.log(1 + mpm.expm1(mpm.mpf(t)) * 2)
+    assert sp.calibrate_random_size(law, epsilon_target=t).epsilon_sample == pytest.approx(float(ref), rel=1e-13)
+
+
+def test_random_size_huge_tilt_stays_in_the_support():
+    # uniform on {200,000 … 700,000}, ε = 50: ε·m ≈ 3.5·10⁷, whose rounding put E_t̃[m] at 700,000.0019 — above
+    # the largest size. mpmath over the top 2,000 sizes (the rest weigh below e^{−10⁵} of the top)
+    n, eps = 1_000_000, 50.0
+    b = sp.amplify_random_size(sp.size_law_uniform(n, low=200_000, high=700_000), epsilon=eps)
+    _, tm, lower, upper = _mp_theorem3(lambda m: mpm.mpf(0), n, eps, sizes=range(698_001, 700_001), dps=40)
+    assert b.tilted_mean <= 700_000 * (1 + 1e-15)
+    assert b.tilted_mean == pytest.approx(float(tm), rel=1e-14)
+    assert (b.epsilon_lower, b.epsilon_upper) == pytest.approx((float(lower), float(upper)), rel=1e-13)
+    assert b.mean_size == pytest.approx(450_000, rel=1e-14)
+
+
+def test_calibrate_random_size_mean_below_the_double_range():
+    # σ = 0.026 around 0 with n = 2: t(1) ≈ e^{−742.6}, so E_t[m]/n underflows to 0; the bracket is taken in log
+    # space and the calibrated ε reproduces the target in mpmath (it raised an overflow before)
+    sd = 0.025948247336250237
+    law = sp.size_law_truncnorm(2, mean=0.0, sd=sd)
+    cal = sp.calibrate_random_size(law, epsilon_target=1.0)
+    assert math.isfinite(cal.epsilon_sample)
+    assert float(_mp_theorem3(_mp_gauss(0.0, sd), 2, cal.epsilon_sample, dps=60)[3]) == pytest.approx(1.0, rel=1e-12)

@@ -15,13 +15,35 @@ from engine.data import (ADULT_SHA256, DATA_DIR, DataValidationError, census_pop
 
 
 def test_same_seed_same_frame_other_seed_differs():
-    a, b = census_population(5000, seed=7), census_population(5000, seed=7)
+    a, b = census_population(5000, rng=7), census_population(5000, rng=7)
     pd.testing.assert_frame_equal(a, b)
-    assert not a.equals(census_population(5000, seed=8))
+    assert not a.equals(census_population(5000, rng=8))
+
+
+@pytest.mark.parametrize("alpha, digest", [
+    (None, "5538f96d6a1d010322d7d459fb36ccc5f77b5405c37f7db5ffa54e93e1bd0bf6"),
+    (0.5, "327e576044f95c6e582a6c929dbefd04740b41f81644ebce96a26dbf1839326b"),
+])
+def test_integer_rng_gives_the_frame_seed_gave(alpha, digest):
+    # issue 13 renamed seed= to rng=: the CSV digest of census_population(2000, seed=5) recorded before the rename
+    frame = census_population(2000, rng=5, group_alpha=alpha)
+    assert hashlib.sha256(frame.to_csv(index=False).encode()).hexdigest() == digest
+    pd.testing.assert_frame_equal(census_population(2000, seed=5, group_alpha=alpha), frame)   # temporary alias
+    if alpha is None:
+        pd.testing.assert_frame_equal(census_population(2000, rng=np.random.default_rng(5)), frame)
+
+
+def test_rng_generator_advances_and_old_name_cannot_be_mixed():
+    g = np.random.default_rng(9)
+    assert not census_population(500, rng=g).equals(census_population(500, rng=g))
+    with pytest.raises(ValueError, match="rng"):
+        census_population(10, rng=1, seed=2)
+    with pytest.raises(ValueError, match="rng"):
+        census_population(10, rng=-1)
 
 
 def test_generator_columns_and_spec_marginals():
-    df = census_population(100_000, seed=3)
+    df = census_population(100_000, rng=3)
     for col in ["REGION", "DENSITY", "AGEP", "SEX", "RAC1P", "HISP", "EDU", "INDP_CAT", "INDP", "DREM",
                 "EMPLOYED", "HOURS", "INCOME"]:
         assert col in df.columns
@@ -47,9 +69,9 @@ def test_generator_columns_and_spec_marginals():
 
 
 def test_group_alpha_controls_imbalance_without_touching_other_columns():
-    base = census_population(20_000, seed=1)
-    tiny = census_population(20_000, seed=1, group_alpha=0.05)
-    flat = census_population(20_000, seed=1, group_alpha=1000.0)
+    base = census_population(20_000, rng=1)
+    tiny = census_population(20_000, rng=1, group_alpha=0.05)
+    flat = census_population(20_000, rng=1, group_alpha=1000.0)
     for col in ["AGEP", "SEX", "EDU", "REGION"]:
         assert base[col].equals(tiny[col])
     share_tiny = tiny["RAC1P"].value_counts(normalize=True).max()
@@ -61,12 +83,12 @@ def test_group_alpha_controls_imbalance_without_touching_other_columns():
 
 def test_generator_speed_budget_is_reasonable():
     # Not a timing test: just proves 100k rows build (the README benchmark records the time).
-    assert len(census_population(100_000, seed=0)) == 100_000
+    assert len(census_population(100_000, rng=0)) == 100_000
 
 
 @given(st.integers(1, 300), st.integers(0, 2**31 - 1))
 def test_generator_any_size_any_seed(n, seed):
-    df = census_population(n, seed=seed)
+    df = census_population(n, rng=seed)
     assert len(df) == n and df["SEX"].isin([1, 2]).all()
 
 

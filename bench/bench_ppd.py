@@ -1,4 +1,5 @@
-"""Benchmark of engine/public_info.py and engine/partial_release.py against the performance targets of shared/specs/partially_private.md §8.
+"""Benchmark of engine/public_info.py and engine/partial_release.py against the performance targets of
+shared/specs/partially_private.md §8.
 
 Run: ``.venv/bin/python bench/bench_ppd.py`` (prints a markdown table; save it to bench/results/ppd.md).
 Times are wall-clock seconds, the best of a few repeats for short items and one run for long ones.
@@ -79,19 +80,22 @@ def main() -> None:
     rows.append(("`lemma7_toy`, continuous, n = 50", "< 1 s",
                  best(lambda: public_info.lemma7_toy(50, epsilon=0.5, noise="laplace", post="round_clamp"))))
     rows.append(("Exact Algorithm 1 (9,870 compositions: J = 3, s = 139)", "< 0.2 s",
-                 best(lambda: partial_release.posterior_exact_counts([50, 40, 49], 139, [3, 3, 2], epsilon=1, sensitivity=2))))
+                 best(lambda: partial_release.posterior_exact_counts([50, 40, 49], 139, [3, 3, 2], epsilon=1,
+                                                                     sensitivity=2))))
     rows.append(("Rejection sampler, 200,000 proposals", "< 2 s",
-                 best(lambda: partial_release.posterior_rejection_counts([6, 1, 4], 10, [3, 3, 2], epsilon=1, sensitivity=2,
-                                                             n_proposals=200_000, rng=0))))
+                 best(lambda: partial_release.posterior_rejection_counts([6, 1, 4], 10, [3, 3, 2], epsilon=1,
+                                                                         sensitivity=2, n_proposals=200_000, rng=0))))
     rows.append(("PP, one month, J = 67, 3 reps", "< 0.1 s",
                  best(lambda: partial_release.run_partially_private_release(P, 23, epsilons=[1], methods=["pp"], reps=3,
                                                                 rng=0))))
     rows.append(("`contraction_frequencies`, 6 ε × 23 months × 20 reps", "< 3 s",
-                 best(lambda: partial_release.contraction_frequencies(P, epsilons=[0.1, 0.25, 0.5, 1, 2, 5], reps=20, rng=0),
+                 best(lambda: partial_release.contraction_frequencies(P, epsilons=[0.1, 0.25, 0.5, 1, 2, 5], reps=20,
+                                                                      rng=0),
                       repeat=1)))
     for base in ("naive", "congenial", "prior"):
         rows.append((f"One WEM chain ({base}), J = 67, 30 sweeps", "< 3 s",
-                     best(lambda b=base: partial_release.release_month(P, 23, method=f"wem_{b}", epsilon=1, rng=0), repeat=2)))
+                     best(lambda b=base: partial_release.release_month(P, 23, method=f"wem_{b}", epsilon=1, rng=0),
+                          repeat=2)))
     wem = ["wem_naive", "wem_congenial", "wem_prior"]
     t0 = time.perf_counter()
     partial_release.run_partially_private_release(P, 23, epsilons=[1], methods=wem, reps=3, rng=0)
@@ -106,13 +110,15 @@ def main() -> None:
     partial_release.run_partially_private_release(P, 23, epsilons=[0.5, 1, 2, 5], methods=["pp"] + wem, reps=3, rng=0)
     rows.append(("ε sweep (4 ε × 4 methods × 3 reps)", "< 2 min", time.perf_counter() - t0))
     t0 = time.perf_counter()
-    partial_release.run_partially_private_release(P, 23, epsilons=[1], methods=["wem_prior"], alphas=[1e-3, 1e-2, 0.1, 1, 10],
-                                      reps=3, rng=0)
-    partial_release.run_partially_private_release(P, 23, epsilons=[1], methods=["wem_naive", "wem_congenial"], reps=3, rng=0)
+    partial_release.run_partially_private_release(P, 23, epsilons=[1], methods=["wem_prior"],
+                                                  alphas=[1e-3, 1e-2, 0.1, 1, 10], reps=3, rng=0)
+    partial_release.run_partially_private_release(P, 23, epsilons=[1], methods=["wem_naive", "wem_congenial"], reps=3,
+                                                  rng=0)
     rows.append(("α sweep (5 α WEM-prior + 2 baselines, × 3 reps)", "< 1 min", time.perf_counter() - t0))
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
-    print(f"## engine/public_info.py + engine/partial_release.py benchmark\n\nPython {platform.python_version()}, {os.cpu_count()} cores, "
+    print("## engine/public_info.py + engine/partial_release.py benchmark\n\n"
+          f"Python {platform.python_version()}, {os.cpu_count()} cores, "
           f"1-min load average at the end {load:.1f} (timings are inflated when the machine is shared).\n")
     print("| item | target (spec §8) | measured (s) |")
     print("|---|---|---|")

@@ -76,7 +76,10 @@ def _sf_convolution(x: float, vals: np.ndarray, counts: np.ndarray) -> float:
 
     def f(t):
         y = t * t
-        dens = math.exp(lognorm + (m2 - 1) * math.log(t) - y / 2.0) * 2.0 if t > 0 else (2.0 * math.exp(lognorm) if m2 == 1 else 0.0)
+        if t > 0:
+            dens = math.exp(lognorm + (m2 - 1) * math.log(t) - y / 2.0) * 2.0
+        else:
+            dens = 2.0 * math.exp(lognorm) if m2 == 1 else 0.0
         # special.chdtrc is chi2.sf without the distribution-object overhead (~30× faster per call)
         return dens * special.chdtrc(m1, max(0.0, (x - b * y) / a))
 
@@ -193,7 +196,10 @@ def gof_null_weights(p0, *, n, rho) -> np.ndarray:
 
 
 def _grad_f(pi1: np.ndarray, pi2: np.ndarray) -> np.ndarray:
-    """∇f of f(π⁽¹⁾, π⁽²⁾) = π⁽¹⁾π⁽²⁾ᵀ (row by row) in the free parameters θ = (π⁽¹⁾_{<r}, π⁽²⁾_{<c}) ([T] Lemma 6.2.3)."""
+    """∇f of f(π⁽¹⁾, π⁽²⁾) = π⁽¹⁾π⁽²⁾ᵀ (row by row) in the free parameters θ = (π⁽¹⁾_{<r}, π⁽²⁾_{<c}).
+
+    [T] Lemma 6.2.3.
+    """
     r, c = pi1.size, pi2.size
     # ∂(π⁽¹⁾ᵢπ⁽²⁾ⱼ)/∂π⁽¹⁾ₖ = π⁽²⁾ⱼ(δᵢₖ − δᵢᵣ) because π⁽¹⁾ᵣ = 1 − Σ_{k<r}π⁽¹⁾ₖ; likewise for the columns
     d1 = np.vstack([np.eye(r - 1), -np.ones((1, r - 1))])
@@ -412,7 +418,8 @@ def asympt_indep_statistic(noisy_table, *, n, pi1, pi2) -> float:
     n = check_positive(n, name="n")
     a, b = _p0(pi1), _p0(pi2)
     if t.shape != (a.size, b.size):
-        raise ValueError(f"the table is {t.shape[0]} × {t.shape[1]} but the marginals have {a.size} and {b.size} entries")
+        raise ValueError(f"the table is {t.shape[0]} × {t.shape[1]} but the marginals have {a.size} and {b.size} "
+                         "entries")
     e = n * np.outer(a, b)
     return float(np.sum((t - e) ** 2 / e))
 
@@ -686,7 +693,8 @@ def simulate_gof(p0, p1, *, n, alpha, noise: Literal["gaussian", "laplace"], rho
     d = p.size
     crit_cl = float(stats.chi2.isf(a, d - 1))
     need_mc = "mc_gof" in tests or ("projected" in tests and noise == "laplace")
-    crit_as = weighted_chisq_quantile(gof_null_weights(p, n=n_int, rho=rho_eff), alpha=a) if "asympt_gof" in tests else None
+    crit_as = (weighted_chisq_quantile(gof_null_weights(p, n=n_int, rho=rho_eff), alpha=a)
+               if "asympt_gof" in tests else None)
     rejects = {t: 0 for t in tests}
     chunk = max(1, trials // 50)
     done = 0

@@ -326,8 +326,8 @@ with STRIP:
     with g2:
         delta_on = st.toggle("δ > 0", value=False, key="sd_delta_on", bind="query-params",
                              disabled=not USES_DELTA,
-                             help="Approximate DP (ε, δ). Only the simple random sampling results carry a δ (Simple tab); the others "
-                                  "are pure ε.")
+                             help="Approximate DP (ε, δ). Only the simple random sampling results carry a δ "
+                                  "(Simple tab); the others are pure ε.")
         DELTA = log_slider("δ on the sample", key="sd_delta", min_value=1e-12, max_value=1e-3, value=1e-6,
                                steps_per_decade=4, disabled=not USES_DELTA) if delta_on else 0.0
     with g3:
@@ -395,7 +395,8 @@ def tab_simple(eps: float, delta: float, n: int, target: float, outputs: bool = 
             cards.append(("SRS without replacement", sp.amplify_srswor(epsilon=eps, m=m, n=n, delta=delta),
                           f"m = {m:,} of n = {n:,}"))
         if "Poisson" in schemes:
-            cards.append(("Poisson sampling", sp.amplify_poisson(epsilon=eps, rate=q, delta=delta), f"rate q = {fmt(q)}"))
+            cards.append(("Poisson sampling", sp.amplify_poisson(epsilon=eps, rate=q, delta=delta),
+                          f"rate q = {fmt(q)}"))
         if "SRSWR" in schemes:
             cards.append(("SRS with replacement", sp.amplify_srswr(epsilon=eps, m=m, n=n), f"{m:,} draws from {n:,}"))
         cols = st.columns(max(len(cards), 1))
@@ -677,7 +678,8 @@ def tab_rounding(eps: float, n: int, target: float, outputs: bool = True) -> Non
                 raise ValueError("enter at least one number")
             d = sp.degradation_loss(deltas, epsilon=eps)
             st.markdown(f"**Degradation** {BADGE['paper']} (§4.1): releasing all counts loses ε·‖Δ‖₁ = "
-                        f"**{fmt(d.loss_all_counts)}**; releasing one count loses ε·‖Δ‖∞ = **{fmt(d.loss_one_count)}**.")
+                        f"**{fmt(d.loss_all_counts)}**; releasing one count loses ε·‖Δ‖∞ = "
+                        f"**{fmt(d.loss_one_count)}**.")
         except ValueError as exc:
             st.warning(f"Δ list not understood ({md_escape(exc)}). Expected numbers separated by commas, "
                        "e.g. 2, -3, 5.")
@@ -1015,7 +1017,8 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
         st.info("Pick at least one method.")
     else:
         alloc = c_allocation(tuple(N), tuple(S), m, U, tuple(strata["eps_h"]), strata["names"], methods, m_min)
-        wide = alloc.pivot(index="stratum", columns="method", values="m_h").reindex(list(strata["names"]))[list(methods)]
+        wide = alloc.pivot(index="stratum", columns="method", values="m_h")
+        wide = wide.reindex(list(strata["names"]))[list(methods)]
         tot = sf.allocation_totals(alloc)
         av = sv.allocation_verdict({k: float(v) for k, v in tot["total"].items()})
         if av:

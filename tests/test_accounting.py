@@ -347,7 +347,8 @@ def test_pld_progress_more_than_1000_mechanisms():
 def test_curve_and_table_progress():
     ms = [A.laplace(0.1, count=1200)]
     calls = []
-    curve = A.composition_curve(ms, delta=1e-6, ks=A.default_ks(1200, 30), rules=("basic", "pld"), progress=calls.append)
+    curve = A.composition_curve(ms, delta=1e-6, ks=A.default_ks(1200, 30), rules=("basic", "pld"),
+                                progress=calls.append)
     assert calls == sorted(calls) and calls[-1] == 1.0 and len(calls) >= 12
     assert curve.equals(A.composition_curve(ms, delta=1e-6, ks=A.default_ks(1200, 30), rules=("basic", "pld")))
     tcalls = []

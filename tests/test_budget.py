@@ -124,7 +124,8 @@ def test_joint_gaussian_zcdp_split_is_optimal():
 # --------------------------------------------------------------------------- properties
 stat_strategy = st.builds(
     lambda q, w, mech, conf: B.StatisticSpec(f"s{q}{w}", q, w, confidence=conf, mechanism=mech,
-                                             lower=0, upper=100, n=1000 if q == "mean" else None, cells=5 if q == "histogram" else 1),
+                                             lower=0, upper=100, n=1000 if q == "mean" else None,
+                                             cells=5 if q == "histogram" else 1),
     st.sampled_from(["count", "sum", "mean", "histogram"]), st.floats(0.5, 500),
     st.sampled_from(["laplace", "gaussian"]), st.sampled_from([0.9, 0.95, 0.99]))
 

@@ -56,7 +56,8 @@ def test_gaussian_delta_matches_dp_accounting(sigma, eps):
 
 @pytest.mark.parametrize("sigma,delta", [(1.0, 1e-5), (3.0, 1e-10), (0.5, 1e-3), (20.0, 1e-8)])
 def test_gaussian_epsilon_and_sigma_match_dp_accounting(sigma, delta):
-    assert M.gaussian_epsilon(delta, sigma=sigma) == pytest.approx(dpa_gauss.get_epsilon_gaussian(sigma, delta), rel=1e-8)
+    assert M.gaussian_epsilon(delta, sigma=sigma) == pytest.approx(dpa_gauss.get_epsilon_gaussian(sigma, delta),
+                                                                   rel=1e-8)
     eps = dpa_gauss.get_epsilon_gaussian(sigma, delta)
     assert M.gaussian_sigma(eps, delta) == pytest.approx(sigma, rel=1e-8)
 
@@ -71,8 +72,9 @@ def test_discrete_gaussian_delta_matches_dp_accounting(sigma, sens, eps):
 @pytest.mark.parametrize("conf", [0.5, 0.9, 0.95, 0.9999])
 def test_continuous_half_widths_match_scipy(conf):
     b = 2.5
-    assert M.half_width("laplace", scale=b, confidence=conf) == pytest.approx(stats.laplace(scale=b).ppf(0.5 + conf / 2), rel=1e-9)
-    assert M.half_width("gaussian", scale=b, confidence=conf) == pytest.approx(stats.norm(scale=b).ppf(0.5 + conf / 2), rel=1e-9)
+    q = 0.5 + conf / 2
+    assert M.half_width("laplace", scale=b, confidence=conf) == pytest.approx(stats.laplace(scale=b).ppf(q), rel=1e-9)
+    assert M.half_width("gaussian", scale=b, confidence=conf) == pytest.approx(stats.norm(scale=b).ppf(q), rel=1e-9)
 
 
 @pytest.mark.parametrize("t", [0.4, 1.0, 2.0, 7.3])
@@ -307,7 +309,7 @@ def test_discrete_gaussian_at_a_huge_sensitivity_returns_quickly():
     assert c.half_width == pytest.approx(c.scale * stats.norm.ppf(1 - 0.0001 / 2), rel=1e-9)
 
 
-# --------------------------------------------------------------------------- issue 13: widths from the spec, by grid search
+# -------------------------------------------------------------------- issue 13: widths from the spec, by grid search
 def _bnsssu_grid(n, k, beta, noise):
     """τ of [T] Thm 3.3.1 with the App. A.2 constants (spec §4.6), by a dense 2-D log grid over (ε′ or ρ′, δ)."""
     fb = math.floor(1 / beta)

@@ -1,4 +1,5 @@
-"""Tests for engine/public_info.py and engine/partial_release.py: spec §9 worked examples (partially_private.md), properties and cross-checks.
+"""Tests for engine/public_info.py and engine/partial_release.py: spec §9 worked examples (partially_private.md),
+properties and cross-checks.
 
 Expected numbers come from the spec's worked examples, closed forms, brute force (exact rational
 arithmetic, enumeration, quadrature) or independent libraries (scipy.stats, cvxpy) — never from the code
@@ -614,8 +615,9 @@ def test_wem_congenial_without_state_total_respects_bounds():
 def test_wem_prior_beats_naive_p16():
     P = partial_release.synth_pa_like()
     for t in (9, 16):
-        df = partial_release.run_partially_private_release(P, t, epsilons=[0.5, 1, 2, 5], methods=["wem_naive", "wem_prior"],
-                                               alphas=[1e-3, 1e-2, 0.1, 1, 10], reps=3, rng=t)
+        df = partial_release.run_partially_private_release(P, t, epsilons=[0.5, 1, 2, 5],
+                                                           methods=["wem_naive", "wem_prior"],
+                                                           alphas=[1e-3, 1e-2, 0.1, 1, 10], reps=3, rng=t)
         loss = df.drop_duplicates(["rep", "epsilon", "method", "alpha"]).groupby(
             ["method", "alpha"], dropna=False)["total_l2"].mean()
         best_prior = loss["wem_prior"].min()
@@ -727,7 +729,8 @@ def test_read_county_csv_uses_the_shared_checks():
     good = _county_csv_bytes()
     header, rest = good.split(b"\n", 1)
     with pytest.raises(ValueError, match="(?i)more than once"):
-        partial_release.read_county_csv(header + b",county\n" + b"\n".join(r + b",x" for r in rest.split(b"\n") if r) + b"\n")
+        rows = b"\n".join(r + b",x" for r in rest.split(b"\n") if r)
+        partial_release.read_county_csv(header + b",county\n" + rows + b"\n")
     with pytest.raises(ValueError, match="(?i)line up|values"):
         partial_release.read_county_csv(good + b"County 09,Month 01,1\n")
     with pytest.raises(ValueError, match="(?i)quote"):
@@ -906,8 +909,8 @@ def test_release_parallel_equals_sequential_and_progress():
     units = [(7, 2.0, "wem_congenial", float("nan"), 2), (3, 0.5, "wem_prior", 0.1, 1), (9, 1.0, "pp", 5.0, 3)]
     batched = partial_release.run_release_units(P, units, sweeps=2, rng=5, n_jobs=2)
     for (t, e, m, al, r), got in zip(units, batched):
-        one = partial_release.run_partially_private_release(P, t, epsilons=[e], methods=[m], alphas=[al if al == al else 1.0],
-                                                reps=r, sweeps=2, rng=5)
+        one = partial_release.run_partially_private_release(P, t, epsilons=[e], methods=[m],
+                                                            alphas=[al if al == al else 1.0], reps=r, sweeps=2, rng=5)
         pd.testing.assert_frame_equal(one, got)
     assert not batched[0]["cases"].equals(
         partial_release.run_partially_private_release(P, 7, epsilons=[2.0], methods=["wem_congenial"], reps=2, sweeps=2,

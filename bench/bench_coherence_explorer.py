@@ -64,7 +64,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=27_254)
     args = ap.parse_args()
 
-    df = census_population(args.n, seed=0)
+    df = census_population(args.n, rng=0)
     cfg = co.ExperimentConfig("DREM", 1, LENS, GROUPS, repetitions=args.reps, rng=0)
     prepared = co.prepare(df, cfg)
 
@@ -82,7 +82,7 @@ def main() -> None:
     same = np.array_equal(r_par.w1, r_seq.w1, equal_nan=True)
 
     t_trial, _ = _time(lambda: co.run_trial(prepared, cfg, 0), repeat=3)
-    df20 = census_population(20_000, seed=0)
+    df20 = census_population(20_000, rng=0)
     cfg20 = co.ExperimentConfig("DREM", 1, LENS, GROUPS, repetitions=20, rng=0)
     t_prev, _ = _time(lambda: co.run_trial(co.prepare(df20, cfg20), cfg20, 0, keep_predictions=True), repeat=3)
     t_r20, _ = _time(lambda: co.run_experiment(df20, cfg20, n_jobs=2))
@@ -100,7 +100,7 @@ def main() -> None:
     print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; Python "
           f"{platform.python_version()}. 1-minute load average before the parallel run {load_par:.1f}, before the "
           f"sequential run {load_seq:.1f} (a shared machine inflates every timing).\n")
-    print(f"Paper setting (seed §5): n = {prepared.n:,} labelled rows of census_population({args.n}, seed=0), "
+    print(f"Paper setting (seed §5): n = {prepared.n:,} labelled rows of census_population({args.n}, rng=0), "
           f"clear release, random forest 50 trees (hard), R = {args.reps}.\n")
     print("| measurement | value | target (spec §8) |")
     print("|---|---:|---|")

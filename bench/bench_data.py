@@ -25,9 +25,9 @@ def timed(fn, reps: int = 5) -> float:
 
 
 def main() -> None:
-    csv_bytes = census_population(200_000, seed=1).to_csv(index=False).encode()
+    csv_bytes = census_population(200_000, rng=1).to_csv(index=False).encode()
     rows = [
-        ("census_population(100_000)", timed(lambda: census_population(100_000, seed=0)), "< 1 s"),
+        ("census_population(100_000)", timed(lambda: census_population(100_000, rng=0)), "< 1 s"),
         ("load_dataset('adult') (48,842 rows)", timed(lambda: load_dataset("adult")), ""),
         ("load_adult() coded (45,222 rows)", timed(lambda: load_adult()), ""),
         (f"read_uploaded_csv 200,000 rows × 13 cols ({len(csv_bytes) / 1e6:.1f} MB)",

@@ -116,7 +116,6 @@ def census_population(
     rng=0,
     prevalence_shift: float = -3.4,
     group_alpha: float | None = None,
-    seed=None,
 ) -> pd.DataFrame:
     """A seeded census-like synthetic population (not real people).
 
@@ -139,8 +138,6 @@ def census_population(
         imbalance model) instead of the ACS-like shares: small α → a few dominant groups, large α → equal
         groups. Drawn from a separate stream (for an integer ``rng``, ``default_rng([rng, 1])``; otherwise a
         child spawned from ``rng``), so every other column keeps its values.
-    seed : int, optional
-        TEMPORARY old name of ``rng`` (issue 13), kept until every caller passes ``rng=``; do not use.
 
     Returns
     -------
@@ -157,10 +154,6 @@ def census_population(
         raise ValueError(f"n must be at least 1, got {n}")
     if group_alpha is not None and not (np.isfinite(group_alpha) and group_alpha > 0):
         raise ValueError(f"group_alpha must be a positive number, got {group_alpha}")
-    if seed is not None:
-        if rng != 0:
-            raise ValueError("pass rng= only (seed= is its old name).")
-        rng = seed
     n = int(n)
     r = as_generator(rng)
     region = r.integers(0, 20, n)

@@ -61,7 +61,7 @@ def _data_lines(data: Mapping[str, object]) -> list[str]:
     src = data.get("source")
     if src == "synthetic":
         return ["from engine.data import census_population",
-                f"df = census_population({int(data['n'])}, seed={int(data['seed'])})  # generated, not real people"]
+                f"df = census_population({int(data['n'])}, rng={int(data['seed'])})  # generated, not real people"]
     if src == "shared":
         return ["from engine.data import load_dataset", f"df = load_dataset({str(data['name'])!r}).frame"]
     return ["from engine.data import read_uploaded_csv",

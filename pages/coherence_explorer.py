@@ -91,7 +91,7 @@ BUILT_PARAM = "coh_built"
 # Session scope: an upload's derived results must never be shared with another session.
 @st.cache_data(max_entries=4, show_spinner=False)
 def _population(n: int, seed: int) -> pd.DataFrame:
-    return census_population(n, seed=seed)
+    return census_population(n, rng=seed)
 
 
 @st.cache_data(max_entries=8, show_spinner=False, scope="session")

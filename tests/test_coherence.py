@@ -31,12 +31,12 @@ def _cfg(lens=LENS, groups=GROUPS, release=None, learner=None, **kw) -> co.Exper
 
 @pytest.fixture(scope="module")
 def pop_small() -> pd.DataFrame:
-    return census_population(4000, seed=3)
+    return census_population(4000, rng=3)
 
 
 @pytest.fixture(scope="module")
 def pop20k() -> pd.DataFrame:
-    return census_population(20_000, seed=0)
+    return census_population(20_000, rng=0)
 
 
 # ----------------------------------------------------------------- §9.9 W1

@@ -205,7 +205,7 @@ GROUPS = (co.GroupSpec("Everyone"), co.GroupSpec("DREM = 1", (co.Condition("DREM
 
 @pytest.fixture(scope="module")
 def pop() -> pd.DataFrame:
-    return census_population(3000, seed=3)
+    return census_population(3000, rng=3)
 
 
 @pytest.mark.slow

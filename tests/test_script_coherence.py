@@ -43,7 +43,7 @@ def test_script_reproduces_the_engine_and_the_independent_half_agrees(tmp_path, 
                          alpha=alpha, gamma=gamma, repetitions=3)
     printed = _run(script, tmp_path)
     # the page's first three runs, computed here with the engine
-    res = co.run_experiment(census_population(n, seed=seed), config, n_jobs=1)
+    res = co.run_experiment(census_population(n, rng=seed), config, n_jobs=1)
     first = res.w1[:3]
     kept = np.array(res.in_collection(gamma))
     failures = int(np.sum(np.nanmax(first[:, kept], axis=1) > alpha))
@@ -67,7 +67,7 @@ def test_histogram_release_prints_engine_numbers_only(tmp_path):
                          alpha=0.2, gamma=0.0, repetitions=2)
     assert "math.inf" in script
     printed = _run(script, tmp_path)
-    res = co.run_experiment(census_population(2000, seed=1), config, n_jobs=1)
+    res = co.run_experiment(census_population(2000, rng=1), config, n_jobs=1)
     assert math.isclose(float(printed["engine mean W1 [DREM = 1]"]), float(np.nanmean(res.w1[:2, 1])),
                         abs_tol=1e-9)
     assert printed["independent"] == "not available for this release"

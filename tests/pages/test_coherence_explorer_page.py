@@ -215,7 +215,7 @@ def test_upload_without_label_candidate():
 
 
 def test_upload_with_nist_columns_offers_paper_preset():
-    df = census_population(600, seed=4)[["AGEP", "DENSITY", "INDP_CAT", "INDP", "SEX", "EDU", "HISP", "RAC1P", "DREM"]]
+    df = census_population(600, rng=4)[["AGEP", "DENSITY", "INDP_CAT", "INDP", "SEX", "EDU", "HISP", "RAC1P", "DREM"]]
     data = df.to_csv(index=False, na_rep="N").encode()
     at = _app(coh_source="Upload a CSV", coh_learner="Decision tree").run()
     at.file_uploader(key="coh_upload").set_value(("acs.csv", data, "text/csv")).run()
@@ -262,7 +262,7 @@ def test_group_builder_adds_an_and_group():
     _ok(at)
     table = at.dataframe[0].value
     assert "Older women" in list(table["group"])
-    df = census_population(2000, seed=0)
+    df = census_population(2000, rng=0)
     df = df[df["DREM"].notna()]
     expected = int(((df["SEX"] == 2) & (df["AGEP"] >= 65)).sum())
     assert int(table.set_index("group").loc["Older women", "members"]) == expected
@@ -581,7 +581,7 @@ def test_guidance_for_tiny_groups_many_levels_and_a_control_that_does_nothing():
             '{"column": "SEX", "values": ["2"]}]}]')
     at = _app(coh_n="2000", coh_learner="Decision tree", coh_gamma="2", coh_built=link).run()
     _ok(at)
-    df = census_population(2000, seed=0)
+    df = census_population(2000, rng=0)
     df = df[df["DREM"].notna()]
     size = int(((df["AGEP"] >= 90) & (df["SEX"] == 2)).sum())
     warns = [_shown(w) for w in at.warning]
@@ -592,7 +592,7 @@ def test_guidance_for_tiny_groups_many_levels_and_a_control_that_does_nothing():
                and "raise γ to 64" in w for w in warns), warns
     # the group builder warns when "is one of" is offered on a column with dozens of values
     at.selectbox(key="coh_b_col").set_value("AGEP").run()
-    levels = int(census_population(2000, seed=0)["AGEP"].nunique())
+    levels = int(census_population(2000, rng=0)["AGEP"].nunique())
     assert any(f"AGEP has {levels} different values" in _shown(w) for w in at.warning)
     # soft output does nothing for 1-nearest neighbour: said, with the fix
     at.selectbox(key="coh_learner").set_value("nearest_neighbor").run()
@@ -642,4 +642,4 @@ def test_report_and_script_from_the_runs_tab(monkeypatch):
     script = files["coherence_explorer_coh_art_runs.py"]
     script = script.decode() if isinstance(script, bytes) else script
     assert script == summary.script
-    assert "co.run_experiment(df, config, n_jobs=1)" in script and "census_population(2000, seed=0)" in script
+    assert "co.run_experiment(df, config, n_jobs=1)" in script and "census_population(2000, rng=0)" in script

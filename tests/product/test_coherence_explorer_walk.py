@@ -86,7 +86,7 @@ def _fmt(v) -> str:
 def _data(at, vals) -> pd.DataFrame:
     src = vals.get("coh_source")
     if src == "synthetic":
-        return census_population(int(vals["coh_n"]), seed=int(vals["coh_seed"]))
+        return census_population(int(vals["coh_n"]), rng=int(vals["coh_seed"]))
     if src == "shared":
         return load_dataset(vals.get("dataset", "census")).frame
     return pd.read_csv(__import__("io").BytesIO(UPLOAD))

@@ -301,7 +301,10 @@ def make_cluster_heatmap(df: pd.DataFrame, *, current_size: float | None, curren
     z = df.pivot(index="epsilon", columns="cluster_size", values="ratio").loc[eps, sizes].to_numpy()
     xs = np.where(sizes == 0, 0.5, sizes)
     xaxis = log_axis(float(xs.min()), float(xs.max()), title="records per cluster", pad=0)
-    xaxis["ticktext"] = ["0" if v == 0.5 else t for v, t in zip(xaxis["tickvals"], xaxis["ticktext"])]
+    # the size-0 column always gets its own tick (log_axis thins to one tick per decade over wide ranges)
+    ticks = [(v, t) for v, t in zip(xaxis["tickvals"], xaxis["ticktext"]) if v > 0.5]
+    xaxis["tickvals"] = [0.5] + [v for v, _ in ticks]
+    xaxis["ticktext"] = ["0"] + [t for _, t in ticks]
     traces = [go.Heatmap(x=xs, y=eps, z=z, zmin=0, zmax=1, colorscale="Cividis",
                          colorbar=dict(title="share of ε<br>kept", tickvals=[0, 0.25, 0.5, 0.75, 1],
                                        ticktext=["0", "25%", "50%", "75%", "100%"]),

@@ -91,7 +91,7 @@ def test_concurrent_sessions_are_isolated(browser, app_url):
             wait_idle(pg, 90_000)
             pg.get_by_text("Upload a sampling frame").first.click()
         for i, pg in enumerate(pages):  # uploads start one after another, while the others still run
-            pg.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(
+            pg.get_by_test_id("stMain").get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(
                 files=[{"name": f"frame{i}.csv", "mimeType": "text/csv", "buffer": _frame(i)}])
         for i, pg in enumerate(pages):
             wait_idle(pg, 90_000)

@@ -278,5 +278,6 @@ def test_coherence_explorer_random_walks(monkeypatch):
     # preview's W1 on the three preview walks (~125 states; thinned sorted lines are not checked against scipy).
     assert STATS["theory"] >= 80 and STATS["sizes"] >= 300 and STATS["w1_scipy"] >= 50, STATS
     # CPU time of this process (the scripts run in its threads): the wall time depends on what else the shared
-    # machine runs; ~80 s wall on an idle core.
-    assert cpu <= 90, cpu
+    # machine runs. ~56 s CPU alone; under `make test` coverage tracing adds about 80% (102 s measured), so the cap
+    # catches a walk that became several times slower, not the tracer.
+    assert cpu <= 150, cpu

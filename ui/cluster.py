@@ -122,7 +122,8 @@ def _probe(client) -> str | None:
     future = client.submit(environment, pure=False)
     try:
         remote = [future.result(timeout=PROBE_TIMEOUT_S)]
-        remote += list(client.run(environment).values())
+        # callback_timeout bounds the wait: without it a worker that never answers held the page (seen: 600 s)
+        remote += list(client.run(environment, callback_timeout=PROBE_TIMEOUT_S).values())
     except Exception as exc:
         future.cancel()
         return (f"it could not run this app's code ({type(exc).__name__}); the scheduler and every worker need this "

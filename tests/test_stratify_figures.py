@@ -133,3 +133,49 @@ def test_sizes_sweep_theorem10_and_population_lines():
     fig = F.make_population_error_figure(df, epsilon=1.0, analytic=an)
     assert [s.y0 for s in fig.layout.shapes] == pytest.approx([an.pop_naive_rmse, an.pop_strat_rmse,
                                                                an.pop_statistical_sd])
+
+
+_SUPERSCRIPTS = "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"
+
+
+def _label_value(text: str) -> tuple[str, float]:
+    """(form, value) of one tick label, parsed here by hand: "decimal" for plain numbers ("0.0001", "1,000"),
+    "power" for m·10ᵉ ("10⁻⁴", "2·10⁻⁵", "10⁰")."""
+    if any(c in _SUPERSCRIPTS for c in text):
+        mant, _, power = text.rpartition("10")
+        exp = int(power.translate(str.maketrans(_SUPERSCRIPTS, "-0123456789")))
+        return "power", (float(mant.rstrip("·")) if mant else 1.0) * 10.0 ** exp
+    return "decimal", float(text.replace(",", ""))
+
+
+def _errors_frame(errors) -> pd.DataFrame:
+    return pd.DataFrame([dict(level="group", epsilon=1.0, method=m, group=g, n_i=size, estimate=1.0, abs_err=e)
+                         for m in ("naive", "stratified") for g, size in ((0, 10), (1, 1000)) for e in errors])
+
+
+@pytest.mark.parametrize("errors, form", [
+    ([8e-5, 0.003, 0.5], "decimal"),   # issue 14 item 2: this axis read "10⁻⁴, 0.001, 0.01, 0.1"
+    ([0.0, 0.02, 0.9], "decimal"),     # a zero error is drawn at the floor 10⁻⁵: "0.00001"
+    ([0.004, 0.3], "decimal"),         # within three decades: 1, 2, 5 per decade
+])
+def test_group_error_y_ticks_are_all_in_one_form_and_read_as_their_values(errors, form):
+    fig = F.make_group_error_figure(_errors_frame(errors), None, epsilon=1.0, R=3.0, gamma=0.05, show_curve=False)
+    for axis in (fig.layout.yaxis, fig.layout.xaxis):
+        parsed = [_label_value(t) for t in axis.ticktext]
+        assert {f for f, _ in parsed} == {form}, axis.ticktext
+        assert [v for _, v in parsed] == pytest.approx(list(axis.tickvals), rel=1e-9)
+        assert not any(t.startswith(("5", "2")) and 0 < v < 1 for t, v in zip(axis.ticktext, axis.tickvals))
+    if errors[0] == 8e-5:  # 10⁻⁴ is written 0.0001, like its neighbour 0.001
+        assert fig.layout.yaxis.ticktext[:2] == ("0.0001", "0.001")
+
+
+def test_sweep_axes_below_the_decimal_floor_use_powers_of_ten_throughout():
+    rows = [dict(level=lvl, method="stratified", epsilon=eps, group=-1 if lvl == "population" else 0, abs_err=e)
+            for lvl in ("population", "group") for eps, e in ((0.01, 0.5), (5.0, 3e-7))]
+    fig = F.make_epsilon_sweep_figure(pd.DataFrame(rows))
+    parsed = [_label_value(t) for t in fig.layout.yaxis.ticktext]
+    assert {f for f, _ in parsed} == {"power"}
+    assert [v for _, v in parsed] == pytest.approx(list(fig.layout.yaxis.tickvals), rel=1e-9)
+    assert fig.layout.yaxis.ticktext[0] == "10⁻⁶" and fig.layout.yaxis.ticktext[-1] == "10⁻¹"
+    # the ε axis (0.01 … 5) stays in decimals
+    assert {_label_value(t)[0] for t in fig.layout.xaxis.ticktext} == {"decimal"}

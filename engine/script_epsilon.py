@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-__all__ = ["noise_script", "composition_script", "risk_script", "INDEPENDENT_KINDS"]
+__all__ = ["noise_script", "composition_script", "risk_script", "budget_script", "adaptive_script", "widths_script",
+           "tests_script", "maxinfo_script", "public_info_script", "INDEPENDENT_KINDS"]
 
 #: Composition rows dp-accounting can check (one event each); other kinds are printed by the engine only.
 INDEPENDENT_KINDS = ("laplace", "gaussian")
@@ -217,5 +218,428 @@ print(f"difference.posterior_upper = {abs(b.upper - up):.3e}")
 print(f"difference.posterior_lower = {abs(b.lower - lo):.3e}")
 print(f"difference.advantage = {abs(adv - adv_i):.3e}")
 print(f"difference.least_fnr = {abs(fnr - fnr_i):.3e}")
+"""
+    return s
+
+
+# =========================================================================== Budget planner
+_BW_DELTA = '''def bw_delta(e, sigma, sens):  # Balle & Wang (2018), Theorem 8: exact δ of the Gaussian mechanism at ε
+    a, b = sens / (2 * sigma), e * sigma / sens
+    return stats.norm.cdf(a - b) - math.exp(e) * stats.norm.cdf(-a - b)
+
+
+def bw_epsilon(delta, sigma, sens):  # the least ε with δ(ε) ≤ delta, by brentq
+    if bw_delta(0.0, sigma, sens) <= delta:
+        return 0.0
+    return optimize.brentq(lambda e: bw_delta(e, sigma, sens) - delta, 0.0, 700.0, xtol=1e-14, rtol=1e-13)
+
+
+'''
+
+
+def _spec_literal(s: Mapping) -> str:
+    fields = {k: v for k, v in s.items() if v is not None}
+    return "bud.StatisticSpec(" + ", ".join(f"{k}={v!r}" for k, v in fields.items()) + ")"
+
+
+def budget_script(*, repo_root: str, statistics: Sequence[Mapping], mode: str, rule: str, delta: float,
+                  reserve: float = 0.0, joint_confidence: float | None = None, budget: float = 1.0,
+                  objective: str = "equal_ratio") -> str:
+    """Budget planner: the plan's total and each statistic's ε and ± (engine), and each statistic's ε, ρ and ± again
+    from its noise scale (scipy; Balle–Wang for Gaussian rows) and the total under the rule (the sum; the zCDP
+    conversion written out; dp-accounting's PLD).
+
+    ``statistics`` are ``engine.budget.StatisticSpec`` fields as dicts.
+    """
+    s = _header(repo_root, "A privacy-budget plan for several statistics, recomputed and cross-checked.")
+    s += ("from scipy import optimize, stats\n\nfrom engine import budget as bud\n"
+          "from engine import mechanisms as mech\n\n")
+    s += "statistics = [\n" + "".join(f"    {_spec_literal(x)},\n" for x in statistics) + "]\n"
+    s += (f"rule = {rule!r}\ndelta = {float(delta)!r}\nreserve = {float(reserve)!r}\n")
+    if mode == "accuracy_first":
+        jc = None if joint_confidence is None else float(joint_confidence)
+        s += (f"joint_confidence = {jc!r}\n\n"
+              "# 1. This project's engine (spec §4.4): the least privacy meeting every target\n")
+        s += ("plan = bud.plan_accuracy_first(statistics, rule=rule, delta=delta, reserve_fraction=reserve,\n"
+              "                              joint_confidence=joint_confidence)\n")
+    else:
+        s += (f"budget = {float(budget)!r}\nobjective = {objective!r}\njoint_confidence = None\n\n"
+              "# 1. This project's engine (spec §4.4): the accuracy this budget buys\n"
+              "plan = bud.plan_budget_first(statistics, epsilon=budget, delta=delta, rule=rule, "
+              "reserve_fraction=reserve,\n                             objective=objective)\n")
+    s += """print(f"engine.total_epsilon = {plan.epsilon:.12g}")
+if plan.rho is not None:
+    print(f"engine.total_rho = {plan.rho:.12g}")
+for i, a in enumerate(plan.allocations, 1):  # statistic i is statistics[i - 1]
+    print(f"engine.stat{i}.epsilon = {a.epsilon:.12g}   # {a.name}")
+    print(f"engine.stat{i}.rho = {a.rho:.12g}")
+    print(f"engine.stat{i}.half_width = {a.half_width:.12g}")
+
+# 2. Independent: each statistic's guarantee from the noise scale the plan gives it (scipy quantiles; Balle & Wang
+# for Gaussian noise), and the total under the rule. The sensitivity Δ comes from the engine (spec §4.1 table).
+# Discrete mechanisms and the advanced and optimal rules have no independent computation here (engine only).
+"""
+    s += _BW_DELTA
+    s += """ind_eps, ind_rho, pld_ok = [], [], True
+for i, (st_, a) in enumerate(zip(statistics, plan.allocations), 1):
+    sens = mech.query_sensitivity(st_.query, lower=st_.lower, upper=st_.upper, n=st_.n, neighbour=st_.neighbour)
+    beta = 1 - st_.confidence
+    if st_.mechanism == "laplace":
+        e, r = sens.l1 / a.scale, (sens.l1 / a.scale) ** 2 / 2  # pure ε = Δ₁/b, and its zCDP ρ = ε²/2
+        hw = stats.laplace.isf(beta / 2, scale=a.scale)
+    elif st_.mechanism == "gaussian":
+        r = sens.l2 ** 2 / (2 * a.scale ** 2)  # ρ = Δ₂²/(2σ²)
+        e = bw_epsilon(a.delta, a.scale, sens.l2)
+        hw = stats.norm.isf(beta / 2, scale=a.scale)
+    else:
+        ind_eps.append(a.epsilon), ind_rho.append(a.rho)
+        pld_ok = False
+        print(f"independent.stat{i}.note = engine only for {st_.mechanism}")
+        continue
+    pld_ok = pld_ok and (st_.query != "histogram" or st_.mechanism == "laplace")
+    ind_eps.append(e), ind_rho.append(r)
+    print(f"independent.stat{i}.epsilon = {e:.12g}")
+    print(f"independent.stat{i}.rho = {r:.12g}")
+    print(f"difference.stat{i}.epsilon = {abs(e - a.epsilon) / max(a.epsilon, 1e-300):.3e}   # relative")
+    if joint_confidence is None:  # a joint plan gives each cell its own share of β: not recomputed here
+        print(f"independent.stat{i}.half_width = {hw:.12g}")
+        print(f"difference.stat{i}.half_width = {abs(hw - a.half_width) / a.half_width:.3e}   # relative")
+
+if rule == "basic":  # Thm 2.1.4: the ε add up
+    total = math.fsum(ind_eps)
+elif rule == "zcdp":  # ρ add up (Thm 2.2.3); ε at δ the smaller of Bun–Steinke Prop. 1.3 and the thesis's Thm 2.2.4
+    rho = math.fsum(ind_rho)
+    total = min(rho + 2 * math.sqrt(rho * math.log(1 / delta)),
+                rho + 2 * math.sqrt(rho * max(0.0, math.log(math.sqrt(math.pi * rho) / delta))))
+    print(f"independent.total_rho = {rho:.12g}")
+elif rule == "pld" and pld_ok:  # Google's dp-accounting: compose each statistic's PLD (resolution 1e-4, pessimistic)
+    from dp_accounting.pld import common, privacy_loss_distribution as pldlib
+
+    plds = []
+    for st_, a in zip(statistics, plan.allocations):
+        sens = mech.query_sensitivity(st_.query, lower=st_.lower, upper=st_.upper, n=st_.n, neighbour=st_.neighbour)
+        if st_.mechanism == "gaussian":
+            plds.append(pldlib.from_gaussian_mechanism(a.scale / sens.l2, value_discretization_interval=1e-4))
+        elif st_.query == "histogram":  # counted as a pure ε-DP release (its worst case)
+            plds.append(pldlib.from_privacy_parameters(common.DifferentialPrivacyParameters(a.epsilon, 0.0),
+                                                       value_discretization_interval=1e-4))
+        else:
+            plds.append(pldlib.from_laplace_mechanism(a.scale / sens.l1, value_discretization_interval=1e-4))
+    pld = plds[0]
+    for p in plds[1:]:
+        pld = pld.compose(p)
+    total = pld.get_epsilon_for_delta(delta)
+else:
+    total = None
+    print("independent.note = no independent total under this rule (engine only)")
+if total is not None:
+    print(f"independent.total_epsilon = {total:.12g}")
+    print(f"difference.total_epsilon = {abs(total - plan.epsilon):.3e}")
+"""
+    return s
+
+
+# =========================================================================== Adaptive analysis
+def _sequence_code(kind: str, values: Mapping) -> str:
+    """Python that rebuilds Tab 4's εᵢ sequence (as ``ui.eps_codecs.epsilon_sequence`` does)."""
+    g = values.get
+    count = int(g("eps_a_count", 2000))
+    if kind == "constant":
+        return f"epsilons = [{float(g('eps_a_const', 0.01))!r}] * {count}\n"
+    if kind == "geometric":
+        return (f"epsilons = [max({float(g('eps_a_g0', 0.1))!r} * {float(g('eps_a_ratio', 0.99))!r} ** i, 1e-300) "
+                f"for i in range({count})]\n")
+    if kind == "uniform":
+        a, b = float(g("eps_a_lo", 0.001)), float(g("eps_a_hi", 0.02))
+        return (f"epsilons = list(np.random.default_rng({int(g('eps_a_seed', 0))}).uniform({min(a, b)!r}, "
+                f"{max(a, b)!r}, {count}))  # seeded: the same seed gives the same requests\n")
+    if kind == "spikes":
+        base, r, sp = float(g("eps_a_const", 0.01)), int(g("eps_a_r", 50)), float(g("eps_a_s", 10.0))
+        return f"epsilons = [{base!r} * {sp!r} if (i + 1) % {r} == 0 else {base!r} for i in range({count})]\n"
+    raise ValueError(f"no recipe for {kind!r}: pass the list itself")
+
+
+def adaptive_script(*, repo_root: str, kind: str, values: Mapping, epsilons: Sequence[float] | None = None,
+                    epsilon_g: float, delta_g: float, n: int) -> str:
+    """Adaptive analysis: requests each privacy filter answers before it halts (engine), and again by running the
+    three stopping rules with numpy (basic: Σεᵢ ≤ ε_g, Thm 5.3.7; advanced: eq. 5.12 of Thm 5.5.1 written out;
+    zCDP: Σεᵢ²/2 ≤ ρ_g with ρ_g solving ρ + 2√(ρ ln(1/δ_g)) = ε_g).
+
+    ``values`` are the tab's ``eps_a_*`` controls; for a pasted list ``epsilons`` is written into the script.
+    """
+    s = _header(repo_root, "How many unplanned requests each privacy filter answers, recomputed and cross-checked.")
+    s += "import numpy as np\n\nfrom engine import accounting as acc\n\n"
+    if kind == "pasted":
+        s += "epsilons = [" + ", ".join(repr(float(e)) for e in (epsilons or [])) + "]\n"
+    else:
+        s += _sequence_code(kind, values)
+    s += f"epsilon_g = {float(epsilon_g)!r}\ndelta_g = {float(delta_g)!r}\nn = {int(n)!r}\n\n"
+    s += """# 1. This project's engine (spec §4.3): a filter asked before each request
+engine = {}
+for rule in ("basic", "advanced", "zcdp"):
+    engine[rule] = sum(acc.filter_trace(epsilons, epsilon_g=epsilon_g, delta_g=delta_g, rule=rule).decisions)
+    print(f"engine.answered_{rule} = {engine[rule]}")
+print(f"engine.requests = {len(epsilons)}")
+
+# 2. Independent: each stopping rule written out and run over the whole sequence with numpy; a filter halts at
+# the first request that would break its bound and answers nothing after it
+e = np.asarray(epsilons, dtype=float)
+L = math.log(1 / delta_g)
+basic = np.cumsum(e) <= epsilon_g * (1 + 1e-12)  # Thm 5.3.7
+x = epsilon_g ** 2 / (28.04 * L)  # eq. 5.12 with the printed constant c = 28.04
+S = np.cumsum(e * e)
+with np.errstate(over="ignore", invalid="ignore"):
+    K = np.cumsum(e * np.expm1(e) / 2) + np.sqrt(2 * (S + x) * (1 + 0.5 * np.log(S / x + 1)) * math.log(2 / delta_g))
+advanced = K <= epsilon_g  # Thm 5.5.1
+rho_g = (math.sqrt(L + epsilon_g) - math.sqrt(L)) ** 2  # solves ρ + 2√(ρL) = ε_g (Bun–Steinke Prop. 1.3)
+zcdp = np.cumsum(e * e / 2) <= rho_g * (1 + 1e-12)  # a pure εᵢ request is εᵢ²/2-zCDP
+for rule, ok in (("basic", basic), ("advanced", advanced), ("zcdp", zcdp)):
+    answered = int(np.argmin(ok)) if not ok.all() else len(ok)  # the requests before the first halt
+    print(f"independent.answered_{rule} = {answered}")
+    print(f"difference.answered_{rule} = {abs(answered - engine[rule])}")
+"""
+    return s
+
+
+# =========================================================================== DP vs data splitting
+def widths_script(*, repo_root: str, n: int, beta: float, noise: str) -> str:
+    """DP vs data splitting: from which k DP's simultaneous error beats splitting (engine), with the splitting
+    widths recomputed by brute force over the binomial tail (scipy) and Hoeffding's closed form.
+
+    The DP widths (Thms 3.2.2, 3.3.1, 3.4.1) have no independent implementation: the script says so.
+    """
+    s = _header(repo_root, "DP against data splitting for k adaptive queries, recomputed and cross-checked.")
+    s += "import numpy as np\nfrom scipy import stats\n\nfrom engine import mechanisms as mech\n\n"
+    s += f"n = {int(n)!r}\nbeta = {float(beta)!r}\nnoise = {noise!r}\n"
+    s += """ks = np.unique(np.round(np.geomspace(1, min(n, 10_000), 25)).astype(int))  # the tab's grid of k
+DP = ("dfhprr", "bnsssu", "rz_monitor")
+SPLIT = ("split_binomial", "split_hoeffding")
+
+# 1. This project's engine (spec §4.6): τ that holds for all k answers at once with probability 1 − β
+tau = {}
+for m in mech.ADAPTIVE_METHODS:
+    if m == "rz_monitor" and noise == "laplace":
+        continue
+    tau[m] = {int(k): mech.adaptive_width(m, n=n, k=int(k), beta=beta, noise=noise).tau for k in ks}
+
+
+def crossings(split_tau):
+    best_dp = {k: min(tau[m][k] for m in DP if m in tau) for k in tau["dfhprr"]}
+    best_split = {k: min(split_tau[m][k] for m in SPLIT) for k in split_tau["split_binomial"]}
+    better = [k for k in best_split if best_dp[k] < best_split[k]]
+    k0 = min(better) if better else 0  # 0: DP never beats splitting on this grid
+    rz = [k for k in split_tau["split_binomial"] if "rz_monitor" in tau
+          and tau["rz_monitor"][k] < split_tau["split_binomial"][k]]
+    useful = [k for k in better if best_dp[k] < 0.5]
+    ks_ = max(useful) if useful else k0
+    return k0, (min(rz) if rz else 0), ks_, best_dp.get(ks_, math.nan), best_split.get(ks_, math.nan)
+
+
+names = ("k_dp_beats_split", "k_rz_monitor_beats_binomial_split", "k_shown", "dp_tau_at_k_shown",
+         "split_tau_at_k_shown")
+eng = crossings(tau)
+for name, v in zip(names, eng):
+    if not math.isnan(v):  # no k where DP wins: nothing to show at "k shown"
+        print(f"engine.{name} = {v:.12g}")
+
+# 2. Independent: the splitting widths by brute force (§3.5: each query on a fresh chunk of m = ⌊n/k⌋ records;
+# the width t/m − ½ with the smallest count t whose binomial tail plus 2⁻ᵐ is at most β/(2k)) and Hoeffding's
+# closed form. The DP widths are the engine's: no independent implementation of Thms 3.2.2–3.4.1 exists.
+ind = {"split_binomial": {}, "split_hoeffding": {}}
+for k in (int(k) for k in ks if k <= n):
+    m = n // k
+    t = np.arange(m + 1)
+    ok = stats.binom.sf(t, m, 0.5) + 2.0 ** -m <= beta / (2 * k)
+    ind["split_binomial"][k] = min(t[ok].min() / m - 0.5, 0.5) if ok.any() else 0.5
+    ind["split_hoeffding"][k] = min(math.sqrt(math.log(2 * k / beta) / (2 * m)), 0.5)
+worst = max(abs(ind[m][k] - tau[m][k]) for m in SPLIT for k in ind[m])
+print(f"difference.split_tau_max = {worst:.3e}   # largest gap over every k")
+for name, v, e in zip(names, crossings(ind), eng):
+    if math.isnan(v):
+        continue
+    print(f"independent.{name} = {v:.12g}")
+    print(f"difference.{name} = {abs(v - e):.3e}")
+"""
+    return s
+
+
+# =========================================================================== Private tests
+_WCHI2_MC = '''def weighted_chi2_draws(lam, draws=2_000_000, seed=0):  # Σ λⱼ χ²₁ by Monte Carlo (equal λ: one χ²)
+    g = np.random.default_rng(seed)
+    values, counts = np.unique(np.round(lam, 12), return_counts=True)
+    return sum(v * g.chisquare(c, draws) for v, c in zip(values, counts) if v > 0)
+
+
+'''
+
+
+def tests_script(*, repo_root: str, test: str, n: float, rho: float, alpha: float, p0: Sequence[float] | None = None,
+                 shift: Sequence[float] | None = None, pi1: Sequence[float] | None = None,
+                 pi2: Sequence[float] | None = None, privacy_note: str = "") -> str:
+    """Private tests: critical values, the classical test's false-alarm rate on noisy counts and (GOF) the projected
+    test's power (engine), again with scipy's χ² quantiles, a Monte Carlo of the weighted χ² (numpy), and
+    the noncentral χ² power formula ([T] Thms 6.1.7, 7.2.3, 7.2.6, Lemma 6.2.3).
+
+    ``rho`` is the ρ the tests use (ε²/8 for Laplace noise, ``engine.private_tests.noise_rho``).
+    """
+    s = _header(repo_root, "Chi-square tests on noisy counts, recomputed and cross-checked.")
+    s += "import numpy as np\nfrom scipy import stats\n\nfrom engine import private_tests as pt\n\n"
+    s += (f"n = {float(n)!r}\nrho = {float(rho)!r}{'  # ' + privacy_note if privacy_note else ''}\n"
+          f"alpha = {float(alpha)!r}\n")
+    if test == "gof":
+        s += (f"p0 = np.array({[float(v) for v in p0]!r})\nshift = np.array({[float(v) for v in shift]!r})\n\n")
+        s += """# 1. This project's engine (spec §4.7)
+cv = pt.gof_critical_values(p0, n=n, rho=rho, alpha=alpha)
+engine = {"classical": cv.classical, "asympt_gof": cv.asympt_gof, "projected": cv.projected,
+          "nonprojected": cv.nonprojected,
+          "naive_size": pt.naive_type_one_error(p0, n=n, rho=rho, alpha=alpha),
+          "projected_power": pt.asymptotic_power(p0, shift, n=n, rho=rho, alpha=alpha, test="projected")}
+for name, v in engine.items():
+    print(f"engine.{name} = {v:.12g}")
+
+# 2. Independent: scipy's χ² quantiles; the weighted χ² with the AsymptGOF weights λ = eig(I − √p√pᵀ +
+# Diag(1/(nρp))) (Thm 6.1.7) drawn 2,000,000 times (Monte Carlo, seed 0); power from the noncentral χ² with
+# ν = n·ΔᵀΣ⁻¹Δ, Σ = Diag(p) − ppᵀ + I/(nρ)
+"""
+        s += _WCHI2_MC
+        s += """d = len(p0)
+lam = np.linalg.eigvalsh(np.eye(d) - np.outer(np.sqrt(p0), np.sqrt(p0)) + np.diag(1 / (n * rho * p0)))
+chi = stats.chi2.isf(alpha, d - 1)
+nu = n * shift @ np.linalg.solve(np.diag(p0) - np.outer(p0, p0) + np.eye(d) / (n * rho), shift)
+q = weighted_chi2_draws(lam)
+ind = {"classical": chi, "asympt_gof": np.quantile(q, 1 - alpha), "projected": chi,
+       "nonprojected": stats.chi2.isf(alpha, d), "naive_size": np.mean(q > chi),
+       "projected_power": stats.ncx2.sf(chi, d - 1, nu)}
+"""
+    else:
+        s += f"pi1 = np.array({[float(v) for v in pi1]!r})\npi2 = np.array({[float(v) for v in pi2]!r})\n\n"
+        s += """# 1. This project's engine (spec §4.7)
+cv = pt.indep_critical_values(pi1, pi2, n=n, rho=rho, alpha=alpha)
+engine = {"classical": cv.classical, "asympt_indep": cv.asympt_indep, "projected": cv.projected,
+          "naive_size": pt.naive_indep_type_one_error(pi1, pi2, n=n, rho=rho, alpha=alpha)}
+for name, v in engine.items():
+    print(f"engine.{name} = {v:.12g}")
+
+# 2. Independent: scipy's χ² quantiles, and the weighted χ² drawn 2,000,000 times (seed 0). The weights
+# (Lemma 6.2.3, eqs 6.19–6.21) are the engine's: no independent implementation of Σ_ind exists here.
+"""
+        s += _WCHI2_MC
+        s += """lam = pt.indep_null_weights(pi1, pi2, n=n, rho=rho)
+chi = stats.chi2.isf(alpha, (len(pi1) - 1) * (len(pi2) - 1))
+q = weighted_chi2_draws(lam)
+ind = {"classical": chi, "asympt_indep": np.quantile(q, 1 - alpha), "projected": chi, "naive_size": np.mean(q > chi)}
+"""
+    s += """for name, v in ind.items():  # the Monte Carlo ones within about 1% (quantile) and 0.002 (rate)
+    print(f"independent.{name} = {v:.12g}")
+    print(f"difference.{name} = {abs(v - engine[name]):.3e}")
+"""
+    return s
+
+
+# =========================================================================== Max-information
+def maxinfo_script(*, repo_root: str, alpha: float, epsilon: float, n: float, beta: float | None = None) -> str:
+    """Max-information: the corrected p-value threshold γ and the max-information bounds of an ε-DP selection
+    (engine), again from Thm 1.5.2's bound m(β) = log₂e·(ε²n/2 + ε√(n ln(2/β)/2)) and Thm 1.4.4's γ = (α − β)/2^m
+    written out, the best β found by a brute-force grid (numpy). ``beta`` None: the tab chooses β.
+    """
+    s = _header(repo_root, "An honest p-value threshold after a DP selection step, recomputed and cross-checked.")
+    s += "import numpy as np\n\nfrom engine import maxinfo as mi\n\n"
+    s += f"alpha = {float(alpha)!r}\nepsilon = {float(epsilon)!r}\nn = {float(n)!r}\n"
+    s += f"beta = {None if beta is None else float(beta)!r}  # None: the β giving the largest threshold\n\n"
+    s += """# 1. This project's engine (spec §4.8)
+if beta is None:
+    corr = mi.pvalue_correction_pure_dp(alpha, epsilon=epsilon, n=n)
+    gamma, beta_used, bits = corr.gamma, corr.beta_star, corr.m_bits
+else:
+    bits = mi.maxinfo_pure_dp(epsilon=epsilon, n=n, beta=beta).product_bits
+    gamma, beta_used = mi.pvalue_correction(alpha, beta=beta, m_bits=bits), beta
+general = mi.maxinfo_pure_dp(epsilon=epsilon, n=n, beta=beta_used if beta_used else alpha / 2).general_bits
+engine = {"gamma": gamma, "product_bits": bits, "general_bits": general, "beta_used": beta_used}
+for name, v in engine.items():
+    print(f"engine.{name} = {v:.12g}")
+
+# 2. Independent: the theorems' formulas written out; the best β by a grid of a million values of ln β
+
+
+def m_bits(b):  # Thm 1.5.2 (product data), in bits
+    return np.log2(np.e) * (epsilon ** 2 * n / 2 + epsilon * np.sqrt(n * np.log(2 / b) / 2))
+
+
+if beta is None:
+    ln_b = np.linspace(math.log(alpha) - 700, math.log(alpha) - 1e-12, 1_000_001)
+    log2_gamma = np.log2(alpha - np.exp(ln_b)) - m_bits(np.exp(ln_b))  # Thm 1.4.4: γ = (α − β)/2^m(β)
+    i = int(np.argmax(log2_gamma))
+    b_ind = math.exp(ln_b[i])
+else:
+    b_ind = beta
+ind = {"gamma": max(alpha - b_ind, 0.0) * 2.0 ** -float(m_bits(b_ind)), "product_bits": float(m_bits(b_ind)),
+       "general_bits": math.log2(math.e) * epsilon * n,  # Thm 1.5.2, any data: ε·n nats
+       "beta_used": b_ind}
+for name, v in ind.items():  # the grid finds β within its spacing (7e-4 in ln β): γ agrees to about 1e-6
+    print(f"independent.{name} = {v:.12g}")
+    print(f"difference.{name} = {abs(v - engine[name]) / max(abs(engine[name]), 1e-300):.3e}   # relative")
+"""
+    return s
+
+
+# =========================================================================== Public information
+def public_info_script(*, repo_root: str, epsilon: float, N: float, kind: str, n: int, z0: float, z1: float) -> str:
+    """Public information: the effective ε* of a count published with the invariant 0…N (Lemma 5), Δ_z of
+    Example 3 and the effective ε relative to Z (engine), again by brute force: the truncated Laplace likelihood
+    ratio over every neighbour pair and output (numpy), and W∞ between the two binomial laws from their exact
+    CDFs in rational arithmetic (``fractions``). Seed S1: Seeman, Slavković & Reimherr (2022).
+    """
+    s = _header(repo_root, "What ε means next to public information, recomputed and cross-checked.")
+    s += "from fractions import Fraction\n\nimport numpy as np\n\nfrom engine import public_info as pinfo\n\n"
+    s += (f"epsilon = {float(epsilon)!r}\nN = {int(N)!r}  # the count is known to lie in 0…N\nkind = {kind!r}\n"
+          f"n = {int(n)!r}\nz0 = {float(z0)!r}\nz1 = {float(z1)!r}\n\n")
+    s += """# 1. This project's engine (spec partially_private §2)
+eps_star = pinfo.eps_star_invariant(epsilon, N, kind=kind)
+dz = pinfo.delta_z_binom(n, z0, z1)
+eff = pinfo.effective_epsilon_dpz(epsilon, sensitivity_dp=1, sensitivity_z=dz)
+engine = {"eps_star": eps_star, "delta_z": dz, "effective_epsilon": eff}
+for name, v in engine.items():
+    print(f"engine.{name} = {v:.12g}")
+
+# 2a. Independent, Lemma 5 by brute force: the release is Laplace noise around the count x, kept only in 0…N
+# (discrete: whole numbers, continuous: the interval); ε* is the largest log-ratio of its conditional densities
+# over neighbouring counts x, x + 1 and every output y (piecewise monotone in y, so whole y suffice)
+x = np.arange(N + 1)[:, None]
+y = np.arange(N + 1)[None, :]
+if kind == "discrete":
+    norm = np.exp(-epsilon * np.abs(y - x)).sum(axis=1, keepdims=True)
+else:  # ∫₀ᴺ e^(−ε|y − x|) dy
+    norm = (2 - np.exp(-epsilon * x) - np.exp(-epsilon * (N - x))) / epsilon
+logp = -epsilon * np.abs(y - x) - np.log(norm)
+eps_star_i = float(np.abs(logp[1:] - logp[:-1]).max()) if N >= 1 else 0.0
+
+# 2b. Independent, Example 3: W∞ between 1 + Binom(n − 1, z₁) and Binom(n − 1, z₀), the largest gap between their
+# quantile functions, from exact CDFs in whole numbers (probabilities times D^(n−1), with z = a/D exactly): the far
+# tails are not lost to rounding
+q0, q1 = Fraction(str(z0)), Fraction(str(z1))
+D = math.lcm(q0.denominator, q1.denominator)
+
+
+def cdf(q, shift):  # CDF at k = 0 … n, times D^(n−1)
+    a = int(q * D)
+    pmf = [math.comb(n - 1, k) * a ** k * (D - a) ** (n - 1 - k) for k in range(n)]
+    return list(np.cumsum([0] * shift + pmf + [0] * (1 - shift), dtype=object))
+
+
+F1, F0 = cdf(q1, 1), cdf(q0, 0)
+dz_i, i, j = 0, 0, 0
+for u in sorted(set(F1) | set(F0)):  # each level u of either CDF: Q(u) = the least k with F(k) ≥ u
+    if u == 0:
+        continue
+    while F1[i] < u:
+        i += 1
+    while F0[j] < u:
+        j += 1
+    dz_i = max(dz_i, abs(i - j))
+eff_i = epsilon * dz_i  # Corollary 1: Laplace noise of scale 1/ε is (ε·Δ_z)-DP relative to Z
+ind = {"eps_star": eps_star_i, "delta_z": dz_i, "effective_epsilon": eff_i}
+for name, v in ind.items():
+    print(f"independent.{name} = {v:.12g}")
+    print(f"difference.{name} = {abs(v - engine[name]):.3e}")
 """
     return s

@@ -7,6 +7,7 @@ Privacy in Data Analysis* (seed 002_802572da4c9a19ad.txt); spec shared/specs/eps
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -837,7 +838,10 @@ def tab_budget(outputs: bool = True) -> None:
               headlines=[("Total ε", fmt(plan.epsilon))] + [(a.name, f"±{fmt(a.half_width)} (ε = {fmt(a.epsilon)})")
                                                            for a in plan.allocations[:8]],
               verdicts=said, figures=figs, sources=["Thms 2.1.4, 2.2.3–2.2.5", "Harvard PSI budgeter (hold, reserve)"],
-              epsilon=plan.epsilon if math.isfinite(plan.epsilon) else None, delta=plan.delta)
+              epsilon=plan.epsilon if math.isfinite(plan.epsilon) else None, delta=plan.delta,
+              script=se.budget_script(repo_root=REPO_ROOT, statistics=[dataclasses.asdict(x) for x in specs], mode=mode,
+                                      rule=rule, delta=delta, reserve=reserve, joint_confidence=jc, budget=budget,
+                                      objective=objective))
 
 
 # =========================================================================== Tab 4
@@ -914,7 +918,10 @@ def tab_adaptive(outputs: bool = True) -> None:
                          for r, a in answered.items()],
               verdicts=said, figures=[("Privacy-loss bound as requests arrive", fig)],
               sources=["Thm 5.3.7, Thm 5.5.1 (eq. 5.12), Lemma 5.6.4, Thms 5.6.1, 5.6.5, 5.7.5–5.7.6"],
-              epsilon=eg, delta=dg, seed=int(st.session_state.get("eps_a_seed", 0)) if kind == "uniform" else None)
+              epsilon=eg, delta=dg, seed=int(st.session_state.get("eps_a_seed", 0)) if kind == "uniform" else None,
+              script=se.adaptive_script(repo_root=REPO_ROOT, kind=kind, epsilon_g=eg, delta_g=dg, n=int(n),
+                                        values={k: v for k, v in st.session_state.items() if str(k).startswith("eps_a_")},
+                                        epsilons=seq if kind == "pasted" else None))
 
 
 # =========================================================================== Tab 5
@@ -1048,7 +1055,8 @@ def tab_widths(outputs: bool = True) -> None:
                       "DP noise": {"gaussian": "Gaussian", "laplace": "Laplace"}[noise]},
               headlines=[("DP beats splitting from k", f"{ann:,}" if ann else "not for k ≤ 10,000")],
               verdicts=said, figures=[("Error for all answers against k", wfig)],
-              sources=["Thms 3.2.2, 3.3.1 (App. A.2 constants), 3.4.1; §3.5"])
+              sources=["Thms 3.2.2, 3.3.1 (App. A.2 constants), 3.4.1; §3.5"],
+              script=se.widths_script(repo_root=REPO_ROOT, n=int(n), beta=float(beta), noise=noise))
 
 
 # =========================================================================== Tab 7
@@ -1298,7 +1306,11 @@ def tab_tests(outputs: bool = True) -> None:
                       "records n": f"{int(n):,}", "privacy": privacy_words, "α": f"{alpha:g}"},
               headlines=[(str(t), fmt(v)) for t, v in zip(table["test"], table["critical value"])],
               verdicts=said, sources=["Thm 6.1.7, Lemma 6.2.3, Thms 7.2.3, 7.2.6; Algs 8, 11, 13, 15, 16"],
-              seed=int(st.session_state.get("eps_t_seed", 0)))
+              seed=int(st.session_state.get("eps_t_seed", 0)),
+              script=se.tests_script(repo_root=REPO_ROOT, test=test, n=float(n), rho=float(rho_eff), alpha=float(alpha),
+                                     privacy_note="" if priv == "rho" else f"ρ = ε²/8 for Laplace noise Lap(2/ε), ε = {eps!r}",
+                                     **({"p0": list(map(float, p0)), "shift": list(map(float, shift))} if test == "gof"
+                                        else {"pi1": list(map(float, pi1)), "pi2": list(map(float, pi2))})))
 
 
 # =========================================================================== Tab 8
@@ -1409,7 +1421,9 @@ def tab_maxinfo(outputs: bool = True) -> None:
               params={"α": f"{alpha:g}", "ε of the selection step": fmt(eps), "records n": f"{int(n):,}"},
               headlines=[("Corrected threshold γ", fmt(gamma)), ("Max-information (product data)", f"{fmt(bits)} bits")],
               verdicts=said, figures=[("Corrected threshold against information leaked", gfig)],
-              sources=["Thms 1.4.4, 1.5.1, 1.5.2, 4.4.1; Cor. 4.6.3; Thm 4.6.4"], epsilon=eps)
+              sources=["Thms 1.4.4, 1.5.1, 1.5.2, 4.4.1; Cor. 4.6.3; Thm 4.6.4"], epsilon=eps,
+              script=se.maxinfo_script(repo_root=REPO_ROOT, alpha=float(alpha), epsilon=float(eps), n=float(n),
+                                       beta=None if optimise else float(beta)))
 
 
 # =========================================================================== layout

@@ -67,6 +67,11 @@ def test_every_tab_renders_when_open(tab):
     assert len(at.get("plotly_chart")) >= 1
     labels = [b.label for b in at.get("download_button")]
     assert any("HTML" in x for x in labels) and any("JSON" in x for x in labels)
+    # issue 15 item 2: every tab hands over a runnable script (its own, only for the open tab)
+    copy = [e for e in at.expander if e.label == "Copy as code"]
+    assert len(copy) == 1, [e.label for e in at.expander]
+    code = copy[0].get("code")
+    assert code and "engine." in code[0].value and "independent" in code[0].value
 
 
 def test_closed_tab_keeps_controls_and_link_values():

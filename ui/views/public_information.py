@@ -10,6 +10,7 @@ Source: Seeman, Slavković & Reimherr, *A Formal Privacy Framework for Partially
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ import streamlit as st
 from engine import epsilon_verdicts as ev
 from engine import public_info as pinfo
 from engine import public_info_figures as figs
+from engine import script_epsilon as se
 from engine.risk import posterior_bound
 from ui.charts import show_figure
 from ui.dossier import Headline, PageSummary, artefacts
@@ -25,6 +27,7 @@ from ui.exports import download_csv, download_json
 from ui.text import md_escape
 from ui.widgets import choice, log_slider
 
+REPO_ROOT = str(Path(__file__).resolve().parents[2])  # the "Copy as code" script imports the engine from here
 _TAKES_ALT = "alt" in inspect.signature(show_figure).parameters
 
 
@@ -378,4 +381,6 @@ def _take_away(eps: float) -> None:
                   ev.correlated_verdict(epsilon=eps, effective=eff, delta_z=dz)],
         sources=[f"{PAPER.replace('*', '')}: Lemmas 2–5, Examples 1–3, Lemma 7, Theorem 2",
                  "Errata E1 (κ = 2), E4 (Δ_z on L288), E5 (Theorem 2 and clamping)"],
-        epsilon=eps), key="pi_art")
+        epsilon=eps,
+        script=se.public_info_script(repo_root=REPO_ROOT, epsilon=eps, N=N, kind=kind, n=n, z0=z0, z1=z1)),
+        key="pi_art")

@@ -18,6 +18,7 @@ import streamlit as st
 from engine import coherence as co
 from engine import coherence_figures as cf
 from engine import coherence_links as cl
+from engine import coherence_tabs as ct
 from engine import coherence_verdicts as cv
 from engine import maxinfo as mi
 from engine import script_coherence as sc_script
@@ -59,7 +60,6 @@ GAMMA_MODES = {"members": "members", "percent": "% of n"}
 OUTPUTS = {"hard": "hard (±1)", "soft": "soft (2·P − 1)"}
 CURATORS = {"column": "the column (Thm 9)", "count": "only the count of ones (Thm 11)"}
 BETA_OPTIONS = {"0.05": 0.05, "0.01": 0.01, "1e-3": 1e-3, "1e-6": 1e-6, "e^-30": math.exp(-30)}
-SWEEP_EPS = (0.1, 0.3, 1.0, 3.0, 10.0, math.inf)
 RELEASES = {
     "clear": "In the clear (the released half itself)",
     "column_subset": "Column subset in the clear (released features only)",
@@ -83,6 +83,8 @@ SYN_PRESETS = {
     "Hispanic (HISP ≥ 1)": (co.Condition("HISP", low=1),),
 }
 MAX_GROUPS = 20
+#: Random splits of the Section 7 demonstration.
+S7_REPS = 1000
 #: Query parameter carrying the user-built groups (JSON), so a shared link restores them.
 BUILT_PARAM = "coh_built"
 
@@ -144,7 +146,7 @@ def _floor(data_key: tuple, config: co.ExperimentConfig, _df: pd.DataFrame):
 
 def _sweep(data_key: tuple, config: co.ExperimentConfig, df: pd.DataFrame, progress=None):
     return _session_cached("sweep", (data_key, config),
-                           lambda: cluster.run(co.run_epsilon_sweep, df, config, SWEEP_EPS, n_jobs=CORES,
+                           lambda: cluster.run(co.run_epsilon_sweep, df, config, ct.SWEEP_EPSILONS, n_jobs=CORES,
                                                progress=progress),
                            max_entries=4)
 
@@ -152,13 +154,8 @@ def _sweep(data_key: tuple, config: co.ExperimentConfig, df: pd.DataFrame, progr
 @st.cache_data(max_entries=8, show_spinner=False, scope="session")
 def _single_column(data_key: tuple, bit_col: str, one_value: str, groups: tuple, seed: int, beta: float,
                    label: str, curator: str, _df: pd.DataFrame):
-    df = _df[_df[label].notna()].reset_index(drop=True)
-    col = df[bit_col]
-    bits = (col.astype(str) == one_value).to_numpy() if not pd.api.types.is_numeric_dtype(col) \
-        else (col.to_numpy(dtype=float, na_value=np.nan) == float(one_value))
-    masks = co.group_masks(df, groups)
-    masks = {k: v for k, v in masks.items() if v.sum() >= 2}
-    return co.single_column_experiment(bits, masks, reps=1000, rng=seed, beta=beta, curator=curator)
+    return ct.section7_result(_df, label=label, column=bit_col, one_value=one_value, groups=groups, rng=seed,
+                              beta=beta, curator=curator, reps=S7_REPS)
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -508,8 +505,8 @@ n = prepared.n
 gamma = float(gamma_in) if gamma_mode == "members" else float(gamma_in) / 100.0 * n
 if gamma > n:
     st.warning(f"γ = {gamma:,.0f} is larger than the dataset (n = {n:,}): no group can be kept.")
-in_coll = {nm: (s >= max(gamma, 2)) for nm, s in prepared.group_sizes.items()}
-coll_names = [nm for nm, ok in in_coll.items() if ok]
+coll_names = ct.collection(prepared.group_sizes, gamma)
+in_coll = {nm: nm in coll_names for nm in prepared.group_sizes}
 n_groups = max(1, len(coll_names))  # |𝒞*| for the theorems
 
 # ------------------------------------------------------------------------------------------ data summary
@@ -887,11 +884,17 @@ if TAB_SWEEP.open:
                               "random splitting alone produces. At ∞ the release is an exact histogram: not DP.")
                 download_csv(cv.sweep_for_people(co.sweep_for_export(sw)), filename="coherence_epsilon_sweep.csv",
                              key="coh_dl_sweep")
+                script_reps = min(sc_script.SCRIPT_SWEEP_REPS, skey[1].repetitions)
+                st.caption(f"The script below recomputes the first {script_reps} of the {skey[1].repetitions} "
+                           "runs at each ε, to stay quick: its means are those of these runs, not of all of them. "
+                           "Raise R in it to get the chart's means exactly.")
                 _artefacts("sweep", question="How does the difference between released and held-out members shrink "
                                              "as the DP release adds more noise (smaller ε)?",
                            headlines=[(f"Mean W1 at ε = {'∞' if math.isinf(r.epsilon) else f'{r.epsilon:g}'}, "
                                        f"{r.group}", cv.w1_text(r.mean_w1)) for r in sw.itertuples()],
                            verdicts=[sweep_text], figures=[(cf.alt_text(fig6), fig6)],
+                           script=sc_script.sweep_script(repo_root=str(ROOT), data=data_spec, config=skey[1],
+                                                         epsilons=ct.SWEEP_EPSILONS, repetitions=script_reps),
                            delta_=delta if release_kind == "gaussian_histogram" else None)
 
 
@@ -918,15 +921,12 @@ def _theory_panel(full: bool = True) -> None:
                             bind="query-params")
     if not full:
         return
-    a_t = max(alpha, 0.01)
-    sc = mi.gamma_pure(eps_t, n, a_t, beta, n_groups)
-    meets = sum(prepared.group_sizes[g] >= sc.gamma for g in coll_names)
-    smallest_c = min(coll_names, key=lambda g: prepared.group_sizes[g], default=None)
-    e_p = e_a = math.nan
+    # one engine result for the cards, the table, the verdict and the "Copy as code" script
+    th = ct.theory_numbers(epsilon=eps_t, n=n, alpha=alpha, beta=beta, group_sizes=prepared.group_sizes, gamma=gamma)
+    a_t, sc, meets, smallest_c = th.alpha, th.thm7, th.meets, th.smallest
+    e_p, e_a = th.eps_pure, th.eps_approx
     if smallest_c is not None:
         m_s = prepared.group_sizes[smallest_c]
-        e_p = mi.eps_max(n, a_t, beta, n_groups, min(m_s, n))
-        e_a = mi.eps_max(n, a_t, beta, n_groups, min(m_s, n), kind="approx")
     theory_text = cv.theory_verdict(
         gamma_required=sc.gamma, n=n, epsilon=eps_t, meets=meets, kept=len(coll_names),
         dp_release=dp_release and release_kind == "dp_histogram", alpha=a_t,
@@ -946,12 +946,12 @@ def _theory_panel(full: bool = True) -> None:
     t1.metric("Theorem 7: γ required", f"{math.ceil(sc.gamma):,}",
               help=f"Members a group needs. Binding term: {mi.TERM_LABELS[sc.binding_term]}")
     t2.metric("Groups that meet it", f"{meets} of {len(coll_names)}")
-    if eps_t <= mi.APPROX_EPSILON_MAX:
-        t3.metric("Theorem 8: γ for (ε, δ)-DP", f"{mi.gamma_approx(eps_t, n, a_t, beta, n_groups).gamma:,.0f}",
+    if math.isfinite(th.thm8_gamma):
+        t3.metric("Theorem 8: γ for (ε, δ)-DP", f"{th.thm8_gamma:,.0f}",
                   help=f"Needs δ ≤ {mi.delta_max_approx(eps_t, n, beta, n_groups):.3g}")
     else:
         t3.metric("Theorem 8: γ for (ε, δ)-DP", "—", help="Theorem 8 needs ε ≤ 0.5.")
-    t4.metric("Theorem 9: γ (one yes/no column)", f"{mi.gamma_single_column(n, a_t, beta, n_groups):,.0f}")
+    t4.metric("Theorem 9: γ (one yes/no column)", f"{th.thm9_gamma:,.0f}")
     st.caption(f"ε = {eps_t:g}, n = {n:,}, kept groups |𝒞*| = {n_groups}, α = {a_t:.2f}, β = {beta:.3g}. "
                f"Theorem 7's γ is set by the term {mi.TERM_LABELS[sc.binding_term]}"
                + (" (the max-information part ζ dominates)." if sc.binding_term in (0, 2) else
@@ -961,7 +961,7 @@ def _theory_panel(full: bool = True) -> None:
         st.warning(f"Vacuous: γ = {sc.gamma:,.0f} exceeds n = {n:,}; the theorem protects no group here. Lower ε "
                    "or raise α to get a guarantee.")
     if smallest_c is not None:
-        dm = mi.delta_max_approx(e_a, n, beta, n_groups) if math.isfinite(e_a) else math.nan
+        dm = th.delta_for_approx
         st.markdown(
             f"Largest ε certified for the smallest kept group (**{md_escape(smallest_c)}**, {m_s:,} members) "
             f"at α = {a_t:.2f}: "
@@ -978,10 +978,8 @@ def _theory_panel(full: bool = True) -> None:
                            + (" — the theorem does not apply." if delta > dmx else "."))
             else:
                 st.caption("Theorem 8 needs ε ≤ 0.5; it does not apply to this release.")
-    am = pd.DataFrame({"group": coll_names, "members": [prepared.group_sizes[g] for g in coll_names],
-                       "smallest α certified (Thm 7)": [_alpha_text(mi.alpha_min(eps_t, n, beta, n_groups,
-                                                                                 prepared.group_sizes[g]))
-                                                        for g in coll_names]})
+    am = pd.DataFrame({"group": list(th.kept), "members": list(th.sizes),
+                       "smallest α certified (Thm 7)": [_alpha_text(a) for a in th.alpha_min]})
     st.dataframe(am, hide_index=True, width="stretch", key="coh_alpha_min_table")
     fig7 = cf.make_theory_figure(n=n, alpha=a_t, beta=beta, n_groups=n_groups, epsilon=eps_t,
                                  group_sizes={g: prepared.group_sizes[g] for g in coll_names})
@@ -1012,6 +1010,8 @@ def _theory_panel(full: bool = True) -> None:
                headlines=[("Theorem 7: γ required", f"{sc.gamma:,.0f}", f"at ε = {eps_t:g}, α = {a_t:.2f}"),
                           ("Groups that meet it", f"{meets} of {len(coll_names)}")],
                verdicts=[theory_text], figures=[(cf.alt_text(fig7), fig7)],
+               script=sc_script.theory_script(repo_root=str(ROOT), data=data_spec, config=preview_config,
+                                              epsilon=eps_t, alpha=alpha, beta=beta, gamma=gamma),
                eps=eps_t if dp_release else None)  # a hypothetical ε is no privacy statement about this release
 
 
@@ -1052,10 +1052,10 @@ if TAB_S7.drawn:
                 res7 = None
                 if TAB_S7.open:
                     vals = sorted({_fmt_value(v) for v in df[bit_col].dropna().unique()}, key=str)
+                    s7_groups = tuple(g for g in groups if g.name in coll_names)
                     try:
-                        res7 = _single_column(data_key, bit_col, vals[-1],
-                                              tuple(g for g in groups if g.name in coll_names), int(seed),
-                                              float(beta), label, curator, df)
+                        res7 = _single_column(data_key, bit_col, vals[-1], s7_groups, int(seed), float(beta), label,
+                                              curator, df)
                     except ValueError as exc:
                         st.warning(f"The demonstration could not run: {md_escape(exc, max_len=300)}")
                 if res7 is not None:
@@ -1083,6 +1083,10 @@ if TAB_S7.drawn:
                                headlines=[(f"Largest W1, {nm}", cv.w1_text(np.nanmax(res7.w1[:, j])),
                                            f"bound {cv.w1_text(res7.bound[j])}")
                                           for j, nm in enumerate(res7.group_names)],
-                               verdicts=[s7_text], figures=[(cf.alt_text(fig8), fig8)])
+                               verdicts=[s7_text], figures=[(cf.alt_text(fig8), fig8)],
+                               script=sc_script.section7_script(
+                                   repo_root=str(ROOT), data=data_spec, label=label, column=bit_col,
+                                   one_value=vals[-1], groups=s7_groups, seed=int(seed), beta=float(beta),
+                                   curator=curator, reps=S7_REPS))
 
 page_end()

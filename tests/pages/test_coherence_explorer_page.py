@@ -643,3 +643,31 @@ def test_report_and_script_from_the_runs_tab(monkeypatch):
     script = script.decode() if isinstance(script, bytes) else script
     assert script == summary.script
     assert "co.run_experiment(df, config, n_jobs=1)" in script and "census_population(2000, rng=0)" in script
+
+
+def test_copy_as_code_on_the_sweep_theory_and_section7_tabs():
+    """Issue 15 item 2: each results tab ends in "Copy as code" once it shows results, with the script of that tab
+    (what the scripts print is tests/test_script_coherence.py's business)."""
+    def copy_as_code(at):
+        return [c.value for e in at.expander if e.label == "Copy as code" for c in e.code]
+
+    at = _app(coh_n="2000", coh_reps="5", coh_learner="Decision tree", coh_release=DP, coh_tab=SWEEP).run()
+    _ok(at)
+    assert copy_as_code(at) == []  # no result yet, no script
+    at.button(key="coh_sweep_run").click().run()
+    _ok(at)
+    [code] = copy_as_code(at)
+    assert "co.run_epsilon_sweep(df, config, EPSILONS, n_jobs=1)" in code and "R = 2  #" in code
+    assert "wasserstein_distance" in code and "census_population(2000, rng=0)" in code
+    assert any("recomputes the first 2 of the 5 runs at each ε" in c.value for c in at.tabs[2].caption)
+
+    open_tab(at, THEORY)
+    _ok(at)
+    [code] = copy_as_code(at)
+    assert "theory_numbers(" in code and "EPSILON = 1.0" in code and "brentq" in code
+
+    at.query_params["coh_sec7"] = "true"
+    open_tab(at, SEC7)
+    _ok(at)
+    [code] = copy_as_code(at)
+    assert "section7_result(" in code and "REPS = 1000" in code and "CURATOR = 'column'" in code

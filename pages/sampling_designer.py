@@ -29,7 +29,7 @@ from ui.exports import download_csv
 from ui.tabs import lazy_tabs
 from ui.text import md_escape, md_quote
 from ui.upload import csv_uploader
-from ui.widgets import choice, log_slider, seed_input
+from ui.widgets import choice, log_slider, multi_choice, seed_input
 
 page_setup("Sampling designer", icon=":material/filter_alt:", uses_dataset=False)
 
@@ -37,6 +37,10 @@ SEED = "003_4b386133f61617e9.txt, paper 1"
 REPO_ROOT = str(Path(__file__).resolve().parents[1])
 PAPER = f"{SEED}: Bun, Drechsler, Gaboardi, McMillan, Sarathy, Controlling Privacy Loss in Sampling Schemes (FORC 2022)"
 SIZE_MODES = {"m": "sample size m", "rate": "sampling rate q"}
+#: The Simple tab's schemes: link token → label; older links' "SRSWOR", "Poisson", "SRSWR" are these tokens.
+SCHEMES = {"srswor": "without replacement", "poisson": "Poisson", "srswr": "with replacement"}
+SCHEME_TITLES = {"srswor": "SRS without replacement", "poisson": "Poisson sampling", "srswr": "SRS with replacement"}
+SCHEME_CURVES = {"srswor": "SRSWOR", "poisson": "Poisson", "srswr": "SRSWR"}   # engine.sampling_figures' names
 MAX_FRAME_ROWS = 2_000_000
 MAX_STRATA = 200
 MAX_CLUSTERS = 100_000
@@ -362,7 +366,7 @@ def tab_simple(eps: float, delta: float, n: int, target: float, outputs: bool = 
     SHOWN.clear()
     st.subheader("Simple random samples: SRS without replacement, Poisson, with replacement")
     slot = st.container()
-    c1, c2 = st.columns([1, 2])
+    c1, c2 = st.columns([2, 3])
     with c1:
         mode = choice("Set the sample by", SIZE_MODES, key="sd_size_mode", widget="radio", horizontal=True)
         if mode == "m":
@@ -378,9 +382,10 @@ def tab_simple(eps: float, delta: float, n: int, target: float, outputs: bool = 
             if m != q * n:
                 st.caption(f"SRS draws a whole number of records: m = {m:,} (rate m/n = {fmt(m / n)}); Poisson "
                            f"sampling uses q = {fmt(q)} itself.")
-        schemes = st.multiselect("Schemes", ["SRSWOR", "Poisson", "SRSWR"], default=["SRSWOR", "Poisson"],
-                                 key="sd_schemes", bind="query-params",
-                                 help="SRSWR (with replacement) is external and incomplete: δ′ is not computed.")
+        schemes = multi_choice("Schemes", SCHEMES, key="sd_schemes", default=["srswor", "poisson"],
+                               help="Simple random sampling without replacement (m of n), Poisson sampling (each "
+                                    "record independently at rate q), or with replacement (m draws; external "
+                                    "and incomplete: δ′ is not computed).")
         show_rounding = st.toggle("Overlay randomised rounding (Thm 6)", value=True, key="sd_show_rounding",
                                   bind="query-params")
         has_cluster = st.session_state.get(CLUSTER_STATE) is not None
@@ -391,18 +396,17 @@ def tab_simple(eps: float, delta: float, n: int, target: float, outputs: bool = 
         return
     with c2:
         cards = []
-        if "SRSWOR" in schemes:
-            cards.append(("SRS without replacement", sp.amplify_srswor(epsilon=eps, m=m, n=n, delta=delta),
-                          f"m = {m:,} of n = {n:,}"))
-        if "Poisson" in schemes:
-            cards.append(("Poisson sampling", sp.amplify_poisson(epsilon=eps, rate=q, delta=delta),
-                          f"rate q = {fmt(q)}"))
-        if "SRSWR" in schemes:
-            cards.append(("SRS with replacement", sp.amplify_srswr(epsilon=eps, m=m, n=n), f"{m:,} draws from {n:,}"))
+        # cards in a fixed order, whatever the order of the choice
+        if "srswor" in schemes:
+            cards.append(("srswor", sp.amplify_srswor(epsilon=eps, m=m, n=n, delta=delta), f"m = {m:,} of n = {n:,}"))
+        if "poisson" in schemes:
+            cards.append(("poisson", sp.amplify_poisson(epsilon=eps, rate=q, delta=delta), f"rate q = {fmt(q)}"))
+        if "srswr" in schemes:
+            cards.append(("srswr", sp.amplify_srswr(epsilon=eps, m=m, n=n), f"{m:,} draws from {n:,}"))
         cols = st.columns(max(len(cards), 1))
-        for col, (title, a, what) in zip(cols, cards):
+        for col, (scheme, a, what) in zip(cols, cards):
             with col.container(border=True):
-                st.markdown(f"**{title}** {BADGE[a.status]}")
+                st.markdown(f"**{SCHEME_TITLES[scheme]}** {BADGE[a.status]}")
                 st.caption(f"{what}; relation: {a.neighbour} neighbours")
                 metric("population ε′", a.epsilon_population, help=f"Source: {a.source}.")
                 metric("population δ′", a.delta_population, help="Shown as — where not computed (with replacement).")
@@ -414,9 +418,7 @@ def tab_simple(eps: float, delta: float, n: int, target: float, outputs: bool = 
             st.info("Pick at least one scheme.")
             verdict(slot, "Pick at least one sampling scheme to see its guarantee.")
         else:
-            title, a, _ = cards[0]
-            scheme = {"SRS without replacement": "srswor", "Poisson sampling": "poisson",
-                      "SRS with replacement": "srswr"}[title]
+            scheme, a, _ = cards[0]
             text = sv.simple_verdict(epsilon=eps, epsilon_population=a.epsilon_population,
                                      rate=q if scheme == "poisson" else m / n, scheme=scheme, m=m, n=n, delta=delta,
                                      delta_population=a.delta_population, shortcut=a.epsilon_paper_approx)
@@ -425,7 +427,7 @@ def tab_simple(eps: float, delta: float, n: int, target: float, outputs: bool = 
                 slot.warning("To gain from sampling, sample a smaller share of the population: lower m (or q).")
         # the rate the calibrated design really samples at: m/n for SRS, q for Poisson (they differ when q·n is
         # not whole); SRS wins when both are shown, and the box says which it used
-        srs = "Poisson" not in schemes or "SRSWOR" in schemes or "SRSWR" in schemes
+        srs = "poisson" not in schemes or "srswor" in schemes or "srswr" in schemes
         q_cal = m / n if srs else q
         cal = sp.calibrate_srswor(epsilon_target=target, rate=q_cal)
         gives = sp.amplify_poisson(epsilon=cal.epsilon_sample_paper_approx, rate=q_cal).epsilon_population
@@ -440,8 +442,8 @@ def tab_simple(eps: float, delta: float, n: int, target: float, outputs: bool = 
             "That is why designs whose sample size depends on the data need care (Rounding tab).")
     df = c_rate_table(eps, n)
     band = current_cluster_band(eps) if show_cluster else None
-    fig = sf.make_rate_figure(df, epsilon=eps, schemes=schemes, current_rate=q, show_rounding=show_rounding,
-                              cluster_band=band)
+    fig = sf.make_rate_figure(df, epsilon=eps, schemes=[c for s, c in SCHEME_CURVES.items() if s in schemes],
+                              current_rate=q, show_rounding=show_rounding, cluster_band=band)
     cur = float(sp.amplification_map(q, eps))
     show(fig, key="sd_fig_rate", filename="sampling_rate_curve", table=df,
          alt=f"Line chart of the population ε′ against the sampling rate from 0.01% to 100% for ε = {fmt(eps)}: "
@@ -458,8 +460,8 @@ def tab_simple(eps: float, delta: float, n: int, target: float, outputs: bool = 
                                      "on a simple random sample, and what ε may be spent for a target ε′?",
                   params={"ε on the sample": fmt(eps), "δ on the sample": fmt(delta) if delta else "0 (pure ε)",
                           "population n": f"{n:,}", "sample size m": f"{m:,}", "sampling rate q": fmt(q),
-                          "schemes": ", ".join(schemes), "target population ε′": fmt(target)},
-                  headlines=[Headline(f"{t}: population ε′", fmt(a.epsilon_population),
+                          "schemes": ", ".join(SCHEME_TITLES[s] for s in schemes), "target population ε′": fmt(target)},
+                  headlines=[Headline(f"{SCHEME_TITLES[t]}: population ε′", fmt(a.epsilon_population),
                                       f"δ′ = {fmt(a.delta_population)}" if a.delta_population is not None
                                       else "δ′ not computed") for t, a, _ in cards]
                   + [Headline("ε to spend on the sample for the target", fmt(cal.epsilon_sample),
@@ -872,7 +874,8 @@ PRESETS = {
         "eps_h": [""] * 4}),
 }
 PRESET_M = {"business": 120, "allocation": 300}
-METHODS = {"Neyman (take-all)": "neyman", "proportional": "proportional", "privacy-aware (derived)": "privacy_aware"}
+#: Allocation methods: link token (the engine's name) → label (older links wrote the label).
+METHODS = {"neyman": "Neyman (take-all)", "proportional": "proportional", "privacy_aware": "privacy-aware (derived)"}
 
 
 def frame_to_editor(frame: sp.FrameSummary) -> pd.DataFrame:
@@ -916,6 +919,8 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
     edited = st.data_editor(
         base, key=f"sd_strata_{hashlib.sha1(base_name.encode()).hexdigest()[:8]}", num_rows="dynamic",
         width="stretch", hide_index=True,
+        # an empty cell (a row just added, a value not given) reads blank, never "None" (issue 14 item 2)
+        placeholder="", alt="Strata table: one row per stratum with its size, spread, mean, value range and ε",
         # headers from the engine, so strata_from_table's messages name the columns the user sees
         column_config={
             "stratum": st.column_config.TextColumn(LABEL["stratum"]),
@@ -925,7 +930,7 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
             "mean_h": st.column_config.NumberColumn(LABEL["mean_h"], help="Stratum mean (sensitivity panel)."),
             "lo_h": st.column_config.NumberColumn(LABEL["lo_h"], help="Smallest possible value in the stratum."),
             "hi_h": st.column_config.NumberColumn(LABEL["hi_h"], help="Largest possible value in the stratum."),
-            # text, so an unset cell reads blank (a number column shows "None"); strata_from_table checks it
+            # text, so a blank cell is the global ε and a typed one is checked by strata_from_table
             "eps_h": st.column_config.TextColumn(LABEL["eps_h"], default="",
                                                  help="Blank = the global ε; or a number ≥ 0 for this stratum."),
         })
@@ -951,8 +956,7 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
                                  help="Values are clipped to [0, U] before the private mean."))
     m_min = int(c3.slider("Minimum per stratum", min_value=1, max_value=10, value=1, key="sd_mmin",
                           bind="query-params"))
-    labels = c4.multiselect("Methods", list(METHODS), default=list(METHODS), key="sd_methods", bind="query-params")
-    methods = tuple(METHODS[x] for x in labels)
+    methods = tuple(multi_choice("Methods", METHODS, key="sd_methods", container=c4))
     if not outputs:
         return
     U = U_in if U_in > 0 else float(max(strata["hi_h"].max(), 1e-9))

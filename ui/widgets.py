@@ -231,6 +231,27 @@ def token_for(raw: str, options: Mapping[str, str]) -> str | None:
 _CHOICE_SEEN = "_choice_link_seen"  # the link value each choice() last read, so a new link is read once
 
 
+def _new_link_values(key: str) -> list[str] | None:
+    """Every value the link gives for ``key`` if this session has not read them yet, else None.
+
+    A link is new on the first run and whenever the URL changes under the page (a page switch, restored
+    settings); the values are remembered as read, and :func:`_write_token` remembers what the control wrote,
+    so a rerun from the browser's URL is not taken for a new link.
+    """
+    from ui.links import _store
+
+    with _store() as qp:
+        values = qp._initial_query_params.get(key)
+    if not values:
+        return None
+    seen = st.session_state.setdefault(_CHOICE_SEEN, {})
+    mark = ",".join(values)
+    if seen.get(key) == mark:
+        return None
+    seen[key] = mark
+    return list(values)
+
+
 def choice(label: str, options: Mapping[str, str], *, key: str, default: str | None = None,
            widget: Literal["selectbox", "radio", "segmented"] = "selectbox", container=None,
            help: str | None = None, disabled: bool = False, horizontal: bool = False) -> str:
@@ -249,12 +270,9 @@ def choice(label: str, options: Mapping[str, str], *, key: str, default: str | N
         raise ValueError("choice() needs at least one option")
     default = default if default in options else tokens[0]
     register_manual_param(key)
-    raw = _link_value(key)
-    seen = st.session_state.setdefault(_CHOICE_SEEN, {})
-    if raw is not None and seen.get(key) != raw:
-        # a link not read yet (first run, or a new link in this session: a page switch, restored settings)
-        seen[key] = raw
-        token = token_for(raw, options)
+    values = _new_link_values(key)
+    if values is not None:
+        token = token_for(values[-1], options)
         if token is None:
             report_ignored(key, "not one of the options")
         st.session_state[key] = token if token is not None else st.session_state.get(key, default)
@@ -277,16 +295,99 @@ def choice(label: str, options: Mapping[str, str], *, key: str, default: str | N
     return value
 
 
+def tokens_from_link(values: list[str], options: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """The option tokens a multi-choice link names, in link order without repeats, and the items it does not know.
+
+    Each link value is either one item (a token or a display label, as :func:`token_for` reads it; labels may
+    contain commas) or a comma-separated list of items (what :func:`multi_choice` writes). Older links repeat
+    the parameter once per item (Streamlit's own binding, which wrote display labels); both forms are read.
+    Empty items are skipped, so an empty value is an empty selection.
+
+    >>> opts = {"srswor": "SRS without replacement", "poisson": "Poisson sampling"}
+    >>> tokens_from_link(["poisson,SRSWOR,poisson"], opts), tokens_from_link(["Poisson sampling", "x"], opts)
+    ((['poisson', 'srswor'], []), (['poisson'], ['x']))
+    """
+    picked: list[str] = []
+    unknown: list[str] = []
+    for value in values:
+        whole = token_for(value, options)
+        items = [value] if whole is not None else value.split(",")
+        for item in items:
+            if not item.strip():
+                continue
+            token = whole if whole is not None else token_for(item, options)
+            if token is None:
+                if item.strip() not in unknown:
+                    unknown.append(item.strip())
+            elif token not in picked:
+                picked.append(token)
+    return picked, unknown
+
+
+def unknown_items_reason(unknown: list[str], *, kept: bool) -> str:
+    """The link notice's reason for a multi-choice parameter with items that are not options (quoted, escaped:
+    they come from the link)."""
+    from ui.text import md_quote
+
+    names = ", ".join(md_quote(x, max_len=40) for x in unknown[:5])
+    more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+    what = "is not an option" if len(unknown) == 1 else "are not options"
+    rest = "the other items were used" if kept else "the default is used"
+    return f"{names}{more} {what}; {rest}"
+
+
+def multi_choice(label: str, options: Mapping[str, str], *, key: str, default: list[str] | None = None,
+                 container=None, help: str | None = None, disabled: bool = False,
+                 placeholder: str | None = None) -> list[str]:
+    """A multiselect of fixed options whose link parameter is short stable tokens; returns the chosen tokens.
+
+    ``options`` maps token → display label as for :func:`choice` (tokens may not contain commas);
+    ``default`` is a list of tokens (None: every option). The URL parameter ``key`` holds the chosen tokens
+    comma-separated in the order chosen (``?sd_methods=neyman,proportional``), an empty value for an empty
+    choice, and nothing at the default. A link may give tokens or display labels, comma-separated or as
+    repeated parameters (older links); items that are neither are named in the page's link notice and the
+    known ones are kept (the default if none is known). In AppTest the options are the tokens:
+    ``at.multiselect(key=...).set_value([token, ...])``. Issue 14 item 4.
+    """
+    from ui.links import register_manual_param, report_ignored
+
+    tokens = list(options)
+    if not tokens:
+        raise ValueError("multi_choice() needs at least one option")
+    if any("," in t for t in tokens):
+        raise ValueError("multi_choice() tokens are written comma-separated: a token may not contain a comma")
+    default = list(dict.fromkeys(t for t in (tokens if default is None else default) if t in options))
+    register_manual_param(key)
+    values = _new_link_values(key)
+    if values is not None:
+        picked, unknown = tokens_from_link(values, options)
+        if unknown:
+            report_ignored(key, unknown_items_reason(unknown, kept=bool(picked)))
+        st.session_state[key] = picked if picked or not unknown else list(default)
+    held = st.session_state.get(key)
+    if not isinstance(held, list):  # not set yet
+        st.session_state[key] = list(default)
+    elif any(t not in options for t in held):  # options changed under a kept value
+        st.session_state[key] = [t for t in held if t in options]
+    target = container if container is not None else st
+    value = target.multiselect(label, tokens, key=key, format_func=options.__getitem__, help=help,
+                               disabled=disabled, placeholder=placeholder)
+    value = list(dict.fromkeys(t for t in value if t in options))
+    _write_token(key, None if value == default else ",".join(value))
+    return value
+
+
 def _write_token(key: str, token: str | None) -> None:
     """Put ``token`` in the URL under ``key`` (remove the parameter for None); no message if unchanged.
 
     Each rerun starts from the browser's URL, which holds what this function wrote: remembered as read, so
-    :func:`choice` does not take it for a new link.
+    :func:`choice` and :func:`multi_choice` do not take it for a new link. A parameter the link repeats is
+    replaced by the one value.
     """
     st.session_state.setdefault(_CHOICE_SEEN, {})[key] = token
     qp = st.query_params
     if token is None:
         if key in qp:
             del qp[key]
-    elif qp.get(key) != token:
+    elif qp.get_all(key) != [token]:
         qp[key] = token

@@ -217,7 +217,7 @@ CONTROLS = [
     (SIMPLE, [("sd_m", 500)], "sd_size_mode", "rate"),
     (SIMPLE, [("sd_size_mode", "rate")], "sd_rate", 0.1),
     (SIMPLE, [], "sd_m", 500),
-    (SIMPLE, [], "sd_schemes", ["SRSWR"]),
+    (SIMPLE, [], "sd_schemes", ["srswr"]),
     (SIMPLE, [], "sd_show_rounding", False),
     (SIMPLE, [], "sd_show_cluster", False),
     (RANDOM, [], "sd_family", "uniform"),
@@ -546,3 +546,79 @@ def test_stratum_codes_n_and_na_are_strata_not_missing():
     assert not at.exception
     assert any("12 units" in s.value for s in at.success), [s.value for s in at.success]
     assert any("3 strata" in s.value for s in at.success), [s.value for s in at.success]
+
+
+# ------------------------------------------------------------------ option tokens in links (issue 14 item 4)
+
+def _notice(at: AppTest) -> str:
+    return " ".join(t.value for t in at.toast)
+
+
+def _cards(at: AppTest) -> list[str]:
+    """The Simple tab's card titles, in the order shown."""
+    titles = ("SRS without replacement", "Poisson sampling", "SRS with replacement")
+    return [t for m in at.markdown for t in titles if m.value.startswith(f"**{t}**")]
+
+
+def _one(value):
+    return value[-1] if isinstance(value, list) else value
+
+
+def test_scheme_and_method_links_use_short_tokens():
+    at = fresh(SIMPLE)
+    at.query_params["sd_schemes"] = "srswr,srswor"
+    at.run()
+    assert not at.exception and not _notice(at)
+    assert at.multiselect(key="sd_schemes").value == ["srswr", "srswor"]   # the link's order, restored exactly
+    assert _cards(at) == ["SRS without replacement", "SRS with replacement"]   # cards in their fixed order
+    assert _one(at.query_params["sd_schemes"]) == "srswr,srswor"
+    # choosing writes tokens; the default choice leaves the link
+    at.multiselect(key="sd_schemes").set_value(["poisson"]).run()
+    assert _one(at.query_params["sd_schemes"]) == "poisson" and _cards(at) == ["Poisson sampling"]
+    at.multiselect(key="sd_schemes").set_value(["srswor", "poisson"]).run()
+    assert "sd_schemes" not in dict(at.query_params)
+    at = fresh(STRATA)
+    at.query_params["sd_methods"] = "privacy_aware,neyman"
+    at.run()
+    assert not at.exception and not _notice(at)
+    assert at.multiselect(key="sd_methods").value == ["privacy_aware", "neyman"]
+    tables = [list(d.value.columns) for d in at.dataframe]   # the allocation table: one column per method
+    assert ["privacy-aware", "Neyman (take-all)"] in tables, tables
+
+
+def test_older_links_with_display_labels_still_work():
+    # Streamlit's own binding wrote one parameter per chosen item, with its display label
+    at = fresh(SIMPLE)
+    at.query_params["sd_schemes"] = ["SRSWR", "Poisson"]
+    at.run()
+    assert not at.exception and not _notice(at)
+    assert at.multiselect(key="sd_schemes").value == ["srswr", "poisson"]
+    assert _cards(at) == ["Poisson sampling", "SRS with replacement"]
+    assert _one(at.query_params["sd_schemes"]) == "srswr,poisson"   # rewritten as tokens
+    at = fresh(STRATA)
+    at.query_params["sd_methods"] = ["Neyman (take-all)", "privacy-aware (derived)"]
+    at.run()
+    assert not at.exception and not _notice(at)
+    assert at.multiselect(key="sd_methods").value == ["neyman", "privacy_aware"]
+    assert _one(at.query_params["sd_methods"]) == "neyman,privacy_aware"
+
+
+def test_unknown_items_in_a_link_are_named_and_the_rest_kept():
+    at = fresh(SIMPLE)
+    at.query_params["sd_schemes"] = "Poisson,stratified,srswr"
+    at.query_params["sd_eps"] = "0.5"
+    at.run()
+    assert not at.exception
+    assert "**sd\\_schemes** (“stratified” is not an option; the other items were used)" in _notice(at), _notice(at)
+    assert at.multiselect(key="sd_schemes").value == ["poisson", "srswr"]
+    assert _cards(at) == ["Poisson sampling", "SRS with replacement"]
+    assert at.select_slider(key="sd_eps").value == pytest.approx(0.5)   # the rest of the link applies
+
+
+def test_strata_editor_shows_empty_cells_blank():
+    # a row just added, or a value not given, must not read "None" (issue 14 item 2): the editor's placeholder
+    # for a missing value is the empty string
+    at = fresh(STRATA).run()
+    editors = [d for d in at.dataframe if d.proto.editing_mode != d.proto.EditingMode.READ_ONLY]
+    assert len(editors) == 1
+    assert editors[0].proto.HasField("placeholder") and editors[0].proto.placeholder == ""

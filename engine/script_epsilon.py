@@ -464,7 +464,7 @@ for name, v, e in zip(names, crossings(ind), eng):
 
 
 # =========================================================================== Private tests
-_WCHI2_MC = '''def weighted_chi2_draws(lam, draws=2_000_000, seed=0):  # Σ λⱼ χ²₁ by Monte Carlo (equal λ: one χ²)
+_WCHI2_MC = '''def weighted_chi2_draws(lam, draws=1_000_000, seed=0):  # Σ λⱼ χ²₁ by Monte Carlo (equal λ: one χ²)
     g = np.random.default_rng(seed)
     values, counts = np.unique(np.round(lam, 12), return_counts=True)
     return sum(v * g.chisquare(c, draws) for v, c in zip(values, counts) if v > 0)
@@ -498,7 +498,7 @@ for name, v in engine.items():
     print(f"engine.{name} = {v:.12g}")
 
 # 2. Independent: scipy's χ² quantiles; the weighted χ² with the AsymptGOF weights λ = eig(I − √p√pᵀ +
-# Diag(1/(nρp))) (Thm 6.1.7) drawn 2,000,000 times (Monte Carlo, seed 0); power from the noncentral χ² with
+# Diag(1/(nρp))) (Thm 6.1.7) drawn 1,000,000 times (Monte Carlo, seed 0); power from the noncentral χ² with
 # ν = n·ΔᵀΣ⁻¹Δ, Σ = Diag(p) − ppᵀ + I/(nρ)
 """
         s += _WCHI2_MC
@@ -520,7 +520,7 @@ engine = {"classical": cv.classical, "asympt_indep": cv.asympt_indep, "projected
 for name, v in engine.items():
     print(f"engine.{name} = {v:.12g}")
 
-# 2. Independent: scipy's χ² quantiles, and the weighted χ² drawn 2,000,000 times (seed 0). The weights
+# 2. Independent: scipy's χ² quantiles, and the weighted χ² drawn 1,000,000 times (seed 0). The weights
 # (Lemma 6.2.3, eqs 6.19–6.21) are the engine's: no independent implementation of Σ_ind exists here.
 """
         s += _WCHI2_MC

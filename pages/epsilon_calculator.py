@@ -615,7 +615,7 @@ def tab_composition(outputs: bool = True) -> None:
     else:
         base = table_state("eps_comp_rows", COMP_DEFAULT)
         edited = c2.data_editor(
-            base, key="eps_comp_editor", num_rows="dynamic", width="stretch",
+            base, key="eps_comp_editor", num_rows="dynamic", width="stretch", placeholder="",  # blank, never "None"
             column_config={"kind": st.column_config.SelectboxColumn("mechanism", options=list(acc.KINDS), required=True,
                                                                     format_func=lambda k: ev.MECH_WORDS.get(k, k)),
                            "epsilon": st.column_config.NumberColumn("ε"), "delta": st.column_config.NumberColumn("δ"),
@@ -761,7 +761,7 @@ def tab_budget(outputs: bool = True) -> None:
     with editor_box:
         st.markdown("**Statistics to release** (one row each; edit, add or delete rows)")
         edited = st.data_editor(
-            base, key="eps_b_editor", num_rows="dynamic", width="stretch",
+            base, key="eps_b_editor", num_rows="dynamic", width="stretch", placeholder="",  # blank, never "None"
             column_config={
                 "query": st.column_config.SelectboxColumn("query", options=list(QUERY_FMT), required=True,
                                                           format_func=lambda q: QUERY_FMT.get(q, q)),
@@ -803,7 +803,7 @@ def tab_budget(outputs: bool = True) -> None:
     with alloc_box:
         st.caption("Each row is that statistic released alone: ε and δ of its own noise (Laplace rows are pure ε, "
                    "δ = 0), and ρ its zCDP. Edit **achieved ±** to hold a statistic at that error and re-split the rest.")
-        st.data_editor(alloc, key="eps_b_alloc", width="stretch", hide_index=True, on_change=_hold_from_alloc,
+        st.data_editor(alloc, key="eps_b_alloc", width="stretch", hide_index=True, on_change=_hold_from_alloc, placeholder="—",
                        disabled=[c for c in alloc.columns if c != "achieved ±"],
                        column_config={c: st.column_config.NumberColumn(c, format="%.4g") for c in
                                       ("ε", "ρ", "δ", "noise scale", "achieved ±", "target ±", "achieved / target")})

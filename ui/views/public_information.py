@@ -89,7 +89,7 @@ def _ledger_section() -> dict:
     st.subheader("4. Budget ledger (Lemma 4)")
     st.markdown("Budgets add up **only for releases made relative to the same public information**. List the "
                 "releases and the public information each one assumed; the total appears when the labels match.")
-    edited = st.data_editor(LEDGER_DEFAULT, key="pi_ledger", num_rows="dynamic", width="stretch",
+    edited = st.data_editor(LEDGER_DEFAULT, key="pi_ledger", num_rows="dynamic", width="stretch", placeholder="",
                             column_config={"epsilon": st.column_config.NumberColumn("ε", min_value=0.0,
                                                                                     format="%.3f")})
     rows = edited.dropna(how="all")

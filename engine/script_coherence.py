@@ -351,10 +351,11 @@ def sweep_script(*, repo_root: str, data: Mapping[str, object], config: co.Exper
     R = max(1, min(int(repetitions), int(config.repetitions)))
     eps_src = "(" + ", ".join(_literal(float(e)) for e in epsilons) + ("," if len(epsilons) == 1 else "") + ")"
     lines = [
-        *_header("Coherence explorer, W1 vs epsilon: mean W1 per group at each epsilon, with our engine and "
-                 "independently.", repo_root=repo_root, data=data),
-        f"R = {R}  # runs per epsilon recomputed here; the page averaged {int(config.repetitions)}. Runs 0..R-1 are "
-        "the page's first R at every epsilon: raise R to the page's number to get its means exactly.",
+        *_header("Coherence explorer, W1 vs epsilon: mean W1 per group at each epsilon, twice.",
+                 repo_root=repo_root, data=data),
+        "# Runs 0..R-1 are the page's first R runs at every epsilon; the page averaged "
+        f"{int(config.repetitions)}: set R = {int(config.repetitions)} for its means exactly.",
+        f"R = {R}  # runs per epsilon recomputed here, to stay quick",
         f"EPSILONS = {eps_src}  # math.inf: the exact histogram, no noise (not DP)",
         f"config = {_literal(dataclasses.replace(config, repetitions=R))}",
         "",
@@ -452,8 +453,8 @@ def theory_script(*, repo_root: str, data: Mapping[str, object], config: co.Expe
     uses a closed form or bisection. ``epsilon``: the release's ε, or the tab's hypothetical ε.
     """
     lines = [
-        *_header("Coherence explorer, theory: what Theorems 7, 8 and 9 certify for these groups, with our engine "
-                 "and independently.", repo_root=repo_root, data=data),
+        *_header("Coherence explorer, theory: what Theorems 7, 8 and 9 certify here, twice.",
+                 repo_root=repo_root, data=data),
         f"EPSILON = {_literal(float(epsilon))}  # the release's epsilon, or the tab's hypothetical one",
         f"ALPHA = {float(alpha)!r}  # largest W1 tolerated",
         f"BETA = {float(beta)!r}  # allowed failure probability",
@@ -533,8 +534,8 @@ def section7_script(*, repo_root: str, data: Mapping[str, object], label: str, c
     Theorems 9 and 11 written out). All ``reps`` splits are recomputed: they take seconds.
     """
     lines = [
-        *_header("Coherence explorer, Section 7: one yes/no column released in the clear, with our engine and "
-                 "independently.", repo_root=repo_root, data=data),
+        *_header("Coherence explorer, Section 7: one yes/no column released in the clear, twice.",
+                 repo_root=repo_root, data=data),
         "import numpy as np",
         "",
         f"LABEL = {label!r}  # rows without a label are left out",
@@ -542,8 +543,7 @@ def section7_script(*, repo_root: str, data: Mapping[str, object], label: str, c
         f"GROUPS = {_literal(tuple(groups))}  # the kept groups",
         f"SEED = {int(seed)}",
         f"BETA = {float(beta)!r}  # allowed failure probability",
-        f"CURATOR = {curator!r}  # 'column': the column is published (Theorem 9); 'count': only its count of ones "
-        "(Theorem 11)",
+        f"CURATOR = {curator!r}  # 'column' (Theorem 9) or 'count': only its count of ones (Theorem 11)",
         f"REPS = {int(reps)}  # random splits, as on the page",
         "",
         "# ---- 1. With this project's engine",

@@ -1016,7 +1016,22 @@ def render_synth() -> None:
                               ("Accuracy, one model", fmt(mv.accuracy), "real held-out rows"),
                               ("Accuracy, one model per group", fmt(ms.accuracy), "real held-out rows")],
                    verdicts=verdict, figures=synth_figs, epsilon=eps,
-                   delta=1e-9 if synth in ("mst", "aim") else None, seed=seed, key="sv_art_synth")
+                   delta=1e-9 if synth in ("mst", "aim") else None, seed=seed, key="sv_art_synth",
+                   script=_synth_script(table_key, table, small_s, clf))
+
+
+def _synth_script(table_key: str, table, small_s: str, clf: str) -> str:
+    """The synthetic-data view's "Copy as code" for the table, synthesizer and settings the view just ran."""
+    if table_key == "adult":
+        data = dict(source="adult")
+    elif table_key.startswith("cat-"):
+        data = dict(source="categorical", n=n, k=k, alpha=alpha)
+    else:
+        up = st.session_state.get("sv_upload")
+        data = dict(source="upload", csv_path=Path(getattr(up, "name", None) or "your_data.csv").name,
+                    group_cols=list(table.group_cols), label_col=table.label_col)
+    return SC.synth_script(**data, synthesizer=synth, synthesizer_label=synth_label.split(" (")[0], epsilon=eps,
+                           seed=seed, min_frac=min_frac, small_strata=small_s, classifier=clf, repo_root=REPO_ROOT)
 
 
 def _decode_group(label: str, table) -> str:

@@ -10,6 +10,7 @@ Seeman, Slavković & Reimherr, *A Formal Privacy Framework for Partially Private
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,7 @@ import streamlit as st
 
 from engine import partial_release as release
 from engine import partial_release_figures as figs
+from engine import script_stratified as SC
 from engine import stratify_verdicts as V
 from ui import cluster, dossier
 from ui.charts import show_figure
@@ -31,6 +33,7 @@ from ui.widgets import choice, log_grid, log_slider, seed_input
 EPS_MIN, EPS_MAX = 0.1, 10.0
 ALPHA_OPTIONS = log_grid(1e-4, 100.0, 4)
 CONTRACTION_EPS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
+REPO_ROOT = str(Path(__file__).resolve().parents[2])
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
@@ -392,6 +395,14 @@ def render_partially_private_release() -> None:
                          f"{int(row['draws'])} draws, ℓ₂ over all counties") for _, row in loss.iterrows()]
     headlines += [dossier.Headline(f"Guaranteed ε, {row['method']}", f"{row['guaranteed epsilon']:.3g}",
                                    "one person's record") for _, row in gt.iterrows()]
+    # "Copy as code" for exactly what this view computed: the methods whose losses are shown, the guarantee rows.
+    upload = None if panel.synthetic else getattr(st.session_state.get("pp_upload"), "name", None)
+    script = SC.partial_release_script(
+        t=int(t), month=str(panel.months[t]), epsilon=float(eps), sensitivity=float(sens), kappa=float(kappa),
+        alpha=float(alpha), reps=int(reps), sweeps=int(sweeps), seed=int(seed), public=cfg["public"],
+        pp_sensitivity=pp_sens, methods=[] if loss is None else list(pd.unique(res["method"])),
+        guarantee_methods=[m for m in release.METHODS if m in active], repo_root=REPO_ROOT,
+        csv_path=None if panel.synthetic else Path(upload or "your_county_data.csv").name)
     dossier.artefacts(dossier.PageSummary(
         page="stratified_synthesis_viewer", title="Stratified synthesis viewer: partially private release",
         question="With public state totals and last month's counts, which release of county case and death counts "
@@ -404,4 +415,4 @@ def render_partially_private_release() -> None:
                  "Errata applied: E1 κ = 2 by default (Thm. 1 proof drops the normaliser); E3 standard "
                  "Dirichlet-multinomial; E8–E9 stage 2 and notation as in the spec.",
                  "Spec: shared/specs/partially_private.md."],
-        epsilon=float(eps), seed=int(seed)), key="pp_art")
+        epsilon=float(eps), seed=int(seed), script=script), key="pp_art")

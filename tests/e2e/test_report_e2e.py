@@ -1,23 +1,31 @@
-"""The downloaded report opens offline and prints to at most two A4 pages (issue 15 item 1).
+"""The downloaded report opens offline and prints to at most two A4 pages, on every page (issue 15 item 1).
 
-The report is downloaded from a served page (the first page whose open tab offers "Report (HTML)"), saved, opened
-from disk in a browser context with the network off, checked for its parts, and printed to PDF by Chromium; the
-PDF's pages are counted by their ``/Type /Page`` objects. A second check builds a report with many parameters and
-two figures through the same code, so the two-page limit is tested with a full report too.
+For each of the five pages the report is downloaded from the served page's open tab ("Report (HTML)"), saved,
+opened from disk in a browser context with the network and scripts off, checked for its parts, and printed to PDF
+by Chromium; the PDF's pages are counted by their ``/Type /Page`` objects. The Epsilon calculator is opened from a
+link with three non-default settings: its report must show them, its numbers must match a hand computation, and
+the link it holds must reopen that view. A last check builds a report with many parameters and two figures through
+the same code, so the two-page limit is tested with a full report too.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import math
 import re
+from urllib.parse import parse_qs, urlencode, urlparse
 
 import plotly.graph_objects as go
 import pytest
 
-from tests.e2e.helpers import open_page, wait_idle
+from tests.e2e.helpers import control_value, download, open_page, wait_artefact
 
 PAGES = ["epsilon_calculator", "sampling_designer", "coherence_explorer", "leximax_cohort_picker",
          "stratified_synthesis_viewer"]
 PARTS = ("question", "answer", "parameters", "figures", "privacy", "sources", "meta")
+#: The non-default view whose report is checked value by value: ε = 0.5, 90 % confidence, n = 500 records.
+LINKED = {"eps_epsilon": "0.5", "eps_n1_conf": "90", "eps_n1_n": "500"}
+LINKED_PAGE = "epsilon_calculator"
 
 
 def pdf_pages(pdf: bytes) -> int:
@@ -25,7 +33,8 @@ def pdf_pages(pdf: bytes) -> int:
     return len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", pdf))
 
 
-def _check_offline(browser, html_path) -> bytes:
+def _check_offline(browser, html_path, inspect=None) -> bytes:
+    """Open the saved report with no network and no scripts, check its parts, run ``inspect(page)``, print it."""
     context = browser.new_context(offline=True, java_script_enabled=False)
     requests = []
     try:
@@ -34,34 +43,79 @@ def _check_offline(browser, html_path) -> bytes:
         pg.goto(html_path.as_uri())
         for part in PARTS:
             assert pg.locator(f"#{part}").count() == 1, part
-        assert "e^ε" in pg.locator("#privacy").inner_text() or "ε" in pg.locator("#privacy").inner_text()
+        assert pg.locator("#question").inner_text().strip()
+        assert pg.locator("#answer tr").count() >= 1  # headline numbers
+        assert pg.locator("#parameters tr").count() >= 1
+        assert pg.locator("#sources li").count() >= 1
+        assert "ε" in pg.locator("#privacy").inner_text()
+        meta = pg.locator("#meta").inner_text()
+        assert "Product version" in meta and re.search(r"Made: \d{4}-\d\d-\d\d \d\d:\d\d UTC", meta), meta
         assert pg.locator("#meta a").count() == 1
+        if inspect is not None:
+            inspect(pg)
         assert [u for u in requests if not u.startswith("file:")] == []  # nothing fetched from a network
         return pg.pdf(format="A4", print_background=True)
     finally:
         context.close()
 
 
+def _table(pg, selector: str) -> dict[str, str]:
+    """A report table as {first cell: the other cells joined by " | "}."""
+    rows = pg.locator(f"{selector} tr").evaluate_all(
+        "(rows) => rows.map(r => [...r.children].map(c => c.textContent.trim()))")
+    return {cells[0]: " | ".join(cells[1:]) for cells in rows}
+
+
+def _check_linked_report(pg) -> None:
+    """The report of the linked view shows its settings and the numbers they give (computed here by hand)."""
+    params = _table(pg, "#parameters")
+    assert params.get("ε") == "0.5" and params.get("confidence") == "90%" and params.get("records n") == "500", params
+    # a count changes by at most 1 (Δ₁ = 1): Laplace scale b = 1/ε = 2, and P(|noise| ≤ t) = 1 − e^(−t/b)
+    # reaches 90 % at t = b·ln 10
+    b = 1 / 0.5
+    heads = _table(pg, "#answer")
+    assert heads.get("Noise scale", "").startswith(f"{b:.4g}"), heads
+    assert heads.get("± half-width", "").startswith(f"{b * math.log(10):.4g} at 90%"), heads
+    # posterior example at a 50 % prior: e^ε / (1 + e^ε)
+    assert f"at most {math.exp(0.5) / (1 + math.exp(0.5)):.1%} sure" in pg.locator("#privacy").inner_text()
+
+
 @pytest.mark.slow
-def test_served_report_opens_offline_and_prints_to_two_pages(page, browser, app_url, tmp_path):
-    button = None
-    for path in PAGES:
-        open_page(page, f"{app_url}/{path}", timeout=120_000)
-        candidates = page.get_by_test_id("stDownloadButton").filter(has_text="Report (HTML)")
-        if candidates.count():
-            button = candidates.first
-            break
-    if button is None:
-        pytest.fail("no page offers a Report (HTML) download yet (ui.dossier.artefacts not called)")
-    with page.expect_download(timeout=120_000) as info:
-        button.click()
-    target = tmp_path / "report.html"
-    info.value.save_as(target)
-    wait_idle(page)
+@pytest.mark.parametrize("path", PAGES, ids=PAGES)
+def test_served_report_opens_offline_and_prints_to_two_pages(page, browser, app_url, tmp_path, path):
+    linked = path == LINKED_PAGE
+    started = dt.datetime.now(dt.timezone.utc).replace(second=0, microsecond=0)
+    open_page(page, f"{app_url}/{path}" + (f"?{urlencode(LINKED)}" if linked else ""), timeout=120_000)
+    target = download(page, wait_artefact(page, "Report (HTML)"), tmp_path / f"{path}_report.html")
     html = target.read_text(encoding="utf-8")
-    assert "<script" not in html.lower() and "<svg" in html or "id=\"figures\"" in html
-    pdf = _check_offline(browser, target)
-    assert pdf.startswith(b"%PDF") and 1 <= pdf_pages(pdf) <= 2, pdf_pages(pdf)
+    assert "<script" not in html.lower()
+    assert "plotly" not in html.lower() or "<svg" in html  # figures are static SVG, not plotly.js
+    assert len(re.findall(r"<figure>", html)) == html.count("<svg"), "a figure without its image"
+
+    link = {}
+
+    def inspect(pg):
+        made = dt.datetime.strptime(re.search(r"Made: (\S+ \S+) UTC", pg.locator("#meta").inner_text()).group(1),
+                                    "%Y-%m-%d %H:%M").replace(tzinfo=dt.timezone.utc)
+        assert started <= made <= dt.datetime.now(dt.timezone.utc), made
+        link["href"] = pg.locator("#meta a").get_attribute("href")
+        if linked:
+            _check_linked_report(pg)
+
+    pdf = _check_offline(browser, target, inspect)
+    assert pdf.startswith(b"%PDF") and 1 <= pdf_pages(pdf) <= 2, (path, pdf_pages(pdf))
+
+    # the report's link opens this page of this server, with the view's settings (none for a default view)
+    href = urlparse(link["href"])
+    assert f"{href.scheme}://{href.netloc}" == app_url and href.path == f"/{path}", link["href"]
+    query = {k: v[-1] for k, v in parse_qs(href.query).items()}
+    assert query == (LINKED if linked else {}), query
+    if linked:
+        open_page(page, link["href"], timeout=120_000)
+        wait_artefact(page, "Report (HTML)")
+        assert {k: float(control_value(page, k)) for k in LINKED} == {k: float(v) for k, v in LINKED.items()}
+        half = page.get_by_test_id("stMetric").filter(has_text="half-width").first.get_by_test_id("stMetricValue")
+        assert half.inner_text() == f"{2 * math.log(10):.4g}"
 
 
 def test_full_report_prints_to_two_pages(browser, tmp_path):

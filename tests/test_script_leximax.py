@@ -1,11 +1,13 @@
-"""engine/script_leximax.py: the "Copy as code" scripts run in a subprocess from a clean directory and print the
-engine's numbers and an independent solver's (cvxpy-leximin, a direct HiGHS LP); both are compared here with the
-page's numbers and with each other."""
+"""engine/script_leximax.py: the "Copy as code" scripts run from a clean directory and print the engine's numbers
+and an independent solver's (cvxpy-leximin, a direct HiGHS LP); both are compared here with the page's numbers
+and with each other.
+
+All of this file's scripts run in ONE subprocess (tests/script_runner.run_scripts, module-scoped fixture); each
+test looks up its own script's output.
+"""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,21 +15,42 @@ import pytest
 
 from engine import leximax as lx
 from engine import script_leximax as sl
+from tests.script_runner import run_scripts
 
 ROOT = Path(__file__).resolve().parents[1]
 
+V_SLACK = lx.random_values(12, 3, grid=0.1, rng=2)
+ALPHA = [0.05, 0.05, 0.05]
+TINY_QUOTAS = [(q.feature, q.value, q.min, q.max) for q in lx.tiny_quotas()]
 
-def run_script(src: str, tmp_path: Path) -> dict[str, str]:
-    path = tmp_path / "recompute.py"
-    path.write_text(src)
-    out = subprocess.run([sys.executable, str(path)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    lines = [ln.split(" = ", 1) for ln in out.stdout.splitlines() if " = " in ln]
+#: name → script source; every one of them runs once, in the same subprocess
+SCRIPTS = {
+    "cohort_lx1_exact": sl.cohort_script(repo_root=str(ROOT), k=3, values_code="lx.LX1_VALUES"),
+    "cohort_embedded_slack": sl.cohort_script(repo_root=str(ROOT), k=4, values=V_SLACK, alpha=ALPHA),
+    "panel_tiny": sl.panel_script(repo_root=str(ROOT), k=4, quotas=TINY_QUOTAS, seed=0, pool_code="lx.tiny_pool()",
+                                  n_people=12),
+    "panel_embedded_records": sl.panel_script(repo_root=str(ROOT), k=4, quotas=TINY_QUOTAS, seed=1,
+                                              pool_records=lx.tiny_pool().to_dict("records")),
+    # [b] Example 13 (ε = 0.01): S1 is leximax, the ε-significant set is {S2}
+    "finite_example_13": sl.finite_script(repo_root=str(ROOT), rows=[["0.01", "0.5"], ["0", "1"]],
+                                          epsilon="0.01"),
+}
+
+
+def _parse(stdout: str) -> dict[str, str]:
+    lines = [ln.split(" = ", 1) for ln in stdout.splitlines() if " = " in ln]
     return {a.strip(): b.strip() for a, b in lines}
 
 
-def test_cohort_script_lx1_exact(tmp_path):
-    got = run_script(sl.cohort_script(repo_root=str(ROOT), k=3, values_code="lx.LX1_VALUES"), tmp_path)
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory) -> dict[str, dict[str, str]]:
+    """Every script of this file, run once in one subprocess: name → its printed ``name = value`` lines."""
+    stdout = run_scripts(SCRIPTS, tmp_path_factory.mktemp("script_leximax"))
+    return {name: _parse(text) for name, text in stdout.items()}
+
+
+def test_cohort_script_lx1_exact(outputs):
+    got = outputs["cohort_lx1_exact"]
     page = lx.leximax_marginals(lx.LX1_VALUES, k=3)
     assert float(got["engine.worst_off_utility"]) == pytest.approx(page.y.min(), abs=1e-8)
     assert float(got["engine.worst_off_utility"]) == pytest.approx(31 / 30, abs=1e-7)      # spec LX1
@@ -39,34 +62,25 @@ def test_cohort_script_lx1_exact(tmp_path):
     assert float(got["engine.chances_sum"]) == pytest.approx(3, abs=1e-7)
 
 
-def test_cohort_script_embedded_values_with_slack(tmp_path):
-    V = lx.random_values(12, 3, grid=0.1, rng=2)
-    alpha = [0.05, 0.05, 0.05]
-    got = run_script(sl.cohort_script(repo_root=str(ROOT), k=4, values=V, alpha=alpha), tmp_path)
-    page = lx.leximax_marginals(V, k=4, alpha=alpha)
+def test_cohort_script_embedded_values_with_slack(outputs):
+    got = outputs["cohort_embedded_slack"]
+    page = lx.leximax_marginals(V_SLACK, k=4, alpha=ALPHA)
     assert float(got["engine.smallest_chance"]) == pytest.approx(page.x.min(), abs=1e-8)
     assert float(got["engine.first_level"]) == pytest.approx(page.gammas[0], abs=1e-8)
     assert float(got["difference.first_level"]) < 1e-7          # slack does not change the first level's gain
     assert "independent.worst_off_utility" not in got           # no independent leximax with slack
 
 
-def test_panel_script_tiny_example(tmp_path):
-    src = sl.panel_script(repo_root=str(ROOT), k=4, quotas=[(q.feature, q.value, q.min, q.max)
-                                                            for q in lx.tiny_quotas()],
-                          seed=0, pool_code="lx.tiny_pool()", n_people=12)
-    got = run_script(src, tmp_path)
+def test_panel_script_tiny_example(outputs):
+    got = outputs["panel_tiny"]
     page = lx.leximin_panels(lx.tiny_pool(), lx.tiny_quotas(), k=4, rng=0)
     assert float(got["engine.smallest_chance"]) == pytest.approx(page.probabilities.min(), abs=1e-8)
     assert float(got["engine.smallest_chance"]) == pytest.approx(0.25, abs=1e-7)          # spec LX9
     assert float(got["difference.smallest_chance"]) < 1e-7
 
 
-def test_panel_script_embedded_records_and_skip(tmp_path):
-    pool = lx.tiny_pool()
-    src = sl.panel_script(repo_root=str(ROOT), k=4, quotas=[(q.feature, q.value, q.min, q.max)
-                                                            for q in lx.tiny_quotas()],
-                          seed=1, pool_records=pool.to_dict("records"))
-    assert "independent.smallest_chance" in run_script(src, tmp_path)
+def test_panel_script_embedded_records_and_skip(outputs):
+    assert "independent.smallest_chance" in outputs["panel_embedded_records"]
     big = sl.panel_script(repo_root=str(ROOT), k=40, quotas=[("a", "b", 0, 40)], seed=0,
                           pool_code="lx.volunteer_pool()", n_people=500)
     assert "skipped" in big and "itertools.combinations(range" not in big
@@ -74,10 +88,8 @@ def test_panel_script_embedded_records_and_skip(tmp_path):
         sl.cohort_script(repo_root=".", k=1)
 
 
-def test_finite_script_example_13(tmp_path):
-    # [b] Example 13 (ε = 0.01): S1 is leximax, the ε-significant set is {S2}
-    got = run_script(sl.finite_script(repo_root=str(ROOT), rows=[["0.01", "0.5"], ["0", "1"]], epsilon="0.01"),
-                     tmp_path)
+def test_finite_script_example_13(outputs):
+    got = outputs["finite_example_13"]
     assert got["engine.leximax"] == got["independent.leximax"] == "S1"
     assert got["engine.significant"] == got["independent.significant"] == "S2"
     assert got["difference.leximax"] == got["difference.significant"] == "0"

@@ -823,8 +823,9 @@ if TAB_RUNS.open:
                     download_json({"data": list(data_key), "config": asdict(res.config), "alpha": alpha,
                                    "gamma": gamma, "beta": beta, "n": res.n, "n_dropped": res.n_dropped},
                                   filename="coherence_parameters.json", key="coh_dl_params")
+                # the script reads the page's current data: offered only while the result is for the same data
                 script = sc_script.runs_script(repo_root=str(ROOT), data=data_spec, config=res.config,
-                                               alpha=alpha, gamma=gamma)
+                                               alpha=alpha, gamma=gamma) if key[0] == data_key else None
                 headlines = [(f"Mean W1, {r['group']}", cv.w1_text(r["mean W1 over runs"]),
                               f"{r['members']:,} members, chance alone "
                               f"{cv.w1_text(r['W1 from chance alone (mean)'])}") for _, r in people.iterrows()]
@@ -885,17 +886,20 @@ if TAB_SWEEP.open:
                 download_csv(cv.sweep_for_people(co.sweep_for_export(sw)), filename="coherence_epsilon_sweep.csv",
                              key="coh_dl_sweep")
                 script_reps = min(sc_script.SCRIPT_SWEEP_REPS, skey[1].repetitions)
-                st.caption(f"The script below recomputes the first {script_reps} of the {skey[1].repetitions} "
-                           "runs at each ε, to stay quick: its means are those of these runs, not of all of them. "
-                           "Raise R in it to get the chart's means exactly.")
+                same_data = skey[0] == data_key  # the script reads the page's current data: only for the same data
+                if same_data:
+                    st.caption(f"The script below recomputes the first {script_reps} of the {skey[1].repetitions} "
+                               "runs at each ε, to stay quick: its means are those of these runs, not of all of "
+                               "them. Raise R in it to get the chart's means exactly.")
                 _artefacts("sweep", question="How does the difference between released and held-out members shrink "
                                              "as the DP release adds more noise (smaller ε)?",
                            headlines=[(f"Mean W1 at ε = {'∞' if math.isinf(r.epsilon) else f'{r.epsilon:g}'}, "
                                        f"{r.group}", cv.w1_text(r.mean_w1)) for r in sw.itertuples()],
                            verdicts=[sweep_text], figures=[(cf.alt_text(fig6), fig6)],
                            script=sc_script.sweep_script(repo_root=str(ROOT), data=data_spec, config=skey[1],
-                                                         epsilons=ct.SWEEP_EPSILONS, repetitions=script_reps),
-                           delta_=delta if release_kind == "gaussian_histogram" else None)
+                                                         epsilons=ct.SWEEP_EPSILONS, repetitions=script_reps)
+                           if same_data else None,
+                           delta_=skey[1].release.delta if skey[1].release.kind == "gaussian_histogram" else None)
 
 
 # --- theory

@@ -660,6 +660,9 @@ def test_copy_as_code_on_the_sweep_theory_and_section7_tabs():
     assert "co.run_epsilon_sweep(df, config, EPSILONS, n_jobs=1)" in code and "R = 2  #" in code and "set R = 5" in code
     assert "wasserstein_distance" in code and "census_population(2000, rng=0)" in code
     assert any("recomputes the first 2 of the 5 runs at each ε" in c.value for c in at.tabs[2].caption)
+    at.slider(key="coh_n").set_value(3000).run()  # other data: the stored chart stays, a script would not match it
+    _ok(at)
+    assert any("Settings changed" in w.value for w in at.warning) and copy_as_code(at) == []
 
     open_tab(at, THEORY)
     _ok(at)

@@ -147,3 +147,30 @@ def test_tokens_with_commas_are_refused():
     # checked before any Streamlit call: a token with a comma could not be read back from the link
     with pytest.raises(ValueError, match="comma"):
         multi_choice("X", {"a,b": "A and B"}, key="x")
+
+
+
+HIDING = """
+import streamlit as st
+from ui.common import page_setup, page_end
+from ui.widgets import multi_choice
+page_setup("Hidden multi-choice")
+if st.toggle("Show", value=True, key="show"):
+    a = multi_choice("Schemes", {"srswor": "without replacement", "poisson": "Poisson", "srswr": "with replacement"},
+                     key="sch", default=["srswor", "poisson"])
+    st.write("OUT=" + "|".join(a))
+page_end()
+"""
+
+
+def test_a_value_dropped_from_the_session_is_read_again_from_the_link():
+    # Streamlit forgets a control's value when a run does not draw it (and restoring saved settings drops it):
+    # the link, which still holds it, must give it back, not the default
+    at = AppTest.from_string(HIDING, default_timeout=30)
+    at.query_params["sch"] = "srswr"
+    at.run()
+    at.multiselect(key="sch").set_value(["poisson", "srswr"]).run()
+    assert _out(at) == "OUT=poisson|srswr"
+    at.toggle(key="show").set_value(False).run()
+    at.toggle(key="show").set_value(True).run()
+    assert not at.exception and _out(at) == "OUT=poisson|srswr" and not _notice(at)

@@ -236,7 +236,8 @@ def _new_link_values(key: str) -> list[str] | None:
 
     A link is new on the first run and whenever the URL changes under the page (a page switch, restored
     settings); the values are remembered as read, and :func:`_write_token` remembers what the control wrote,
-    so a rerun from the browser's URL is not taken for a new link.
+    so a rerun from the browser's URL is not taken for a new link. A control whose value was dropped (restored
+    settings that hold the same value as the URL, a control not drawn in the last run) reads the link again.
     """
     from ui.links import _store
 
@@ -246,7 +247,7 @@ def _new_link_values(key: str) -> list[str] | None:
         return None
     seen = st.session_state.setdefault(_CHOICE_SEEN, {})
     mark = ",".join(values)
-    if seen.get(key) == mark:
+    if seen.get(key) == mark and key in st.session_state:
         return None
     seen[key] = mark
     return list(values)

@@ -50,7 +50,7 @@ SYNTH = {
 }
 
 # The partially private view: the defaults (PP only: the WEMs wait for their button), every method with an exact
-# share and a calibrated PP, and two other public sets (no order/prior; no state total).
+# share and a calibrated PP, two other public sets (no order/prior; no state total) and the heaviest noise.
 PP_COMMON = dict(t=23, month="Month 24", epsilon=1.0, sensitivity=2.0, kappa=2.0, alpha=1.0, reps=3, sweeps=30,
                  seed=0, public=(True, True, True, True, 0.0), pp_sensitivity=None, methods=["pp"],
                  guarantee_methods=list(release.METHODS))
@@ -63,6 +63,10 @@ PP = {
                         pp_sensitivity=4.0, guarantee_methods=["pp", "wem_naive", "wem_congenial"]),
     "pp_no_total": dict(PP_COMMON, t=10, month="Month 11", epsilon=2.0, seed=1,
                         public=(False, True, False, False, 0.0), guarantee_methods=["pp"]),
+    # the slider's extremes (ε = 0.1, Δ = 8) at a month of small counts: noise of sd ≈ 110 on counts ≈ 10 puts many
+    # counties on every part of the cone (interior, edge, diagonal, apex; checked when the case was chosen)
+    "pp_heavy_noise": dict(PP_COMMON, t=2, month="Month 03", epsilon=0.1, sensitivity=8.0, seed=3,
+                           public=(True, True, True, True, 0.1), guarantee_methods=["pp"]),
 }
 
 

@@ -18,10 +18,12 @@ import pandas as pd
 from engine import coherence as co
 from engine import maxinfo as mi
 
-__all__ = ["SWEEP_EPSILONS", "TheoryNumbers", "collection", "theory_numbers", "section7_result"]
+__all__ = ["SWEEP_EPSILONS", "FLOOR_REPS", "TheoryNumbers", "collection", "theory_numbers", "section7_result"]
 
 #: The ε of the "W1 vs ε" tab; ∞ is the exact histogram (not DP).
 SWEEP_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0, math.inf)
+#: Splits behind the "random splitting alone" level (``engine.coherence.noise_floor``) the runs and sweep tabs show.
+FLOOR_REPS = 200
 #: Smallest α the theorems are evaluated at (they need α > 0; the page's α slider starts at 0).
 ALPHA_FLOOR = 0.01
 

@@ -31,6 +31,7 @@ import math
 from typing import Mapping
 
 from engine import coherence as co
+from engine.coherence_tabs import FLOOR_REPS
 
 __all__ = ["runs_script", "sweep_script", "theory_script", "section7_script", "independent_supported", "SCRIPT_REPS",
            "SCRIPT_SWEEP_REPS"]
@@ -330,9 +331,28 @@ for e in EPSILONS:
                 w[r, j] = wasserstein_distance(pa[m[ia]], pb[m[ib]])
     w1_independent[e] = np.nanmean(w, axis=0)
 
+# chance alone: one predictor fitted on every record in the clear (released features, binned), so it cannot know
+# the split; its W1 over fresh splits drawn from SeedSequence(seed, spawn_key=(1000003,)), a key no run uses
+rng = np.random.default_rng(np.random.SeedSequence(config.rng, spawn_key=(1_000_003,)))
+model = learner(int(rng.integers(2**31 - 1))).fit(B.astype(float), y)
+if config.learner.output == "hard":
+    p = model.predict(B.astype(float)).astype(float)
+else:
+    p = 2 * model.predict_proba(B.astype(float))[:, list(model.classes_).index(1)] - 1
+chance = np.full((FLOOR_REPS, len(masks)), np.nan)
+for r in range(FLOOR_REPS):
+    perm = rng.permutation(n)
+    ia, ib = perm[:k], perm[k:2 * k]
+    for j, m in enumerate(masks.values()):
+        if m.sum() >= 2 and m[ia].any() and m[ib].any():
+            chance[r, j] = wasserstein_distance(p[ia][m[ia]], p[ib][m[ib]])
+
 for e in EPSILONS:
     for j, name in enumerate(masks):
         print(f"independent mean W1 [eps={e:g}, {name}] = {w1_independent[e][j]:.12g}")
+for j, name in enumerate(masks):
+    print(f"independent chance alone [{name}] = {np.nanmean(chance[:, j]):.12g}")
+    print(f"difference chance alone [{name}] = {abs(np.nanmean(chance[:, j]) - engine_floor[name]):.3g}")
 for e in EPSILONS:
     for j, name in enumerate(masks):
         print(f"difference mean W1 [eps={e:g}, {name}] = {abs(w1_independent[e][j] - engine_mean[e, name]):.3g}")
@@ -340,13 +360,16 @@ for e in EPSILONS:
 
 
 def sweep_script(*, repo_root: str, data: Mapping[str, object], config: co.ExperimentConfig,
-                 epsilons: tuple[float, ...], repetitions: int = SCRIPT_SWEEP_REPS) -> str:
+                 epsilons: tuple[float, ...], repetitions: int = SCRIPT_SWEEP_REPS,
+                 floor_reps: int = FLOOR_REPS) -> str:
     """A runnable script recomputing the "W1 vs ε" tab's mean W1 per group at each ε (a DP histogram ``config``
     with an integer ``rng``), over the first ``repetitions`` runs per ε (at most the tab's).
 
-    Printed lines: ``engine mean W1 [eps=…, group]``, the same recomputed independently (the histogram, noise,
-    sampling and splits written out from spec §4, scikit-learn learners, scipy's ``wasserstein_distance``; for
-    the Gaussian release the noise σ calibrated with scipy instead of dp-accounting) and the differences.
+    Printed lines: ``engine mean W1 [eps=…, group]`` and ``engine chance alone [group]`` (the verdict's mean W1
+    from random splitting alone over ``floor_reps`` splits, spec §3.3), the same recomputed independently (the
+    histogram, noise, sampling and splits written out from spec §4, scikit-learn learners, scipy's
+    ``wasserstein_distance``; for the Gaussian release the noise σ calibrated with scipy instead of dp-accounting)
+    and the differences.
     """
     R = max(1, min(int(repetitions), int(config.repetitions)))
     eps_src = "(" + ", ".join(_literal(float(e)) for e in epsilons) + ("," if len(epsilons) == 1 else "") + ")"
@@ -359,7 +382,11 @@ def sweep_script(*, repo_root: str, data: Mapping[str, object], config: co.Exper
         f"EPSILONS = {eps_src}  # math.inf: the exact histogram, no noise (not DP)",
         f"config = {_literal(dataclasses.replace(config, repetitions=R))}",
         "",
+        f"FLOOR_REPS = {int(floor_reps)}  # splits for the chance level, as on the page",
+        "",
         "# ---- 1. With this project's engine",
+        "import numpy as np",
+        "",
         "sweep = co.run_epsilon_sweep(df, config, EPSILONS, n_jobs=1)",
         "engine_mean = {(row.epsilon, row.group): row.mean_w1 for row in sweep.itertuples()}",
         "for (e, name), value in engine_mean.items():",
@@ -370,6 +397,11 @@ def sweep_script(*, repo_root: str, data: Mapping[str, object], config: co.Exper
         "                    for e in EPSILONS if math.isfinite(e)}",
         "for e, value in engine_sigma.items():",
         "    print(f\"engine noise sigma [eps={e:g}] = {value:.12g}\")",
+        "# the verdict's 'random splitting alone': a predictor fitted on everyone, over FLOOR_REPS fresh splits",
+        "floor = co.noise_floor(df, config, reps=FLOOR_REPS)",
+        "engine_floor = {name: float(np.nanmean(v)) for name, v in floor.items()}",
+        "for name, value in engine_floor.items():",
+        "    print(f\"engine chance alone [{name}] = {value:.12g}\")",
     ]
     if config.release.kind in co.HISTOGRAM_KINDS:
         lines.append(_SWEEP_INDEPENDENT.rstrip("\n"))

@@ -141,7 +141,7 @@ def _experiment(data_key: tuple, config: co.ExperimentConfig, df: pd.DataFrame, 
 
 @st.cache_data(max_entries=8, show_spinner=False, scope="session")
 def _floor(data_key: tuple, config: co.ExperimentConfig, _df: pd.DataFrame):
-    return co.noise_floor(_df, config, reps=200)
+    return co.noise_floor(_df, config, reps=ct.FLOOR_REPS)
 
 
 def _sweep(data_key: tuple, config: co.ExperimentConfig, df: pd.DataFrame, progress=None):

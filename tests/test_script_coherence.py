@@ -162,6 +162,10 @@ def _check_sweep(got: dict[str, str], config: co.ExperimentConfig) -> None:
         key = f"mean W1 [eps={r.epsilon:g}, {r.group}]"
         assert _close(got[f"engine {key}"], r.mean_w1, TOL), key
         assert _close(got[f"independent {key}"], r.mean_w1, TOL), key
+    # the verdict's chance level, as the page computes it (same config: the floor does not depend on ε or R)
+    for g, v in co.noise_floor(census_population(N, rng=SEED), config, reps=ct.FLOOR_REPS).items():
+        for who in ("engine", "independent"):
+            assert _close(got[f"{who} chance alone [{g}]"], float(np.nanmean(v)), TOL), (who, g)
 
 
 @pytest.mark.parametrize("name", list(SWEEPS))

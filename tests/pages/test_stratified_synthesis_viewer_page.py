@@ -153,6 +153,10 @@ def test_synthetic_mode_builtins_and_synth_change():
     assert not at.exception and at.dataframe[0].value.to_dict() != before
     dl = [b for b in at.get("download_button") if b.proto.label == "Download synthetic data (CSV)"]
     assert dl
+    # "Copy as code" follows the settings the view ran with (issue 15 item 2).
+    script = next(c.value for c in at.code if "fit_and_evaluate_variants" in c.value)
+    assert "synthesizer='full_histogram', epsilon=5.0" in script and "small_strata='pool'" in script
+    assert "min_frac = 0.01" in script and "seed = 0" in script and "load_adult()" in script
 
 
 def test_synthetic_mode_categorical_and_classifier():
@@ -161,6 +165,9 @@ def test_synthetic_mode_categorical_and_classifier():
     before = at.dataframe[0].value.to_dict()
     at.radio(key="sv_classifier").set_value("forest").run()
     assert not at.exception and at.dataframe[0].value.to_dict() != before
+    script = next(c.value for c in at.code if "fit_and_evaluate_variants" in c.value)
+    n = at.select_slider(key="sv_n").value
+    assert f"make_categorical_population({n}, 4, 0.3" in script and "RandomForestClassifier" in script
 
 
 def test_synthetic_mode_mst_waits_for_run_button():
@@ -174,6 +181,10 @@ def test_partially_private_mode_renders():
     at = _app(sv_mode="partial")
     assert not at.exception
     assert _charts(at) and "comes closest" in at.success[0].value or "off by" in at.success[0].value
+    # "Copy as code": PP's draws (the WEMs wait for their button) and every guarantee row of the table.
+    script = next(c.value for c in at.code if "run_partially_private_release" in c.value)
+    assert "methods, guaranteed = ['pp'], ['pp', 'wem_naive', 'wem_congenial', 'wem_prior']" in script
+    assert "seed = 0" in script and "t = 23" in script
 
 
 def test_bad_upload_shows_error():
@@ -202,6 +213,8 @@ def test_upload_too_many_strata_and_good_upload():
     assert not at.exception and not at.error
     assert "Your upload" in " ".join(c.value for c in at.caption)
     assert at.dataframe[0].value["measure"].tolist()[0].startswith("Workload error")
+    script = next(c.value for c in at.code if "fit_and_evaluate_variants" in c.value)
+    assert "CSV = 'x.csv'" in script and "group_cols=['g']" in script
 
 
 @pytest.mark.slow
@@ -215,6 +228,8 @@ def test_mst_runs_on_button_and_states_delta():
     assert not at.exception and not at.error
     assert len(_charts(at)) >= 2
     assert any("δ = 1e-9" in m.value and "the paper reports ε only" in m.value for m in at.markdown)
+    script = next(c.value for c in at.code if "fit_and_evaluate_variants" in c.value)
+    assert "synthesizer='mst'" in script and "synth_options" not in script  # MST's own 1,000 iterations
     # Cached by parameters and seed: a rerun shows the result without pressing Run again.
     at.run()
     assert len(_charts(at)) >= 2

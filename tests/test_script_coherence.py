@@ -30,6 +30,9 @@ SIX = ("AGEP", "SEX", "RAC1P", "EDU", "HISP", "DENSITY")
 GROUPS = (co.GroupSpec("Everyone"), co.GroupSpec("DREM = 1", (co.Condition("DREM", values=("1",)),)),
           co.GroupSpec("Age 65+", (co.Condition("AGEP", low=65),)),
           co.GroupSpec("Men 18–24", (co.Condition("SEX", values=(1,)), co.Condition("AGEP", low=18, high=25))))
+#: Four groups of a population of 20,000 labelled by SEX (the theory and Section 7 spec cases)
+FOUR = (GROUPS[0], GROUPS[2], co.GroupSpec("Black", (co.Condition("RAC1P", values=(2,)),)),
+        co.GroupSpec("Hispanic", (co.Condition("HISP", low=1),)))
 N, SEED = 2000, 3
 SYN = {"source": "synthetic", "n": N, "seed": SEED}
 #: Tolerances: same floating-point path → 1e-9; the theory's root finding vs the engine's closed form / bisection
@@ -52,13 +55,16 @@ S7 = {
     "s7_column": ("DREM", "SEX", "2", GROUPS, "column", 1000, N),
     "s7_count": ("DREM", "SEX", "2", GROUPS[:3], "count", 300, N),
     # spec §9 item 8: w1_bound_single_column(20000, 0.05, 4, 20000) = 0.0592083 (label SEX: every row labelled)
-    "s7_spec": ("SEX", "DREM", "1", (GROUPS[0], GROUPS[2], co.GroupSpec("Black", (co.Condition("RAC1P", values=(2,)),)),
-                                     co.GroupSpec("Hispanic", (co.Condition("HISP", low=1),))), "column", 100, 20000),
+    "s7_spec": ("SEX", "DREM", "1", FOUR, "column", 100, 20000),
 }
 #: Theory on an uploaded file of 27,254 rows with a group of 1,521 (spec §9 items 5, 6, 8 at β = 0.05, |𝒞*| = 2)
 SPEC_N, SPEC_M = 27254, 1521
 THEORY_SPEC = {"epsilon": 0.05, "alpha": 1.0, "beta": 0.05, "gamma": 100.0}
 THEORY_SYN = {"epsilon": 1.0, "alpha": 0.2, "beta": 0.05, "gamma": 50.0}
+#: Theory where the ε-free term T2 = 144·ln(6/α)/α² sets Theorem 7's γ: 20,000 labelled rows (label SEX), |𝒞*| = 4,
+#: α = 0.2, β = 0.05, a hypothetical ε = 0.01 (spec §9 item 8: gamma_thm3(0, 0.2, 0.05, 4).gamma = 12244.3106 and
+#: gamma_single_column(20000, 0.2, 0.05, 4) = 5920.8287)
+THEORY_T2 = {"epsilon": 0.01, "alpha": 0.2, "beta": 0.05, "gamma": 100.0}
 
 
 def _config(release, learner, *, label="DREM", sensitive="1", lens=LENS, groups=GROUPS, reps=10):
@@ -75,6 +81,8 @@ def _spec_frame() -> pd.DataFrame:
 SPEC_GROUPS = (co.GroupSpec("Everyone"), co.GroupSpec("y = 1", (co.Condition("y", values=("1",)),)))
 SPEC_CONFIG = _config(co.ReleaseSpec(), co.LearnerSpec(kind="decision_tree"), label="y", lens=("x",),
                       groups=SPEC_GROUPS, reps=1)
+T2_CONFIG = _config(co.ReleaseSpec(), co.LearnerSpec(kind="decision_tree"), label="SEX", sensitive="2",
+                    lens=("AGEP", "EDU"), groups=FOUR, reps=1)
 SYN_CONFIG = _config(co.ReleaseSpec(kind="dp_histogram", epsilon=1.0, features=SIX), co.LearnerSpec(), reps=1)
 
 
@@ -92,6 +100,8 @@ def _scripts(csv_path: Path) -> dict[str, str]:
     out["theory_spec"] = theory_script(repo_root=str(ROOT), data={"source": "upload", "path": str(csv_path)},
                                        config=SPEC_CONFIG, **THEORY_SPEC)
     out["theory_syn"] = theory_script(repo_root=str(ROOT), data=SYN, config=SYN_CONFIG, **THEORY_SYN)
+    out["theory_t2"] = theory_script(repo_root=str(ROOT), data={"source": "synthetic", "n": 20000, "seed": SEED},
+                                     config=T2_CONFIG, **THEORY_T2)
     # the same scripts with one constant changed in the independent half: the checks below must catch each
     out["mutant_theory"] = _mutate(out["theory_spec"], "math.log(16 * G / BETA)", "math.log(17 * G / BETA)")
     out["mutant_s7"] = _mutate(out["s7_column"], "bound_independent = 4 * np.sqrt", "bound_independent = 4.1 * np.sqrt")
@@ -210,6 +220,18 @@ def test_theory_script_matches_the_engine_and_the_spec(printed):
         assert math.isclose(float(got[f"{who} smallest alpha certified [y = 1]"]), 0.846048, abs_tol=1e-6)
         assert math.isclose(float(got[f"{who} smallest alpha certified [Everyone]"]), 0.199869, abs_tol=1e-6)
         assert math.isclose(float(got[f"{who} Theorem 9 gamma"]), 1268.3010, abs_tol=1e-4)
+
+
+def test_theory_script_where_the_epsilon_free_term_binds(printed):
+    got = printed["theory_t2"]
+    prepared = co.prepare(census_population(20000, rng=SEED), T2_CONFIG)
+    th = ct.theory_numbers(n=prepared.n, group_sizes=prepared.group_sizes, **THEORY_T2)
+    _check_theory(got, th)
+    assert th.n_groups == 4 and th.thm7.binding_term == 1
+    for who in ("engine", "independent"):
+        assert math.isclose(float(got[f"{who} Theorem 7 gamma required"]), 12244.3106, abs_tol=1e-4)
+        assert math.isclose(float(got[f"{who} Theorem 9 gamma"]), 5920.8287, abs_tol=1e-4)
+        assert int(got[f"{who} groups meeting it"]) == 1  # only Everyone has 12,245 or more members
 
 
 def test_theory_script_on_a_dp_release(printed):

@@ -720,8 +720,9 @@ def parse_utility_matrix(rows, *, what: str = "Utilities", max_rows: int = 12, m
             try:
                 row.append(parse_exact_cell(v))
             except ValueError:
-                shown = "" if v is None else str(v).strip()[:40]
-                raise ValueError(f"{what}: row S{i}, group G{j} has {shown!r}; enter a decimal (0.25) or a "
+                shown = "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v).strip()[:40]
+                has = f"has {shown!r}" if shown else "is empty"         # a new editor row: never "None"
+                raise ValueError(f"{what}: row S{i}, group G{j} {has}; enter a decimal (0.25) or a "
                                  "fraction (1/100).") from None
         out.append(row)
     return out
@@ -1145,6 +1146,8 @@ class Quota:
 
 
 def _as_int(v, what: str) -> int:
+    if v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and not v.strip()):
+        raise ValueError(f"{what} is empty; enter a whole number.")     # an emptied editor cell: never "None"
     try:
         f = float(v)
     except (TypeError, ValueError):

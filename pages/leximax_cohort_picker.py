@@ -339,7 +339,7 @@ def pool_controls():
                                                   "target share": np.round(base.values.mean(axis=0), 4)}),
                                     # keyed by the groups: edits of one group list never land on another's rows
                                     key="lx_shares_editor_" + _digest([g.name for g in groups]),
-                                    disabled=["group"], hide_index=True)
+                                    disabled=["group"], hide_index=True, placeholder="")  # blank, never "None"
                 shares = ed["target share"].to_numpy(dtype=float)
             pool = lx.pool_from_attributes(df, groups, id_col=id_col, rule=rule, shares=shares)
             return pool, f"Uploaded attributes, value rule: {RULES[rule].split(' (')[0].lower()}.", \
@@ -669,7 +669,7 @@ def finite_tab():
     m = len(clean[0])
     ed = st.data_editor(pd.DataFrame(clean, columns=[f"G{j + 1}" for j in range(m)],
                                      index=[f"S{i + 1}" for i in range(len(clean))]),
-                        key=f"lx_fs_U_{preset}", num_rows="dynamic")
+                        key=f"lx_fs_U_{preset}", num_rows="dynamic", placeholder="")  # a new row is blank
     st.caption("Rows are candidate solutions S1, S2, …; columns are groups; each cell is the solution's utility "
                "for that group. Decimals or fractions like 1/100, compared exactly.")
     try:
@@ -711,7 +711,7 @@ def finite_tab():
     if use_noise:
         base = noisy if noisy is not None else [[str(v) for v in r] for r in ed.astype(str).values.tolist()]
         ed2 = st.data_editor(pd.DataFrame(base, columns=list(ed.columns)[: len(base[0])]),
-                             key=f"lx_fs_N_{preset}", num_rows="fixed")
+                             key=f"lx_fs_N_{preset}", num_rows="fixed", placeholder="")
         try:
             N = _parse_matrix(ed2, "Noisy utilities")
             dmax = max((abs(a - b) for ra, rb in zip(U, N) for a, b in zip(ra, rb)), default=Fraction(0))
@@ -851,7 +851,7 @@ def quota_tab():
     with st.expander("Quotas (editable)", expanded=src == "tiny"):
         # keyed by the quota table itself: edits made for one file never land on another file's rows
         qed = st.data_editor(qframe, key=f"lx_q_editor_{_digest(qframe.to_csv(index=False))}",
-                             disabled=["feature", "value"], hide_index=True)
+                             disabled=["feature", "value"], hide_index=True, placeholder="")
     try:
         quotas = lx.quotas_from_frame(qed)
         for w in lx.quota_case_warnings(pool, quotas):

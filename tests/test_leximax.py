@@ -764,6 +764,20 @@ def test_parse_utility_matrix_shape_and_messages():
         lx.parse_utility_matrix([])
     with pytest.raises(ValueError, match=r"row S2, group G1 has 'x{40}'; enter a decimal"):
         lx.parse_utility_matrix([["0"], ["x" * 500]])
+    # an empty cell (a new editor row: None, or NaN after pandas) is named as empty, never quoted as "None"
+    for empty in (None, float("nan"), "  "):
+        with pytest.raises(ValueError, match=r"^Utilities: row S2, group G2 is empty; enter a decimal") as e:
+            lx.parse_utility_matrix([["0", "1"], ["1", empty]])
+        assert "None" not in str(e.value) and "nan" not in str(e.value)
+
+
+def test_quotas_from_frame_empty_bound_is_named_empty():
+    # an emptied min/max cell in the quota editor arrives as None (object column) or NaN (numeric column)
+    for empty in (None, float("nan"), ""):
+        df = pd.DataFrame({"feature": ["g"], "value": ["F"], "min": [empty], "max": [2]}, dtype=object)
+        with pytest.raises(ValueError, match=r"^Row 1 \(g=F\): min is empty; enter a whole number\.$") as e:
+            lx.quotas_from_frame(df)
+        assert "None" not in str(e.value) and "nan" not in str(e.value)
 
 
 def test_parse_alpha_and_intersections():

@@ -160,14 +160,15 @@ def test_synthetic_mode_builtins_and_synth_change():
 
 
 def test_synthetic_mode_categorical_and_classifier():
-    at = _app(sv_mode="synthetic", sv_source="categorical", sv_n="2000", sv_k="4")
+    at = _app(sv_mode="synthetic", sv_source="categorical", sv_n="2,000", sv_k="4")
     assert not at.exception
     before = at.dataframe[0].value.to_dict()
     at.radio(key="sv_classifier").set_value("forest").run()
     assert not at.exception and at.dataframe[0].value.to_dict() != before
     script = next(c.value for c in at.code if "fit_and_evaluate_variants" in c.value)
-    n = at.select_slider(key="sv_n").value
-    assert f"make_categorical_population({n}, 4, 0.3" in script and "RandomForestClassifier" in script
+    # the link's n (written as the slider shows it, "2,000") is the one the table and the script use
+    assert at.select_slider(key="sv_n").value == 2000
+    assert "make_categorical_population(2000, 4, 0.3" in script and "RandomForestClassifier" in script
 
 
 def test_synthetic_mode_mst_waits_for_run_button():
@@ -220,7 +221,7 @@ def test_upload_too_many_strata_and_good_upload():
 @pytest.mark.slow
 def test_mst_runs_on_button_and_states_delta():
     at = AppTest.from_file(PAGE, default_timeout=300)
-    for k, v in dict(sv_mode="synthetic", sv_synth="mst", sv_source="categorical", sv_n="1000",
+    for k, v in dict(sv_mode="synthetic", sv_synth="mst", sv_source="categorical", sv_n="1,000",
                      sv_k="3").items():
         at.query_params[k] = v
     at.run()
@@ -236,7 +237,7 @@ def test_mst_runs_on_button_and_states_delta():
 
 
 def test_synthetic_paper_grid_sweep_runs_on_button():
-    at = _app(sv_mode="synthetic", sv_source="categorical", sv_n="2000", sv_k="3", sv_paper_grid="true")
+    at = _app(sv_mode="synthetic", sv_source="categorical", sv_n="2,000", sv_k="3", sv_paper_grid="true")
     assert not at.exception
     n_before = len(_charts(at))
     at.button(key="sv_run_sweep").click().run()
@@ -308,7 +309,7 @@ def _assert_reads_back(name: str, data: bytes) -> pd.DataFrame:
 
 @pytest.mark.parametrize("params", [
     {},
-    {"sv_mode": "synthetic", "sv_source": "categorical", "sv_n": "1000", "sv_k": "3"},
+    {"sv_mode": "synthetic", "sv_source": "categorical", "sv_n": "1,000", "sv_k": "3"},
     {"sv_mode": "partial"},
 ], ids=["mean", "synthetic", "partially_private"])
 def test_every_csv_download_reads_back(params):
@@ -319,7 +320,7 @@ def test_every_csv_download_reads_back(params):
 
 
 def test_synthetic_csv_reuploads_into_this_page():
-    at, files = _csv_downloads(sv_mode="synthetic", sv_source="categorical", sv_n="1000", sv_k="3")
+    at, files = _csv_downloads(sv_mode="synthetic", sv_source="categorical", sv_n="1,000", sv_k="3")
     name = next(n for n in files if n.startswith("synthetic_"))
     df = _assert_reads_back(name, files[name])
     assert {"group", "x1", "y"} <= set(df.columns)

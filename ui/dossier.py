@@ -318,7 +318,9 @@ def _page_stem() -> str:
 
     ctx = get_script_run_ctx()
     try:
-        path = ctx.pages_manager.get_current_page_script_path() if ctx is not None else None  # type: ignore[union-attr]
+        # the pinned Streamlit (1.67) keeps the running page's path in its pages table under the page's hash
+        page = ctx.pages_manager.get_pages().get(ctx.page_script_hash, {}) if ctx is not None else {}
+        path = page.get("script_path") if page else None
     except Exception:  # noqa: BLE001 - internal API moved: fall back to the main script
         path = None
     if not path and ctx is not None:

@@ -178,7 +178,7 @@ def check_simple(at: AppTest, v: dict) -> None:
         q = v["sd_rate"]
         m = max(1, min(n, math.floor(q * n + 0.5)))     # spec E11 rounding of q·n
     delta = v.get("sd_delta", 0.0) if v["sd_delta_on"] else 0.0
-    schemes = [s for s in ("SRSWOR", "Poisson", "SRSWR") if s in v["sd_schemes"]]
+    schemes = [s for s in ("SRSWOR", "Poisson", "SRSWR") if s.lower() in v["sd_schemes"]]
     eta = -mp.expm1(m * mp.log1p(-mp.mpf(1) / n))
     want = {"SRSWOR": (amp(mp.mpf(m) / n, eps), m / n * delta), "Poisson": (amp(q, eps), q * delta),
             "SRSWR": (amp(eta, eps), None)}

@@ -75,6 +75,19 @@ def make_marginals_figure(ids: Sequence[str], x: Sequence[float], k: int, *, top
     return fig
 
 
+def _ecdf_points(values: np.ndarray, max_points: int) -> tuple[np.ndarray, np.ndarray]:
+    """Corners of the empirical CDF drawn as a step line: (value, share of draws at or below it).
+
+    Few distinct values (0/1 memberships give whole numbers): one point per distinct value, the exact step
+    function with a handful of points instead of hundreds. Many: ``max_points`` evenly spaced order statistics.
+    """
+    v = np.sort(np.asarray(values, dtype=float))
+    last = np.flatnonzero(np.r_[v[1:] != v[:-1], True])       # last index of each distinct value
+    idx = last if last.size <= max_points else \
+        np.unique(np.linspace(0, v.size - 1, min(max_points, v.size)).astype(int))
+    return v[idx], (idx + 1) / v.size
+
+
 def make_realised_figure(utilities: np.ndarray, expected: Sequence[float], group_names: Sequence[str], *,
                          delta: float, hoeffding: Sequence[float] | None = None, max_points: int = 200,
                          max_groups: int = 6) -> go.Figure:
@@ -88,10 +101,9 @@ def make_realised_figure(utilities: np.ndarray, expected: Sequence[float], group
     order = np.argsort(y, kind="stable")[:max_groups]          # the worst-off groups first
     traces, shapes, notes = [], [], []
     for c, j in enumerate(order):
-        v = np.sort(U[:, j])
-        idx = np.unique(np.linspace(0, v.size - 1, min(max_points, v.size)).astype(int))
+        x, share = _ecdf_points(U[:, j], max_points)
         col = PALETTE[c % len(PALETTE)]
-        traces.append(go.Scatter(x=v[idx], y=(idx + 1) / v.size, mode="lines", line=dict(shape="hv", color=col),
+        traces.append(go.Scatter(x=x, y=share, mode="lines", line=dict(shape="hv", color=col),
                                  name=str(group_names[j])))
         shape, _ = fm.vline_spec(float(y[j]), line=dict(color=col, width=1, dash="dot"))
         shapes.append(shape)

@@ -707,6 +707,14 @@ def test_figures_build_with_expected_traces():
     fig = lf.make_realised_figure(mc.utilities, mc.expected, ["G1", "G2", "G3", "G4"], delta=0.1)
     assert len(fig.data) == 4 and all(len(t.x) <= 400 for t in fig.data)
     assert len(fig.layout.shapes) == 5 and fig.layout.annotations[0].text == "expected − δ"   # 4 means + 1 δ line
+    for t, j in zip(fig.data, np.argsort(mc.expected, kind="stable")):
+        # the step line's corners are the empirical CDF at each distinct utility (brute force: share of draws ≤ u)
+        u = mc.utilities[:, j]
+        assert len(t.x) == len(np.unique(u)) <= 20
+        np.testing.assert_allclose(t.y, [np.mean(u <= x) for x in t.x], atol=1e-12)
+    many = np.random.default_rng(0).random((1_000, 2))        # continuous utilities: at most max_points corners
+    fig = lf.make_realised_figure(many, [0.5, 0.5], ["A", "B"], delta=0.1, max_points=50)
+    assert all(len(t.x) == 50 and t.y[-1] == 1.0 for t in fig.data)
     fig = lf.make_finite_scatter(U6, {"leximax": lx.leximax_set(U6)})
     assert list(fig.data[1].x) == [0.30]                      # S₁'s G1 value is ringed
     d = lx.leximin_panels(lx.tiny_pool(), lx.tiny_quotas(), k=4, rng=0)

@@ -67,10 +67,10 @@ def C(m):
 
 def expected_abs(d, s, b):
     """E|d + N(0, s^2) + Laplace(b)| by the trapezoid rule over the Laplace density."""
-    l = np.linspace(-60 * b, 60 * b, 400_001)
-    c = d + l
+    lap = np.linspace(-60 * b, 60 * b, 400_001)
+    c = d + lap
     folded = s * np.sqrt(2 / np.pi) * np.exp(-c**2 / (2 * s**2)) + c * special.erf(c / (s * np.sqrt(2)))
-    return float(np.trapezoid(folded * np.exp(-np.abs(l) / b) / (2 * b), l))
+    return float(np.trapezoid(folded * np.exp(-np.abs(lap) / b) / (2 * b), lap))
 
 n = sizes.sum()
 mu_pop = float(np.sum(sizes * mu) / n)
@@ -212,11 +212,12 @@ def one_hot(df):
 
 
 def predict(fit_rows):
-    """{clf_words} trained on ``fit_rows``, predicting the real held-out rows."""
+    """{clf_words}: fitted to ``fit_rows``, then predicting the test rows."""
     y = fit_rows[label].to_numpy()
     if np.unique(y).size < 2:
         return np.full(len(test), y[0] if y.size else 0)
-    return {clf_call}.fit(one_hot(fit_rows), y).predict(one_hot(test))
+    model = {clf_call}
+    return model.fit(one_hot(fit_rows), y).predict(one_hot(test))
 
 
 def show(key, engine_value, independent_value):
@@ -233,8 +234,9 @@ has_label = label is not None
 if has_label:
     y_test = test[label].to_numpy()
     commonest = train[label].mode().iloc[0]
-    show("accuracy.always_commonest_label", runs["vanilla"].metrics.majority_baseline, np.mean(y_test == commonest))
-    show("accuracy.trained_on_real_data", runs["vanilla"].metrics.real_baseline, np.mean(predict(train) == y_test))
+    baselines = runs["vanilla"].metrics
+    show("accuracy.always_commonest_label", baselines.majority_baseline, np.mean(y_test == commonest))
+    show("accuracy.trained_on_real_data", baselines.real_baseline, np.mean(predict(train) == y_test))
 for variant, word in (("vanilla", "one_model"), ("stratified", "one_model_per_group")):
     synth, m = runs[variant].synthetic, runs[variant].metrics
     show(f"workload_error.{{word}}", m.workload_global, workload(train, synth, cols))
@@ -258,10 +260,10 @@ for variant, word in (("vanilla", "one_model"), ("stratified", "one_model_per_gr
 
 _CLASSIFIERS = {
     "logreg": ("linear_model", "LogisticRegression", "LogisticRegression(max_iter=1000)",
-               "Logistic regression on one-hot features"),
+               "Logistic regression, one-hot features"),
     "forest": ("ensemble", "RandomForestClassifier",
                "RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=2)",
-               "A random forest (100 trees, seeded) on one-hot features"),
+               "Seeded random forest (100 trees), one-hot features"),
 }
 
 
@@ -341,9 +343,10 @@ epsilon, sensitivity, kappa, alpha = {epsilon!r}, {sensitivity!r}, {kappa!r}, {a
 pp_sensitivity = {pp_sensitivity!r}  # Delta_PP when "Calibrate PP" is ticked (kappa * Delta), else None
 reps, sweeps = {reps!r}, {sweeps!r}
 state_total, order, nonneg, prior, exact_share = {public!r}
-methods, guaranteed = {methods!r}, {guarantee_methods!r}
+methods = {methods!r}  # the methods whose losses the page shows
+guaranteed = {guarantee_methods!r}  # the rows of its guarantee table
 
-# 1. The engine, as the page calls it (one call per method; every draw has its own seed, so they do not interact).
+# 1. The engine, as the page calls it (one call per method: every draw has its own seed).
 public = release.PublicInfo(state_total, order, nonneg, prior, exact_share)
 frames = {{m: release.run_partially_private_release(
     panel, t, epsilons=[epsilon], methods=[m], alphas=[alpha], sensitivity=sensitivity, kappa=kappa, reps=reps,

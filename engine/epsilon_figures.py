@@ -42,8 +42,39 @@ def tick_text(v: float) -> str:
     return f"10{exp}" if m == 1 else f"{m}·10{exp}"
 
 
+#: Smallest tick an axis writes as a decimal ("0.00001"); an axis reaching below it writes every tick as a power.
+DECIMAL_TICK_FLOOR = 1e-5
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _decimal_tick(v: float) -> str:
+    """0.00002, 0.5, 1, 1,000: the plain decimal form (``tick_text`` for 1 and above)."""
+    return tick_text(v) if v >= 1 else f"{v:.12f}".rstrip("0").rstrip(".")
+
+
+def _power_tick(v: float) -> str:
+    """10⁻⁶, 2·10⁻⁵, 10⁰: the power-of-ten form."""
+    e = math.floor(math.log10(v) + 1e-9)
+    m = round(v / 10**e)
+    return f"10{str(e).translate(_SUPERSCRIPT)}" if m == 1 else f"{m}·10{str(e).translate(_SUPERSCRIPT)}"
+
+
+def tick_texts(vals) -> list[str]:
+    """Labels for one axis's ticks, all in one form (issue 14 item 2: never "10⁻⁴, 0.001" on one axis).
+
+    Decimals when every tick is at least 10⁻⁵, else powers of ten for every tick.
+
+    >>> tick_texts([1e-4, 1e-3, 0.01]), tick_texts([1e-6, 1e-3, 1.0]), tick_texts([0.5, 1, 2000])
+    (['0.0001', '0.001', '0.01'], ['10⁻⁶', '10⁻³', '10⁰'], ['0.5', '1', '2,000'])
+    """
+    vals = [float(v) for v in vals]
+    fmt = _decimal_tick if vals and min(vals) >= DECIMAL_TICK_FLOOR / 1.0001 else _power_tick
+    return [fmt(v) for v in vals]
+
+
 def log_axis(lo: float, hi: float, *, title: str | None = None, pad: float = 0.03) -> dict:
-    """A Plotly log axis over [lo, hi] with full-number ticks at 1, 2, 5 per decade (1 only beyond 3 decades).
+    """A Plotly log axis over [lo, hi] with full-number ticks at 1, 2, 5 per decade (1 only beyond 3 decades),
+    labelled in one form (``tick_texts``).
 
     The range stops where the data stop (padded by ``pad`` decades), so no axis runs on to 10⁻³⁰¹.
     """
@@ -59,7 +90,7 @@ def log_axis(lo: float, hi: float, *, title: str | None = None, pad: float = 0.0
     vals = [m * 10.0**e for e in range(a, b + 1, step) for m in mults if lo / 1.0001 <= m * 10.0**e <= hi * 1.0001]
     if len(vals) < 2:  # under one decade: 1–9 per decade rather than a single tick
         vals = [m * 10.0**e for e in range(a, b + 1) for m in range(1, 10) if lo / 1.0001 <= m * 10.0**e <= hi * 1.0001]
-    ax = dict(type="log", tickvals=vals, ticktext=[tick_text(v) for v in vals],
+    ax = dict(type="log", tickvals=vals, ticktext=tick_texts(vals),
               range=[math.log10(lo) - pad, math.log10(hi) + pad])
     if title is not None:
         ax["title"] = title

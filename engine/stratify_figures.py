@@ -16,7 +16,7 @@ from plotly.subplots import make_subplots
 
 from engine import figure_marks as fm
 from engine import stratify as S
-from engine.epsilon_figures import finite_range, log_axis, tick_text
+from engine.epsilon_figures import finite_range, log_axis
 from engine.palette import PALETTE as COLORS
 
 METHOD_COLORS = {"naive": COLORS[3], "stratified": COLORS[0], "split": COLORS[1], "coinpress": COLORS[3],
@@ -29,45 +29,6 @@ SYNTH_WORDS = {"vanilla": "One model", "stratified": "One model per group"}
 #: Reference marks of the per-group error chart, each in a colour no data series uses.
 CURVE_COLOR, BIAS_COLOR, CROSS_COLOR = COLORS[5], COLORS[2], COLORS[7]
 STATUS_COLORS = {"kept": COLORS[0], "pooled": COLORS[1], "dropped": "#999999"}
-
-
-#: Smallest tick still written as a decimal on this page's log axes ("0.00001"); below it every tick of the axis
-#: is written as a power of ten.
-DECIMAL_TICK_FLOOR = 1e-5
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def _decimal_tick(v: float) -> str:
-    """0.00002, 0.5, 1, 1,000: the plain decimal form (``tick_text`` for 1 and above)."""
-    return tick_text(v) if v >= 1 else f"{v:.12f}".rstrip("0").rstrip(".")
-
-
-def _power_tick(v: float) -> str:
-    """10⁻⁶, 2·10⁻⁵, 10⁰: the power-of-ten form, for every tick of an axis that reaches below 10⁻⁵."""
-    e = math.floor(math.log10(v) + 1e-9)
-    m = round(v / 10**e)
-    return f"10{str(e).translate(_SUPERSCRIPT)}" if m == 1 else f"{m}·10{str(e).translate(_SUPERSCRIPT)}"
-
-
-def log_axis_one_form(lo: float, hi: float, **kw) -> dict:
-    """``engine.epsilon_figures.log_axis`` (ticks at 1, 2, 5 per decade, range stopping at the data) with every
-    tick label in one form: decimals ("0.0001", "0.001", "0.01") when every tick is at least 10⁻⁵, else powers
-    of ten for all of them ("10⁻⁶" … "10⁰").
-
-    The shared ``tick_text`` switches to powers below 0.001, so an error axis spanning 10⁻⁴ … 1 read
-    "10⁻⁴, 0.001, 0.01" (issue 14 item 2).
-
-    >>> log_axis_one_form(1e-4, 1.0)["ticktext"]
-    ['0.0001', '0.001', '0.01', '0.1', '1']
-    >>> log_axis_one_form(1e-6, 1.0)["ticktext"]
-    ['10⁻⁶', '10⁻⁵', '10⁻⁴', '10⁻³', '10⁻²', '10⁻¹', '10⁰']
-    """
-    ax = log_axis(lo, hi, **kw)
-    vals = ax.get("tickvals")
-    if vals:
-        fmt = _decimal_tick if min(vals) >= DECIMAL_TICK_FLOOR / 1.0001 else _power_tick
-        ax["ticktext"] = [fmt(v) for v in vals]
-    return ax
 
 
 def _add_hlines(fig: go.Figure, lines: Sequence[dict]) -> None:
@@ -103,7 +64,7 @@ def make_group_sizes_figure(sizes, labels: Sequence[str], status: Sequence[str],
     fig.update_layout(title=title, barmode="overlay", xaxis=dict(categoryorder="array",
                       categoryarray=[str(labels[i]) for i in order], title="Group (largest first)",
                       showticklabels=len(s) <= 30, tickangle=-30),
-                      yaxis=log_axis_one_form(max(pos.min() / 2, 0.5) if pos.size else 1,
+                      yaxis=log_axis(max(pos.min() / 2, 0.5) if pos.size else 1,
                                               pos.max() if pos.size else 10, title="Records (log scale)"),
                       legend_title_text="Group is")
     return fig
@@ -168,9 +129,9 @@ def make_group_error_figure(df: pd.DataFrame, analytic: pd.DataFrame | None, *, 
     ylo, yhi = finite_range(*ys)
     xlo, xhi = finite_range(n_i, [max(min_frac * n, 1.0)] if n else [])
     layout = dict(title=dict(text=f"Error of each group's mean at ε = {epsilon:g}"),
-                  xaxis=log_axis_one_form(max(xlo / 1.5, 1.0), xhi * 1.5,
+                  xaxis=log_axis(max(xlo / 1.5, 1.0), xhi * 1.5,
                                           title=dict(text="Group size (records)")),
-                  yaxis=log_axis_one_form(ylo, yhi, title=dict(text="Distance from the true group mean")),
+                  yaxis=log_axis(ylo, yhi, title=dict(text="Distance from the true group mean")),
                   legend=dict(orientation="h", y=-0.25))
     if n and min_frac > 0:
         # A plain layout shape, not add_vrect (its axis-spanning bookkeeping costs ~15 ms per redraw). On a
@@ -214,9 +175,9 @@ def make_epsilon_sweep_figure(df: pd.DataFrame) -> go.Figure:
             fig.add_trace(go.Scatter(x=sub["epsilon"], y=sub["abs_err"], mode="lines+markers",
                                      name=METHOD_LABELS.get(method, method), legendgroup=method, showlegend=col == 1,
                                      line=dict(color=METHOD_COLORS.get(method))), row=1, col=col)
-    fig.update_xaxes(**log_axis_one_form(*finite_range(df["epsilon"]), title="ε"))
-    fig.update_yaxes(**log_axis_one_form(*finite_range(pop["abs_err"]), title="mean error"), col=1)
-    fig.update_yaxes(**log_axis_one_form(*finite_range(grp["abs_err"])), col=2)
+    fig.update_xaxes(**log_axis(*finite_range(df["epsilon"]), title="ε"))
+    fig.update_yaxes(**log_axis(*finite_range(pop["abs_err"]), title="mean error"), col=1)
+    fig.update_yaxes(**log_axis(*finite_range(grp["abs_err"])), col=2)
     fig.update_layout(title="Error against the privacy budget")
     return fig
 
@@ -307,6 +268,6 @@ def make_synth_sweep_figure(long: pd.DataFrame, metrics: Sequence[str] = ("workl
             fig.add_trace(go.Scatter(x=s.index, y=s.values, mode="lines+markers", name=SYNTH_WORDS[variant],
                                      legendgroup=variant, showlegend=j == 1,
                                      line=dict(color=METHOD_COLORS[variant])), row=1, col=j)
-    fig.update_xaxes(**log_axis_one_form(*finite_range(long["epsilon"]), title="ε"))
+    fig.update_xaxes(**log_axis(*finite_range(long["epsilon"]), title="ε"))
     fig.update_layout(title="Synthetic data quality against ε")
     return fig

@@ -76,16 +76,17 @@ def make_marginals_figure(ids: Sequence[str], x: Sequence[float], k: int, *, top
 
 
 def _ecdf_points(values: np.ndarray, max_points: int) -> tuple[np.ndarray, np.ndarray]:
-    """Corners of the empirical CDF drawn as a step line: (value, share of draws at or below it).
+    """Corners of the empirical CDF drawn as a step line: (value, share of draws at or below it), from share 0.
 
     Few distinct values (0/1 memberships give whole numbers): one point per distinct value, the exact step
     function with a handful of points instead of hundreds. Many: ``max_points`` evenly spaced order statistics.
+    The first point (smallest value, 0) draws the first rise from zero and keeps the share axis starting at 0.
     """
     v = np.sort(np.asarray(values, dtype=float))
     last = np.flatnonzero(np.r_[v[1:] != v[:-1], True])       # last index of each distinct value
     idx = last if last.size <= max_points else \
         np.unique(np.linspace(0, v.size - 1, min(max_points, v.size)).astype(int))
-    return v[idx], (idx + 1) / v.size
+    return np.r_[v[0], v[idx]], np.r_[0.0, (idx + 1) / v.size]
 
 
 def make_realised_figure(utilities: np.ndarray, expected: Sequence[float], group_names: Sequence[str], *,

@@ -710,11 +710,11 @@ def test_figures_build_with_expected_traces():
     for t, j in zip(fig.data, np.argsort(mc.expected, kind="stable")):
         # the step line's corners are the empirical CDF at each distinct utility (brute force: share of draws ≤ u)
         u = mc.utilities[:, j]
-        assert len(t.x) == len(np.unique(u)) <= 20
-        np.testing.assert_allclose(t.y, [np.mean(u <= x) for x in t.x], atol=1e-12)
+        assert len(t.x) == len(np.unique(u)) + 1 <= 21 and (t.x[0], t.y[0]) == (u.min(), 0.0)   # rise from 0
+        np.testing.assert_allclose(t.y[1:], [np.mean(u <= x) for x in t.x[1:]], atol=1e-12)
     many = np.random.default_rng(0).random((1_000, 2))        # continuous utilities: at most max_points corners
     fig = lf.make_realised_figure(many, [0.5, 0.5], ["A", "B"], delta=0.1, max_points=50)
-    assert all(len(t.x) == 50 and t.y[-1] == 1.0 for t in fig.data)
+    assert all(len(t.x) == 51 and t.y[0] == 0.0 and t.y[-1] == 1.0 for t in fig.data)
     fig = lf.make_finite_scatter(U6, {"leximax": lx.leximax_set(U6)})
     assert list(fig.data[1].x) == [0.30]                      # S₁'s G1 value is ringed
     d = lx.leximin_panels(lx.tiny_pool(), lx.tiny_quotas(), k=4, rng=0)

@@ -32,6 +32,7 @@ from ui.charts import show_figure
 from ui.common import CORES, methodology
 from ui.tabs import lazy_tabs
 from ui.exports import csv_bytes, download_csv, download_json
+from ui.links import accept_plain_number
 from ui.text import md_escape
 from ui.upload import csv_uploader
 from ui.widgets import choice, log_slider, seed_input
@@ -48,6 +49,12 @@ SOURCE_HELP = ("Mixture: simulated Gaussian groups with Dirichlet(α) sizes. ACS
 EPS_MIN, EPS_MAX = 0.01, 10.0
 ALPHA_GRID = (0.05, 0.1, 0.13, 0.2, 0.3, 0.5, 0.7, 1.0, 2.0, 3.0, 5.0, 10.0)
 N_GRID = (500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000, 200_000)
+
+
+def _thousands(v: int) -> str:
+    return f"{v:,}"
+
+
 SYNTH_OPTIONS = {"independent": "Independent", "full_histogram": "Full histogram", "mwem": "MWEM",
                  "mst": "MST (Run)", "aim": "AIM (Run)"}
 UPLOAD_MAX_BYTES = 10_000_000
@@ -332,8 +339,9 @@ def draw_controls(*, main: bool) -> None:
                                         disabled=unused("sv_alpha")))
     k = int(cols[2].slider("Number of groups k", 2, 50, 9, key="sv_k", bind="query-params",
                            disabled=unused("sv_k")))
+    accept_plain_number("sv_n", N_GRID, _thousands)
     n = int(cols[3].select_slider("Records n", options=N_GRID, value=10_000, key="sv_n",
-                                  format_func=lambda v: f"{v:,}", bind="query-params", disabled=unused("sv_n")))
+                                  format_func=_thousands, bind="query-params", disabled=unused("sv_n")))
     cols = st.columns(4) if main else cols
     reps = int(cols[0].slider("Repetitions", 1, 200, 30, key="sv_reps", bind="query-params",
                               disabled=unused("sv_reps"),

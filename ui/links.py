@@ -154,6 +154,28 @@ def report_ignored(name: str, reason: str) -> None:
         st.session_state.setdefault(_EXTRA, []).append(Ignored(name, reason))
 
 
+def accept_plain_number(key: str, options, format_func) -> None:
+    """Let a link give a number option without its thousands separators ("2000" for the label "2,000").
+
+    A bound ``select_slider`` with ``format_func`` reads and writes its link as the formatted label, so a hand-typed
+    or older link with plain digits was refused. Call before the widget: a plain-digit value equal to one option is
+    rewritten to that option's label; anything else is left for the widget (and the link notice) to judge.
+    """
+    with _store() as qp:
+        for table in (qp._initial_query_params, qp._query_params):  # the widget seeds from the first
+            raw = table.get(key)
+            raw = raw if isinstance(raw, list) else [raw] if raw is not None else []
+            if len(raw) != 1:
+                continue
+            text = str(raw[0]).replace(",", "").replace("_", "").strip()
+            if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", text or "x"):
+                continue
+            match = [o for o in options if float(o) == float(text)]
+            if match:
+                table[key] = [format_func(match[0])] if table is qp._initial_query_params else \
+                    format_func(match[0])
+
+
 def register_manual_param(name: str) -> None:
     """Mark ``name`` as a setting this run keeps in the URL by hand (not through a bound widget), so the link
     check does not call it "not a setting"; the code that reads it reports a bad value with report_ignored()."""
@@ -166,9 +188,17 @@ def _same_url_value(a: str, b: str) -> bool:
     if a == b or a.lower() == b.lower() in ("true", "false"):
         return True
     try:
-        return float(a) == float(b)
+        return float(_plain_digits(a)) == float(_plain_digits(b))
     except ValueError:
         return False
+
+
+def _plain_digits(text: str) -> str:
+    """'2,000' and '2_000' as '2000' (a number the widget shows with separators); any other text unchanged."""
+    return text.replace(",", "").replace("_", "") if _SEPARATED.fullmatch(text.strip()) else text
+
+
+_SEPARATED = re.compile(r"[0-9]{1,3}([,_][0-9]{3})+(\.[0-9]+)?")
 
 
 def _same_values(a: list[str], b: list[str]) -> bool:

@@ -489,3 +489,18 @@ def test_many_groups_warning():
     assert not at.exception
     assert any("The groups number 30" in w.value for w in at.warning)
     assert not any("The groups number" in w.value for w in _app(sv_k="9").warning)
+
+
+@pytest.mark.parametrize("value", ["2000", "2,000", "2_000"])
+def test_records_n_link_accepts_plain_digits_and_its_label(value):
+    """A link gives n as typed ("2000") or as the slider shows it ("2,000"); both restore n = 2,000 and no notice."""
+    at = _app(sv_n=value)
+    assert not at.exception
+    assert at.select_slider(key="sv_n").value == 2000
+    assert not [t for t in at.toast if "were not used" in t.value]
+
+
+def test_records_n_link_off_the_grid_is_reported():
+    at = _app(sv_n="2001")
+    assert at.select_slider(key="sv_n").value == 10_000
+    assert any("sv\\_n" in t.value or "sv_n" in t.value for t in at.toast if "were not used" in t.value)

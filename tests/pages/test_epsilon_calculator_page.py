@@ -20,6 +20,15 @@ COMP, BUDGET, ADAPT, RISK, WIDTHS, TESTS, MAXINFO = TABS[1:8]
 PLD, BASIC = "Privacy loss distributions (PLD)", "Basic sum (Thm 2.1.4)"  # the composition table's rule names
 
 
+def editors_show_no_none(at) -> int:
+    """Every editable table sets the text of an empty cell (blank or a dash), so none shows "None" (issue 14 item
+    2: Streamlit prints "None" unless ``placeholder`` is given); returns how many editors it checked."""
+    editors = [d for d in at.dataframe if d.proto.editing_mode != 0]  # 0: a read-only st.dataframe
+    for d in editors:
+        assert d.proto.HasField("placeholder") and d.proto.placeholder in ("", "—"), list(d.value.columns)
+    return len(editors)
+
+
 def fresh(**params) -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=120)
     for k, v in params.items():
@@ -68,6 +77,7 @@ def test_every_tab_renders_when_open(tab):
     labels = [b.label for b in at.get("download_button")]
     assert any("HTML" in x for x in labels) and any("JSON" in x for x in labels)
     # issue 15 item 2: every tab hands over a runnable script (its own, only for the open tab)
+    assert editors_show_no_none(at) == {BUDGET: 2, "Public information": 1}.get(tab, 0)
     copy = [e for e in at.expander if e.label == "Copy as code"]
     assert len(copy) == 1, [e.label for e in at.expander]
     code = copy[0].get("code")
@@ -129,6 +139,7 @@ def test_tab2_bad_list_from_link():
                                "count"],
                       "rows": [["gaussian", None, 0, None, None, None, 1, None, 3]]})
     at = fresh(eps_tab=COMP, eps_comp_mode="A list", eps_comp_rows=bad)
+    assert editors_show_no_none(at) == 1  # the list's empty cells (ε of a Gaussian row) show blank
     assert any("row 1" in e.value and "multiplier" in e.value for e in at.error)
 
 

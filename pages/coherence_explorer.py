@@ -31,7 +31,7 @@ from ui.exports import download_csv, download_json
 from ui.tabs import lazy_tabs
 from ui.text import md_escape, md_quote
 from ui.upload import csv_uploader
-from ui.widgets import choice, delta_exponent, log_slider, seed_input, token_for
+from ui.widgets import choice, delta_exponent, log_slider, multi_choice, seed_input, token_for
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = {"synthetic": "Synthetic population (generator)", "shared": "Shared dataset (sidebar picker)",
@@ -75,13 +75,17 @@ LEARNERS = {
 }
 EVERYONE = "Everyone"
 SENSITIVE = "Has the sensitive attribute"
+#: Group presets of census-like data: link token → (display label, conditions); the label names the group.
 SYN_PRESETS = {
-    "Women (SEX = 2)": (co.Condition("SEX", values=(2,)),),
-    "Age 65+": (co.Condition("AGEP", low=65),),
-    "Men 18–24": (co.Condition("SEX", values=(1,)), co.Condition("AGEP", low=18, high=25)),
-    "Black (RAC1P = 2)": (co.Condition("RAC1P", values=(2,)),),
-    "Hispanic (HISP ≥ 1)": (co.Condition("HISP", low=1),),
+    "women": ("Women (SEX = 2)", (co.Condition("SEX", values=(2,)),)),
+    "age65": ("Age 65+", (co.Condition("AGEP", low=65),)),
+    "men18_24": ("Men 18–24", (co.Condition("SEX", values=(1,)), co.Condition("AGEP", low=18, high=25))),
+    "black": ("Black (RAC1P = 2)", (co.Condition("RAC1P", values=(2,)),)),
+    "hispanic": ("Hispanic (HISP ≥ 1)", (co.Condition("HISP", low=1),)),
 }
+#: The "Groups" control's options (link token → label); older links' display labels are read as these tokens.
+GROUP_PRESETS = {"everyone": EVERYONE, "sensitive": SENSITIVE} | {t: lab for t, (lab, _) in SYN_PRESETS.items()}
+DEFAULT_GROUPS = ["everyone", "sensitive"]
 MAX_GROUPS = 20
 #: Random splits of the Section 7 demonstration.
 S7_REPS = 1000
@@ -213,7 +217,7 @@ def _apply_paper_preset() -> None:
     """Seed §5 settings: label DREM (1 = sensitive), the 8-feature lens, clear release, 50-tree forest."""
     st.session_state.update({
         "coh_label": "DREM", "coh_sensitive": "1", "coh_lens": list(NIST_LENS),
-        "coh_groups": [EVERYONE, SENSITIVE], "coh_release": "clear", "coh_learner": "random_forest",
+        "coh_groups": list(DEFAULT_GROUPS), "coh_release": "clear", "coh_learner": "random_forest",
         "coh_output": "hard", "coh_trees": 50, "coh_reps": 100, "coh_coarsen": False,
     })
 
@@ -378,21 +382,22 @@ lens = sb.multiselect("Lens (features the predictor sees)", lens_options, defaul
                       bind="query-params", max_selections=30)
 
 # Groups: presets + builder.
-preset_names = [EVERYONE, SENSITIVE] + (list(SYN_PRESETS) if census_like else [])
+# Census-like data also offers the SYN presets; a link naming one the data lacks is named in the link notice.
+group_options = {t: lab for t, lab in GROUP_PRESETS.items() if census_like or t not in SYN_PRESETS}
 if data_changed:
-    st.session_state["coh_groups"] = [EVERYONE, SENSITIVE]
-chosen = sb.multiselect("Groups", preset_names, default=[EVERYONE, SENSITIVE], key="coh_groups",
-                        bind="query-params", help="Overall averages can hide harm to a small group.")
+    st.session_state["coh_groups"] = list(DEFAULT_GROUPS)
+chosen = multi_choice("Groups", group_options, key="coh_groups", default=DEFAULT_GROUPS, container=sb,
+                      help="Overall averages can hide harm to a small group.")
 custom: list[co.GroupSpec] = st.session_state.setdefault("coh_custom_groups", [])
 _sync_built_groups(custom, df.columns)
 groups: list[co.GroupSpec] = []
-for nm in chosen:
-    if nm == EVERYONE:
+for token in chosen:
+    if token == "everyone":
         groups.append(co.GroupSpec(EVERYONE))
-    elif nm == SENSITIVE:
+    elif token == "sensitive":
         groups.append(co.GroupSpec(f"{label} = {sensitive}", (co.Condition(label, values=(sensitive,)),)))
-    elif nm in SYN_PRESETS:
-        groups.append(co.GroupSpec(nm, SYN_PRESETS[nm]))
+    elif token in SYN_PRESETS:
+        groups.append(co.GroupSpec(*SYN_PRESETS[token]))
 groups += [g for g in custom if all(c.column in df.columns for c in g.conditions)]
 groups = groups[:MAX_GROUPS]
 

@@ -98,8 +98,7 @@ def test_every_control_changes_the_output():
         ("coh_seed", lambda a: a.number_input(key="coh_seed").set_value(5)),
         ("coh_n", lambda a: a.slider(key="coh_n").set_value(3000)),
         ("coh_lens", lambda a: a.multiselect(key="coh_lens").set_value(["AGEP", "EDU", "SEX"])),
-        ("coh_groups", lambda a: a.multiselect(key="coh_groups").set_value(
-            ["Everyone", "Has the sensitive attribute", "Age 65+"])),
+        ("coh_groups", lambda a: a.multiselect(key="coh_groups").set_value(["everyone", "sensitive", "age65"])),
         ("coh_gamma", lambda a: a.number_input(key="coh_gamma").set_value(400.0)),
         # a unit switch converts γ (same groups kept); the new value in the new unit changes the output
         ("coh_gamma_mode", lambda a: a.radio(key="coh_gamma_mode").set_value("percent").run()
@@ -308,8 +307,12 @@ def test_switching_the_data_source_rederives_lens_and_label():
     """Issue 12 example 5: synthetic → shared Adult → upload → synthetic, the page never stops at an empty lens."""
     at = _app(coh_n="2000", coh_learner="Decision tree").run()
     _ok(at)
+    at.multiselect(key="coh_groups").set_value(["sensitive", "age65"]).run()
     at.radio(key="coh_source").set_value("shared").run()
     _ok(at)
+    # new data (the shared census sample), default groups again
+    assert list(at.multiselect(key="coh_groups").value) == ["everyone", "sensitive"]
+    assert "coh_groups" not in dict(at.query_params)
     at.selectbox(key="dataset").set_value("adult").run()
     _ok(at)
     lens = list(at.multiselect(key="coh_lens").value)
@@ -323,12 +326,13 @@ def test_switching_the_data_source_rederives_lens_and_label():
     lens = list(at.multiselect(key="coh_lens").value)
     assert lens and at.selectbox(key="coh_label").value not in lens
     assert set(lens) <= {"height", "weight", "smoker", "region"}
+    at.multiselect(key="coh_groups").set_value(["sensitive"]).run()
     at.radio(key="coh_source").set_value("synthetic").run()
     _ok(at)
     assert at.selectbox(key="coh_label").value == "DREM"
     assert list(at.multiselect(key="coh_lens").value) == ["AGEP", "DENSITY", "INDP_CAT", "INDP", "SEX", "EDU",
                                                           "HISP", "RAC1P"]
-    assert list(at.multiselect(key="coh_groups").value) == ["Everyone", "Has the sensitive attribute"]
+    assert list(at.multiselect(key="coh_groups").value) == ["everyone", "sensitive"]
 
 
 def test_link_lens_still_wins_on_first_load():
@@ -491,7 +495,7 @@ def test_failure_rate_card_matches_the_downloaded_runs():
 
     with capture_downloads() as dl:
         at = _app(coh_n="2000", coh_reps="12", coh_learner="Decision tree", coh_alpha="0.15", coh_gamma="50",
-                  coh_groups=["Everyone", "Has the sensitive attribute", "Men 18–24"], coh_tab=RUNS).run()
+                  coh_groups="everyone,sensitive,men18_24", coh_tab=RUNS).run()
         at.button(key="coh_run").click().run()
         _ok(at)
         files = dl.files(".csv")
@@ -674,3 +678,90 @@ def test_copy_as_code_on_the_sweep_theory_and_section7_tabs():
     _ok(at)
     [code] = copy_as_code(at)
     assert "section7_result(" in code and "REPS = 1000" in code and "CURATOR = 'column'" in code
+
+
+# ------------------------------------------------------------------ the Groups control's link (issue 14 item 4)
+def _notice(at: AppTest) -> str:
+    return " ".join(t.value for t in at.toast)
+
+
+def _one(value):
+    return value[-1] if isinstance(value, list) else value
+
+
+def _group_sizes(at: AppTest) -> dict[str, int]:
+    table = at.dataframe[0].value
+    return dict(zip(table["group"], table["members"].astype(int)))
+
+
+def test_group_link_uses_short_tokens_and_restores_the_groups():
+    at = _app(coh_n="2000", coh_seed="3", coh_learner="Decision tree", coh_groups="age65,everyone,women").run()
+    _ok(at)
+    assert not _notice(at)
+    assert at.multiselect(key="coh_groups").value == ["age65", "everyone", "women"]   # the link's order
+    # sizes counted here with pandas on the same generated population (not the page's masks)
+    d = census_population(2000, rng=3)
+    d = d[d["DREM"].notna()]
+    assert _group_sizes(at) == {"Age 65+": int((d["AGEP"] >= 65).sum()), "Everyone": len(d),
+                                "Women (SEX = 2)": int((d["SEX"] == 2).sum())}
+    assert _one(at.query_params["coh_groups"]) == "age65,everyone,women"
+    # choosing writes tokens, not display labels
+    at.multiselect(key="coh_groups").set_value(["black", "hispanic"]).run()
+    _ok(at)
+    assert _one(at.query_params["coh_groups"]) == "black,hispanic"
+    assert list(_group_sizes(at)) == ["Black (RAC1P = 2)", "Hispanic (HISP ≥ 1)"]
+
+
+def test_older_group_links_with_display_labels_still_work():
+    # Streamlit's own binding wrote one parameter per chosen group, with its display label
+    at = _app(coh_n="2000", coh_learner="Decision tree",
+              coh_groups=["Everyone", "Has the sensitive attribute", "Men 18–24"]).run()
+    _ok(at)
+    assert not _notice(at)
+    assert at.multiselect(key="coh_groups").value == ["everyone", "sensitive", "men18_24"]
+    assert list(_group_sizes(at)) == ["Everyone", "DREM = 1", "Men 18–24"]
+    assert _one(at.query_params["coh_groups"]) == "everyone,sensitive,men18_24"   # rewritten as tokens
+
+
+def test_unknown_groups_in_a_link_are_named_and_the_rest_kept():
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_groups="women,martians,sensitive",
+              coh_alpha="0.45").run()
+    _ok(at)
+    assert "**coh\\_groups** (“martians” is not an option; the other items were used)" in _notice(at), _notice(at)
+    assert at.multiselect(key="coh_groups").value == ["women", "sensitive"]
+    assert at.slider(key="coh_alpha").value == pytest.approx(0.45)   # the rest of the link applies
+    # nothing known: the default groups, and the notice says so
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_groups="martians").run()
+    _ok(at)
+    assert "(“martians” is not an option; the default is used)" in _notice(at), _notice(at)
+    assert at.multiselect(key="coh_groups").value == ["everyone", "sensitive"]
+
+
+def test_census_presets_in_a_link_are_named_when_the_data_lacks_them():
+    # an upload without the census columns offers only Everyone and the sensitive group
+    at = _app(coh_source="upload", coh_learner="Decision tree", coh_groups="everyone,women,age65").run()
+    _upload(at, _small_upload())
+    _ok(at)
+    assert list(at.multiselect(key="coh_groups").options) == ["Everyone", "Has the sensitive attribute"]
+    assert "**coh\\_groups** (“women”, “age65” are not options; the other items were used)" in _notice(at), \
+        _notice(at)
+    assert at.multiselect(key="coh_groups").value == ["everyone"]
+    assert list(_group_sizes(at)) == ["Everyone"]
+
+
+def test_default_groups_write_nothing_to_the_link():
+    at = _app(coh_n="2000", coh_learner="Decision tree").run()
+    _ok(at)
+    assert at.multiselect(key="coh_groups").value == ["everyone", "sensitive"]
+    assert "coh_groups" not in dict(at.query_params)
+    at.multiselect(key="coh_groups").set_value(["everyone"]).run()
+    assert _one(at.query_params["coh_groups"]) == "everyone"
+    at.multiselect(key="coh_groups").set_value([]).run()   # an empty choice is kept as an empty value
+    assert _one(at.query_params["coh_groups"]) == ""
+    at.multiselect(key="coh_groups").set_value(["everyone", "sensitive"]).run()
+    _ok(at)
+    assert "coh_groups" not in dict(at.query_params)
+    # a link that spells out the default is read, and the control then leaves the link short
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_groups="everyone,sensitive").run()
+    _ok(at)
+    assert not _notice(at) and "coh_groups" not in dict(at.query_params)

@@ -189,6 +189,16 @@ def test_release_query_params_restore():
     assert any("Month 10" in h.value for h in at.subheader)
 
 
+def test_release_methods_link_takes_tokens_and_names_unknown_ones():
+    """Methods in a link are short tokens (labels still accepted); an unknown item is dropped, the rest kept (the
+    notice naming it is drawn by page_end, tested with multi_choice in tests/test_widgets_multi_choice.py)."""
+    at = AppTest.from_string(TAB_B, default_timeout=120)
+    at.query_params["pp_methods"] = "pp,wem_naive,telepathy"
+    at.run()
+    assert not at.exception
+    assert at.multiselect(key="pp_methods").value == ["pp", "wem_naive"]
+
+
 # ------------------------------------------------------------------------------------------- issue 12 / 17
 def test_release_upload_names_do_not_reach_markdown():
     # A county name quoted in the validator's message is shown as typed, not as a Markdown image.

@@ -28,7 +28,7 @@ from ui.text import md_escape
 from ui.upload import uploaded_bytes
 from ui.views import ppd_jobs as jobs
 from ui.views.public_information import MODEL_CAVEAT, PAPER
-from ui.widgets import choice, log_grid, log_slider, seed_input
+from ui.widgets import choice, log_grid, log_slider, multi_choice, seed_input
 
 EPS_MIN, EPS_MAX = 0.1, 10.0
 ALPHA_OPTIONS = log_grid(1e-4, 100.0, 4)
@@ -233,8 +233,8 @@ def render_partially_private_release() -> None:
                        disabled=not any(m != "pp" for m in chosen), help="Used only by the WEM methods.")
     with c4:
         seed = seed_input(key="pp_seed", value=0)
-    methods = st.multiselect("Methods", list(release.METHODS), default=list(release.METHODS), key="pp_methods",
-                             bind="query-params", format_func=lambda m: release.METHOD_LABELS[m])
+    methods = multi_choice("Methods", {m: release.METHOD_LABELS[m] for m in release.METHODS}, key="pp_methods",
+                           default=list(release.METHODS))
     st.markdown("**Public information**")
     c1, c2, c3, c4 = st.columns(4)
     st_on = c1.checkbox("State total", True, key="pp_state_total", bind="query-params")

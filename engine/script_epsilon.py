@@ -1,4 +1,4 @@
-""""Copy as code" scripts for the epsilon calculator: each recomputes a tab's headline numbers twice.
+""""Copy as code" scripts for the epsilon calculator's nine tabs: each recomputes a tab's headline numbers twice.
 
 Each ``<tab>_script(**params) -> str`` returns a short, self-contained Python script that (1) recomputes the tab's
 numbers with this project's engine (``sys.path.insert(0, repo_root)``, ``import engine....``) and (2) recomputes
@@ -9,13 +9,23 @@ them with an independent library, then prints ``name = value`` lines for both an
 - Composition: Google's dp-accounting (``PLDAccountant``, ``RdpAccountant``) for Laplace and Gaussian rows, and the
   basic sum by hand;
 - ε as risk: the closed forms (Bayes' rule on the e^ε likelihood-ratio bound; the (ε, δ) hypothesis-testing region)
-  written out with ``math``, and a brute-force check of the advantage on randomized response.
+  written out with ``math``, and a brute-force check of the advantage on randomized response;
+- Budget planner: each statistic's ε, ρ and ± from its noise scale (scipy; Balle–Wang for Gaussian rows) and the
+  total under the rule (the sum, the zCDP conversion written out, dp-accounting's PLD);
+- Adaptive analysis: the three filters' stopping rules (Thm 5.3.7, eq. 5.12, zCDP) run over the sequence with numpy;
+- DP vs data splitting: the splitting widths by brute force over scipy's binomial tail and Hoeffding's closed form
+  (the DP widths are the engine's only);
+- Private tests: scipy's χ² and noncentral χ², and the weighted χ² by Monte Carlo;
+- Max-information: Thms 1.4.4 and 1.5.2 written out, the best β by a brute-force grid;
+- Public information: Lemma 5 by brute force over the truncated Laplace densities, and Δ_z of Example 3 from exact
+  whole-number binomial CDFs.
 
 References
 ----------
 Issue 15 item 2 (runnable code, cross-checked by an independent library). Formulas: ``002_802572da4c9a19ad.txt``
 (Rogers 2017) Thms 2.1.2, 2.1.4, 2.2.2; Balle & Wang (2018) analytic Gaussian; Canonne, Kamath & Steinke (2020);
-Kairouz, Oh & Viswanath (2015); Mironov (2017); dp-accounting ``pld`` and ``rdp``.
+Kairouz, Oh & Viswanath (2015); Mironov (2017); dp-accounting ``pld`` and ``rdp``; Seeman, Slavković & Reimherr
+(2022) (``001_cddb039cfb564267.txt``) Lemma 5, Example 3, Corollary 1.
 """
 
 from __future__ import annotations
@@ -480,9 +490,10 @@ for name, v, e in zip(names, crossings(ind), eng):
 
 
 # =========================================================================== Private tests
-_WCHI2_MC = '''def weighted_chi2_draws(lam, draws=1_000_000, seed=0):  # Σ λⱼ χ²₁ by Monte Carlo (equal λ: one χ²)
+_WCHI2_MC = '''def weighted_chi2_draws(lam, seed=0):  # Σ λⱼ χ²₁ by Monte Carlo (equal λ: one χ² with their count)
     g = np.random.default_rng(seed)
     values, counts = np.unique(np.round(lam, 12), return_counts=True)
+    draws = 1_000_000 if len(values) <= 8 else 200_000  # many distinct weights: fewer draws, a few seconds at most
     return sum(v * g.chisquare(c, draws) for v, c in zip(values, counts) if v > 0)
 
 
@@ -514,7 +525,7 @@ for name, v in engine.items():
     print(f"engine.{name} = {v:.12g}")
 
 # 2. Independent: scipy's χ² quantiles; the weighted χ² with the AsymptGOF weights λ = eig(I − √p√pᵀ +
-# Diag(1/(nρp))) (Thm 6.1.7) drawn 1,000,000 times (Monte Carlo, seed 0); power from the noncentral χ² with
+# Diag(1/(nρp))) (Thm 6.1.7) drawn by Monte Carlo (seed 0); power from the noncentral χ² with
 # ν = n·ΔᵀΣ⁻¹Δ, Σ = Diag(p) − ppᵀ + I/(nρ)
 """
         s += _WCHI2_MC
@@ -536,7 +547,7 @@ engine = {"classical": cv.classical, "asympt_indep": cv.asympt_indep, "projected
 for name, v in engine.items():
     print(f"engine.{name} = {v:.12g}")
 
-# 2. Independent: scipy's χ² quantiles, and the weighted χ² drawn 1,000,000 times (seed 0). The weights
+# 2. Independent: scipy's χ² quantiles, and the weighted χ² drawn by Monte Carlo (seed 0). The weights
 # (Lemma 6.2.3, eqs 6.19–6.21) are the engine's: no independent implementation of Σ_ind exists here.
 """
         s += _WCHI2_MC

@@ -533,14 +533,16 @@ def noise_outputs(inputs: dict, sens: mech.Sensitivity, mechs: tuple, outputs: b
     table = ef.calibration_table(cal)
     exports("eps_n1", table=table, params=dict(inputs, epsilon=eps, delta=delta, rho=rho, confidence=conf),
             name="noise_accuracy")
+    # the report names the value the user set in the page's words, never the engine's argument name
+    FIXED_WORDS = {"epsilon": "ε", "rho": "ρ (zCDP)", "scale": "noise scale", "half_width": "± half-width"}
     fixed = {"privacy": {"rho": rho} if by_rho else {"epsilon": eps}, "scale": {"scale": inputs["scale"]},
              "accuracy": {"half_width": inputs["half_width"]}}[fix]
     take_away("eps_n1_art", question="How far from the truth is a released number at this privacy level?",
               params={"query": QUERY_FMT[inputs["query"]], "neighbouring datasets": NEIGH_FMT[inputs["neighbour"]],
-                      "L": inputs["lower"], "U": inputs["upper"], "records n": inputs["n"],
+                      "lower bound L": inputs["lower"], "upper bound U": inputs["upper"], "records n": inputs["n"],
                       "mechanism": MECH_FMT[mechanism], "you set": FIX_FMT[fix],
                       **({"calibration": GAUSS_RULE_FMT[rule], "δ": ev.power_of_ten(delta)} if gauss else {}),
-                      **{k: fmt(v) for k, v in fixed.items()}, "confidence": f"{conf:.4g}%"},
+                      **{FIXED_WORDS[k]: fmt(v) for k, v in fixed.items()}, "confidence": f"{conf:.4g}%"},
               headlines=[("Noise scale", fmt(cal.scale)), ("± half-width", f"{fmt(cal.half_width)} at {conf:.4g}%"),
                          ("ε", fmt(cal.epsilon)), ("ρ (zCDP)", fmt(cal.rho))],
               verdicts=said, figures=[("Half-width against ε", f1), ("Noise distribution", f2)],

@@ -529,3 +529,23 @@ def test_attributes_id_default_is_a_unique_column():
     _upload(at, "lx_attr_csv", b"gender,age\nF,young\nF,old\nM,young\nM,old\n")
     assert at.selectbox(key="lx_attr_id").value == "(none)" and not at.exception and not at.error
     assert metric(at, "Worst-off group can expect")
+
+
+def editors_show_no_none(at) -> int:
+    """Every editable table sets the text of an empty cell (blank), so none shows "None" (issue 14 item 2:
+    Streamlit prints "None" unless ``placeholder`` is given); returns how many editors it checked."""
+    editors = [d for d in at.dataframe if d.proto.editing_mode != 0]  # 0: a read-only st.dataframe
+    for d in editors:
+        assert d.proto.HasField("placeholder") and d.proto.placeholder == "", list(d.value.columns)
+    return len(editors)
+
+
+def test_every_editor_shows_empty_cells_blank():
+    at = app(lx_source="attributes")                                       # target shares (share rule)
+    _upload(at, "lx_attr_csv", b"id,gender,age\nc1,F,young\nc2,F,old\nc3,M,young\nc4,M,old\n")
+    at.selectbox(key="lx_rule").set_value("share").run()
+    assert not at.exception and editors_show_no_none(at) == 1
+    at = app(lx_tab=TAB_B, lx_fs_preset="ex17")                            # utilities and their noisy version
+    assert not at.exception and editors_show_no_none(at) == 2
+    at = app(lx_tab=TAB_C)                                                 # the quota table
+    assert not at.exception and editors_show_no_none(at) == 1

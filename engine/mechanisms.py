@@ -615,6 +615,26 @@ def _rz_monitor(n: float, k: float, beta: float) -> tuple[float, float]:
     return float(vals[i]), math.exp(lrs[i])
 
 
+def adaptive_width_grid(n: int, beta: float, noise: Literal["laplace", "gaussian"] = "gaussian", *,
+                        points: int = 25, k_max: int = 10_000) -> list[tuple[str, int, AdaptiveWidth]]:
+    """Every method's width on the k grid the epsilon calculator's DP-vs-splitting tab draws ([T] Ch. 3).
+
+    k runs over ``points`` geometric steps from 1 to min(n, ``k_max``) (rounded, duplicates dropped); a method is
+    left out where it is undefined (Rogers–Zhang with Laplace noise; splitting beyond k = n). Rows: (method, k,
+    width). The page, its script and the tests read this one grid.
+    """
+    ks = np.unique(np.round(np.geomspace(1, min(n, k_max), points)).astype(int))
+    rows = []
+    for m in ADAPTIVE_METHODS:
+        if m == "rz_monitor" and noise == "laplace":
+            continue
+        for k in ks:
+            if m.startswith("split") and k > n:
+                continue
+            rows.append((m, int(k), adaptive_width(m, n=n, k=int(k), beta=beta, noise=noise)))
+    return rows
+
+
 def adaptive_width(method: Literal["nonadaptive", "split_binomial", "split_hoeffding", "dfhprr", "bnsssu",
                    "rz_monitor"], *, n, k, beta, noise: Literal["laplace", "gaussian"] = "gaussian") -> AdaptiveWidth:
     """Simultaneous width τ for k adaptively chosen [0, 1] statistical queries on n records ([T] Ch. 3).

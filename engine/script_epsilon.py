@@ -437,16 +437,15 @@ def widths_script(*, repo_root: str, n: int, beta: float, noise: str) -> str:
     s = _header(repo_root, "DP against data splitting for k adaptive queries, recomputed and cross-checked.")
     s += "import numpy as np\nfrom scipy import stats\n\nfrom engine import mechanisms as mech\n\n"
     s += f"n = {int(n)!r}\nbeta = {float(beta)!r}\nnoise = {noise!r}\n"
-    s += """ks = np.unique(np.round(np.geomspace(1, min(n, 10_000), 25)).astype(int))  # the tab's grid of k
-DP = ("dfhprr", "bnsssu", "rz_monitor")
+    s += """DP = ("dfhprr", "bnsssu", "rz_monitor")
 SPLIT = ("split_binomial", "split_hoeffding")
 
-# 1. This project's engine (spec §4.6): τ that holds for all k answers at once with probability 1 − β
+# 1. This project's engine (spec §4.6): τ that holds for all k answers at once with probability 1 − β,
+#    on the tab's grid of k
 tau = {}
-for m in mech.ADAPTIVE_METHODS:
-    if m == "rz_monitor" and noise == "laplace":
-        continue
-    tau[m] = {int(k): mech.adaptive_width(m, n=n, k=int(k), beta=beta, noise=noise).tau for k in ks}
+for m, k, w in mech.adaptive_width_grid(n, beta, noise):
+    tau.setdefault(m, {})[k] = w.tau
+ks = sorted(tau["dfhprr"])
 
 
 def crossings(split_tau):

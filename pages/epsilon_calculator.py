@@ -224,16 +224,7 @@ def cached_adaptive(seq: tuple, eg: float, dg: float, n: int):
 
 @st.cache_data(**CACHE)
 def cached_widths(n: int, beta: float, noise: str) -> pd.DataFrame:
-    ks = np.unique(np.round(np.geomspace(1, min(n, 10_000), 25)).astype(int))
-    rows = []
-    for m in mech.ADAPTIVE_METHODS:
-        if m == "rz_monitor" and noise == "laplace":
-            continue
-        for k in ks:
-            if m.startswith("split") and k > n:
-                continue
-            w = mech.adaptive_width(m, n=n, k=int(k), beta=beta, noise=noise)
-            rows.append((m, int(k), w.tau, w.parameter, w.noise_std, w.capped))
+    rows = [(m, k, w.tau, w.parameter, w.noise_std, w.capped) for m, k, w in mech.adaptive_width_grid(n, beta, noise)]
     return pd.DataFrame(rows, columns=["method", "k", "tau", "parameter", "noise_std", "capped"])
 
 

@@ -400,3 +400,18 @@ def test_discrete_gaussian_pmf_brute_force(sigma):
     ys = np.arange(-int(3 * sigma) - 2, int(3 * sigma) + 3)
     ref = np.exp(-0.5 * (ys / sigma) ** 2 - logz)
     assert np.allclose(M.discrete_noise_pmf("discrete_gaussian", scale=sigma, values=ys), ref, rtol=1e-10, atol=0)
+
+
+def test_adaptive_width_grid_is_the_tabs_k_grid():
+    """The DP-vs-splitting grid: k from 1 to min(n, 10,000) in at most 25 geometric steps, Rogers–Zhang only with
+    Gaussian noise, each width the method's own."""
+    rows = M.adaptive_width_grid(50_000, 0.05, "laplace")
+    ks = sorted({k for _, k, _ in rows})
+    assert ks[0] == 1 and ks[-1] == 10_000 and 20 <= len(ks) <= 25  # rounding merges steps at small k
+    ratios = [b / a for a, b in zip(ks[10:], ks[11:])]  # away from the rounding at small k: steps of 10^(4/24)
+    assert all(abs(r - 10 ** (4 / 24)) < 0.01 for r in ratios)
+    assert {m for m, _, _ in rows} == set(M.ADAPTIVE_METHODS) - {"rz_monitor"}
+    small = M.adaptive_width_grid(40, 0.05, "gaussian")
+    assert max(k for _, k, _ in small) == 40 and "rz_monitor" in {m for m, _, _ in small}
+    m, k, w = small[-1]
+    assert w.tau == M.adaptive_width(m, n=40, k=k, beta=0.05, noise="gaussian").tau

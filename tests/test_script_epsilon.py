@@ -240,16 +240,8 @@ def test_adaptive_script_matches_the_page_and_the_stopping_rules(out, name):
 
 # --------------------------------------------------------------------------- DP vs data splitting
 def _page_widths(n: int, beta: float, noise: str) -> pd.DataFrame:
-    """The page's ``cached_widths`` grid."""
-    ks = np.unique(np.round(np.geomspace(1, min(n, 10_000), 25)).astype(int))
-    rows = []
-    for m in mech.ADAPTIVE_METHODS:
-        if m == "rz_monitor" and noise == "laplace":
-            continue
-        for k in ks:
-            if m.startswith("split") and k > n:
-                continue
-            rows.append((m, int(k), mech.adaptive_width(m, n=n, k=int(k), beta=beta, noise=noise).tau))
+    """The page's grid (``mech.adaptive_width_grid``, which the page's ``cached_widths`` reads)."""
+    rows = [(m, k, w.tau) for m, k, w in mech.adaptive_width_grid(n, beta, noise)]
     return pd.DataFrame(rows, columns=["method", "k", "tau"])
 
 

@@ -5,9 +5,7 @@ Run: .venv/bin/python bench/bench_data.py  (prints a markdown table; median of 5
 
 from __future__ import annotations
 
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -15,13 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine.data import census_population, load_adult, load_dataset, read_uploaded_csv  # noqa: E402
 
 
-def timed(fn, reps: int = 5) -> float:
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+from timing import timed  # noqa: E402  (bench/ is the script's folder)
 
 
 def main() -> None:

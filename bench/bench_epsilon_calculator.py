@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import os
 import platform
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -26,14 +24,11 @@ from engine import private_tests as pt  # noqa: E402
 from engine import risk  # noqa: E402
 
 
+from timing import timed as _timed  # noqa: E402  (bench/ is the script's folder)
+
+
 def timed(fn, repeats: int = 5) -> float:
-    fn()  # warm-up (imports, first-call costs)
-    ts = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
+    return _timed(fn, repeats, warmup=True)
 
 
 def tab1():

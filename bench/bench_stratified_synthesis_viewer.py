@@ -12,7 +12,6 @@ cache's state before and after; run it with an empty cache, then again.
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -27,13 +26,11 @@ from engine import synth as Y  # noqa: E402
 from engine.data import load_adult  # noqa: E402
 
 
+from timing import timed as _timed  # noqa: E402  (bench/ is the script's folder)
+
+
 def timed(fn, reps: int = 3) -> float:
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    return _timed(fn, reps)
 
 
 def mean_interaction(n: int, reps: int, epsilons=(1.0,), estimator: str = "laplace") -> None:

@@ -57,6 +57,19 @@ def test_deep_link_restores_built_groups(page, app_url):
         ".some(c => c.textContent.includes('Older women'))", timeout=30_000)
 
 
+def test_group_link_is_rewritten_as_short_tokens(page, app_url):
+    """Issue 14 item 4: an older link (one parameter per group, display labels) restores the groups, and the
+    address bar then holds the short tokens."""
+    women = quote("Women (SEX = 2)")
+    open_page(page, f"{app_url}/coherence_explorer?{FAST}&coh_groups=Everyone&coh_groups={women}")
+    page.wait_for_function("() => /[?&]coh_groups=everyone(,|%2C)women(&|$)/.test(location.search)")
+    wait_idle(page)
+    groups = page.get_by_test_id("stSidebar").get_by_test_id("stMultiSelect").filter(has_text="Groups").first
+    assert "Women (SEX = 2)" in groups.inner_text() and "Has the sensitive attribute" not in groups.inner_text()
+    assert page.get_by_test_id("stToast").count() == 0   # every item was understood: no link notice
+    assert page.get_by_test_id("stException").count() == 0
+
+
 def test_link_opens_the_named_tab_and_a_click_enters_the_url(page, app_url):
     from playwright.sync_api import expect
 

@@ -8,7 +8,6 @@ Privacy in Data Analysis* (seed 002_802572da4c9a19ad.txt); spec shared/specs/eps
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from ui import cluster, load_active_dataset, page_end, page_setup
 from ui.charts import show_figure
 from ui.common import CORES, methodology
 from ui.dossier import Headline, PageSummary, artefacts
-from ui.exports import download_csv, download_json
+from ui.exports import download_csv
 from ui.tabs import lazy_tabs
 from ui.text import md_escape
 from ui.widgets import choice, delta_exponent, log_slider, seed_input
@@ -354,13 +353,11 @@ def show_table(df: pd.DataFrame, formats: dict | None = None, **kw) -> None:
     st.dataframe(shown.style.format(numeric), hide_index=True, width="stretch", **kw)
 
 
-def exports(prefix: str, *, table: pd.DataFrame | None, params: dict, name: str) -> None:
-    c1, c2 = st.columns(2)
-    with c1:
-        if table is not None:
-            download_csv(table, filename=f"{name}.csv", key=f"{prefix}_csv")
-    with c2:
-        download_json(params, filename=f"{name}_parameters.json", key=f"{prefix}_json")
+def exports(prefix: str, *, table: pd.DataFrame | None, name: str) -> None:
+    """The tab's table as CSV. Its parameters leave through "Settings (JSON)" under "Take this away", which the
+    sidebar can restore (a second, unrestorable parameters file beside it only confused)."""
+    if table is not None:
+        download_csv(table, filename=f"{name}.csv", key=f"{prefix}_csv")
 
 
 # =========================================================================== header
@@ -522,8 +519,7 @@ def noise_outputs(inputs: dict, sens: mech.Sensitivity, mechs: tuple, outputs: b
                         f"shaded interval from −{fmt(cal.half_width)} to +{fmt(cal.half_width)} holds {conf:.4g}% "
                         "of the draws.")
     table = ef.calibration_table(cal)
-    exports("eps_n1", table=table, params=dict(inputs, epsilon=eps, delta=delta, rho=rho, confidence=conf),
-            name="noise_accuracy")
+    exports("eps_n1", table=table, name="noise_accuracy")
     # the report names the value the user set in the page's words, never the engine's argument name
     FIXED_WORDS = {"epsilon": "ε", "rho": "ρ (zCDP)", "scale": "noise scale", "half_width": "± half-width"}
     fixed = {"privacy": {"rho": rho} if by_rho else {"epsilon": eps}, "scale": {"scale": inputs["scale"]},
@@ -672,8 +668,7 @@ def tab_composition(outputs: bool = True) -> None:
         st.caption("Not valid here: " + "; ".join(f"{r} ({md_escape(n, max_len=120)})" for r, n in
                                                   zip(people.loc[~valid, "rule"], people.loc[~valid, "why not valid"])))
     rows = [{k: v for k, v in m.__dict__.items() if v is not None} for m in ms]
-    exports("eps_comp", table=people, params=dict(mode=mode, delta=delta, rules=list(rules), mechanisms=rows),
-            name="composition")
+    exports("eps_comp", table=people, name="composition")
     take_away("eps_comp_art", question="What is the total privacy loss after these releases?",
               params={"releases": releases, "δ": ev.power_of_ten(delta),
                       "rules": ", ".join(ef.RULE_PLAIN[r] for r in trules)},
@@ -820,9 +815,7 @@ def tab_budget(outputs: bool = True) -> None:
                             + ", ".join(f"{nm} {fmt(v)}" for nm, v in zip(shares.names, shares.values))
                             + (f", not spent {fmt(shares.unused)}" if shares.unused > 0 else "")
                             + (f", reserve {fmt(shares.reserve)}" if shares.reserve > 0 else "") + ".")
-    exports("eps_b", table=alloc, params=dict(mode=mode, rule=rule, delta=delta, reserve=reserve, joint=joint,
-                                              budget=budget, objective=objective,
-                                              statistics=json.loads(edited.to_json(orient="records"))), name="budget_plan")
+    exports("eps_b", table=alloc, name="budget_plan")
     take_away("eps_b_art", question="How accurate can these statistics be under one privacy budget?",
               params={"mode": {"accuracy_first": "Accuracy first", "budget_first": "Budget first"}[mode],
                       "composition rule": ef.RULE_PLAIN.get(rule, rule), "δ": ev.power_of_ten(delta),
@@ -902,8 +895,7 @@ def tab_adaptive(outputs: bool = True) -> None:
                     [acc.ADAPTIVE_LABELS[r] + " after all requests" for r in acc.ADAPTIVE_LABELS],
         "value": [float(sum(halts[r].decisions)) for r in ("basic", "advanced", "zcdp")] + [float(final[r]) for r in acc.ADAPTIVE_LABELS]})
     st.dataframe(table.style.format({"value": "{:.4g}"}), hide_index=True, width="stretch")
-    exports("eps_a", table=table, params=dict(sequence=kind, epsilon_g=eg, delta_g=dg, n=n, rule=rule, length=len(seq)),
-            name="adaptive")
+    exports("eps_a", table=table, name="adaptive")
     take_away("eps_a_art", question="How many unplanned requests fit in a privacy budget?",
               params={"requests": f"{len(seq):,} ({SEQ_FMT[kind]})", "budget ε_g": fmt(eg),
                       "δ_g": ev.power_of_ten(dg), "records n": f"{int(n):,}"},
@@ -988,7 +980,7 @@ def tab_risk(outputs: bool = True) -> None:
     if IN_CONTEXT is not None:
         st.subheader(f"ε = {ev.given(eps)} among published deployments")
         IN_CONTEXT(eps, delta or None)
-    exports("eps_r", table=table, params=dict(epsilon=eps, delta=delta, prior=prior, shape=shape, mu=mu), name="risk")
+    exports("eps_r", table=table, name="risk")
     take_away("eps_r_art", question="What can an attacker learn about one person from this release?",
               params={"ε": fmt(eps), "δ": ev.power_of_ten(delta), "attacker's prior belief": f"{prior:.0%}"},
               headlines=[("Worst-case posterior belief", f"{b.lower:.1%} – {b.upper:.1%}"),
@@ -1042,7 +1034,7 @@ def tab_widths(outputs: bool = True) -> None:
     people = ef.widths_table_for_people(widths)
     show_table(people, {"error for all answers τ": "{:.4g}", "tuning parameter": "{:.4g}",
                         "noise standard deviation": "{:.4g}"})
-    exports("eps_w", table=people, params=dict(n=n, beta=beta, noise=noise), name="dp_vs_splitting")
+    exports("eps_w", table=people, name="dp_vs_splitting")
     take_away("eps_w_art", question="When does DP answer adaptive queries better than splitting the data?",
               params={"records n": f"{int(n):,}", "failure probability β": f"{beta:g}",
                       "DP noise": {"gaussian": "Gaussian", "laplace": "Laplace"}[noise]},
@@ -1293,7 +1285,7 @@ def tab_tests(outputs: bool = True) -> None:
     else:
         params.update(r=r, c=c, pi1=list(map(float, pi1)), pi2=list(map(float, pi2)),
                       alternative=[list(map(float, row)) for row in alt])
-    exports("eps_t", table=table, params=params, name="private_tests")
+    exports("eps_t", table=table, name="private_tests")
     take_away("eps_t_art", question="Do χ² tests on noisy counts keep their error rate?",
               params={"test": {"gof": "Goodness of fit", "independence": f"Independence ({r} × {c})"}[test],
                       "records n": f"{int(n):,}", "privacy": privacy_words, "α": f"{alpha:g}"},
@@ -1404,11 +1396,10 @@ def tab_maxinfo(outputs: bool = True) -> None:
             say_problem(st, e, level="warning")
         rs = _outcomes_input()
         st.caption(f"log₂(|Y|/β) = **{fmt(mi.maxinfo_description_length(rs, beta=0.05))} bits** at β = 0.05 (Thm 1.5.1).")
-    em = _coherence_eps_max(mi)
+    _coherence_eps_max(mi)  # draws its own section
     exports("eps_m", table=pd.DataFrame({"information leaked t (bits)": t,
                                          "threshold γ, mutual-information bound (Cor. 4.6.3)": g_mi,
                                          "threshold γ, Russo–Zou bound (Thm 4.6.4)": g_rz}),
-            params=dict(alpha=alpha, epsilon=eps, n=n, optimise=optimise, beta=beta, gamma=gamma, eps_max=em),
             name="maxinfo")
     take_away("eps_m_art", question="Which p-value threshold stays honest after a data-dependent choice?",
               params={"α": f"{alpha:g}", "ε of the selection step": fmt(eps), "records n": f"{int(n):,}"},

@@ -24,7 +24,7 @@ import plotly.graph_objects as go
 
 from engine import accounting as acc
 from engine import mechanisms as mech
-from engine.epsilon_verdicts import power_of_ten
+from engine.formatting import power_of_ten
 from engine.palette import palette_color
 from engine.search import bracketed_root
 from engine.validation import check_delta, check_epsilon, check_positive, check_size

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from engine import coherence as co
 from engine import figure_marks as fm
 from engine import maxinfo as mi
-from engine.epsilon_figures import log_axis
+from engine.formatting import log_axis
 from engine.palette import PALETTE, palette_color
 
 GREY = "#B0B0B0"

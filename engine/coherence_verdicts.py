@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from engine import coherence as co
-from engine.epsilon_verdicts import number, percent
+from engine.formatting import number, percent
 from engine.search import smallest_true
 
 __all__ = ["w1_text", "preview_verdict", "runs_verdict", "sweep_verdict", "theory_verdict", "section7_verdict",

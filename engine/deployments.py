@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.epsilon_figures import log_axis
-from engine.epsilon_verdicts import power_of_ten
+from engine.formatting import log_axis
+from engine.formatting import power_of_ten
 from engine.palette import palette_color
 from engine.validation import ValidationError, check_delta, check_epsilon
 

@@ -16,6 +16,7 @@ from scipy import stats
 
 from engine import accounting as acc
 from engine import mechanisms as mech
+from engine.formatting import finite_range, log_axis, tick_text
 from engine.palette import PALETTE, palette_color
 
 MECH_LABELS = {"laplace": "Laplace", "gaussian": "Gaussian", "discrete_laplace": "Discrete Laplace",
@@ -24,84 +25,6 @@ H4 = "%{y:.4g}"
 
 
 _colour = palette_color
-
-
-def tick_text(v: float) -> str:
-    """A tick label written out in full: 0.5 (never a bare "5"), 1000 as "1,000", 1e-6 as "10⁻⁶".
-
-    >>> [tick_text(v) for v in (0.5, 2, 1000, 1e-6, 2e-5, 1e5, 1e-4)]
-    ['0.5', '2', '1,000', '10⁻⁶', '2·10⁻⁵', '100,000', '10⁻⁴']
-    """
-    if v >= 1:
-        return f"{v:,.0f}" if v >= 1000 else f"{v:g}"
-    if v >= 1e-3:
-        return f"{v:.10f}".rstrip("0").rstrip(".")
-    e = math.floor(math.log10(v) + 1e-9)
-    m = round(v / 10**e)
-    exp = str(e).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
-    return f"10{exp}" if m == 1 else f"{m}·10{exp}"
-
-
-#: Smallest tick an axis writes as a decimal ("0.00001"); an axis reaching below it writes every tick as a power.
-DECIMAL_TICK_FLOOR = 1e-5
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def _decimal_tick(v: float) -> str:
-    """0.00002, 0.5, 1, 1,000: the plain decimal form (``tick_text`` for 1 and above)."""
-    return tick_text(v) if v >= 1 else f"{v:.12f}".rstrip("0").rstrip(".")
-
-
-def _power_tick(v: float) -> str:
-    """10⁻⁶, 2·10⁻⁵, 10⁰: the power-of-ten form."""
-    e = math.floor(math.log10(v) + 1e-9)
-    m = round(v / 10**e)
-    return f"10{str(e).translate(_SUPERSCRIPT)}" if m == 1 else f"{m}·10{str(e).translate(_SUPERSCRIPT)}"
-
-
-def tick_texts(vals) -> list[str]:
-    """Labels for one axis's ticks, all in one form (issue 14 item 2: never "10⁻⁴, 0.001" on one axis).
-
-    Decimals when every tick is at least 10⁻⁵, else powers of ten for every tick.
-
-    >>> tick_texts([1e-4, 1e-3, 0.01]), tick_texts([1e-6, 1e-3, 1.0]), tick_texts([0.5, 1, 2000])
-    (['0.0001', '0.001', '0.01'], ['10⁻⁶', '10⁻³', '10⁰'], ['0.5', '1', '2,000'])
-    """
-    vals = [float(v) for v in vals]
-    fmt = _decimal_tick if vals and min(vals) >= DECIMAL_TICK_FLOOR / 1.0001 else _power_tick
-    return [fmt(v) for v in vals]
-
-
-def log_axis(lo: float, hi: float, *, title: str | None = None, pad: float = 0.03) -> dict:
-    """A Plotly log axis over [lo, hi] with full-number ticks at 1, 2, 5 per decade (1 only beyond 3 decades),
-    labelled in one form (``tick_texts``).
-
-    The range stops where the data stop (padded by ``pad`` decades), so no axis runs on to 10⁻³⁰¹.
-    """
-    lo, hi = float(lo), float(hi)
-    if not (0 < lo <= hi and math.isfinite(hi)):
-        return dict(type="log", title=title)
-    if hi == lo:
-        lo, hi = lo / 2, hi * 2
-    a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-    decades = math.log10(hi) - math.log10(lo)
-    step = 1 if decades <= 12 else math.ceil(decades / 12)
-    mults = (1, 2, 5) if decades <= 3.05 else (1,)
-    vals = [m * 10.0**e for e in range(a, b + 1, step) for m in mults if lo / 1.0001 <= m * 10.0**e <= hi * 1.0001]
-    if len(vals) < 2:  # under one decade: 1–9 per decade rather than a single tick
-        vals = [m * 10.0**e for e in range(a, b + 1) for m in range(1, 10) if lo / 1.0001 <= m * 10.0**e <= hi * 1.0001]
-    ax = dict(type="log", tickvals=vals, ticktext=tick_texts(vals),
-              range=[math.log10(lo) - pad, math.log10(hi) + pad])
-    if title is not None:
-        ax["title"] = title
-    return ax
-
-
-def finite_range(*arrays) -> tuple[float, float]:
-    """Smallest and largest finite positive value over the arrays (for a log axis); (1, 10) when there is none."""
-    vals = np.concatenate([np.asarray(a, dtype=float).ravel() for a in arrays]) if arrays else np.array([])
-    vals = vals[np.isfinite(vals) & (vals > 0)]
-    return (float(vals.min()), float(vals.max())) if vals.size else (1.0, 10.0)
 
 
 def make_halfwidth_figure(curves: pd.DataFrame, *, current_epsilon: float, current_half_width: float,

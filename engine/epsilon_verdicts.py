@@ -17,6 +17,8 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from engine.formatting import given, number, percent, power_of_ten, times_ten_to
+
 #: Composition rules in plain words (the page's legends keep their theorem labels).
 RULE_WORDS = {
     "basic": "the basic sum", "advanced": "advanced composition", "advanced_drv": "advanced composition (DRV form)",
@@ -27,58 +29,6 @@ MECH_WORDS = {"laplace": "Laplace", "gaussian": "Gaussian", "discrete_laplace": 
               "discrete_gaussian": "discrete Gaussian", "pure_dp": "pure ε-DP", "approx_dp": "(ε, δ)-DP",
               "zcdp": "zCDP"}
 QUERY_WORDS = {"count": "a count", "sum": "a sum", "mean": "a mean", "histogram": "each count of a histogram"}
-SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def number(x: float, sig: int = 2) -> str:
-    """``x`` rounded to ``sig`` significant figures, trailing zeros kept (2.996 → "3.0"), thousands separated.
-
-    >>> number(2.996), number(0.01234), number(1234.5), number(float("inf")), number(-0.5)
-    ('3.0', '0.012', '1,200', '∞', '-0.50')
-    """
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    if math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    if x == 0:
-        return "0"
-    mag = math.floor(math.log10(abs(x)))
-    rounded = round(x, sig - 1 - mag)
-    mag = math.floor(math.log10(abs(rounded))) if rounded else mag  # 9.96 rounds up to 10
-    decimals = max(0, sig - 1 - mag)
-    if abs(rounded) < 1e-4:
-        return f"{rounded:.{sig - 1}e}".replace("e-0", "e-")
-    return f"{rounded:,.{decimals}f}"
-
-
-def power_of_ten(x: float) -> str:
-    """δ for reading: 1e-06 → "10⁻⁶", 5e-07 → "5·10⁻⁷" (exact powers of ten without a mantissa).
-
-    >>> power_of_ten(1e-6), power_of_ten(5e-7), power_of_ten(0.05)
-    ('10⁻⁶', '5·10⁻⁷', '0.05')
-    """
-    if x == 0:
-        return "0"
-    if x >= 1e-3:
-        return f"{x:g}"
-    e = math.floor(math.log10(x) + 1e-12)
-    m = x / 10**e
-    exp = str(e).translate(SUPERSCRIPT)
-    return f"10{exp}" if abs(m - 1) < 1e-9 else f"{m:.2g}·10{exp}"
-
-
-def given(x: float) -> str:
-    """A value the user set, as they would type it (up to 4 significant figures, no padding zeros).
-
-    >>> given(1.0), given(0.125), given(2000.0)
-    ('1', '0.125', '2,000')
-    """
-    return f"{x:,.4g}" if x < 1e6 else number(x, 4)
-
-
-def percent(p: float, sig: int = 2) -> str:
-    """A probability as a percentage with ``sig`` significant figures (0.2315 → "23%", 0.0046 → "0.46%")."""
-    return number(100 * p, sig) + "%"
 
 
 # --------------------------------------------------------------------------- Tab 1: noise and accuracy
@@ -129,7 +79,7 @@ def noise_guidance(*, query: str, half_width: float, lower: float, upper: float,
 def _big(x: float) -> str:
     """A large number as "4.9·10⁸"."""
     m, e = f"{x:.1e}".split("e+")
-    return f"{m}·10{str(int(e)).translate(SUPERSCRIPT)}"
+    return times_ten_to(m, int(e))
 
 
 def epsilon_guidance(epsilon: float) -> str | None:

@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from engine.epsilon_verdicts import number, percent
+from engine.formatting import number, percent
 
 __all__ = ["CohortFacts", "cohort_facts", "cohort_verdicts", "over_represented", "over_represented_warning",
            "zero_chance_warning", "draw_verdict", "panel_verdicts", "finite_verdict", "is_membership"]

@@ -18,7 +18,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from engine import partial_release
-from engine.epsilon_figures import finite_range, log_axis
+from engine.formatting import finite_range, log_axis
 from engine.palette import PALETTE
 from engine.public_info_figures import apply_layout
 

@@ -19,7 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine import public_info
-from engine.epsilon_figures import finite_range, log_axis
+from engine.formatting import finite_range, log_axis
 from engine.palette import PALETTE
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
-from engine.epsilon_verdicts import number, percent, power_of_ten
+from engine.formatting import number, percent, power_of_ten
 from engine.validation import EPSILON_MAX, ValidationError, check_delta, check_epsilon, check_positive
 
 # EPSILON_MAX is the one ε cap (engine.validation); ``engine.risk.EPSILON_MAX`` is that same object.

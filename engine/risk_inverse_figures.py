@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine import risk
-from engine.epsilon_figures import log_axis
+from engine.formatting import log_axis
 from engine.palette import palette_color
 
 Y_TITLES = {"posterior": "attacker's belief after the release", "advantage": "membership advantage",

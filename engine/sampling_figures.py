@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 
 from engine import figure_marks as fm
 from engine import sampling as sp
-from engine.epsilon_figures import log_axis
+from engine.formatting import log_axis
 from engine.palette import PALETTE as OKABE_ITO
 
 GREY = "#8c8c8c"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from engine.epsilon_verdicts import number, power_of_ten
+from engine.formatting import number, power_of_ten
 
 #: ε′ at or above this share of ε counts as "almost no amplification" (the page's red/orange banners agree).
 LITTLE_GAIN = 0.9

@@ -16,7 +16,7 @@ from plotly.subplots import make_subplots
 
 from engine import figure_marks as fm
 from engine import stratify as S
-from engine.epsilon_figures import finite_range, log_axis
+from engine.formatting import finite_range, log_axis
 from engine.palette import PALETTE as COLORS
 
 METHOD_COLORS = {"naive": COLORS[3], "stratified": COLORS[0], "split": COLORS[1], "coinpress": COLORS[3],

@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from engine.epsilon_verdicts import number, percent
+from engine.formatting import number, percent
 
 #: The experiment's method names of the global and the per-group release, per estimator.
 GLOBAL_METHODS = ("naive", "coinpress")

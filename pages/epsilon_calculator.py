@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from engine import formatting as nf
 from engine import accounting as acc
 from engine import budget as bud
 from engine import epsilon_figures as ef
@@ -489,7 +490,7 @@ def noise_outputs(inputs: dict, sens: mech.Sensitivity, mechs: tuple, outputs: b
     m[1].metric("Noise std", fmt(cal.std))
     m[2].metric("± half-width", fmt(cal.half_width), help="in query units")
     # beyond 10⁴ (or ∞: a deterministic release) ε means no useful privacy; the calculator's range ends there
-    m[3].metric("ε" + (f" (δ = {ev.power_of_ten(delta)})" if gauss else ""),
+    m[3].metric("ε" + (f" (δ = {nf.power_of_ten(delta)})" if gauss else ""),
                 fmt(cal.epsilon) if cal.epsilon <= mech.EPSILON_MAX else "more than 10,000")
     m[4].metric("ρ (zCDP)", fmt(cal.rho))
     text = ev.noise_verdict(mechanism=mechanism, query=inputs["query"], half_width=cal.half_width,
@@ -528,7 +529,7 @@ def noise_outputs(inputs: dict, sens: mech.Sensitivity, mechs: tuple, outputs: b
               params={"query": QUERY_FMT[inputs["query"]], "neighbouring datasets": NEIGH_FMT[inputs["neighbour"]],
                       "lower bound L": inputs["lower"], "upper bound U": inputs["upper"], "records n": inputs["n"],
                       "mechanism": MECH_FMT[mechanism], "you set": FIX_FMT[fix],
-                      **({"calibration": GAUSS_RULE_FMT[rule], "δ": ev.power_of_ten(delta)} if gauss else {}),
+                      **({"calibration": GAUSS_RULE_FMT[rule], "δ": nf.power_of_ten(delta)} if gauss else {}),
                       **{FIXED_WORDS[k]: fmt(v) for k, v in fixed.items()}, "confidence": f"{conf:.4g}%"},
               headlines=[("Noise scale", fmt(cal.scale)), ("± half-width", f"{fmt(cal.half_width)} at {conf:.4g}%"),
                          ("ε", fmt(cal.epsilon)), ("ρ (zCDP)", fmt(cal.rho))],
@@ -670,7 +671,7 @@ def tab_composition(outputs: bool = True) -> None:
     rows = [{k: v for k, v in m.__dict__.items() if v is not None} for m in ms]
     exports("eps_comp", table=people, name="composition")
     take_away("eps_comp_art", question="What is the total privacy loss after these releases?",
-              params={"releases": releases, "δ": ev.power_of_ten(delta),
+              params={"releases": releases, "δ": nf.power_of_ten(delta),
                       "rules": ", ".join(ef.RULE_PLAIN[r] for r in trules)},
               headlines=[(ef.RULE_PLAIN[r], fmt(e) if v else "not valid here")
                          for r, e, v in zip(table["rule"], table["epsilon"], table["valid"])],
@@ -796,7 +797,7 @@ def tab_budget(outputs: bool = True) -> None:
                        column_config={c: st.column_config.NumberColumn(c, format="%.4g") for c in
                                       ("ε", "ρ", "δ", "noise scale", "achieved ±", "target ±", "achieved / target")})
     with c2:
-        totals = (f"Total ε = {fmt(plan.epsilon)} at δ = {ev.power_of_ten(plan.delta)}"
+        totals = (f"Total ε = {fmt(plan.epsilon)} at δ = {nf.power_of_ten(plan.delta)}"
                   + (f"; ρ = {fmt(plan.rho)}" if plan.rho else ""))
         unit = "ρ" if plan.currency == "rho" else "ε"
         st.markdown(f"**{totals}** under the {ef.RULE_PLAIN.get(rule, rule)} rule; budget {unit} = "
@@ -818,7 +819,7 @@ def tab_budget(outputs: bool = True) -> None:
     exports("eps_b", table=alloc, name="budget_plan")
     take_away("eps_b_art", question="How accurate can these statistics be under one privacy budget?",
               params={"mode": {"accuracy_first": "Accuracy first", "budget_first": "Budget first"}[mode],
-                      "composition rule": ef.RULE_PLAIN.get(rule, rule), "δ": ev.power_of_ten(delta),
+                      "composition rule": ef.RULE_PLAIN.get(rule, rule), "δ": nf.power_of_ten(delta),
                       "reserve": f"{reserve:.0%}", **({"total ε": fmt(budget)} if mode == "budget_first" else {}),
                       "statistics": ", ".join(a.name for a in plan.allocations)},
               headlines=[("Total ε", fmt(plan.epsilon))] + [(a.name, f"±{fmt(a.half_width)} (ε = {fmt(a.epsilon)})")
@@ -898,7 +899,7 @@ def tab_adaptive(outputs: bool = True) -> None:
     exports("eps_a", table=table, name="adaptive")
     take_away("eps_a_art", question="How many unplanned requests fit in a privacy budget?",
               params={"requests": f"{len(seq):,} ({SEQ_FMT[kind]})", "budget ε_g": fmt(eg),
-                      "δ_g": ev.power_of_ten(dg), "records n": f"{int(n):,}"},
+                      "δ_g": nf.power_of_ten(dg), "records n": f"{int(n):,}"},
               headlines=[(f"Requests answered by the {FILTER_FMT[r]} filter", f"{a:,} of {len(seq):,}")
                          for r, a in answered.items()],
               verdicts=said, figures=[("Privacy-loss bound as requests arrive", fig)],
@@ -937,12 +938,12 @@ def tab_risk(outputs: bool = True) -> None:
     with c2:
         st.metric("Worst-case posterior belief", f"{b.lower:.1%} – {b.upper:.1%}", help="from the prior above")
         if has_delta:
-            st.warning(f"With δ = {ev.power_of_ten(delta)} > 0 there is no uniform posterior bound: with probability "
+            st.warning(f"With δ = {nf.power_of_ten(delta)} > 0 there is no uniform posterior bound: with probability "
                        "up to δ the release can reveal more. The range above holds outside that event.")
     table = ef.posterior_table_for_people(risk.posterior_table(epsilon=eps))
     st.dataframe(table.style.format("{:.2%}"), hide_index=True, width="stretch")
     fpr = np.linspace(0, 1, 401)
-    any_label = (f"any mechanism with ε = {eps:.3g}" + (f", δ = {ev.power_of_ten(delta)}" if delta else ""))
+    any_label = (f"any mechanism with ε = {eps:.3g}" + (f", δ = {nf.power_of_ten(delta)}" if delta else ""))
     curves = {any_label: risk.tradeoff_fnr(fpr, epsilon=eps, delta=delta)}
     if shape == "gaussian":
         curves[f"Gaussian μ = {mu:.3g}"] = risk.tradeoff_gaussian(fpr, mu=mu)
@@ -978,11 +979,11 @@ def tab_risk(outputs: bool = True) -> None:
         st.subheader("From risk to ε: the largest ε that keeps a risk below your target")
         RISK_INVERSE(key_prefix="eps_inv_")
     if IN_CONTEXT is not None:
-        st.subheader(f"ε = {ev.given(eps)} among published deployments")
+        st.subheader(f"ε = {nf.given(eps)} among published deployments")
         IN_CONTEXT(eps, delta or None)
     exports("eps_r", table=table, name="risk")
     take_away("eps_r_art", question="What can an attacker learn about one person from this release?",
-              params={"ε": fmt(eps), "δ": ev.power_of_ten(delta), "attacker's prior belief": f"{prior:.0%}"},
+              params={"ε": fmt(eps), "δ": nf.power_of_ten(delta), "attacker's prior belief": f"{prior:.0%}"},
               headlines=[("Worst-case posterior belief", f"{b.lower:.1%} – {b.upper:.1%}"),
                          ("Largest membership advantage", f"{adv_now:.3g}")],
               verdicts=said, figures=[("Attack trade-off", trade_fig), ("Membership advantage against ε", adv_fig)],
@@ -1140,7 +1141,7 @@ def tab_tests(outputs: bool = True) -> None:
         rho = None
         rho_eff = pt.noise_rho("laplace", epsilon=eps)
     noise = "gaussian" if priv == "rho" else "laplace"
-    privacy_words = f"ρ = {ev.number(rho, 3)}" if priv == "rho" else f"ε = {ev.number(eps, 3)}"
+    privacy_words = f"ρ = {nf.number(rho, 3)}" if priv == "rho" else f"ε = {nf.number(eps, 3)}"
     alpha = c1.number_input("α (significance)", min_value=0.001, max_value=0.5, value=0.05, format="%.3g",
                             key="eps_t_alpha", **bind())
     if not outputs:

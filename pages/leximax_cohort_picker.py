@@ -23,7 +23,7 @@ from engine import leximax as lx
 from engine import leximax_figures as lf
 from engine import leximax_verdicts as lv
 from engine import script_leximax as sl
-from engine.epsilon_verdicts import number, percent
+from engine.formatting import number, percent
 from ui import common as uc
 from ui import page_end, page_setup
 from ui.charts import show_figure

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from scipy import integrate, stats
 
+from engine import formatting as nf
 from engine import epsilon_figures as ef
 from engine.palette import PALETTE
 
@@ -141,7 +142,7 @@ def test_tradeoff_advantage_size_power_and_gamma_figures_show_their_inputs():
     (1e-10, 0.5, ["10⁻¹⁰", "10⁻⁹", "10⁻⁸", "10⁻⁷", "10⁻⁶", "10⁻⁵", "10⁻⁴", "10⁻³", "10⁻²", "10⁻¹"]),  # one form
 ])
 def test_log_axis_ticks_are_full_numbers_at_1_2_5_per_decade(lo, hi, expected):
-    ax = ef.log_axis(lo, hi)
+    ax = nf.log_axis(lo, hi)
     assert ax["ticktext"] == expected
     # the range stops at the data (padded by 0.03 decades), never at the float limits
     assert ax["range"] == pytest.approx([math.log10(lo) - 0.03, math.log10(hi) + 0.03])

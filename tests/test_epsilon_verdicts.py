@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from scipy import optimize, stats
 
+from engine import formatting as nf
 from engine import accounting as acc
 from engine import budget as bud
 from engine import epsilon_verdicts as ev
@@ -21,7 +22,7 @@ from engine import risk
 @pytest.mark.parametrize("x, text", [(2.995732, "3.0"), (9.96, "10"), (0.0599, "0.060"), (123456, "120,000"),
                                      (1.5e-5, "1.5e-5"), (0.0, "0"), (math.inf, "∞"), (math.nan, "n/a")])
 def test_number_rounds_to_two_significant_figures(x, text):
-    assert ev.number(x) == text
+    assert nf.number(x) == text
 
 
 def test_noise_verdict_laplace_count_is_the_ln20_interval():
@@ -43,7 +44,7 @@ def test_noise_verdict_gaussian_names_delta_and_the_balle_wang_interval():
     hw = stats.norm.isf(0.025) * sigma
     text = ev.noise_verdict(mechanism="gaussian", query="histogram", half_width=cal.half_width, confidence=0.95,
                             fix="privacy", epsilon=cal.epsilon, delta=delta)
-    assert f"within ±{ev.number(hw)} " in text and "δ = 10⁻⁶" in text and "each count of a histogram" in text
+    assert f"within ±{nf.number(hw)} " in text and "δ = 10⁻⁶" in text and "each count of a histogram" in text
 
 
 def test_noise_verdict_fixed_accuracy_asks_for_the_epsilon():
@@ -51,7 +52,7 @@ def test_noise_verdict_fixed_accuracy_asks_for_the_epsilon():
     text = ev.noise_verdict(mechanism="laplace", query="count", half_width=cal.half_width, confidence=0.95,
                             fix="accuracy", epsilon=cal.epsilon)
     assert text.startswith("To keep a count within ±10 ")
-    assert f"needs ε = {ev.number(math.log(20) / 10)}." in text  # b = 10/ln 20, ε = 1/b = 0.30
+    assert f"needs ε = {nf.number(math.log(20) / 10)}." in text  # b = 10/ln 20, ε = 1/b = 0.30
 
 
 def test_noise_guidance_warns_when_the_noise_swamps_a_mean_and_when_epsilon_is_extreme():
@@ -75,8 +76,8 @@ def test_composition_verdict_names_pld_and_the_saving_against_the_basic_sum():
     pld = ind.get_epsilon(1e-6)
     releases = ev.describe_releases(["laplace"], [1000], [0.1], [None])
     text = ev.composition_verdict(table, releases=releases, delta=1e-6)
-    assert text == (f"Composing 1,000 Laplace releases (ε = 0.1 each) costs ε = {ev.number(pld)} at δ = 10⁻⁶ under "
-                    f"privacy loss distributions (PLD), {ev.number(100 - pld)} less than the basic sum (100).")
+    assert text == (f"Composing 1,000 Laplace releases (ε = 0.1 each) costs ε = {nf.number(pld)} at δ = 10⁻⁶ under "
+                    f"privacy loss distributions (PLD), {nf.number(100 - pld)} less than the basic sum (100).")
 
 
 def test_composition_verdict_when_the_basic_sum_is_tightest_or_nothing_is_valid():
@@ -93,7 +94,7 @@ def test_budget_verdict_accuracy_first_costs_the_sum_of_ln20_over_targets():
     expected = math.log(20) / 50 + math.log(20) / 25  # Laplace: ε = Δ·ln(1/β)/target per count, summed
     assert plan.epsilon == pytest.approx(expected, rel=1e-3)
     text = ev.budget_verdict(plan)
-    assert text.startswith(f"Meeting all 2 accuracy targets costs ε = {ev.number(expected)} in total")
+    assert text.startswith(f"Meeting all 2 accuracy targets costs ε = {nf.number(expected)} in total")
 
 
 def test_budget_verdict_budget_first_names_each_accuracy():
@@ -101,7 +102,7 @@ def test_budget_verdict_budget_first_names_each_accuracy():
     plan = bud.plan_budget_first(stats_, epsilon=1.0, rule="basic")
     text = ev.budget_verdict(plan)
     hw = math.log(20) / 0.5  # ε = 0.5 each: Laplace b = 2, ± = 2·ln 20 = 6.0
-    assert f"a ±{ev.number(hw)}, b ±{ev.number(hw)}" in text and "Every statistic meets its target" in text
+    assert f"a ±{nf.number(hw)}, b ±{nf.number(hw)}" in text and "Every statistic meets its target" in text
 
 
 def test_adaptive_verdict_basic_filter_answers_budget_over_epsilon():
@@ -147,10 +148,10 @@ def test_private_tests_and_maxinfo_and_public_info_verdicts_name_their_numbers()
 
 
 def test_power_of_ten_and_epsilon_guidance():
-    assert ev.power_of_ten(1e-6) == "10⁻⁶" and ev.power_of_ten(5e-7) == "5·10⁻⁷"
+    assert nf.power_of_ten(1e-6) == "10⁻⁶" and nf.power_of_ten(5e-7) == "5·10⁻⁷"
     assert ev.epsilon_guidance(2.0) is None
     g = ev.epsilon_guidance(12.0)
-    assert g and f"{ev.number(np.exp(12.0))}" in g  # e^12 ≈ 160,000
+    assert g and f"{nf.number(np.exp(12.0))}" in g  # e^12 ≈ 160,000
 
 
 def test_total_guidance_only_when_the_tightest_total_is_extreme():
@@ -158,6 +159,6 @@ def test_total_guidance_only_when_the_tightest_total_is_extreme():
     # advanced composition of 1,000 × 0.5: Σε·tanh(ε/2) + √(2·Σε²·ln(1/δ)) ≈ 122 + 83 — still far above 10
     adv = 1000 * 0.5 * math.tanh(0.25) + math.sqrt(2 * 1000 * 0.25 * math.log(1e6))
     g = ev.total_guidance(big)
-    assert g and f"A total ε of {ev.number(adv)}" in g and "publish fewer releases" in g
+    assert g and f"A total ε of {nf.number(adv)}" in g and "publish fewer releases" in g
     small = acc.composition_table([acc.laplace(0.1, count=10)], delta=1e-6, rules=("basic",))
     assert ev.total_guidance(small) is None

@@ -16,7 +16,7 @@ from scipy.optimize import linprog
 
 from engine import leximax as lx
 from engine import leximax_verdicts as lv
-from engine.epsilon_verdicts import number, percent
+from engine.formatting import number, percent
 
 
 def _uniform_by_enumeration(V, k):

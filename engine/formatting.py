@@ -1,0 +1,149 @@
+"""Numbers for reading, one definition each: verdict text (``number``, ``percent``, ``given``, ``power_of_ten``) and
+chart axes (``tick_text``, ``tick_texts``, ``log_axis``, ``finite_range``), shared by every page's verdicts and
+figures.
+
+References
+----------
+Issue 14 item 2 (plain words; clean decade ticks, one label form per axis, ranges that stop at the data).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def times_ten_to(mantissa: str, exponent: int) -> str:
+    """"10⁻⁶" when the mantissa is "1" (or empty), else "5·10⁻⁷": the one way powers of ten are written.
+
+    >>> times_ten_to("1", -6), times_ten_to("2", -5), times_ten_to("4.9", 8)
+    ('10⁻⁶', '2·10⁻⁵', '4.9·10⁸')
+    """
+    power = "10" + str(int(exponent)).translate(SUPERSCRIPT)
+    return power if mantissa in ("", "1") else f"{mantissa}·{power}"
+
+
+def number(x: float, sig: int = 2) -> str:
+    """``x`` rounded to ``sig`` significant figures, trailing zeros kept (2.996 → "3.0"), thousands separated.
+
+    >>> number(2.996), number(0.01234), number(1234.5), number(float("inf")), number(-0.5)
+    ('3.0', '0.012', '1,200', '∞', '-0.50')
+    """
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    if x == 0:
+        return "0"
+    mag = math.floor(math.log10(abs(x)))
+    rounded = round(x, sig - 1 - mag)
+    mag = math.floor(math.log10(abs(rounded))) if rounded else mag  # 9.96 rounds up to 10
+    decimals = max(0, sig - 1 - mag)
+    if abs(rounded) < 1e-4:
+        return f"{rounded:.{sig - 1}e}".replace("e-0", "e-")
+    return f"{rounded:,.{decimals}f}"
+
+
+def power_of_ten(x: float) -> str:
+    """δ for reading: 1e-06 → "10⁻⁶", 5e-07 → "5·10⁻⁷" (exact powers of ten without a mantissa).
+
+    >>> power_of_ten(1e-6), power_of_ten(5e-7), power_of_ten(0.05)
+    ('10⁻⁶', '5·10⁻⁷', '0.05')
+    """
+    if x == 0:
+        return "0"
+    if x >= 1e-3:
+        return f"{x:g}"
+    e = math.floor(math.log10(x) + 1e-12)
+    m = x / 10**e
+    return times_ten_to("" if abs(m - 1) < 1e-9 else f"{m:.2g}", e)
+
+
+def given(x: float) -> str:
+    """A value the user set, as they would type it (up to 4 significant figures, no padding zeros).
+
+    >>> given(1.0), given(0.125), given(2000.0)
+    ('1', '0.125', '2,000')
+    """
+    return f"{x:,.4g}" if x < 1e6 else number(x, 4)
+
+
+def percent(p: float, sig: int = 2) -> str:
+    """A probability as a percentage with ``sig`` significant figures (0.2315 → "23%", 0.0046 → "0.46%")."""
+    return number(100 * p, sig) + "%"
+
+
+def tick_text(v: float) -> str:
+    """A tick label written out in full: 0.5 (never a bare "5"), 1000 as "1,000", 1e-6 as "10⁻⁶".
+
+    >>> [tick_text(v) for v in (0.5, 2, 1000, 1e-6, 2e-5, 1e5, 1e-4)]
+    ['0.5', '2', '1,000', '10⁻⁶', '2·10⁻⁵', '100,000', '10⁻⁴']
+    """
+    if v >= 1:
+        return f"{v:,.0f}" if v >= 1000 else f"{v:g}"
+    if v >= 1e-3:
+        return f"{v:.10f}".rstrip("0").rstrip(".")
+    return _power_tick(v)
+
+
+#: Smallest tick an axis writes as a decimal ("0.00001"); an axis reaching below it writes every tick as a power.
+DECIMAL_TICK_FLOOR = 1e-5
+
+
+def _decimal_tick(v: float) -> str:
+    """0.00002, 0.5, 1, 1,000: the plain decimal form (``tick_text`` for 1 and above)."""
+    return tick_text(v) if v >= 1 else f"{v:.12f}".rstrip("0").rstrip(".")
+
+
+def _power_tick(v: float) -> str:
+    """10⁻⁶, 2·10⁻⁵, 10⁰: the power-of-ten form."""
+    e = math.floor(math.log10(v) + 1e-9)
+    return times_ten_to(str(round(v / 10**e)), e)
+
+
+def tick_texts(vals) -> list[str]:
+    """Labels for one axis's ticks, all in one form (issue 14 item 2: never "10⁻⁴, 0.001" on one axis).
+
+    Decimals when every tick is at least 10⁻⁵, else powers of ten for every tick.
+
+    >>> tick_texts([1e-4, 1e-3, 0.01]), tick_texts([1e-6, 1e-3, 1.0]), tick_texts([0.5, 1, 2000])
+    (['0.0001', '0.001', '0.01'], ['10⁻⁶', '10⁻³', '10⁰'], ['0.5', '1', '2,000'])
+    """
+    vals = [float(v) for v in vals]
+    fmt = _decimal_tick if vals and min(vals) >= DECIMAL_TICK_FLOOR / 1.0001 else _power_tick
+    return [fmt(v) for v in vals]
+
+
+def log_axis(lo: float, hi: float, *, title: str | None = None, pad: float = 0.03) -> dict:
+    """A Plotly log axis over [lo, hi] with full-number ticks at 1, 2, 5 per decade (1 only beyond 3 decades),
+    labelled in one form (``tick_texts``).
+
+    The range stops where the data stop (padded by ``pad`` decades), so no axis runs on to 10⁻³⁰¹.
+    """
+    lo, hi = float(lo), float(hi)
+    if not (0 < lo <= hi and math.isfinite(hi)):
+        return dict(type="log", title=title)
+    if hi == lo:
+        lo, hi = lo / 2, hi * 2
+    a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    decades = math.log10(hi) - math.log10(lo)
+    step = 1 if decades <= 12 else math.ceil(decades / 12)
+    mults = (1, 2, 5) if decades <= 3.05 else (1,)
+    vals = [m * 10.0**e for e in range(a, b + 1, step) for m in mults if lo / 1.0001 <= m * 10.0**e <= hi * 1.0001]
+    if len(vals) < 2:  # under one decade: 1–9 per decade rather than a single tick
+        vals = [m * 10.0**e for e in range(a, b + 1) for m in range(1, 10) if lo / 1.0001 <= m * 10.0**e <= hi * 1.0001]
+    ax = dict(type="log", tickvals=vals, ticktext=tick_texts(vals),
+              range=[math.log10(lo) - pad, math.log10(hi) + pad])
+    if title is not None:
+        ax["title"] = title
+    return ax
+
+
+def finite_range(*arrays) -> tuple[float, float]:
+    """Smallest and largest finite positive value over the arrays (for a log axis); (1, 10) when there is none."""
+    vals = np.concatenate([np.asarray(a, dtype=float).ravel() for a in arrays]) if arrays else np.array([])
+    vals = vals[np.isfinite(vals) & (vals > 0)]
+    return (float(vals.min()), float(vals.max())) if vals.size else (1.0, 10.0)

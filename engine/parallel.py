@@ -14,6 +14,7 @@ and its Dask backend (``joblib._dask``).
 
 from __future__ import annotations
 
+import os
 import pickle
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -22,7 +23,10 @@ from typing import Any
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 
-__all__ = ["child_seed", "environment", "imap_unordered", "map_ordered", "spawn_seeds"]
+__all__ = ["PAGE_JOBS", "child_seed", "environment", "imap_unordered", "map_ordered", "spawn_seeds"]
+
+#: Worker processes for the pages' work on this host: the reference machine's 2 cores, fewer on a smaller host.
+PAGE_JOBS = max(1, min(2, os.cpu_count() or 1))
 
 #: Packages whose versions decide the numbers a task returns (the same seeds give the same draws only with the
 #: same numpy; a forest's trees depend on scikit-learn's version).

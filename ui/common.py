@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import traceback
 from collections.abc import Iterator
 
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
+from engine.parallel import PAGE_JOBS
 from engine.data import DATASET_DESCRIPTIONS, DATASETS, Dataset, load_dataset
 from ui.charts import register_template
 from ui.dossier import restore_notice, restore_uploader
@@ -21,8 +21,8 @@ from ui.widgets import choice as token_choice
 logger = logging.getLogger("dpdash")
 
 #: Query-parameter / session key of the shared dataset picker (same on every page).
-#: Worker processes for the pages' joblib work: the reference machine's 2 cores, fewer on a smaller host.
-CORES = max(1, min(2, os.cpu_count() or 1))
+#: Worker processes for the pages' joblib work (``engine.parallel.PAGE_JOBS``).
+CORES = PAGE_JOBS
 
 DATASET_KEY = "dataset"
 DEFAULT_DATASET = "census"

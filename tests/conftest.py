@@ -56,9 +56,10 @@ def plain_main_module():
             sys.modules["__main__"] = saved
 
 
-#: Test files by their time under `make test` (2026-11-24, two xdist workers), longest first. xdist's loadfile
-#: scheduler hands out files in collection order, so starting these first lets the short files fill the gaps and
-#: both workers finish together (a walk started last had kept one worker busy alone for ~3 minutes).
+#: Test files by their time under `make test` (2026-11-24, two xdist workers), longest first. With
+#: ``--no-loadscope-reorder`` (Makefile) xdist's loadfile scheduler hands out files in collection order, so starting
+#: these first lets the short files fill the gaps and both workers finish together (by default it sorts files by
+#: their number of tests, which put the one-test walks last: both workers then ran walks alone for minutes).
 LONG_FIRST = (
     "tests/product/test_epsilon_calculator_walk.py", "tests/product/test_stratified_synthesis_viewer_walk.py",
     "tests/product/test_coherence_explorer_walk.py", "tests/product/test_leximax_cohort_picker_walk.py",

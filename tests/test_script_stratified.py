@@ -262,3 +262,26 @@ def test_partial_release_defaults_state_the_specs_guarantees(out):
     # Calibrated PP (Δ_PP = κΔ = 1.5 at κ = 1, Δ = 1.5, ε = 0.3): 4ε/Δ_PP = 0.8, the constrained WEMs' 4ε/(κΔ).
     assert float(out["pp_all_methods"]["independent.guaranteed_epsilon.pp"]) == pytest.approx(0.8)
     assert float(out["pp_all_methods"]["independent.guaranteed_epsilon.wem_prior"]) == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(classifier="svm"), "classifier must be one of"),
+    (dict(source="categorical"), "needs n, k and alpha"),
+    (dict(source="upload"), "needs csv_path and group_cols"),
+    (dict(source="census"), "source must be"),
+])
+def test_synth_script_refuses_settings_it_cannot_write(change, message):
+    """A script the page could not have computed is refused by name, never written with a silent default."""
+    kw = dict(source="adult", synthesizer="mst", synthesizer_label="MST", epsilon=1.0, seed=0, min_frac=0.001,
+              small_strata="drop", classifier="logreg", repo_root=".")
+    with pytest.raises(ValueError, match=message):
+        SC.synth_script(**{**kw, **change})
+
+
+def test_partial_release_script_needs_all_five_public_facts():
+    kw = dict(t=3, month="Month 4", epsilon=1.0, sensitivity=2.0, kappa=2.0, alpha=1.0, reps=1, sweeps=10, seed=0,
+              pp_sensitivity=None, methods=["pp"], guarantee_methods=["pp"], repo_root=".")
+    with pytest.raises(ValueError, match="public must have 5 entries"):
+        SC.partial_release_script(public=(True, True, True, True), **kw)
+    src = SC.partial_release_script(public=(True, True, True, True, 0.0), csv_path="counties.csv", **kw)
+    assert "counties.csv" in src and "read_county_csv" in src  # an upload is read from the file the user keeps

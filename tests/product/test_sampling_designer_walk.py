@@ -390,14 +390,14 @@ def no_magic():
 
 @pytest.mark.slow
 def test_sampling_designer_random_walk(no_magic):
-    t0 = time.perf_counter()
+    c0 = time.process_time()  # CPU of this process (AppTest runs the page in its threads), not wall time
     states = 0
     for tab, seed, steps, params, on_start in WALKS:
         # the frame uploader and the columns' own upload flow are exercised in on_start, not moved at random
         res = walk(PAGE, seed=seed, steps=steps, start_params={"sd_tab": tab, **params}, oracle=oracle_for(tab),
                    allowed_errors=BANNERS, on_start=on_start, timeout=60)
         states += res.states
-    wall = time.perf_counter() - t0
-    print(f"sampling designer walk: {states} states in {wall:.1f} s")
+    cpu = time.process_time() - c0
+    print(f"sampling designer walk: {states} states in {cpu:.1f} CPU-s")
     assert states >= 300
-    assert wall <= 90
+    assert cpu <= 90  # ~30 s alone: a guard against a page that became several times slower, not a benchmark

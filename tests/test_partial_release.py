@@ -65,3 +65,44 @@ def test_wem_gibbs_without_state_total_matches_the_enumerated_target(public, lo)
         assert np.all(draws[:, 0] >= draws[:, 1])
     if public.nonnegative:
         assert draws.min() >= 0
+
+
+# ----------------------------------------------------------------------------- argument checks, named
+_PANEL = None
+
+
+def _panel():
+    global _PANEL
+    if _PANEL is None:
+        _PANEL = pr.synth_pa_like(rng=1, J=5, T=3)
+    return _PANEL
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: pr.round_stage2([1.5, 2.5], [0.5], 4), "same length"),
+    (lambda: pr.dm_logpmf([1, 2], 3, [1.0]), "same length"),
+    (lambda: pr.dm_logpmf([1, 2], 3, [1.0, 0.0]), "must be > 0"),
+    (lambda: pr.dm_logpmf([1, -2], -1, [1.0, 1.0]), "non-negative integers"),
+    (lambda: pr.wem_gibbs([1.0], [0.0], 1, epsilon=1.0, sensitivity=2.0, base="uniform"), "base must be"),
+    (lambda: pr.wem_gibbs([], [], 0, epsilon=1.0, sensitivity=2.0, base="naive"), "same non-zero length"),
+    (lambda: pr.wem_gibbs([1.0], [0.0], 1, epsilon=1.0, sensitivity=2.0, base="naive", sweeps=0),
+     "sweeps must be"),
+    (lambda: pr.wem_gibbs([1.0, 2.0], [0.0, 1.0], 3, epsilon=1.0, sensitivity=2.0, base="prior", alpha=1.0,
+                               prev=[1.0]), "prev must have length"),
+    (lambda: pr.posterior_exact_counts([1], 1, [1.0], epsilon=1.0, sensitivity=1.0), "same length"),
+    (lambda: pr.posterior_exact_counts([1, 2], 3, [1.0, 0.0], epsilon=1.0, sensitivity=1.0), "prior_alpha must be > 0"),
+    (lambda: pr.posterior_exact_counts([1, 2], 2.5, [1.0, 1.0], epsilon=1.0, sensitivity=1.0), "non-negative integer"),
+    (lambda: pr.run_partially_private_release(_panel(), 1, epsilons=[1.0], methods=["pp", "magic"]),
+     "method must be one of"),
+    (lambda: pr.run_partially_private_release(_panel(), 1, epsilons=[1.0], methods=["pp"], reps=0),
+     "reps must be"),
+    (lambda: pr.run_release_units(_panel(), [(1, 1.0, "magic", 1.0, 1)]), "method must be one of"),
+    (lambda: pr.run_release_units(_panel(), [(1, 1.0, "wem_prior", 0.0, 1)]), "alpha must be > 0"),
+    (lambda: pr.run_release_units(_panel(), [(1, 1.0, "pp", 1.0, 0)]), "reps must be"),
+    (lambda: pr.contraction_frequencies(_panel(), epsilons=[1.0], months=[]), "at least one month"),
+    (lambda: pr.contraction_frequencies(_panel(), epsilons=[1.0], reps=0), "reps must be"),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_release_functions_refuse_bad_arguments_by_name(call, message):
+    """Each entry point names what is wrong instead of returning numbers from an impossible input."""
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -36,13 +36,25 @@ _WORST_Q = 0.5
 MANY_LEVELS = 20
 
 
-def w1_text(w: float) -> str:
+def w1_text(w: float, against: float | None = None) -> str:
     """A W1 (0 to 2) for reading: two decimals, "n/a" when undefined.
+
+    With ``against`` (the α line it is compared with), more decimals (up to six) when two would make a value
+    that differs from α read as α: "W1 0.201, above the 0.20 line", never "W1 0.20, above the 0.20 line".
 
     >>> w1_text(1.96103951), w1_text(0.0), w1_text(float("nan"))
     ('1.96', '0.00', 'n/a')
+    >>> w1_text(0.2005, against=0.2), w1_text(0.1996, against=0.2), w1_text(0.2, against=0.2)
+    ('0.201', '0.1996', '0.20')
     """
-    return "n/a" if w is None or not math.isfinite(float(w)) else f"{float(w):.2f}"
+    if w is None or not math.isfinite(float(w)):
+        return "n/a"
+    w = float(w)
+    for decimals in range(2, 7):
+        text = f"{w:.{decimals}f}"
+        if against is None or w == against or text != f"{float(against):.{decimals}f}":
+            return text
+    return text
 
 
 def _flag_words(output: str) -> str:
@@ -76,16 +88,16 @@ def preview_verdict(*, names: Sequence[str], sizes: Sequence[int], w1: Sequence[
     if w[worst] > alpha:
         over = [j for j in kept if w[j] > alpha]
         s = (f"The predictor {_flag_words(output)} {percent(fa)} of the released {names[worst]} members and "
-             f"{percent(fb)} of the held-out ones (W1 {w1_text(w[worst])}, above the {alpha:.2f} line): this "
+             f"{percent(fb)} of the held-out ones (W1 {w1_text(w[worst], alpha)}, above the {alpha:.2f} line): this "
              "release exposes them.")
         if len(over) > 1:
             s += f" {len(over)} of {len(kept)} kept groups are above the line."
         biggest = max(kept, key=lambda j: sizes[j])
         if w[biggest] <= alpha:
-            s += (f" {names[biggest]} together looks fine (W1 {w1_text(w[biggest])}): the overall average "
+            s += (f" {names[biggest]} together looks fine (W1 {w1_text(w[biggest], alpha)}): the overall average "
                   "hides it.")
         return s
-    return (f"No kept group is treated differently on this split (largest W1 {w1_text(w[worst])}, for "
+    return (f"No kept group is treated differently on this split (largest W1 {w1_text(w[worst], alpha)}, for "
             f"{names[worst]}, below the {alpha:.2f} line).")
 
 
@@ -134,7 +146,7 @@ def runs_verdict(result: co.ExperimentResult, *, alpha: float, gamma: float, est
              f"rate below {percent(estimate.lower)}.")
     else:
         top = np.nanmax(result.max_w1(gamma))
-        s = (f"No run out of {R} had a kept group above {alpha:.2f} (largest W1 {w1_text(top)}). This learner "
+        s = (f"No run out of {R} had a kept group above {alpha:.2f} (largest W1 {w1_text(top, alpha)}). This learner "
              f"found nothing, which does not prove that others cannot; failure rates below {percent(1 / R)} are "
              f"not resolved with {R} runs.")
     if worst is not None:
@@ -178,10 +190,10 @@ def sweep_verdict(sweep: pd.DataFrame, *, alpha: float, floor: Mapping[str, np.n
     e_bad, row = first_bad
     below = [e for e in finite if e < e_bad]
     if not below:
-        return (f"Even at ε = {e_bad:g}, {row['group']} has a mean W1 of {w1_text(row['mean_w1'])}, above {line}; "
-                + tail)
+        return (f"Even at ε = {e_bad:g}, {row['group']} has a mean W1 of {w1_text(row['mean_w1'], alpha)}, "
+                f"above {line}; " + tail)
     return (f"Up to ε = {below[-1]:g} every group's mean W1 stays at or below {line}; at ε = {e_bad:g} "
-            f"{row['group']} rises to {w1_text(row['mean_w1'])}, and {tail}")
+            f"{row['group']} rises to {w1_text(row['mean_w1'], alpha)}, and {tail}")
 
 
 # ----------------------------------------------------------------------------------------- theory
@@ -272,7 +284,7 @@ def small_group_warnings(group_sizes: Mapping[str, int], in_collection: Mapping[
     for g, m in group_sizes.items():
         if in_collection.get(g) and 2 <= m < need:
             out.append(f"{g} has only {m:,} members: random splitting alone gives it a W1 of about "
-                       f"{w1_text(co.expected_floor_binary(_WORST_Q, m))}, above the {alpha:.2f} line, so its "
+                       f"{w1_text(co.expected_floor_binary(_WORST_Q, m), alpha)}, above the {alpha:.2f} line, so its "
                        f"result says little about the release. Merge it into a larger group, or raise γ to "
                        f"{need:,} to leave such groups out.")
     return out

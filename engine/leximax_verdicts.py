@@ -23,7 +23,7 @@ import numpy as np
 from engine.formatting import number, percent
 
 __all__ = ["CohortFacts", "cohort_facts", "cohort_verdicts", "over_represented", "over_represented_warning",
-           "zero_chance_warning", "draw_verdict", "panel_verdicts", "finite_verdict", "is_membership"]
+           "zero_chance_warning", "draw_verdict", "panel_verdicts", "finite_verdict", "is_membership", "utility_text"]
 
 #: Chances within this of each other count as equal; a chance at most this counts as zero (LP round-off).
 CHANCE_TOL = 1e-9
@@ -94,18 +94,32 @@ def cohort_facts(V, x, *, k: int, group_names: Sequence[str]) -> CohortFacts:
                        top_seats=float(desc[:top].sum() / k), membership=is_membership(V))
 
 
+def utility_text(y: float) -> str:
+    """An expected group utility as the page's card shows it: 4 significant figures, no padding zeros.
+
+    The verdict and the "Worst-off group can expect" card both call this, so they never disagree (31/30 is "1.033"
+    in both, not "1.0" in the sentence). LP round-off within 1e-9 of zero reads "0".
+
+    >>> utility_text(31 / 30), utility_text(4 / 11), utility_text(0.5), utility_text(-3e-12), utility_text(1234.5)
+    ('1.033', '0.3636', '0.5', '0', '1,234')
+    """
+    y = float(y)
+    return "0" if abs(y) < 1e-9 else f"{y:,.4g}"
+
+
 def cohort_verdicts(facts: CohortFacts, *, what: str = "leximax") -> list[str]:
     """Two or three sentences: what the worst-off group gets (vs uniform), and how the seats are spread.
 
     ``what`` names the selection chances ("leximax", "the ε-significant chances", …).
     """
     f = facts
-    unit = "members" if f.membership else "in total value"
+    worst = utility_text(f.worst_utility)
+    unit = ("member" if worst == "1" else "members") if f.membership else "in total value"
     who = (f"the worst-off group, {f.worst_groups[0]}, can" if len(f.worst_groups) == 1
            else f"the worst-off groups, {_names(f.worst_groups)}, can each")
-    first = (f"With {what} chances, {who} expect {number(f.worst_utility)} {unit} in a cohort of {f.k}; "
+    first = (f"With {what} chances, {who} expect {worst} {unit} in a cohort of {f.k}; "
              f"picking {f.k} of the {f.n:,} candidates uniformly at random would give the worst-off group "
-             f"({f.uniform_worst_group}) {number(f.uniform_worst_utility)}.")
+             f"({f.uniform_worst_group}) {utility_text(f.uniform_worst_utility)}.")
     out = [first]
     if f.max_chance - f.min_chance <= CHANCE_TOL:
         out.append(f"Every candidate has the same chance, {percent(f.min_chance)}.")
@@ -165,14 +179,14 @@ def over_represented_warning(rows: Sequence[tuple[str, float, float]], limit: in
 
 
 def draw_verdict(worst_per_draw, *, expected_min: float, n_draws: int, scheme: str, seed: int) -> str:
-    """"In 23% of 10,000 single draws the worst-off group got less than its expected 1.0; in 5% less than 0.50."."""
+    """"In expectation every group gets at least 1.033; in 23% of 10,000 simulated single draws … less than 0.5"."""
     w = np.asarray(worst_per_draw, dtype=float)
     below = float((w < expected_min - 1e-12).mean())
     q05 = float(np.quantile(w, 0.05))
     how = "exactly k members" if scheme == "dependent" else "k members on average"
-    return (f"In expectation every group gets at least {number(expected_min)}; in {percent(below)} of "
+    return (f"In expectation every group gets at least {utility_text(expected_min)}; in {percent(below)} of "
             f"{n_draws:,} simulated single draws ({how}, seed {seed}) the worst-off group got less, and in 5% of "
-            f"draws less than {number(q05)}.")
+            f"draws less than {utility_text(q05)}.")
 
 
 def panel_verdicts(probabilities, *, k: int, baseline=None, never: Sequence[str] = ()) -> list[str]:

@@ -436,7 +436,7 @@ def _cohort_tab():
 
     # cards
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Worst-off group can expect", f"{res.y.min():.4g}")
+    m1.metric("Worst-off group can expect", lv.utility_text(res.y.min()))
     m2.metric("Smallest chance", percent(facts.min_chance))
     m3.metric("Largest chance", percent(facts.max_chance))
     m4.metric("Check (paper's Algorithm 2)", "✓ verified" if res.verified else "✗ failed",

@@ -58,6 +58,24 @@ def test_preview_verdict_names_the_exposed_group_with_its_shares_and_w1():
     assert "gives a negative score to" in soft
 
 
+@pytest.mark.parametrize("w_top, word", [(0.2004, "above"), (0.20049, "above"), (0.1996, "below"),
+                                          (0.19999, "below"), (0.2, "below")])
+def test_a_w1_next_to_alpha_is_never_written_as_alpha(w_top, word):
+    """A W1 that differs from α is shown with enough decimals to differ from it, on the right side of it."""
+    frac = np.array([[0.05, 0.01], [0.6, 0.1]])
+    s = cv.preview_verdict(names=["Everyone", "Rare"], sizes=[8000, 600], w1=[0.05, w_top], frac_negative=frac,
+                           in_collection=[True, True], alpha=0.2)
+    shown = re.search(r"W1 (\d\.\d+)", s if word == "above" else s.split("largest ")[1]).group(1)
+    decimals = len(shown.split(".")[1])
+    assert abs(float(shown) - w_top) <= 0.5 * 10 ** -decimals + 1e-12, (shown, w_top)
+    assert f"{word} the 0.20 line" in s
+    if w_top != 0.2:
+        assert float(shown) != 0.2 and (float(shown) > 0.2) == (word == "above"), s
+    sweep = pd.DataFrame([dict(epsilon=1.0, group="A", size=900, mean_w1=0.1, q05_w1=0, q95_w1=1),
+                          dict(epsilon=10.0, group="A", size=900, mean_w1=0.20049, q05_w1=0, q95_w1=1)])
+    assert "at ε = 10 A rises to 0.2005" in cv.sweep_verdict(sweep, alpha=0.2)
+
+
 def test_preview_verdict_without_a_comparable_group():
     s = cv.preview_verdict(names=["A"], sizes=[3], w1=[math.nan], frac_negative=np.full((1, 2), np.nan),
                            in_collection=[True], alpha=0.2)

@@ -187,6 +187,11 @@ def max_info_pure(epsilon: float, n: float, eta: float) -> float:
     return eps**2 * n / 4.0 + eps * math.sqrt(n * math.log(2.0 / eta) / 4.0)
 
 
+def _corollary1_args(epsilon, m, eta) -> tuple[float, float, float]:
+    """Corollary 1's domain: ε ∈ (0, 0.5], m > 0 records, η ∈ (0, 1]."""
+    return _epsilon(epsilon, approx=True), check_positive(m, name="m"), check_rate(eta, name="eta")
+
+
 def max_info_approx(epsilon: float, m: float, eta: float) -> float:
     """Max-information bound of an order-invariant (ε, δ)-DP algorithm on m records.
 
@@ -204,9 +209,7 @@ def max_info_approx(epsilon: float, m: float, eta: float) -> float:
     ----------
     seeds/000_f379639b976c7ffb.txt, Corollary 1 (= Appendix B, Corollary 2).
     """
-    eps = _epsilon(epsilon, approx=True)
-    m = check_positive(m, name="m")
-    eta = check_rate(eta, name="eta")
+    eps, m, eta = _corollary1_args(epsilon, m, eta)
     return 265.0 * eps**2 * m + 12.0 * eps * math.sqrt(m * math.log(2.0 / eta))
 
 
@@ -217,9 +220,7 @@ def max_info_approx_delta_max(epsilon: float, m: float, eta: float) -> float:
     ----------
     seeds/000_f379639b976c7ffb.txt, Corollary 1 (= Appendix B, Corollary 2).
     """
-    eps = _epsilon(epsilon, approx=True)
-    m = check_positive(m, name="m")
-    eta = check_rate(eta, name="eta")
+    eps, m, eta = _corollary1_args(epsilon, m, eta)
     return eps**2 * eta**2 / (120.0 * m) ** 2
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from engine.conversions import half_square, sigma_for_rho, zcdp_rho_for_epsilon, zcdp_to_dp
-from engine.search import bracketed_root, smallest_true
+from engine.search import bracketed_root, grow_until, smallest_true
 from engine.validation import (EPSILON_MAX, ValidationError, check_delta, check_epsilon, check_finite, check_positive,
                                check_rho, check_size)
 
@@ -316,11 +316,9 @@ def _epsilon_for_log_delta(log_delta, ld: float, *, xtol: float, rtol: float) ->
     """Smallest ε ≥ 0 with log δ(ε) ≤ ld for a decreasing privacy profile (0 if δ(0) already fits; ∞ past 1e12)."""
     if log_delta(0.0) <= ld:
         return 0.0
-    hi = 1.0
-    while log_delta(hi) > ld:
-        hi *= 2.0
-        if hi > 1e12:
-            return math.inf
+    hi = grow_until(lambda e: log_delta(e) <= ld, 1.0, factor=2.0, cap=1e12)
+    if math.isinf(hi):
+        return math.inf
     return float(optimize.brentq(lambda e: log_delta(e) - ld, 0.0, hi, xtol=xtol, rtol=rtol))
 
 

@@ -621,6 +621,13 @@ class SizePowerResult:
     settings: dict
 
 
+def _size_power(rejects: dict[str, int], trials: int, params: dict) -> SizePowerResult:
+    """Rejection rates of a Monte Carlo grid cell with their binomial standard errors √(r(1−r)/trials)."""
+    rates = {t: k / trials for t, k in rejects.items()}
+    ses = {t: math.sqrt(max(r * (1 - r), 0.0) / trials) for t, r in rates.items()}
+    return SizePowerResult(rates, ses, trials, params)
+
+
 def _noise_setup(noise: str, rho, epsilon) -> tuple[float, Callable]:
     if (rho is None) == (epsilon is None):
         raise ValueError("give exactly one of rho and epsilon")
@@ -721,10 +728,8 @@ def simulate_gof(p0, p1, *, n, alpha, noise: Literal["gaussian", "laplace"], rho
         done += b
         if progress is not None:
             progress(done / trials)
-    rates = {t: rejects[t] / trials for t in tests}
-    ses = {t: math.sqrt(max(r * (1 - r), 0.0) / trials) for t, r in rates.items()}
-    return SizePowerResult(rates, ses, trials, {"n": n_int, "alpha": a, "noise": noise, "rho": rho,
-                                                "epsilon": epsilon, "m": m, "d": d})
+    return _size_power(rejects, trials, {"n": n_int, "alpha": a, "noise": noise, "rho": rho, "epsilon": epsilon,
+                                         "m": m, "d": d})
 
 
 def simulate_independence(table_probs, *, n, alpha, noise, rho=None, epsilon=None,
@@ -785,10 +790,8 @@ def simulate_independence(table_probs, *, n, alpha, noise, rho=None, epsilon=Non
         done += b
         if progress is not None:
             progress(done / trials)
-    rates = {t: rejects[t] / trials for t in tests}
-    ses = {t: math.sqrt(max(rr * (1 - rr), 0.0) / trials) for t, rr in rates.items()}
-    return SizePowerResult(rates, ses, trials, {"n": n_int, "alpha": a, "noise": noise, "rho": rho,
-                                                "epsilon": epsilon, "shape": [r, c], "gamma": g})
+    return _size_power(rejects, trials, {"n": n_int, "alpha": a, "noise": noise, "rho": rho, "epsilon": epsilon,
+                                         "shape": [r, c], "gamma": g})
 
 
 GOF_TESTS = ("classical_noisy", "asympt_gof", "projected", "mc_gof")

@@ -61,6 +61,22 @@ def largest_true(pred: Callable[[int], bool], *, start: int = 1, cap: int | None
     return lo
 
 
+def grow_until(done: Callable[[float], bool], start: float, *, factor: float, cap: float) -> float:
+    """Smallest ``start·factorᵏ`` (k = 0, 1, …) at which ``done`` holds, or ∞ once it passes ``cap``.
+
+    The upper end of a bracket for a monotone condition whose scale is unknown (a noise scale, a group size).
+
+    >>> grow_until(lambda x: x >= 10, 1.0, factor=2.0, cap=1e6), grow_until(lambda x: False, 1.0, factor=4.0, cap=100)
+    (16.0, inf)
+    """
+    x = start
+    while not done(x):
+        x *= factor
+        if x > cap:
+            return math.inf
+    return x
+
+
 def bracketed_root(f: Callable[[float], float], lo: float, hi: float, *, increasing: bool,
                    step_lo: float = 1.0, step_hi: float = 1.0, lo_min: float = -math.inf,
                    xtol: float = 2e-12, rtol: float = 8.9e-16) -> float:

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, optimize, special
 
+from engine.search import grow_until
 from engine.validation import as_generator, check_epsilon, check_finite, check_positive, check_rho, check_size
 
 MODES = ("paper", "rigorous")
@@ -678,11 +679,9 @@ def crossover_size(bias: float, *, R: float, gamma: float, epsilon: float, sigma
 
     if err(1.0) <= d:
         return 1.0
-    hi = 1.0
-    while err(hi) > d:
-        hi *= 4.0
-        if hi > 1e15:
-            return math.inf
+    hi = grow_until(lambda m: err(m) <= d, 1.0, factor=4.0, cap=1e15)
+    if math.isinf(hi):
+        return math.inf
     t = optimize.brentq(lambda lm: err(math.exp(lm)) - d, math.log(max(hi / 4, 1.0)), math.log(hi),
                         xtol=1e-12, rtol=1e-12)
     return float(math.exp(t))

@@ -29,6 +29,43 @@ settings.register_profile("dev", **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 
+def _share_compiled_pages() -> None:
+    """Compile each page once per test process, as the server does, instead of once per AppTest run.
+
+    Streamlit's server keeps one ``ScriptCache`` for its lifetime, so a page is parsed, rewritten for "magic" and
+    compiled once. AppTest builds a fresh cache for every ``run()``, so each rerun recompiled the whole page: a
+    py-spy profile of the epsilon calculator's walk (2026-11-24) spent 45% of the script thread's time in
+    ``ScriptCache.get_bytecode``. One cache per process, keyed by the file's path, size and modification time
+    (a test that rewrites a script gets it recompiled), keeps what the page runs identical and removes that cost.
+    """
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+    from streamlit.testing.v1 import local_script_runner
+
+    class _SharedScriptCache(ScriptCache):
+        def get_bytecode(self, script_path: str):
+            path = os.path.abspath(script_path)
+            try:
+                st_ = os.stat(path)
+                key = (path, st_.st_size, st_.st_mtime_ns)
+            except OSError:
+                return super().get_bytecode(script_path)
+            with _LOCK:
+                code = _COMPILED.get(key)
+            if code is None:
+                code = ScriptCache().get_bytecode(path)
+                with _LOCK:
+                    _COMPILED[key] = code
+            return code
+
+    shared = _SharedScriptCache()
+    local_script_runner.ScriptCache = lambda: shared
+
+
+_COMPILED: dict[tuple, object] = {}
+_LOCK = __import__("threading").Lock()
+_share_compiled_pages()
+
+
 def pytest_report_header(config):
     """Name the Hypothesis profile and seed in the header, so a failing random run can be replayed."""
     seed = config.getoption("--hypothesis-seed", default=None)

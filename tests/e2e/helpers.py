@@ -6,11 +6,26 @@ APP_READY = "[data-testid='stApp'][data-test-connection-state='CONNECTED']"
 SCRIPT_IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 
 
+#: Any state but "notRunning" (the frontend's states: initial, running, rerunRequested, stopRequested, …).
+SCRIPT_BUSY = "[data-testid='stApp']:not([data-test-script-state='notRunning'])"
+#: How long a rerun may take to start after an interaction before we take it that none is coming.
+RERUN_GRACE_MS = 300
+
+
 def wait_idle(page, timeout: float = 30_000) -> None:
-    """Wait until the app is connected and the script has finished its run."""
+    """Wait until the app is connected and the script has finished its run.
+
+    A rerun may start just after an interaction, so first wait up to ``RERUN_GRACE_MS`` for the script to leave
+    "notRunning" (it usually does within a few tens of ms; the wait then ends at once), then for it to be idle.
+    The old fixed 300 ms pause cost that much on every call, about 200 times per suite run.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     page.wait_for_selector(APP_READY, timeout=timeout)
-    # A rerun may start just after an interaction: give it a moment to flip to "running" first.
-    page.wait_for_timeout(300)
+    try:
+        page.wait_for_selector(SCRIPT_BUSY, timeout=RERUN_GRACE_MS)
+    except PlaywrightTimeout:
+        pass  # no rerun began (or it ended before we looked): the page is idle now
     page.wait_for_selector(SCRIPT_IDLE, timeout=timeout)
 
 

@@ -423,6 +423,15 @@ for rule, ok in (("basic", basic), ("advanced", advanced), ("zcdp", zcdp)):
     answered = int(np.argmin(ok)) if not ok.all() else len(ok)  # the requests before the first halt
     print(f"independent.answered_{rule} = {answered}")
     print(f"difference.answered_{rule} = {abs(answered - engine[rule])}")
+
+# 3. The advanced filter's bound K (eq. 5.12) after the requests it answered: a number, not a count, so a
+# changed constant shows even where the count does not move
+k = engine["advanced"]
+if k:
+    engine_K = acc.filter_bound(epsilons[:k], epsilon_g=epsilon_g, delta_g=delta_g)
+    print(f"engine.advanced_bound = {engine_K!r}")
+    print(f"independent.advanced_bound = {float(K[k - 1])!r}")
+    print(f"difference.advanced_bound = {abs(float(K[k - 1]) - engine_K)!r}")
 """
     return s
 

@@ -228,6 +228,12 @@ def test_adaptive_script_matches_the_page_and_the_stopping_rules(out, name):
     for rule, h in halts.items():
         assert got[f"engine.answered_{rule}"] == sum(h.decisions)
         assert got[f"independent.answered_{rule}"] == sum(h.decisions)  # counts: exactly
+    # the bound itself (eq. 5.12, c = 28.04), written out in the script, equals the engine's to rounding (printed
+    # once the advanced filter has answered a request)
+    assert ("independent.advanced_bound" in got) == (sum(halts["advanced"].decisions) > 0)
+    if "independent.advanced_bound" in got:
+        assert got["independent.advanced_bound"] == pytest.approx(got["engine.advanced_bound"], rel=1e-12)
+        assert got["independent.advanced_bound"] <= kw["epsilon_g"] * (1 + 1e-12)  # answered: within budget
     if name == "adaptive_constant":
         # outside the code: ε_g/ε₀ = 100 requests under the basic rule; under zCDP ⌊ρ_g/(ε₀²/2)⌋ with ρ_g solving
         # ρ + 2√(ρ ln(1/δ)) = ε_g (Bun–Steinke Prop. 1.3): (√(ln 10⁶ + 1) − √(ln 10⁶))² = 0.0174689…

@@ -93,16 +93,24 @@ def plain_main_module():
             sys.modules["__main__"] = saved
 
 
-#: Test files by their time under `make test` (2026-11-24, two xdist workers), longest first. With
-#: ``--no-loadscope-reorder`` (Makefile) xdist's loadfile scheduler hands out files in collection order, so starting
-#: these first lets the short files fill the gaps and both workers finish together (by default it sorts files by
-#: their number of tests, which put the one-test walks last: both workers then ran walks alone for minutes).
+#: Test files in the order xdist hands them out (``--no-loadscope-reorder`` in the Makefile; by default its loadfile
+#: scheduler sorts files by their number of tests, which put the one-test walks last, run alone for minutes).
+#: The long files start first, so the short ones fill the gaps at the end, and CPU-bound files (AppTest walks and
+#: pages) alternate in pairs with browser files: a browser test spends about half its time waiting on the server
+#: and Chromium, and a CPU-bound file on the other worker uses that time. xdist gives each worker its first file,
+#: then each its second, then a file to whichever runs low, so the pairs (W B B W …) start each worker with one
+#: of each. Times under `make test` on 2026-11-24, two workers: walks 32–85 s, browser files 25–80 s.
 LONG_FIRST = (
-    "tests/product/test_epsilon_calculator_walk.py", "tests/product/test_stratified_synthesis_viewer_walk.py",
-    "tests/product/test_coherence_explorer_walk.py", "tests/product/test_leximax_cohort_picker_walk.py",
-    "tests/product/test_sampling_designer_walk.py", "tests/attack/test_browser_attacks.py",
-    "tests/e2e/", "tests/attack/test_hostile_links.py", "tests/test_ppd.py", "tests/test_synth.py",
-    "tests/pages/",
+    "tests/product/test_epsilon_calculator_walk.py", "tests/e2e/test_presenter_overflow.py",
+    "tests/e2e/test_settings_roundtrip_e2e.py", "tests/product/test_stratified_synthesis_viewer_walk.py",
+    "tests/product/test_sampling_designer_walk.py", "tests/e2e/test_coherence_explorer_e2e.py",
+    "tests/e2e/test_epsilon_calculator_e2e.py", "tests/product/test_coherence_explorer_walk.py",
+    "tests/product/test_leximax_cohort_picker_walk.py", "tests/e2e/test_report_e2e.py",
+    "tests/attack/test_browser_attacks.py", "tests/attack/test_hostile_links.py",
+    "tests/pages/test_sampling_designer_page.py", "tests/e2e/test_stratified_synthesis_viewer_e2e.py",
+    "tests/e2e/test_sampling_designer_e2e.py", "tests/pages/test_epsilon_calculator_page.py",
+    "tests/test_ppd.py", "tests/e2e/test_leximax_cohort_picker_e2e.py", "tests/e2e/", "tests/pages/",
+    "tests/test_synth.py",
 )
 
 

@@ -100,6 +100,25 @@ def test_cluster_with_other_package_versions_is_not_used(monkeypatch, scheduler)
     assert cluster.run(lambda *, n_jobs: n_jobs, n_jobs=2) == 2  # stays local
 
 
+def test_a_client_whose_io_loop_started_late_is_made_once_more(monkeypatch, scheduler):
+    # distributed raises a bare AssertionError when a new client's IO-loop thread does not start within 10 s
+    import distributed
+
+    real, calls = distributed.Client, []
+
+    def late_once(*args, **kwargs):
+        calls.append(args[0])
+        if len(calls) == 1:
+            raise AssertionError
+        return real(*args, **kwargs)
+
+    address, _ = scheduler
+    monkeypatch.setattr(distributed, "Client", late_once)
+    monkeypatch.setenv(cluster.ENV_VAR, address)
+    where = cluster.placement()
+    assert where.on_cluster and calls == [address, address]
+
+
 def test_cluster_that_cannot_run_the_engine_is_not_used(monkeypatch, scheduler):
     # A closure is shipped by value, so this probe fails on the worker as a missing engine would.
     import engine.parallel as par

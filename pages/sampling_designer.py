@@ -366,6 +366,11 @@ def tab_simple(eps: float, delta: float, n: int, target: float, outputs: bool = 
     SHOWN.clear()
     st.subheader("Simple random samples: SRS without replacement, Poisson, with replacement")
     slot = st.container()
+    # the full width, so all three scheme chips fit (in the narrow column the third was cut at 1280 px)
+    schemes = multi_choice("Schemes", SCHEMES, key="sd_schemes", default=["srswor", "poisson"],
+                           help="Simple random sampling without replacement (m of n), Poisson sampling (each "
+                                "record independently at rate q), or with replacement (m draws; external "
+                                "and incomplete: δ′ is not computed).")
     c1, c2 = st.columns([2, 3])
     with c1:
         mode = choice("Set the sample by", SIZE_MODES, key="sd_size_mode", widget="radio", horizontal=True)
@@ -382,10 +387,6 @@ def tab_simple(eps: float, delta: float, n: int, target: float, outputs: bool = 
             if m != q * n:
                 st.caption(f"SRS draws a whole number of records: m = {m:,} (rate m/n = {fmt(m / n)}); Poisson "
                            f"sampling uses q = {fmt(q)} itself.")
-        schemes = multi_choice("Schemes", SCHEMES, key="sd_schemes", default=["srswor", "poisson"],
-                               help="Simple random sampling without replacement (m of n), Poisson sampling (each "
-                                    "record independently at rate q), or with replacement (m draws; external "
-                                    "and incomplete: δ′ is not computed).")
         show_rounding = st.toggle("Overlay randomised rounding (Thm 6)", value=True, key="sd_show_rounding",
                                   bind="query-params")
         has_cluster = st.session_state.get(CLUSTER_STATE) is not None

@@ -1,14 +1,4 @@
-"""Product walks run without coverage tracing (pytest-cov's ``no_cover`` marker).
+"""Product walks: random walks over each page's controls with independent oracles (issue 12).
 
-The walks drive whole pages through AppTest for minutes; their value is their oracles, and tracing them cost ~80%
-more time (coherence walk: 56 s alone, 102 s traced under `make test`). The engine's coverage floor is met by the
-engine and page tests, which stay traced.
+Like the other whole-page layers they are not traced for coverage (``tests/conftest.py`` ``UNTRACED``).
 """
-
-import pytest
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if "/product/" in str(item.fspath):
-            item.add_marker(pytest.mark.no_cover)

@@ -661,8 +661,12 @@ def per_mechanism_epsilon(rule: Rule, *, epsilon, delta, k) -> float:
     eps, k = check_epsilon(epsilon), check_size(k, name="k")
     f = lambda e0: compose([laplace(e0, count=k)], delta=delta, rule=rule).epsilon  # noqa: E731
     lo, hi = eps / k / 1e3, eps * 2.0
-    if f(lo) > eps:
-        return 0.0
+    # zCDP charges k·ε₀²/2, so for ε ≫ k the usual start ε/(1000k) already overspends: move it down until it fits
+    # (it used to answer 0 there, e.g. ε = 10⁷, k = 1, where Laplace at ε₀ ≈ 4,467 fits)
+    while f(lo) > eps:
+        lo /= 1e3
+        if lo < 1e-300:
+            return 0.0
     for _ in range(200):
         mid = math.sqrt(lo * hi)
         if f(mid) <= eps:

@@ -294,6 +294,16 @@ def test_per_mechanism_and_max_mechanisms():
     assert A.compose([A.laplace(e0, count=200)], delta=1e-6, rule="kov_optimal").epsilon <= 2.0 + 1e-9
 
 
+@pytest.mark.parametrize("eps, k", [(1e7, 1), (5e6, 3), (4e4, 1)])
+def test_per_mechanism_epsilon_under_zcdp_at_very_large_budgets(eps, k):
+    # k Laplace(ε₀) are (kε₀²/2)-zCDP; at this scale the conversion is ρ + 2√(ρ ln 1/δ) (Bun–Steinke Prop. 1.3),
+    # so ε₀ = √(2ρ/k) with √ρ = √(ln(1/δ) + ε) − √(ln 1/δ). The search used to answer 0 once ε ≫ 2·10⁶·k.
+    L = math.log(1e5)
+    rho = (math.sqrt(L + eps) - math.sqrt(L)) ** 2
+    assert A.per_mechanism_epsilon("zcdp", epsilon=eps, delta=1e-5, k=k) == pytest.approx(math.sqrt(2 * rho / k),
+                                                                                        rel=1e-6)
+
+
 def test_composition_figure_envelope():
     from engine import epsilon_figures as ef
     curve = A.composition_curve([A.laplace(0.2, count=5)], delta=1e-6, ks=[1, 2, 5], rules=("basic", "advanced"))

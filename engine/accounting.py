@@ -567,8 +567,6 @@ def compose(mechanisms, *, delta, rule: Rule, pld_resolution=1e-4,
         return fn(e0, k=k, delta=delta, delta_each=d0)
     eps = np.repeat([p[0] for p in pairs], [p[2] for p in pairs])
     dls = np.repeat([p[1] for p in pairs], [p[2] for p in pairs])
-    if not np.all(np.isfinite(eps)):
-        return _invalid(rule, delta, k, "a mechanism has infinite ε at its δᵢ")
     if rule == "basic":
         r = basic_composition(eps, dls)
         if r.delta > delta * (1 + 1e-12):
@@ -596,10 +594,6 @@ def composition_table(mechanisms, *, delta, rules=ALL_RULES, pld_resolution=1e-4
         "valid": [r.valid for r in res], "note": [r.note for r in res],
         "ratio_to_basic": [r.epsilon / basic if r.valid and basic > 0 else math.nan for r in res],
     })
-
-
-def _expand(ms: Sequence[Mechanism]) -> list[Mechanism]:
-    return [replace(m, count=1) for m in ms for _ in range(m.count)]
 
 
 def _prefix(ms: Sequence[Mechanism], k: int) -> list[Mechanism]:

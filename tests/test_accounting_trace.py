@@ -278,12 +278,6 @@ def test_curve_default_ks_for_a_list():
     assert c["epsilon"].to_numpy() == pytest.approx([0.1, 0.2, 0.3, 0.5, 0.7], rel=1e-12)
 
 
-def test_expand_repeats_each_row_count_times():
-    rows = A._expand([A.laplace(0.1, count=3), A.gaussian(2.0, count=2)])
-    assert [m.kind for m in rows] == ["laplace"] * 3 + ["gaussian"] * 2
-    assert all(m.count == 1 for m in rows)
-
-
 def test_kov_optimal_delta_refuses_too_many_subset_classes():
     # 20 distinct εᵢ: 2²⁰ = 1 048 576 subset classes > 1e6
     with pytest.raises(ValueError, match="subset classes"):

@@ -666,7 +666,7 @@ def adaptive_width(method: Literal["nonadaptive", "split_binomial", "split_hoeff
         target = b / (2.0 * kk)
         ok = lambda t: stats.binom.sf(t, m, 0.5) + 2.0**-m <= target  # noqa: E731
         if not ok(m):
-            tau = 0.5
+            tau = math.inf  # no width meets the target: vacuous, shown as ½ and marked capped like the others
         else:
             tau = smallest_true(ok, -1, m) / m - 0.5  # ok(m) holds
     elif method == "dfhprr":

@@ -69,6 +69,16 @@ def test_discrete_gaussian_delta_matches_dp_accounting(sigma, sens, eps):
     assert M.discrete_gaussian_delta(eps, sigma=sigma, sensitivity=sens) == pytest.approx(ref, abs=1e-9)
 
 
+
+@pytest.mark.parametrize("n, k", [(400, 400), (400, 170), (4000, 10)])
+def test_split_binomial_without_a_valid_width_is_capped_like_the_others(n, k):
+    # m = ⌊n/k⌋ fresh records per query: even the widest threshold t = m leaves P[Bin(m, ½) > m] + 2⁻ᵐ = 2⁻ᵐ, which
+    # must be ≤ β/(2k) for any width to hold (the thesis' §3.5 split). Below that the bound is vacuous.
+    beta, m = 0.05, n // k
+    vacuous = 2.0 ** -m > beta / (2 * k)
+    w = M.adaptive_width("split_binomial", n=n, k=k, beta=beta)
+    assert w.capped == vacuous and (w.tau == 0.5 if vacuous else w.tau < 0.5)
+
 @pytest.mark.parametrize("conf", [0.5, 0.9, 0.95, 0.9999])
 def test_continuous_half_widths_match_scipy(conf):
     b = 2.5

@@ -16,15 +16,7 @@ from scipy import stats
 
 from engine import coherence as co
 from engine import coherence_figures as cf
-
-
-def _fake_result(w: np.ndarray, sizes) -> co.ExperimentResult:
-    """An ExperimentResult with a given W1 matrix (runs × groups), built as tests/test_coherence.py does."""
-    R, G = w.shape
-    names = tuple(f"g{j}" for j in range(G))
-    cfg = co.ExperimentConfig("y", 1, ("x",), tuple(co.GroupSpec(nm) for nm in names), repetitions=R)
-    tr = co.TrialResult(0, w[0], np.ones((G, 2)), np.zeros((G, 2)))
-    return co.ExperimentResult(cfg, names, tuple(sizes), 100, 0, w, np.ones((R, G, 2)), np.zeros((R, G, 2)), tr, 0.0)
+from tests.test_coherence import _fake_result  # an ExperimentResult with a given W1 matrix
 
 
 def _cp(k: int, n: int, c: float) -> tuple[float, float]:

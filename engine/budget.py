@@ -16,6 +16,7 @@ from scipy import optimize, stats
 
 from engine import accounting as acc
 from engine import mechanisms as mech
+from engine.formatting import number
 from engine.conversions import half_square, pure_epsilon_for_rho, pure_to_zcdp, sigma_for_rho
 from engine.mechanisms import Mech, Neighbour, Query
 from engine.validation import (ValidationError, check_delta, check_epsilon, check_positive, check_probability,
@@ -489,7 +490,9 @@ def plan_budget_first(stats, *, epsilon, delta=1e-6, rule="basic", reserve_fract
     mins = {i: minimal_privacy(ss[i], rule=rule, delta_i=di) for i in free}
 
     def fail(used: float) -> BudgetPlan:
-        msg = f"held statistics use {used:.6g}, more than the {spend:.6g} left after the reserve"
+        unit = "ρ" if cur == "rho" else "ε"
+        msg = (f"The statistics held at a fixed accuracy need {unit} = {number(used, 3)}, more than the "
+               f"{number(spend, 3)} left after the reserve.")
         allocs = tuple(_alloc(s, _scale_of_privacy(s, p, rule=rule, delta_i=di), p, rule=rule, delta_i=di,
                               conf=s.confidence, delta=delta, held=True) for s, p in zip(ss, privs) if p is not None)
         return BudgetPlan(rule, "budget_first", cur, allocs, math.nan, delta, None, budget, budget * r, r, False, msg)

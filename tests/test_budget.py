@@ -159,7 +159,7 @@ def test_hold_infeasible_message():
     held = [B.hold_at_half_width(rows()[0], 1.0)] + rows()[1:]
     p = B.plan_budget_first(held, epsilon=0.5, reserve_fraction=0.2)
     assert not p.feasible
-    assert "held statistics use" in p.message and "left after the reserve" in p.message
+    assert "held at a fixed accuracy need" in p.message and "left after the reserve" in p.message
 
 
 def test_hold_share_and_pld():

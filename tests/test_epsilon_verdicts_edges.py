@@ -74,7 +74,7 @@ def test_budget_verdict_infeasible_plan_returns_the_planner_message_with_the_hel
     assert not plan.feasible
     text = ev.budget_verdict(plan)
     assert text == plan.message
-    assert f"held statistics use {LN20 / 10:.6g}" in text and "more than the 0.1 left" in text
+    assert f"need ε = {LN20 / 10:.3f}, more than the 0.100 left" in text  # ln 20 / 10 = 0.2996 → 0.300
 
 
 def test_budget_verdict_accuracy_first_with_a_reserve_asks_for_total_over_one_minus_r():

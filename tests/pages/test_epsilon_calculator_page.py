@@ -165,7 +165,7 @@ def test_tab3_infeasible_hold_message():
             "rows": [["a", "count", "laplace", 0, 1, None, 1, 50.0, 0.95, 0.5, None, 1.0],
                      ["b", "count", "laplace", 0, 1, None, 1, 50.0, 0.95, None, None, 1.0]]}
     at = fresh(eps_tab=BUDGET, eps_b_rows=json.dumps(rows), eps_b_mode="Budget first")
-    assert any("held statistics use" in w.value for w in at.warning)  # the plan's reason, under the verdict
+    assert any("held at a fixed accuracy need" in w.value for w in at.warning)  # the plan's reason, under the verdict
     assert any("cannot be met" in s.value for s in at.success)
 
 

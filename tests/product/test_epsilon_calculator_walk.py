@@ -42,7 +42,7 @@ SKIP = ["eps_t_sim", "eps_comp_pldbtn", "eps_t_trials", "eps_t_points", "eps_t_s
         # the budget comparison's confidence select_slider shows "90%" for 0.9; AppTest cannot set it by that label
         "eps_cmp_conf"]
 # user-correctable states the page reports as errors (a shared link or a typed value can reach them)
-ALLOWED = [r"must be < 1/e|delta_g", r"held statistics use", r"the plan needs", r"cannot cover", r"sum to 1",
+ALLOWED = [r"must be < 1/e|delta_g", r"held at a fixed accuracy need", r"the plan needs", r"cannot cover", r"sum to 1",
            r"positive and sum", r"make the shift smaller", r"sum to 0", r"shift", r"No total",
            # Tab 9 (ui/views/public_information): correlations no covariance matrix has, pinned as an error
            r"not a valid model"]

@@ -17,7 +17,7 @@ import pandas as pd
 from scipy import optimize, special
 
 from engine import mechanisms as mech
-from engine.search import largest_true
+from engine.search import grow_until, largest_true
 from engine.validation import ValidationError, check_delta, check_epsilon, check_positive, check_size
 from engine.conversions import (RDP_ORDERS, RdpConversion, gaussian_rho, half_square, pure_to_zcdp,  # noqa: F401
                                 rdp_to_dp, zcdp_rho_for_epsilon, zcdp_to_dp)
@@ -654,13 +654,12 @@ def per_mechanism_epsilon(rule: Rule, *, epsilon, delta, k) -> float:
     """Largest ε₀ whose k-fold composition of Laplace(ε₀) is ≤ ε under the rule (bisection in ln ε₀)."""
     eps, k = check_epsilon(epsilon), check_size(k, name="k")
     f = lambda e0: compose([laplace(e0, count=k)], delta=delta, rule=rule).epsilon  # noqa: E731
-    lo, hi = eps / k / 1e3, eps * 2.0
-    # zCDP charges k·ε₀²/2, so for ε ≫ k the usual start ε/(1000k) already overspends: move it down until it fits
-    # (it used to answer 0 there, e.g. ε = 10⁷, k = 1, where Laplace at ε₀ ≈ 4,467 fits)
-    while f(lo) > eps:
-        lo /= 1e3
-        if lo < 1e-300:
-            return 0.0
+    # zCDP charges k·ε₀²/2, so for ε ≫ k the usual start ε/(1000k) already overspends: move it down (by 1000× a
+    # step, as 1/ε₀ grows) until it fits (it used to answer 0 there, e.g. ε = 10⁷, k = 1, where ε₀ ≈ 4,467 fits)
+    inv = grow_until(lambda t: f(1.0 / t) <= eps, k * 1e3 / eps, factor=1e3, cap=1e300)
+    if math.isinf(inv):
+        return 0.0
+    lo, hi = 1.0 / inv, eps * 2.0
     for _ in range(200):
         mid = math.sqrt(lo * hi)
         if f(mid) <= eps:

@@ -20,10 +20,10 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine import sampling as sp  # noqa: E402
-from engine import sampling_figures as sf  # noqa: E402
-from engine import sampling_verdicts as sv  # noqa: E402
-from engine import script_sampling as ss  # noqa: E402
+from dpdash import sampling as sp  # noqa: E402
+from dpdash import sampling_figures as sf  # noqa: E402
+from dpdash import sampling_verdicts as sv  # noqa: E402
+from dpdash import script_sampling as ss  # noqa: E402
 
 REPEATS = 5
 

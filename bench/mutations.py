@@ -94,7 +94,7 @@ MUTATIONS = (
 
 
 def run(mutation: Mutation, tmp: Path) -> tuple[bool, float, str]:
-    path = tmp / "engine" / f"{mutation.module}.py"
+    path = tmp / "dpdash" / f"{mutation.module}.py"
     original = path.read_text()
     if original.count(mutation.old) != 1:
         return False, 0.0, "mutation site not found (the formula moved): update this list"
@@ -128,7 +128,7 @@ def main() -> None:
             rows.append((m, caught, detail))
     lines = ["## Mutations: one constant changed in one formula, one at a time", "",
              f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, `.venv/bin/python bench/mutations.py`. "
-             "Each row edits a copy of engine/, runs the listed test files and says whether a test failed.", "",
+             "Each row edits a copy of dpdash/, runs the listed test files and says whether a test failed.", "",
              "| module | mutation | caught | first failing test |", "|---|---|---|---|"]
     for m, caught, detail in rows:
         lines.append(f"| {m.module} | {m.what} | {'yes' if caught else '**no**'} | `{detail}` |")

@@ -15,14 +15,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine import coherence as co
-from engine import coherence_figures as cf
-from engine import coherence_links as cl
-from engine import coherence_tabs as ct
-from engine import coherence_verdicts as cv
-from engine import maxinfo as mi
-from engine import script_coherence as sc_script
-from engine.data import census_population
+from dpdash import coherence as co
+from dpdash import coherence_figures as cf
+from dpdash import coherence_links as cl
+from dpdash import coherence_tabs as ct
+from dpdash import coherence_verdicts as cv
+from dpdash import maxinfo as mi
+from dpdash import script_coherence as sc_script
+from dpdash.data import census_population
 from ui import cluster, load_active_dataset, page_end, page_setup
 from ui.charts import show_figure
 from ui.common import CORES, methodology
@@ -248,7 +248,7 @@ def _write_built_groups(custom: list[co.GroupSpec]) -> None:
 
 
 def _verdict(text: str, *, bad: bool = False) -> None:
-    """A tab's answer first, in plain words (the sentence comes from engine.coherence_verdicts; escaped, as it
+    """A tab's answer first, in plain words (the sentence comes from dpdash.coherence_verdicts; escaped, as it
     may carry user-named groups)."""
     if bad:
         st.warning(md_escape(text, max_len=800), icon=":material/report:")

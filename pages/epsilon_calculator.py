@@ -1,7 +1,7 @@
 """Epsilon calculator: noise ↔ ε ↔ accuracy, composition, budgets, adaptive analysis, ε as risk, tests.
 
-Thin page: widgets → cached engine calls (``engine.mechanisms``, ``accounting``, ``budget``, ``risk``,
-``private_tests``, ``maxinfo``) → figures (``engine.epsilon_figures``). Source: Rogers 2017, *Leveraging
+Thin page: widgets → cached engine calls (``dpdash.mechanisms``, ``accounting``, ``budget``, ``risk``,
+``private_tests``, ``maxinfo``) → figures (``dpdash.epsilon_figures``). Source: Rogers 2017, *Leveraging
 Privacy in Data Analysis* (seed 002_802572da4c9a19ad.txt); spec shared/specs/epsilon_calculator.md.
 """
 
@@ -15,16 +15,16 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine import formatting as nf
-from engine import accounting as acc
-from engine import budget as bud
-from engine import epsilon_figures as ef
-from engine import epsilon_verdicts as ev
-from engine import maxinfo as mi
-from engine import mechanisms as mech
-from engine import private_tests as pt
-from engine import risk
-from engine import script_epsilon as se
+from dpdash import formatting as nf
+from dpdash import accounting as acc
+from dpdash import budget as bud
+from dpdash import epsilon_figures as ef
+from dpdash import epsilon_verdicts as ev
+from dpdash import maxinfo as mi
+from dpdash import mechanisms as mech
+from dpdash import private_tests as pt
+from dpdash import risk
+from dpdash import script_epsilon as se
 from ui import cluster, load_active_dataset, page_end, page_setup
 from ui.charts import show_figure
 from ui.common import CORES, methodology

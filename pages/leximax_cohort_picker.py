@@ -1,7 +1,7 @@
 """Leximax cohort picker: fair random selection of a cohort so that every group is served as well as possible.
 
-Thin page: widgets → cached engine calls (engine/leximax.py) → verdicts (engine/leximax_verdicts.py) → figures
-(engine/leximax_figures.py) → artefacts (ui.dossier, engine/script_leximax.py).
+Thin page: widgets → cached engine calls (dpdash/leximax.py) → verdicts (dpdash/leximax_verdicts.py) → figures
+(dpdash/leximax_figures.py) → artefacts (ui.dossier, dpdash/script_leximax.py).
 Sources: Henzinger, Peale, Reingold, Shen, "Leximax Approximations and Representative Cohort Selection",
 FORC 2022 (seed 003, second paper) and, for the quota tab, Flanigan et al., Nature 2021.
 """
@@ -19,11 +19,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine import leximax as lx
-from engine import leximax_figures as lf
-from engine import leximax_verdicts as lv
-from engine import script_leximax as sl
-from engine.formatting import number, percent
+from dpdash import leximax as lx
+from dpdash import leximax_figures as lf
+from dpdash import leximax_verdicts as lv
+from dpdash import script_leximax as sl
+from dpdash.formatting import number, percent
 from ui import common as uc
 from ui import page_end, page_setup
 from ui.charts import show_figure
@@ -86,7 +86,7 @@ def figure(fig, *, key: str, filename: str, caption: str | None = None, alt: str
 
 
 def verdict(sentences, warnings=()) -> None:
-    """The tab's answer in plain words first; sentences come from engine/leximax_verdicts.py (escaped here)."""
+    """The tab's answer in plain words first; sentences come from dpdash/leximax_verdicts.py (escaped here)."""
     st.success(" ".join(md_escape(s, max_len=800) for s in sentences))
     for w in warnings:
         if w:
@@ -193,7 +193,7 @@ def random_cached(n: int, m: int, grid: float, seed: int) -> np.ndarray:
 
 def upload_frame(label: str, *, key: str, max_rows: int, max_cols: int, help: str, min_rows: int = 2,
                  as_text: bool = False):
-    """The product's one bounded reader (ui.upload → engine.data.read_uploaded_csv); None after a message."""
+    """The product's one bounded reader (ui.upload → dpdash.data.read_uploaded_csv); None after a message."""
     ds = csv_uploader(label, key=key, max_rows=max_rows, max_cols=max_cols, min_rows=min_rows, help=help,
                       as_text=as_text)
     return None if ds is None else ds.frame

@@ -1,6 +1,6 @@
 """Sampling designer: what guarantee does the population get when a DP statistic is computed on a sample?
 
-Thin page: widgets → cached engine calls (``engine.sampling``) → figures (``engine.sampling_figures``).
+Thin page: widgets → cached engine calls (``dpdash.sampling``) → figures (``dpdash.sampling_figures``).
 Source: 003_4b386133f61617e9.txt, paper 1 (Bun, Drechsler, Gaboardi, McMillan, Sarathy, FORC 2022);
 spec shared/specs/sampling_designer.md.
 """
@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine import sampling as sp
-from engine import sampling_figures as sf
-from engine import sampling_verdicts as sv
-from engine import script_sampling as ss
-from engine.sampling_frames import parse_numbers
+from dpdash import sampling as sp
+from dpdash import sampling_figures as sf
+from dpdash import sampling_verdicts as sv
+from dpdash import script_sampling as ss
+from dpdash.sampling_frames import parse_numbers
 from ui import page_end, page_setup
 from ui.charts import show_figure
 from ui.common import methodology
@@ -40,7 +40,7 @@ SIZE_MODES = {"m": "sample size m", "rate": "sampling rate q"}
 #: The Simple tab's schemes: link token → label; older links' "SRSWOR", "Poisson", "SRSWR" are these tokens.
 SCHEMES = {"srswor": "without replacement", "poisson": "Poisson", "srswr": "with replacement"}
 SCHEME_TITLES = {"srswor": "SRS without replacement", "poisson": "Poisson sampling", "srswr": "SRS with replacement"}
-SCHEME_CURVES = {"srswor": "SRSWOR", "poisson": "Poisson", "srswr": "SRSWR"}   # engine.sampling_figures' names
+SCHEME_CURVES = {"srswor": "SRSWOR", "poisson": "Poisson", "srswr": "SRSWR"}   # dpdash.sampling_figures' names
 MAX_FRAME_ROWS = 2_000_000
 MAX_STRATA = 200
 MAX_CLUSTERS = 100_000

@@ -1,7 +1,7 @@
 """Stratified synthesis viewer: one DP release per group (full ε each) against one global release.
 
-Thin page: widgets → cached engine calls (``engine.stratify``, ``engine.synth``) → figures
-(``engine.stratify_figures``). Source: seed 004_c5ca305e20a1adba.txt (Rosenblatt, Stoyanovich & Musco,
+Thin page: widgets → cached engine calls (``dpdash.stratify``, ``dpdash.synth``) → figures
+(``dpdash.stratify_figures``). Source: seed 004_c5ca305e20a1adba.txt (Rosenblatt, Stoyanovich & Musco,
 arXiv 2312.11712); spec shared/specs/stratified_synthesis_viewer.md. The "Partially private release" mode is
 rendered by ``ui.views.partially_private``.
 """
@@ -18,14 +18,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine import accounting
-from engine import stratify as S
-from engine import stratify_figures as F
-from engine import stratify_synth_sweep as SW
-from engine import script_stratified as SC
-from engine import stratify_verdicts as V
-from engine import synth as Y
-from engine.data import DataValidationError, discrete_table_from_csv, load_adult, load_adult_numeric
+from dpdash import accounting
+from dpdash import stratify as S
+from dpdash import stratify_figures as F
+from dpdash import stratify_synth_sweep as SW
+from dpdash import script_stratified as SC
+from dpdash import stratify_verdicts as V
+from dpdash import synth as Y
+from dpdash.data import DataValidationError, discrete_table_from_csv, load_adult, load_adult_numeric
 from ui import cluster, page_end, page_setup
 from ui import dossier
 from ui.charts import show_figure
@@ -415,7 +415,7 @@ if source == "Upload":
         st.markdown("**Your CSV** (≤ 10 MB, ≤ 200,000 rows, ≤ 30 columns). Columns with ≤ 50 distinct values are "
                     "categories; other numeric columns are cut into 5 equal-width bins — bin edges computed from "
                     "your data are not protected. Rows with missing values are dropped.")
-        # The product's one bounded reader (engine.data.read_uploaded_csv) through its widget, which shows what
+        # The product's one bounded reader (dpdash.data.read_uploaded_csv) through its widget, which shows what
         # is wrong with a bad file (escaped) and any reading notes.
         dataset = csv_uploader("Upload a CSV", key="sv_upload", max_bytes=UPLOAD_MAX_BYTES, max_rows=200_000,
                                max_cols=30)

@@ -1,4 +1,4 @@
-"""Tests for engine.accounting: spec §9 worked examples, §8 cross-checks against dp-accounting, properties."""
+"""Tests for dpdash.accounting: spec §9 worked examples, §8 cross-checks against dp-accounting, properties."""
 
 import math
 import warnings
@@ -12,8 +12,8 @@ import dp_accounting
 from dp_accounting.pld import accountant as pld_accountant
 from dp_accounting.pld.common import DifferentialPrivacyParameters
 from dp_accounting.rdp import rdp_privacy_accountant as rdpa
-from engine import accounting as A
-from engine import mechanisms as M
+from dpdash import accounting as A
+from dpdash import mechanisms as M
 
 REL = 1e-6
 
@@ -305,7 +305,7 @@ def test_per_mechanism_epsilon_under_zcdp_at_very_large_budgets(eps, k):
 
 
 def test_composition_figure_envelope():
-    from engine import epsilon_figures as ef
+    from dpdash import epsilon_figures as ef
     curve = A.composition_curve([A.laplace(0.2, count=5)], delta=1e-6, ks=[1, 2, 5], rules=("basic", "advanced"))
     env = ef.best_valid_envelope(curve).set_index("k")["epsilon"]
     # at k = 1 advanced exceeds basic (the reason for the envelope): the envelope takes basic there

@@ -1,4 +1,4 @@
-"""engine.accounting without the page tests: the adaptive-analysis trace, the odometers and the argument refusals.
+"""dpdash.accounting without the page tests: the adaptive-analysis trace, the odometers and the argument refusals.
 
 Expected numbers are the [T] formulas (seed 002, Rogers 2017) written out here with ``math`` in plain loops,
 hand-derived values, or brute force; never a call back into the function under test.
@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from engine import accounting as A
-from engine.validation import ValidationError
+from dpdash import accounting as A
+from dpdash.validation import ValidationError
 
 C = 28.04  # the printed constant of [T] eq. 5.12
 

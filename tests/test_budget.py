@@ -1,4 +1,4 @@
-"""Tests for engine.budget: spec §9 budget-planner examples, cvxpy cross-checks, properties."""
+"""Tests for dpdash.budget: spec §9 budget-planner examples, cvxpy cross-checks, properties."""
 
 import math
 from dataclasses import replace
@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special
 
-from engine import accounting as A
-from engine import budget as B
+from dpdash import accounting as A
+from dpdash import budget as B
 
 # Allocations are rounded to 6 significant figures (spec §4.4), so worked values agree to ~1e-5.
 REL = 1e-5

@@ -1,4 +1,4 @@
-"""Tests for engine.budget_compare: every rule × mechanism against an independent computation — closed forms
+"""Tests for dpdash.budget_compare: every rule × mechanism against an independent computation — closed forms
 written out here (basic, advanced, zCDP, the Kairouz–Oh–Viswanath / Murtagh–Vadhan optimal δ, the Balle–Wang
 analytic Gaussian) and Google's dp-accounting for PLD and Rényi DP — plus the reverse direction and the verdict.
 """
@@ -14,7 +14,7 @@ from dp_accounting import dp_event, rdp
 from dp_accounting.pld import privacy_loss_distribution as pldlib
 from scipy import stats
 
-from engine import budget_compare as B
+from dpdash import budget_compare as B
 
 EPS, DELTA, K = 1.0, 1e-6, 10
 
@@ -150,7 +150,7 @@ def test_reverse_direction_round_trip(rows):
 
 
 def test_gaussian_multiplier_is_the_smallest():
-    from engine import accounting as acc
+    from dpdash import accounting as acc
     for rule in ("basic", "kov_optimal", "rdp"):
         m = B.gaussian_multiplier(rule, epsilon=0.5, delta=1e-5, k=3)
         assert acc.compose([acc.gaussian(m, count=3)], delta=1e-5, rule=rule).epsilon <= 0.5

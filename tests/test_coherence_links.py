@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import coherence as co
-from engine import coherence_links as cl
+from dpdash import coherence as co
+from dpdash import coherence_links as cl
 
 _names = st.text(min_size=1, max_size=20).filter(lambda s: s.strip())
 _cond = st.one_of(

@@ -1,4 +1,4 @@
-"""engine.conversions: ε/ρ/RDP conversions against the papers' closed forms and dp-accounting's RDP accountant."""
+"""dpdash.conversions: ε/ρ/RDP conversions against the papers' closed forms and dp-accounting's RDP accountant."""
 
 import math
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine import conversions as C
+from dpdash import conversions as C
 
 
 @pytest.mark.parametrize("sigma", [0.8, 2.0, 10.0])

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, strategies as st
 from scipy import stats
 
-from engine.data import (ADULT_SHA256, DATA_DIR, DataValidationError, census_population, discrete_table_from_csv,
+from dpdash.data import (ADULT_SHA256, DATA_DIR, DataValidationError, census_population, discrete_table_from_csv,
                          load_adult, load_adult_numeric, load_dataset, neutralise_formulas, read_uploaded_csv)
 
 # ---------------------------------------------------------------- generator
@@ -233,7 +233,7 @@ def test_as_text_keeps_stripped_strings_without_numeric_inference():
     "id,v,w\n01,1e3,-2\n02,NA,0.5\n03,7,N\n",
 ])
 def test_pandas_fast_path_and_scan_fallback_build_the_same_frame(text, monkeypatch):
-    import engine.data as data
+    import dpdash.data as data
 
     fast = _read(text.encode(), min_rows=1)
     monkeypatch.setattr(data, "_frame_by_pandas", lambda *a, **k: None)

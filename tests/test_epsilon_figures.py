@@ -1,4 +1,4 @@
-"""engine.epsilon_figures: the epsilon calculator's figure builders show what they are given, and the noise figure
+"""dpdash.epsilon_figures: the epsilon calculator's figure builders show what they are given, and the noise figure
 shows the right distribution (checked against scipy and closed forms, not against the builder's own arithmetic)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from scipy import integrate, stats
 
-from engine import formatting as nf
-from engine import epsilon_figures as ef
-from engine.palette import PALETTE
+from dpdash import formatting as nf
+from dpdash import epsilon_figures as ef
+from dpdash.palette import PALETTE
 
 
 @pytest.mark.parametrize("scale, half_width", [(1.0, 3.0), (0.5, 0.2), (4.0, 10.0)])

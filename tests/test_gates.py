@@ -28,10 +28,10 @@ def test_pytest_configuration_keeps_the_gates():
     ini = configparser.ConfigParser()
     ini.read(ROOT / "pytest.ini", encoding="utf-8")
     cfg = ini["pytest"]
-    assert "--doctest-modules" in cfg["addopts"] and "engine" in cfg["testpaths"].split()
+    assert "--doctest-modules" in cfg["addopts"] and "dpdash" in cfg["testpaths"].split()
     assert cfg["xfail_strict"].strip() == "true" and "--strict-markers" in cfg["addopts"]
     filters = [f.strip() for f in cfg["filterwarnings"].splitlines() if f.strip() and not f.strip().startswith("#")]
-    assert filters[0].startswith("error::Warning:") and "engine" in filters[0] and "ui" in filters[0]
+    assert filters[0].startswith("error::Warning:") and "dpdash" in filters[0] and "ui" in filters[0]
     # every other entry ignores something by name, never everything
     assert all(f.startswith("ignore:") and f != "ignore" for f in filters[1:])
 
@@ -41,7 +41,7 @@ def test_make_test_runs_lint_coverage_floor_and_the_random_hypothesis_pass():
     target = re.search(r"^test: (.*?)\n((?:\t.*\n)+)", make, re.M)
     assert target and "lint" in target.group(1)
     body = target.group(2)
-    assert "--cov=engine" in body and "--cov-branch" in body and "--cov-fail-under=$(COV_FLOOR)" in body
+    assert "--cov=dpdash" in body and "--cov-branch" in body and "--cov-fail-under=$(COV_FLOOR)" in body
     assert "test-hypothesis-random" in body
     assert "tests/coverage_per_module.py" in body and "--floor $(COV_FLOOR)" in body  # every module, not the total
     floor = int(re.search(r"^COV_FLOOR \?= (\d+)", make, re.M).group(1))

@@ -1,4 +1,4 @@
-"""Edge branches and argument refusals of engine.mechanisms, checked against formulas written out here or scipy."""
+"""Edge branches and argument refusals of dpdash.mechanisms, checked against formulas written out here or scipy."""
 
 import math
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from engine import mechanisms as M
-from engine.validation import ValidationError
+from dpdash import mechanisms as M
+from dpdash.validation import ValidationError
 
 
 # --------------------------------------------------------------------------- refusals name the bad argument

@@ -1,4 +1,4 @@
-"""Tests for engine/parallel.py (issue 16): one fan-out helper, no backend named in the engine, and every
+"""Tests for dpdash/parallel.py (issue 16): one fan-out helper, no backend named in the engine, and every
 fan-out function returns exactly the ``n_jobs=1`` result on a Dask LocalCluster (2 worker processes,
 1 thread each) and on local processes.
 
@@ -22,12 +22,12 @@ import pytest
 from joblib import parallel_config
 from joblib.parallel import BACKENDS
 
-from engine import coherence as co
-from engine import partial_release as ppd
-from engine import private_tests as P
-from engine import synth as Y
-from engine.data import census_population
-from engine.parallel import child_seed, imap_unordered, map_ordered, spawn_seeds
+from dpdash import coherence as co
+from dpdash import partial_release as ppd
+from dpdash import private_tests as P
+from dpdash import synth as Y
+from dpdash.data import census_population
+from dpdash.parallel import child_seed, imap_unordered, map_ordered, spawn_seeds
 from tests.conftest import plain_main_module
 
 distributed = pytest.importorskip("distributed")  # pinned in requirements.txt; always present in CI
@@ -55,7 +55,7 @@ def _on_cluster(client, fn):
 
 # ------------------------------------------------------------------------------------------ no backend named
 def _engine_modules():
-    return sorted((ROOT / "engine").glob("*.py"))
+    return sorted((ROOT / "dpdash").glob("*.py"))
 
 
 def test_no_engine_module_names_a_joblib_backend():

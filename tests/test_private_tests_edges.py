@@ -1,4 +1,4 @@
-"""Edge branches and argument refusals of engine.private_tests, checked against scipy.stats or formulas written here.
+"""Edge branches and argument refusals of dpdash.private_tests, checked against scipy.stats or formulas written here.
 
 Monte Carlo runs are tiny (a handful of trials, fixed seeds); where a rate is asserted it is forced by the setup.
 """
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from engine import private_tests as P
+from dpdash import private_tests as P
 
 P0 = [0.25, 0.25, 0.25, 0.25]
 TABLE = [[0.25, 0.25], [0.25, 0.25]]

@@ -1,4 +1,4 @@
-"""Oracles for engine/public_info.py (the ppd split's theory half): values from outside the code under test."""
+"""Oracles for dpdash/public_info.py (the ppd split's theory half): values from outside the code under test."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 import mpmath as mp
 import pytest
 
-from engine import public_info as pi
-from engine.validation import ValidationError
+from dpdash import public_info as pi
+from dpdash.validation import ValidationError
 
 
 @pytest.mark.parametrize("eps, sens", [(0.1, 1.0), (1.0, 2.0), (3.0, 0.5)])

@@ -17,10 +17,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine import coherence as co
-from engine import coherence_tabs as ct
-from engine.data import census_population, read_uploaded_csv
-from engine.script_coherence import (SCRIPT_SWEEP_REPS, independent_supported, runs_script, section7_script,
+from dpdash import coherence as co
+from dpdash import coherence_tabs as ct
+from dpdash.data import census_population, read_uploaded_csv
+from dpdash.script_coherence import (SCRIPT_SWEEP_REPS, independent_supported, runs_script, section7_script,
                                      sweep_script, theory_script)
 from tests.script_runner import run_scripts
 

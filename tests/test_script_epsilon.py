@@ -1,4 +1,4 @@
-"""engine/script_epsilon.py: the epsilon calculator's "Copy as code" scripts, all run in ONE subprocess
+"""dpdash/script_epsilon.py: the epsilon calculator's "Copy as code" scripts, all run in ONE subprocess
 (``tests/script_runner.run_scripts``), each from its own clean directory. Their engine numbers equal the page's
 (the engine called here as the page calls it, rel 1e-9), and their independent numbers (scipy, dp-accounting, numpy
 brute force, closed forms written out in the script) agree within the tolerance stated at each check. At least one
@@ -15,14 +15,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine import accounting as acc
-from engine import budget as bud
-from engine import maxinfo as mi
-from engine import mechanisms as mech
-from engine import private_tests as pt
-from engine import public_info as pinfo
-from engine import risk
-from engine import script_epsilon as se
+from dpdash import accounting as acc
+from dpdash import budget as bud
+from dpdash import maxinfo as mi
+from dpdash import mechanisms as mech
+from dpdash import private_tests as pt
+from dpdash import public_info as pinfo
+from dpdash import risk
+from dpdash import script_epsilon as se
 from tests.script_runner import run_scripts
 from ui import eps_codecs as ec
 

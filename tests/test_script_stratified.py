@@ -1,4 +1,4 @@
-"""engine.script_stratified: every "Copy as code" script of the stratified viewer runs on its own and reproduces
+"""dpdash.script_stratified: every "Copy as code" script of the stratified viewer runs on its own and reproduces
 the page's numbers.
 
 All scripts run once, in ONE fresh subprocess (``tests/script_runner.run_scripts``), each from its own clean
@@ -21,11 +21,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine import partial_release as release
-from engine import script_stratified as SC
-from engine import stratify as S
-from engine import synth as Y
-from engine.data import discrete_table_from_csv, load_adult, read_uploaded_csv
+from dpdash import partial_release as release
+from dpdash import script_stratified as SC
+from dpdash import stratify as S
+from dpdash import synth as Y
+from dpdash.data import discrete_table_from_csv, load_adult, read_uploaded_csv
 from tests.script_runner import run_scripts
 from ui.views import ppd_jobs
 

@@ -1,4 +1,4 @@
-"""engine.search against brute force: linear scans for the integer searches, closed forms for the root."""
+"""dpdash.search against brute force: linear scans for the integer searches, closed forms for the root."""
 
 import math
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.search import bracketed_root, largest_true, smallest_true
+from dpdash.search import bracketed_root, largest_true, smallest_true
 
 pytestmark = pytest.mark.hypothesis
 

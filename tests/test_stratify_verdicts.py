@@ -1,4 +1,4 @@
-"""engine.stratify_verdicts: the viewer's sentences name the right numbers and groups.
+"""dpdash.stratify_verdicts: the viewer's sentences name the right numbers and groups.
 
 Expected counts, means and shares are computed in the tests by brute force (plain loops over the rows), never by
 calling the function under test twice.
@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine import partial_release
-from engine import stratify as S
-from engine import stratify_verdicts as V
+from dpdash import partial_release
+from dpdash import stratify as S
+from dpdash import stratify_verdicts as V
 
 
 def _experiment():

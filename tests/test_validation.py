@@ -1,4 +1,4 @@
-"""engine.validation: each check accepts exactly its documented domain and names the parameter when it refuses."""
+"""dpdash.validation: each check accepts exactly its documented domain and names the parameter when it refuses."""
 
 import doctest
 import math
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import engine.validation as V
-from engine.validation import (ValidationError, as_generator, check_delta, check_epsilon, check_finite,
+import dpdash.validation as V
+from dpdash.validation import (ValidationError, as_generator, check_delta, check_epsilon, check_finite,
                                check_int_in_range, check_positive, check_probability, check_probability_vector,
                                check_rate, check_rho, check_size)
 

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
 
-from engine.palette import PALETTE
+from dpdash.palette import PALETTE
 from ui.exports import download_figure_html, download_figure_image
 
 TEMPLATE_NAME = "dpdash"

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
-from engine.parallel import PAGE_JOBS
-from engine.data import DATASET_DESCRIPTIONS, DATASETS, Dataset, load_dataset
+from dpdash.parallel import PAGE_JOBS
+from dpdash.data import DATASET_DESCRIPTIONS, DATASETS, Dataset, load_dataset
 from ui.charts import register_template
 from ui.dossier import restore_notice, restore_uploader
 from ui.warmup import start_background_warmup
@@ -21,7 +21,7 @@ from ui.widgets import choice as token_choice
 logger = logging.getLogger("dpdash")
 
 #: Query-parameter / session key of the shared dataset picker (same on every page).
-#: Worker processes for the pages' joblib work (``engine.parallel.PAGE_JOBS``).
+#: Worker processes for the pages' joblib work (``dpdash.parallel.PAGE_JOBS``).
 CORES = PAGE_JOBS
 
 DATASET_KEY = "dataset"
@@ -53,7 +53,7 @@ def _load(name: str) -> Dataset:
 
 
 def active_dataset() -> str:
-    """Name of the dataset chosen in the shared picker (a key of ``engine.data.DATASETS``)."""
+    """Name of the dataset chosen in the shared picker (a key of ``dpdash.data.DATASETS``)."""
     name = st.session_state.get(DATASET_KEY, DEFAULT_DATASET)
     return name if name in DATASETS else DEFAULT_DATASET
 

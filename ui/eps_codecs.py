@@ -18,10 +18,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from engine.data import json_depth
-from engine import accounting as acc
-from engine import budget as bud
-from engine import private_tests as pt
+from dpdash.data import json_depth
+from dpdash import accounting as acc
+from dpdash import budget as bud
+from dpdash import private_tests as pt
 from ui.links import MAX_VALUE_CHARS
 from ui.text import md_escape, md_quote
 

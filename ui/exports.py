@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.data import neutralise_formulas
+from dpdash.data import neutralise_formulas
 
 
 def csv_bytes(df: pd.DataFrame) -> bytes:

@@ -14,7 +14,7 @@ import tracemalloc
 import pandas as pd
 import pytest
 
-from engine.data import DataValidationError, read_uploaded_csv
+from dpdash.data import DataValidationError, read_uploaded_csv
 from tests.attack.corpus import BOMB_BYTES, BOMBS, INERT_TEXT, MALFORMED, bomb
 from ui.exports import csv_bytes
 

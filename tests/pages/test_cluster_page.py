@@ -121,10 +121,10 @@ def test_a_client_whose_io_loop_started_late_is_made_once_more(monkeypatch, sche
 
 def test_cluster_that_cannot_run_the_engine_is_not_used(monkeypatch, scheduler):
     # A closure is shipped by value, so this probe fails on the worker as a missing engine would.
-    import engine.parallel as par
+    import dpdash.parallel as par
 
     def broken():
-        raise ModuleNotFoundError("No module named 'engine'")
+        raise ModuleNotFoundError("No module named 'dpdash'")
 
     address, _ = scheduler
     monkeypatch.setattr(par, "environment", broken)

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from engine.data import census_population
+from dpdash.data import census_population
 from tests.product.walk import capture_downloads
 from ui.common import CORES
 
@@ -407,7 +407,7 @@ def test_label_moved_into_the_lens_is_said():
 def test_every_csv_reads_back_with_pandas_and_our_reader():
     import io
 
-    from engine.data import read_uploaded_csv
+    from dpdash.data import read_uploaded_csv
 
     name = "=HYPERLINK(1)"  # a formula-looking group name must come back neutralised, not as a formula
     link = '[{"name": "%s", "conditions": [{"column": "AGEP", "low": 50}]}]' % name

@@ -358,7 +358,7 @@ def _roundtrip(files: dict[str, bytes]) -> None:
     """Each CSV reads back with pandas defaults and through the product's own reader, with the same shape."""
     import io
 
-    from engine.data import read_uploaded_csv
+    from dpdash.data import read_uploaded_csv
 
     assert files
     for name, data in files.items():

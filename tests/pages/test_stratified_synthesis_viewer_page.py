@@ -284,7 +284,7 @@ import pandas as pd  # noqa: E402
 sys.path.insert(0, str(ROOT / "tests" / "product"))
 from walk import capture_downloads  # noqa: E402
 
-from engine.data import read_uploaded_csv  # noqa: E402
+from dpdash.data import read_uploaded_csv  # noqa: E402
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 

@@ -3,7 +3,7 @@
 Seeded walks over every control, one per tab (opened through the ``sd_tab`` link parameter) and two with an
 uploaded sampling frame. After every move the oracle reads the visible controls and recomputes each headline card
 and calibration from the formulas of the spec (shared/specs/sampling_designer.md §4, written out here in mpmath or
-numpy/scipy, never through ``engine.sampling``) and compares it with the *full* value the card carries in its
+numpy/scipy, never through ``dpdash.sampling``) and compares it with the *full* value the card carries in its
 tooltip ("Full value: …"), so a wrong digit anywhere is caught, not only in the 4 shown.
 """
 

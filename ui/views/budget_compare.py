@@ -1,7 +1,7 @@
 """The budget question in one place (issue 14 item 7), for the epsilon calculator.
 
 "I publish k statistics from one data set with total ε (and δ): what accuracy per statistic?" One table, every
-composition rule × noise mechanism (``engine.budget_compare``), plus the other direction: the total ε of k releases
+composition rule × noise mechanism (``dpdash.budget_compare``), plus the other direction: the total ε of k releases
 of a given per-release ε. Widgets, layout and calls only.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine import budget_compare as bc
+from dpdash import budget_compare as bc
 from ui.charts import show_figure
 from ui.common import methodology
 from ui.exports import download_csv

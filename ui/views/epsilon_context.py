@@ -1,8 +1,8 @@
 """ε in context and risk → ε, for the epsilon calculator (issue 15 items 5 and 6).
 
 Two views the page calls inside its tabs: :func:`render_in_context` places the page's ε among published
-deployments (``engine.deployments``, data in ``data/deployments.csv``); :func:`render_risk_inverse` answers "what is
-the largest ε that keeps this risk below my target?" (``engine.risk``). Widgets, layout and calls only: every number
+deployments (``dpdash.deployments``, data in ``data/deployments.csv``); :func:`render_risk_inverse` answers "what is
+the largest ε that keeps this risk below my target?" (``dpdash.risk``). Widgets, layout and calls only: every number
 and sentence comes from the engine.
 """
 
@@ -12,9 +12,9 @@ import math
 
 import streamlit as st
 
-from engine import deployments as dep
-from engine import risk
-from engine import risk_inverse_figures as rfig
+from dpdash import deployments as dep
+from dpdash import risk
+from dpdash import risk_inverse_figures as rfig
 from ui.charts import show_figure
 from ui.common import methodology
 from ui.exports import download_csv

@@ -1,7 +1,7 @@
 """Third mode of the stratified synthesis viewer: "Partially private release" (keys ``pp_*``).
 
-One ``@st.fragment`` (:func:`render_partially_private_release`). Computation lives in ``engine.partial_release``,
-figures in ``engine.partial_release_figures``, and the plain logic of this view (the WEM job units and their cache
+One ``@st.fragment`` (:func:`render_partially_private_release`). Computation lives in ``dpdash.partial_release``,
+figures in ``dpdash.partial_release_figures``, and the plain logic of this view (the WEM job units and their cache
 keys, the loss table, the toy's parser) in ``ui.views.ppd_jobs``; this module wires widgets to cached calls. Source:
 Seeman, Slavković & Reimherr, *A Formal Privacy Framework for Partially Private Data*
 (``shared/seeds/001_cddb039cfb564267.txt``), §5; spec ``shared/specs/partially_private.md``.
@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine import partial_release as release
-from engine import partial_release_figures as figs
-from engine import script_stratified as SC
-from engine import stratify_verdicts as V
+from dpdash import partial_release as release
+from dpdash import partial_release_figures as figs
+from dpdash import script_stratified as SC
+from dpdash import stratify_verdicts as V
 from ui import cluster, dossier
 from ui.charts import show_figure
 from ui.common import CORES, methodology

@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from engine import partial_release as release
+from dpdash import partial_release as release
 
 #: The Algorithm 1 toy has three cells; a typed vector longer than this is refused before it is split.
 TOY_CELLS = 3

@@ -1,7 +1,7 @@
 """Tab 9 of the epsilon calculator: "Public information (ε-DP relative to Z)" (keys ``pi_*``).
 
 One ``@st.fragment`` (:func:`render_public_information_tab`) whose sections are nested fragments. Computation lives
-in ``engine.public_info`` and figures in ``engine.public_info_figures``; this module only wires widgets to cached
+in ``dpdash.public_info`` and figures in ``dpdash.public_info_figures``; this module only wires widgets to cached
 engine calls.
 Source: Seeman, Slavković & Reimherr, *A Formal Privacy Framework for Partially Private Data*
 (``shared/seeds/001_cddb039cfb564267.txt``); spec ``shared/specs/partially_private.md``.
@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine import epsilon_verdicts as ev
-from engine import public_info as pinfo
-from engine import public_info_figures as figs
-from engine import script_epsilon as se
-from engine.risk import posterior_bound
+from dpdash import epsilon_verdicts as ev
+from dpdash import public_info as pinfo
+from dpdash import public_info_figures as figs
+from dpdash import script_epsilon as se
+from dpdash.risk import posterior_bound
 from ui.charts import show_figure
 from ui.dossier import Headline, PageSummary, artefacts
 from ui.exports import download_csv, download_json

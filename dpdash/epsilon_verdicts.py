@@ -1,0 +1,266 @@
+"""Plain-words verdicts for the epsilon calculator: one or two sentences per tab, computed from its result.
+
+Each function takes the numbers a tab already computed (engine results, not widgets) and returns plain text
+(no Markdown), so the page, the report and the tests read the same sentence. Numbers are rounded for reading
+(:func:`number`, 2 significant figures unless stated); the tables and downloads keep full precision.
+
+References
+----------
+Issue 14 item 1 (a verdict on every result) and item 6 (guidance where users go wrong); the quantities are those
+of ``002_802572da4c9a19ad.txt`` (Rogers 2017) as cited in each tab's engine function.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from dpdash.formatting import given, number, percent, power_of_ten, times_ten_to
+
+#: Composition rules in plain words (the page's legends keep their theorem labels).
+RULE_WORDS = {
+    "basic": "the basic sum", "advanced": "advanced composition", "advanced_drv": "advanced composition (DRV form)",
+    "kov_analytic": "the Kairouz–Oh–Viswanath formula", "kov_optimal": "optimal composition",
+    "zcdp": "zCDP", "rdp": "Rényi DP", "pld": "privacy loss distributions (PLD)",
+}
+MECH_WORDS = {"laplace": "Laplace", "gaussian": "Gaussian", "discrete_laplace": "discrete Laplace",
+              "discrete_gaussian": "discrete Gaussian", "pure_dp": "pure ε-DP", "approx_dp": "(ε, δ)-DP",
+              "zcdp": "zCDP"}
+QUERY_WORDS = {"count": "a count", "sum": "a sum", "mean": "a mean", "histogram": "each count of a histogram"}
+
+
+# --------------------------------------------------------------------------- Tab 1: noise and accuracy
+def noise_verdict(*, mechanism: str, query: str, half_width: float, confidence: float, fix: str,
+                  epsilon: float, delta: float = 0.0, rho: float | None = None, scale: float | None = None,
+                  by_rho: bool = False) -> str:
+    """"With ε = 1, Laplace noise keeps a count within ±3.0 of its true value 95% of the time."
+
+    ``confidence`` is a fraction (0.95); ``fix`` is which quantity the user set ("privacy", "scale" or
+    "accuracy"); the other two are the calibration's results.
+    """
+    what = QUERY_WORDS.get(query, "the statistic")
+    mech = MECH_WORDS.get(mechanism, mechanism)
+    conf = f"{100 * confidence:.4g}%"
+    # a value the user set reads as typed; a computed one is rounded
+    show = given if fix == "privacy" else number
+    privacy = f"ρ = {show(rho)}" if by_rho and rho is not None else (
+        f"ε = {show(epsilon)}" if epsilon <= 1e4 else "ε above 10,000 (no useful privacy)")
+    if delta > 0 and not by_rho:
+        privacy += f" and δ = {power_of_ten(delta)}"
+    hw = number(half_width)
+    if fix == "accuracy":
+        return (f"To keep {what} within ±{given(half_width)} of its true value {conf} of the time, {mech} noise needs "
+                f"{privacy}.")
+    if fix == "scale" and scale is not None:
+        return (f"{mech} noise of scale {number(scale)} gives {privacy} and keeps {what} within ±{hw} of its "
+                f"true value {conf} of the time.")
+    return f"With {privacy}, {mech} noise keeps {what} within ±{hw} of its true value {conf} of the time."
+
+
+def noise_guidance(*, query: str, half_width: float, lower: float, upper: float, n: int | None,
+                   epsilon: float | None = None) -> str | None:
+    """A warning when the noise swamps the statistic (its ± is wider than the values it can take), else None."""
+    span = {"mean": upper - lower, "sum": (upper - lower) * (n or 1), "count": float(n or 0),
+            "histogram": float(n or 0)}.get(query)
+    if epsilon is not None and epsilon_guidance(epsilon):
+        return epsilon_guidance(epsilon)
+    if span and half_width > span:
+        fix = "raise ε or n" if query in ("mean", "count", "histogram") else "raise ε or narrow L and U"
+        noun = {"mean": f"the whole range of the mean ({number(lower, 3)} to {number(upper, 3)})",
+                "sum": "the largest possible sum", "count": f"the number of records ({n:,})",
+                "histogram": f"the number of records ({n:,})"}[query]
+        return (f"The noise (±{number(half_width)}) is wider than {noun}: the released value says almost "
+                f"nothing. To fix: {fix}.")
+    return None
+
+
+def _big(x: float) -> str:
+    """A large number as "4.9·10⁸"."""
+    m, e = f"{x:.1e}".split("e+")
+    return times_ten_to(m, int(e))
+
+
+def epsilon_guidance(epsilon: float) -> str | None:
+    """A warning for an ε so large it protects almost nothing (above 10), else None."""
+    if epsilon > 10:
+        odds = math.exp(min(epsilon, 700))
+        return (f"ε = {given(epsilon)} is extreme: it lets an attacker's odds grow by a factor of up to "
+                f"{number(odds) if odds < 1e6 else _big(odds)}, so it protects almost "
+                "nothing. Values up to about 1–2 are usual for one release: lower ε, or add noise.")
+    return None
+
+
+# --------------------------------------------------------------------------- Tab 2: composition
+def describe_releases(kinds: Sequence[str], counts: Sequence[int], epsilons: Sequence[float | None],
+                      multipliers: Sequence[float | None]) -> str:
+    """"1,000 Laplace releases (ε = 0.1 each)" for one row; "50 releases of 2 kinds" for a list."""
+    total = int(sum(counts))
+    if len(kinds) == 1:
+        kind, e, m = kinds[0], epsilons[0], multipliers[0]
+        each = (f" (ε = {given(e)} each)" if e is not None else
+                f" (noise multiplier σ/Δ = {given(m)})" if m is not None else "")
+        return f"{total:,} {MECH_WORDS.get(kind, kind)} release{'s' if total != 1 else ''}{each}"
+    return f"{total:,} releases of {len(set(kinds))} kind{'s' if len(set(kinds)) != 1 else ''}"
+
+
+def composition_verdict(table: pd.DataFrame, *, releases: str, delta: float) -> str:
+    """"Composing 10 Gaussian releases costs ε = 2.1 at δ = 10⁻⁶ under PLD, 1.6 less than the basic sum (3.7)."
+
+    ``table`` has columns rule, epsilon, valid (``dpdash.accounting.composition_table``); the verdict names the
+    tightest valid rule and compares it with the basic sum when that row is valid.
+    """
+    ok = table[table["valid"] & table["epsilon"].map(lambda v: math.isfinite(v))]
+    if ok.empty:
+        return (f"No rule you selected gives a finite bound for {releases} at δ = {power_of_ten(delta)}: select "
+                "another rule or change the list.")
+    best = ok.loc[ok["epsilon"].idxmin()]
+    head = (f"Composing {releases} costs ε = {number(best['epsilon'])} at δ = {power_of_ten(delta)} under "
+            f"{RULE_WORDS.get(best['rule'], best['rule'])}")
+    basic = ok[ok["rule"] == "basic"]
+    if best["rule"] == "basic" or basic.empty:
+        tail = ": the basic sum is already the tightest here." if best["rule"] == "basic" else "."
+        return head + tail
+    b = float(basic["epsilon"].iloc[0])
+    gain = b - float(best["epsilon"])
+    if gain <= 0.005 * b:
+        return head + f", the same as the basic sum ({number(b)})."
+    return head + f", {number(gain)} less than the basic sum ({number(b)})."
+
+
+def total_guidance(table: pd.DataFrame) -> str | None:
+    """A warning when even the tightest valid total ε is extreme (above 10), with the fix; else None."""
+    ok = table[table["valid"] & table["epsilon"].map(lambda v: math.isfinite(v))]
+    if ok.empty or float(ok["epsilon"].min()) <= 10:
+        return None
+    best = float(ok["epsilon"].min())
+    return (f"A total ε of {number(best)} protects almost nothing (an attacker's odds can grow by a factor of "
+            f"{number(math.exp(best)) if best < 13 else _big(math.exp(min(best, 700)))}). To fix: publish fewer "
+            "releases, or spend less ε on each.")
+
+
+# --------------------------------------------------------------------------- Tab 3: budget planner
+def budget_verdict(plan) -> str:
+    """One sentence for an ``dpdash.budget.BudgetPlan``: the total it costs, or the accuracy the budget buys."""
+    unit = "ρ" if plan.currency == "rho" else "ε"
+    allocs = list(plan.allocations)
+    if not plan.feasible:
+        return plan.message
+    k = len(allocs)
+    rule = RULE_WORDS.get(plan.rule, plan.rule)
+    d = f" at δ = {power_of_ten(plan.delta)}" if plan.delta > 0 else ""
+    total = plan.rho if unit == "ρ" and plan.rho is not None else plan.epsilon
+    if plan.mode == "accuracy_first":
+        s = (f"Meeting all {k} accuracy target{'s' if k != 1 else ''} costs {unit} = {number(total)} in total"
+             f"{d} ({rule}).")
+        if plan.reserved > 0:
+            s += f" With the reserve the budget to ask for is {unit} = {number(plan.budget)}."
+        return s
+    worst = max(allocs, key=lambda a: a.ratio) if allocs else None
+    s = f"A total budget of {unit} = {given(plan.budget)} ({rule}) gives " + ", ".join(
+        f"{a.name} ±{number(a.half_width)}" for a in allocs[:4]) + (" …" if k > 4 else "") + "."
+    if worst is not None and worst.ratio > 1.005:
+        s += f" The furthest from its target is {worst.name}: {number(worst.ratio)}× its target ±."
+    elif worst is not None:
+        s += " Every statistic meets its target."
+    return s
+
+
+# --------------------------------------------------------------------------- Tab 4: adaptive analysis
+def adaptive_verdict(*, answered: Mapping[str, int], requests: int, epsilon_g: float, rule: str) -> str:
+    """"With a total budget ε_g = 1, the advanced filter answers 1,234 of 2,000 requests; basic: 100; zCDP: 1,500."
+
+    ``answered`` maps each filter rule to the number of requests it lets run.
+    """
+    words = {"basic": "basic", "advanced": "advanced", "zcdp": "zCDP"}
+    a = answered[rule]
+    head = (f"With a total budget ε_g = {given(epsilon_g)}, the {words.get(rule, rule)} filter answers {a:,} of "
+            f"{requests:,} requests" + (" (all of them)." if a == requests else "."))
+    others = [f"{words.get(r, r)} {n:,}" for r, n in answered.items() if r != rule]
+    best = max(answered, key=answered.get)
+    if others:
+        head += " Other filters: " + ", ".join(others) + "."
+        if best != rule and answered[best] > a:
+            head += f" The {words.get(best, best)} filter answers the most here."
+    return head
+
+
+# --------------------------------------------------------------------------- Tab 5: ε as risk
+def risk_verdict(*, prior: float, epsilon: float, lower: float, upper: float, advantage: float,
+                 delta: float = 0.0) -> str:
+    """"With ε = 1, someone 10% sure that a person is in the data can become at most 23% sure …"."""
+    s = (f"With ε = {given(epsilon)}, someone {percent(prior)} sure that a person is in the data (or has a "
+         f"trait) can become at most {percent(upper)} sure, and at least {percent(lower)}. No membership test "
+         f"can beat guessing by more than {number(100 * advantage)} percentage points (true-positive minus "
+         "false-positive rate).")
+    if delta > 0:
+        s += f" With δ = {power_of_ten(delta)} these hold except with probability up to δ."
+    return s
+
+
+# --------------------------------------------------------------------------- Tab 6: DP vs data splitting
+DP_METHODS = ("dfhprr", "bnsssu", "rz_monitor")
+SPLIT_METHODS = ("split_binomial", "split_hoeffding")
+
+
+def widths_verdict(widths: pd.DataFrame, *, n: int) -> str:
+    """From which k the best DP method answers all k adaptive queries more accurately than the best split.
+
+    ``widths`` has columns method, k, tau (``dpdash.mechanisms.adaptive_width`` on a grid of k).
+    """
+    piv = widths.pivot_table(index="k", columns="method", values="tau", aggfunc="min")
+    dp = piv[[c for c in DP_METHODS if c in piv]].min(axis=1)
+    split = piv[[c for c in SPLIT_METHODS if c in piv]].min(axis=1)
+    both = dp.index[dp.notna() & split.notna()]
+    better = [int(k) for k in both if dp[k] < split[k]]
+    if not better:
+        kmax = int(both.max()) if len(both) else int(piv.index.max())
+        return (f"With n = {n:,} records, splitting the data is at least as accurate as DP for every k up to "
+                f"{kmax:,} adaptive queries: DP needs more data to pay off.")
+    k0 = min(better)
+    # show the largest k where DP still gives a useful answer (τ < 0.5, the cap) and beats splitting
+    useful = [k for k in better if dp[k] < 0.5]
+    ks = max(useful) if useful else k0
+    capped = " (capped: no useful answer)" if split[ks] >= 0.5 else ""
+    return (f"With n = {n:,} records, DP answers k adaptive queries more accurately than splitting the data from "
+            f"k = {k0:,} on (at k = {ks:,}: ±{number(dp[ks])} with DP against ±{number(split[ks])}{capped} by "
+            "splitting, for all answers at once).")
+
+
+# --------------------------------------------------------------------------- Tab 7: private tests
+def private_tests_verdict(*, n: float, privacy: str, alpha: float, naive_size: float,
+                          power: float | None = None) -> str:
+    """"At n = 10,000 and ρ = 0.00125 the classical χ² test on noisy counts raises false alarms 31% of the time
+    instead of 5%; the private tests keep 5% …"."""
+    a = f"{given(100 * alpha)}%"
+    s = (f"At n = {int(n):,} and {privacy}, the classical χ² test on noisy counts raises false alarms "
+         f"{percent(naive_size)} of the time instead of {a}; the private tests keep {a}")
+    if power is not None:
+        s += f" and detect the shift Δ with probability {percent(power)} (projected test)"
+    return s + "."
+
+
+# --------------------------------------------------------------------------- Tab 8: max-information
+def maxinfo_verdict(*, alpha: float, gamma: float, epsilon: float, n: int, bits: float) -> str:
+    """"After a selection step with ε = 0.01 on 10,000 records, reject only when p ≤ 0.012 …"."""
+    return (f"After choosing the hypothesis with an ε = {given(epsilon)} step on {int(n):,} records (which leaks "
+            f"at most {number(bits)} bits), reject only when p ≤ {number(gamma)}, not p ≤ {alpha:g}, to keep the "
+            f"false-rejection rate at {given(100 * alpha)}%.")
+
+
+# --------------------------------------------------------------------------- Tab 9: public information
+def invariant_verdict(*, epsilon: float, eps_star: float, N: float) -> str:
+    """Lemma 5 (S1): what publishing "the count lies in 0…N" does to ε."""
+    n_txt = "∞" if math.isinf(N) else f"{int(N):,}"
+    return (f"Publishing that the count lies in 0…{n_txt} turns ε = {given(epsilon)} into an effective "
+            f"ε* = {number(eps_star)} ({number(eps_star / epsilon)}× the nominal ε; never more than 2ε).")
+
+
+def correlated_verdict(*, epsilon: float, effective: float, delta_z: float) -> str:
+    """Example 3 (S1): correlated public information multiplies ε by the sensitivity Δ_z."""
+    if delta_z > 1:
+        return (f"With this correlated public information one person's secret moves the count by up to "
+                f"{delta_z:g}, so ε = {given(epsilon)} protects only like ε = {number(effective)}.")
+    return (f"This public information adds nothing: one person still moves the count by at most 1, so ε = "
+            f"{given(epsilon)} keeps its meaning.")

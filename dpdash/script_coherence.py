@@ -32,6 +32,7 @@ from typing import Mapping
 
 from dpdash import coherence as co
 from dpdash.coherence_tabs import FLOOR_REPS
+from dpdash.script_common import made_with, version_check
 
 __all__ = ["runs_script", "sweep_script", "theory_script", "section7_script", "independent_supported", "SCRIPT_REPS",
            "SCRIPT_SWEEP_REPS"]
@@ -210,11 +211,11 @@ def runs_script(*, repo_root: str, data: Mapping[str, object], config: co.Experi
     """
     R = max(1, min(int(repetitions), int(config.repetitions)))
     lines = [
-        '"""Coherence explorer: W1 per group over the first R runs, with our engine and independently."""',
+        '"""Coherence explorer: W1 per group over the first R runs, with our engine and independently.',
+        "", made_with(), '"""',
         "import math",
-        "import sys",
         "",
-        f"sys.path.insert(0, {str(repo_root)!r})  # this project's repository",
+        *version_check().splitlines(),
         "",
         "from dpdash import coherence as co",
         *_data_lines(data),
@@ -242,8 +243,7 @@ def runs_script(*, repo_root: str, data: Mapping[str, object], config: co.Experi
 
 
 def _header(title: str, *, repo_root: str, data: Mapping[str, object]) -> list[str]:
-    return [f'"""{title}"""', "import math", "import sys", "",
-            f"sys.path.insert(0, {str(repo_root)!r})  # this project's repository", "",
+    return [f'"""{title}\n\n{made_with()}\n"""', "import math", "", *version_check().splitlines(), "",
             "from dpdash import coherence as co", *_data_lines(data), ""]
 
 

@@ -3,7 +3,7 @@
 Each ``<view>_script(**params) -> str`` returns a script that (1) recomputes the view's headline numbers with this
 project's engine, exactly as the page does (same data, seed and calls), and (2) recomputes them independently,
 then prints ``engine.<name> = v``, ``independent.<name> = v`` and ``difference.<name> = v`` lines (and the seed).
-The script starts with ``sys.path.insert(0, repo_root)`` so it runs from any directory.
+The script imports the installed engine (``import dpdash``) and names the version that made it.
 
 - :func:`mean_script`: expected errors from the direct Laplace/Gaussian formulas (numpy/scipy).
 - :func:`synth_script`: the synthesizer is fitted by the engine (MST/AIM fits are the expensive part); every
@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from dpdash.script_common import made_with, version_check
+
 _MEAN_TEMPLATE = '''"""Stratified synthesis viewer, mean estimation: one global DP mean vs one DP mean per group.
 
 Recomputes the page's numbers with the project's engine (same seed), then the expected errors from the direct
@@ -33,10 +35,9 @@ noise plus Laplace(b) privacy noise, b = 2*C(m)/(m*eps), C(m) = R + sqrt(log(m/g
 R + sqrt(2*log(2*m/gamma)) (rigorous). Clipping is ignored by the formulas (it bites only values beyond C).
 Engine numbers are means over {reps} repetitions, so they differ from the expectations by Monte Carlo noise:
 each difference is also printed in standard errors.
+{made_with}
 """
-import sys
-sys.path.insert(0, {repo_root!r})
-
+{version_check}
 import numpy as np
 from scipy import special
 
@@ -124,6 +125,7 @@ def mean_script(*, sizes: Sequence[int], mu: Sequence[float], sigma: Sequence[fl
     True
     """
     return _MEAN_TEMPLATE.format(
+        version_check=version_check(), made_with=made_with(),
         repo_root=str(repo_root), sizes=[int(v) for v in sizes], mu=[float(v) for v in mu],
         sigma=[float(v) for v in sigma], labels=[str(v) for v in labels], epsilon=float(epsilon),
         epsilons=tuple(float(e) for e in (epsilons if epsilons is not None else (epsilon,))), R=float(R),
@@ -143,11 +145,10 @@ _SYNTH_TEMPLATE = '''"""Stratified synthesis viewer, synthetic data: one model o
    held-out rows (accuracy, lowest / highest positive-prediction rate across groups, largest - smallest share of
    missed positives).
 Source: Rosenblatt, Stoyanovich & Musco (arXiv 2312.11712), Stratified Data Synthesis.
+{made_with}
 """
 import itertools
-import sys
-sys.path.insert(0, {repo_root!r})
-
+{version_check}
 import numpy as np
 import pandas as pd
 from sklearn.{clf_module} import {clf_class}
@@ -309,6 +310,7 @@ def synth_script(*, source: str, synthesizer: str, synthesizer_label: str, epsil
     module, cls, call, words = _CLASSIFIERS[classifier]
     options = f",\n                                   synth_options={dict(synth_options)!r}" if synth_options else ""
     return _SYNTH_TEMPLATE.format(
+        version_check=version_check(), made_with=made_with(),
         repo_root=str(repo_root), synth_label=str(synthesizer_label), epsilon=float(epsilon), seed=int(seed),
         load_import=load_import, load_code=load_code, synth=str(synthesizer), min_frac=float(min_frac),
         small=str(small_strata), classifier=str(classifier), options=options, clf_module=module, clf_class=cls,
@@ -325,11 +327,10 @@ _PP_TEMPLATE = '''"""Stratified synthesis viewer, partially private release of c
    G ~ Geometric(1 - r), r = exp(-epsilon / Delta_PP)), the least-squares projection onto the public constraints
    (stage 1, the multiplier of the state total found with scipy's brentq) and the rounding to whole counts
    (stage 2, scipy's milp). WEM draws come from a Gibbs sampler (MCMC): they are re-scored, not re-drawn.
+{made_with}
 """
 import math
-import sys
-sys.path.insert(0, {repo_root!r})
-
+{version_check}
 import numpy as np
 from scipy import optimize
 
@@ -476,6 +477,7 @@ def partial_release_script(*, t: int, month: str, epsilon: float, sensitivity: f
     if len(pub) != 5:
         raise ValueError(f"public must have 5 entries, got {len(pub)}")
     return _PP_TEMPLATE.format(
+        version_check=version_check(), made_with=made_with(),
         repo_root=str(repo_root), seed=int(seed), load_code=load_code, t=int(t), month=str(month),
         epsilon=float(epsilon), sensitivity=float(sensitivity), kappa=float(kappa), alpha=float(alpha),
         pp_sensitivity=None if pp_sensitivity is None else float(pp_sensitivity), reps=int(reps),

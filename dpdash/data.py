@@ -26,9 +26,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from dpdash.paths import DATA_DIR  # data/ of a checkout, or the wheel's dpdash/bundled
 from dpdash.validation import as_generator
-
-DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
 #: Upload limits shared by the pages and the server config (``server.maxUploadSize`` = 50 MB).
 MAX_UPLOAD_BYTES = 50_000_000

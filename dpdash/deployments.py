@@ -26,9 +26,10 @@ import plotly.graph_objects as go
 from dpdash.formatting import log_axis
 from dpdash.formatting import power_of_ten
 from dpdash.palette import palette_color
+from dpdash.paths import DATA_DIR
 from dpdash.validation import ValidationError, check_delta, check_epsilon
 
-DEPLOYMENTS_CSV = Path(__file__).resolve().parents[1] / "data" / "deployments.csv"
+DEPLOYMENTS_CSV = DATA_DIR / "deployments.csv"
 COLUMNS = ("organisation", "product", "year", "epsilon", "delta", "rho", "privacy_unit", "model", "period",
            "source_url", "read_where", "note")
 MODELS = {"central": "central (a trusted curator adds noise)", "local": "local (each device adds noise)"}

@@ -23,10 +23,10 @@ import numpy as np
 import pandas as pd
 
 from dpdash import coherence as co
-from dpdash.formatting import number, percent
-from dpdash.search import smallest_true
+from dpdash.formatting import number, percent, power_of_ten
 
-__all__ = ["w1_text", "preview_verdict", "runs_verdict", "sweep_verdict", "theory_verdict", "section7_verdict",
+__all__ = ["alpha_text", "MAX_MEMBERS",
+           "w1_text", "preview_verdict", "runs_verdict", "sweep_verdict", "theory_verdict", "section7_verdict",
            "small_group_warnings", "min_members_for_alpha", "builder_column_warning", "soft_output_note",
            "summary_for_people", "runs_for_people", "sweep_for_people", "floor_quantiles"]
 
@@ -34,6 +34,23 @@ __all__ = ["w1_text", "preview_verdict", "runs_verdict", "sweep_verdict", "theor
 _WORST_Q = 0.5
 #: A column with more distinct values than this is a poor "is one of" group column (spec §6: labels ≤ 20 levels).
 MANY_LEVELS = 20
+#: Group sizes beyond this are "more than any dataset has" (the page reads ≤ 200,000 rows): a tiny α's answer.
+MAX_MEMBERS = 10**13
+
+
+def alpha_text(alpha: float) -> str:
+    """α as the user set it: two decimals on the slider's 0.01 grid, else its own digits (a link may carry an
+    off-grid value such as 0.125 or 1e-160, which "0.12" or "0.00" would misstate; issue 26).
+
+    >>> alpha_text(0.2), alpha_text(0.125), alpha_text(1e-160), alpha_text(0.0)
+    ('0.20', '0.125', '10⁻¹⁶⁰', '0.00')
+    """
+    a = float(alpha)
+    if not math.isfinite(a):
+        return "n/a"
+    if abs(a - round(a, 2)) <= 1e-12 * a:
+        return f"{a:.2f}"
+    return f"{a:.4g}" if a >= 1e-3 else power_of_ten(a)
 
 
 def w1_text(w: float, against: float | None = None) -> str:
@@ -88,8 +105,8 @@ def preview_verdict(*, names: Sequence[str], sizes: Sequence[int], w1: Sequence[
     if w[worst] > alpha:
         over = [j for j in kept if w[j] > alpha]
         s = (f"The predictor {_flag_words(output)} {percent(fa)} of the released {names[worst]} members and "
-             f"{percent(fb)} of the held-out ones (W1 {w1_text(w[worst], alpha)}, above the {alpha:.2f} line): this "
-             "release exposes them.")
+             f"{percent(fb)} of the held-out ones (W1 {w1_text(w[worst], alpha)}, above the {alpha_text(alpha)} "
+             "line): this release exposes them.")
         if len(over) > 1:
             s += f" {len(over)} of {len(kept)} kept groups are above the line."
         biggest = max(kept, key=lambda j: sizes[j])
@@ -98,7 +115,7 @@ def preview_verdict(*, names: Sequence[str], sizes: Sequence[int], w1: Sequence[
                   "hides it.")
         return s
     return (f"No kept group is treated differently on this split (largest W1 {w1_text(w[worst], alpha)}, for "
-            f"{names[worst]}, below the {alpha:.2f} line).")
+            f"{names[worst]}, below the {alpha_text(alpha)} line).")
 
 
 # ----------------------------------------------------------------------------------------- repeated runs
@@ -140,15 +157,15 @@ def runs_verdict(result: co.ExperimentResult, *, alpha: float, gamma: float, est
     fl = _floor_means(floor)
     k, R = estimate.failures, estimate.runs
     if k > 0:
-        s = (f"In {k} of {R} runs at least one kept group was treated differently (W1 above {alpha:.2f}); "
+        s = (f"In {k} of {R} runs at least one kept group was treated differently (W1 above {alpha_text(alpha)}); "
              f"the failure rate lies between {percent(estimate.lower)} and {percent(estimate.upper)} (95% "
-             f"confidence), so this release does not keep groups coherent at α = {alpha:.2f} with a failure "
+             f"confidence), so this release does not keep groups coherent at α = {alpha_text(alpha)} with a failure "
              f"rate below {percent(estimate.lower)}.")
     else:
         top = np.nanmax(result.max_w1(gamma))
-        s = (f"No run out of {R} had a kept group above {alpha:.2f} (largest W1 {w1_text(top, alpha)}). This learner "
-             f"found nothing, which does not prove that others cannot; failure rates below {percent(1 / R)} are "
-             f"not resolved with {R} runs.")
+        s = (f"No run out of {R} had a kept group above {alpha_text(alpha)} (largest W1 {w1_text(top, alpha)}). "
+             "This learner found nothing, which does not prove that others cannot; failure rates below "
+             f"{percent(1 / R)} are not resolved with {R} runs.")
     if worst is not None:
         s += f" Most affected: {worst}, mean W1 {w1_text(means[worst])} over the runs"
         if math.isfinite(fl.get(worst, math.nan)):
@@ -169,7 +186,7 @@ def sweep_verdict(sweep: pd.DataFrame, *, alpha: float, floor: Mapping[str, np.n
     d = sweep.dropna(subset=["mean_w1"])
     if d.empty:
         return "No group had members in both halves in any run: nothing to compare."
-    line = f"the α = {alpha:.2f} line"
+    line = f"the α = {alpha_text(alpha)} line"
     top_eps = float(d["epsilon"].max())
     at_top = d[d["epsilon"] == top_eps]
     worst = at_top.loc[at_top["mean_w1"].idxmax()]
@@ -216,7 +233,7 @@ def theory_verdict(*, gamma_required: float, n: int, epsilon: float, meets: int,
         s = (f"{head}Theorem 7 needs groups of at least {g} members, more than the whole dataset ({n:,} "
              "records): it protects no group here.")
     else:
-        s = (f"{head}Theorem 7 keeps every group of at least {g} members coherent within α = {alpha:.2f}: "
+        s = (f"{head}Theorem 7 keeps every group of at least {g} members coherent within α = {alpha_text(alpha)}: "
              f"{meets} of {kept} kept groups are that large.")
     if smallest is not None and meets < kept:
         nm, m = smallest
@@ -224,7 +241,7 @@ def theory_verdict(*, gamma_required: float, n: int, epsilon: float, meets: int,
             s += (f" ε ≤ {number(eps_for_smallest)} would protect the smallest kept group, {nm} ({m:,} "
                   "members).")
         else:
-            s += f" No ε certifies {nm} ({m:,} members) at α = {alpha:.2f}."
+            s += f" No ε certifies {nm} ({m:,} members) at α = {alpha_text(alpha)}."
     return s
 
 
@@ -253,21 +270,33 @@ def section7_verdict(res: co.SingleColumnResult, *, column: str, curator: str) -
 
 
 # ----------------------------------------------------------------------------------------- guidance
-def min_members_for_alpha(alpha: float) -> int | None:
-    """Smallest group size at which random splitting alone gives an expected W1 ≤ α for a predictor flagging
-    half of the group (the worst case of the spec's §3.3 floor); None for α ≤ 0.
+def _chance_w1(m: float) -> float:
+    """Expected W1 by chance for a group of m at q = 1/2 (spec §3.3), for any m ≥ 2 (also beyond an int's float)."""
+    return co.expected_floor_binary(_WORST_Q, 2) * math.sqrt(2.0 / m)
 
-    >>> min_members_for_alpha(0.2)
-    64
+
+def min_members_for_alpha(alpha: float) -> int | float | None:
+    """Smallest group size at which random splitting alone gives an expected W1 ≤ α for a predictor flagging
+    half of the group (the worst case of the spec's §3.3 floor): ``ceil(8/(π α²))``, at least 2.
+
+    Solved in log space, so every α of the control's range [0, 2] has an answer (issue 26: a doubling search
+    overflowed for α < 1e−154); ``math.inf`` when the size exceeds :data:`MAX_MEMBERS`, None for α ≤ 0.
+
+    >>> min_members_for_alpha(0.2), min_members_for_alpha(1e-160)
+    (64, inf)
     """
     if not alpha > 0:
         return None
-    if co.expected_floor_binary(_WORST_Q, 2) <= alpha:
-        return 2
-    hi = 4
-    while co.expected_floor_binary(_WORST_Q, hi) > alpha:
-        hi *= 2
-    return smallest_true(lambda m: co.expected_floor_binary(_WORST_Q, m) <= alpha, 2, hi)
+    log_m = math.log(8.0 / math.pi) - 2.0 * math.log(float(alpha))
+    if log_m > math.log(MAX_MEMBERS):
+        return math.inf
+    m = max(2, math.ceil(math.exp(log_m)))
+    # the closed form rounded through exp/log may land one off the exact boundary: settle it on the formula
+    while m > 2 and _chance_w1(m - 1) <= alpha:
+        m -= 1
+    while _chance_w1(m) > alpha:
+        m += 1
+    return m
 
 
 def small_group_warnings(group_sizes: Mapping[str, int], in_collection: Mapping[str, bool], *,
@@ -275,18 +304,28 @@ def small_group_warnings(group_sizes: Mapping[str, int], in_collection: Mapping[
     """One warning per kept group so small that random splitting alone can put its W1 above α.
 
     The chance level is the spec's floor ``4·sqrt(q(1−q)/m)·sqrt(2/π)`` at q = 1/2 (§3.3); the fix is to merge the
-    group into a larger one or raise γ to the size at which chance stays below α.
+    group into a larger one or raise γ to the size at which chance stays below α. When even the largest kept
+    group is below that size (a tiny α), one warning says so and names the α that group needs instead.
     """
     need = min_members_for_alpha(alpha)
     if need is None:
         return []
+    kept = {g: m for g, m in group_sizes.items() if in_collection.get(g) and m >= 2}
+    if not kept:
+        return []
+    big, m_big = max(kept.items(), key=lambda kv: kv[1])
+    a = alpha_text(alpha)
+    if m_big < need:
+        return [f"At α = {a} random splitting alone puts every kept group above the line: even the largest, "
+                f"{big} ({m_big:,} members), gets a W1 of about {number(_chance_w1(m_big))} by chance, so almost "
+                f"every run fails whatever the release. Choose α above {number(_chance_w1(m_big))} for a test "
+                "that can tell releases apart."]
     out = []
-    for g, m in group_sizes.items():
-        if in_collection.get(g) and 2 <= m < need:
+    for g, m in kept.items():
+        if m < need:
             out.append(f"{g} has only {m:,} members: random splitting alone gives it a W1 of about "
-                       f"{w1_text(co.expected_floor_binary(_WORST_Q, m), alpha)}, above the {alpha:.2f} line, so its "
-                       f"result says little about the release. Merge it into a larger group, or raise γ to "
-                       f"{need:,} to leave such groups out.")
+                       f"{w1_text(_chance_w1(m), alpha)}, above the {a} line, so its result says little about the "
+                       f"release. Merge it into a larger group, or raise γ to {need:,} to leave such groups out.")
     return out
 
 

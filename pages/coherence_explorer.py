@@ -632,7 +632,7 @@ settings_words = {
     "Release": RELEASES[release_choice] + ("" if release_kind not in co.HISTOGRAM_KINDS else
                                            f" (ε = {eps_label}" + (f", δ = {delta:g})" if release_kind ==
                                                                     "gaussian_histogram" else ")")),
-    "Learner": f"{LEARNERS[learner_kind]}, {OUTPUTS[output]} output", "α (largest W1 tolerated)": f"{alpha:.2f}",
+    "Learner": f"{LEARNERS[learner_kind]}, {OUTPUTS[output]} output", "α (largest W1 tolerated)": cv.alpha_text(alpha),
     "γ (smallest group kept)": f"{gamma:,.0f}", "Seed": str(seed),
 }
 
@@ -965,7 +965,8 @@ def _theory_panel(full: bool = True) -> None:
                f"Theorem 7's γ is set by the term {mi.TERM_LABELS[sc.binding_term]}"
                + (" (the max-information part ζ dominates)." if sc.binding_term in (0, 2) else
                   " (it does not depend on ε: even ε → 0 needs this many members).")
-               + (" The theorems need α > 0: at α = 0 they are shown at α = 0.01." if alpha < 0.01 else ""))
+               + (f" The theorems need α ≥ 0.01 here: at α = {cv.alpha_text(alpha)} they are shown at α = 0.01."
+                  if alpha < 0.01 else ""))
     if sc.vacuous:
         st.warning(f"Vacuous: γ = {sc.gamma:,.0f} exceeds n = {n:,}; the theorem protects no group here. Lower ε "
                    "or raise α to get a guarantee.")

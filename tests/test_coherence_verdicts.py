@@ -210,3 +210,48 @@ def test_tables_for_people_have_no_code_names():
     assert summ["mean W1 over runs"].tolist() == pytest.approx(res.w1.mean(axis=0).tolist())
     sweep = pd.DataFrame([dict(epsilon=1.0, group="A", size=3, mean_w1=0.1, q05_w1=0.0, q95_w1=0.2)])
     assert "_" not in "".join(cv.sweep_for_people(co.sweep_for_export(sweep)).columns)
+
+
+# ------------------------------------------------------------------------------------------ issue 26: α over [0, 2]
+def _need_log10(alpha: float) -> float:
+    """log10 of the size at which chance W1 = 4·sqrt(1/(4m))·sqrt(2/π) equals α (spec §3.3, q = 1/2), in log space."""
+    return math.log10(8 / math.pi) - 2 * math.log10(alpha)
+
+
+@pytest.mark.parametrize("alpha", [1e-160, 1e-200, 1e-300, 5e-324, 1e-9, 1e-7])
+def test_min_members_for_alpha_is_unbounded_for_tiny_alpha_without_overflow(alpha):
+    # issue 26: /coherence_explorer?coh_alpha=1e-160 raised OverflowError (the doubling search reached 2**1064)
+    need = cv.min_members_for_alpha(alpha)
+    assert _need_log10(alpha) > math.log10(cv.MAX_MEMBERS)
+    assert need == math.inf
+
+
+@pytest.mark.parametrize("alpha", [2.0, 1.0, 0.2, 0.01, 0.005, 1e-4, 1e-6])
+def test_min_members_for_alpha_matches_the_closed_form_where_finite(alpha):
+    need = cv.min_members_for_alpha(alpha)
+    chance = lambda m: 4 * math.sqrt(0.25 / m) * math.sqrt(2 / math.pi)  # noqa: E731
+    assert isinstance(need, int) and need >= 2
+    assert chance(need) <= alpha and (need == 2 or chance(need - 1) > alpha)
+    closed = 8 / (math.pi * alpha * alpha)  # the same bound solved for m
+    assert abs(need - max(2.0, closed)) < 1 + 1e-9 * need
+
+
+def test_small_group_warnings_with_an_alpha_below_chance_for_every_group():
+    sizes = {"Everyone": 20_000, "DREM = 1": 1_022}
+    out = cv.small_group_warnings(sizes, {"Everyone": True, "DREM = 1": True}, alpha=1e-160)
+    assert len(out) == 1, out
+    chance_all = 4 * math.sqrt(0.25 / 20_000) * math.sqrt(2 / math.pi)
+    assert "10⁻¹⁶⁰" in out[0] and "0.00" not in out[0]
+    assert f"{chance_all:.3f}" in out[0]  # the α a reader needs for the largest kept group
+
+
+@pytest.mark.parametrize("alpha, text", [(0.2, "0.20"), (0.0, "0.00"), (1.25, "1.25"), (0.125, "0.125"),
+                                         (1e-160, "10⁻¹⁶⁰"), (0.0004, "4·10⁻⁴"), (2.0, "2.00")])
+def test_alpha_is_written_as_set_never_rounded_to_another_value(alpha, text):
+    assert cv.alpha_text(alpha) == text
+
+
+def test_verdicts_say_a_tiny_alpha_as_it_is():
+    s = cv.preview_verdict(names=["Everyone"], sizes=[100], w1=[0.04], frac_negative=np.array([[0.1, 0.12]]),
+                           in_collection=[True], alpha=1e-160)
+    assert "10⁻¹⁶⁰ line" in s and "0.00 line" not in s

@@ -532,7 +532,22 @@ def test_gaussian_release_is_not_given_the_pure_dp_theorem():
 def test_alpha_zero_is_said_to_be_shown_at_001_in_the_theory():
     at = _app(coh_n="2000", coh_learner="Decision tree", coh_alpha="0.0", coh_tab=THEORY).run()
     _ok(at)
-    assert any("at α = 0 they are shown at α = 0.01" in c.value for c in at.caption)
+    assert any("at α = 0.00 they are shown at α = 0.01" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("tab", [PREVIEW, RUNS, THEORY, SEC7])
+def test_a_link_alpha_below_float_square_range_is_handled_on_every_tab(tab):
+    """Issue 26: ?coh_alpha=1e-160 (off the slider's grid, accepted by it) crashed with an OverflowError; every tab
+    now draws, and says the α it uses as it is (10⁻¹⁶⁰, not a rounded 0.00)."""
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_reps="5", coh_alpha="1e-160", coh_sec7="true",
+              coh_tab=tab).run()
+    _ok(at)
+    if tab == RUNS:
+        at.button(key="coh_run").click().run()
+        _ok(at)
+    shown = [_shown(x) for x in list(at.warning) + list(at.info) + list(at.caption) + list(at.markdown)]
+    assert any("10⁻¹⁶⁰" in t for t in shown), shown
+    assert not any("0.00 line" in t or "above 0.00" in t for t in shown)
 
 
 def test_alpha_min_table_says_when_no_alpha_is_certified():

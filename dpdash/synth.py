@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 from joblib import parallel_config
 
+from dpdash import ledger
 from dpdash.data import DiscreteTable
 from dpdash.parallel import imap_unordered
 from dpdash.stratify import draw_group_proportions, proportions_to_sizes
@@ -199,7 +200,9 @@ class IndependentLaplace:
         self.probs_ = {}
         for j, c in enumerate(cols):
             h = np.bincount(X[:, j], minlength=int(domain[c])).astype(float)
-            h += r.laplace(0.0, d / self.epsilon, h.size)
+            b = d / self.epsilon
+            h += r.laplace(0.0, b, h.size)
+            ledger.record(f"column {c} histogram", epsilon=1.0 / b, mechanism="laplace", scale=b, sensitivity=1.0)
             self.probs_[c] = _normalise(h)
         _report(progress, 1.0, "Independent marginals measured")
         return self
@@ -235,7 +238,9 @@ class FullHistogramLaplace:
         self.columns_ = cols
         self.shape_ = tuple(int(domain[c]) for c in cols)
         idx = np.ravel_multi_index(X.T, self.shape_)
-        h = np.bincount(idx, minlength=cells).astype(float) + as_generator(rng).laplace(0.0, 1.0 / self.epsilon, cells)
+        b = 1.0 / self.epsilon
+        h = np.bincount(idx, minlength=cells).astype(float) + as_generator(rng).laplace(0.0, b, cells)
+        ledger.record("full histogram", epsilon=1.0 / b, mechanism="laplace", scale=b, sensitivity=1.0)
         self.p_ = _normalise(h)
         _report(progress, 1.0, "Full histogram measured")
         return self
@@ -305,9 +310,14 @@ class MWEM:
             logits = eps_round * score / 2.0
             p = np.exp(logits - logits.max())
             q = int(r.choice(p.size, p=p / p.sum()))
+            # exp(c·score) with c = ε_round/2 and score sensitivity 1 is (2c)-DP
+            ledger.record(f"round {t + 1} select", epsilon=2 * (eps_round / 2.0), mechanism="exponential",
+                          sensitivity=1.0)
             j = int(owner[q])
             local = q - margs[j][2]
-            measured.append((j, local, float(true_q[q] + r.laplace(0.0, 2 * T / self.epsilon))))
+            b = 2 * T / self.epsilon
+            measured.append((j, local, float(true_q[q] + r.laplace(0.0, b))))
+            ledger.record(f"round {t + 1} measure", epsilon=1.0 / b, mechanism="laplace", scale=b, sensitivity=1.0)
             for _ in range(int(self.sweeps)):
                 for jj, cell, val in measured:
                     A = _mw_update(A, margs[jj][0] == cell, val, n)
@@ -483,6 +493,7 @@ class MST:
         s1 = sigma * math.sqrt(d)
         for j, c in enumerate(cols):
             y = _marginal(X, [j], shape) + r.normal(0.0, s1, shape[j])
+            ledger.record(f"one-way {c}", rho=0.5 / s1**2, mechanism="gaussian", scale=s1, sensitivity=1.0)
             noisy1.append(y)
             meas.append(mbi.LinearMeasurement(y, (c,), stddev=s1))
         pairs: list[tuple[int, int]] = []
@@ -506,11 +517,15 @@ class MST:
             for _ in range(d - 1):
                 avail = [e for e in cand if find(e[0]) != find(e[1])]
                 e = avail[_exp_mech(np.array([score[x] for x in avail]), eps_sel, 1.0, r)]
+                ledger.record("tree edge select", rho=eps_sel**2 / 8, epsilon=eps_sel, mechanism="exponential",
+                              sensitivity=1.0)
                 comp[find(e[0])] = find(e[1])
                 pairs.append(e)
             s2 = sigma * math.sqrt(d - 1)
             for a, b in pairs:
                 y = _marginal(X, [a, b], shape) + r.normal(0.0, s2, shape[a] * shape[b])
+                ledger.record(f"pair {cols[a]} × {cols[b]}", rho=0.5 / s2**2, mechanism="gaussian", scale=s2,
+                              sensitivity=1.0)
                 meas.append(mbi.LinearMeasurement(y, (cols[a], cols[b]), stddev=s2))
         self.tree_ = [(cols[a], cols[b]) for a, b in pairs]
         _report(progress, 0.1, "MST: fitting the graphical model (first run compiles JAX code)")
@@ -592,6 +607,7 @@ class AIM:
         used = 0.0
         for c in cols:
             y = answers[(c,)] + r.normal(0.0, sigma, shape[cols.index(c)])
+            ledger.record(f"one-way {c}", rho=0.5 / sigma**2, mechanism="gaussian", scale=sigma, sensitivity=1.0)
             meas.append(mbi.LinearMeasurement(y, (c,), stddev=sigma))
             used += 0.5 / sigma**2
         est = estimation.MirrorDescent()
@@ -635,9 +651,13 @@ class AIM:
                 xh = project(model, cl, joint)
                 scores.append(cands[cl] * (np.abs(answers[cl] - xh).sum() - bias))
             cl = eligible[_exp_mech(np.array(scores), eps_sel, wmax, r)]
+            ledger.record(f"round {t} select", rho=eps_sel**2 / 8, epsilon=eps_sel, mechanism="exponential",
+                          sensitivity=wmax)
             chosen.append(cl)
             n_cl = dom.size(cl)
             y = answers[cl] + r.normal(0.0, sigma, n_cl)
+            ledger.record(f"round {t} measure {' × '.join(cl)}", rho=0.5 / sigma**2, mechanism="gaussian",
+                          scale=sigma, sensitivity=1.0)
             meas.append(mbi.LinearMeasurement(y, cl, stddev=sigma))
             z = project(model, cl, joint)
             with _MBI_LOCK:
@@ -725,7 +745,8 @@ def run_fit_jobs(jobs: Sequence[FitJob], *, n_jobs: int = 1, progress: ProgressF
             if progress is not None:
                 def sub(f, msg, i=i, label=job.label):
                     progress(min((i + min(max(f, 0.0), 1.0)) / total, 1.0), f"{label}: {msg}")
-            job.model.fit(job.df, job.domain, rng=job.rng, progress=sub)
+            with ledger.partition(job.label):  # strata are disjoint rows: parallel composition in the ledger
+                job.model.fit(job.df, job.domain, rng=job.rng, progress=sub)
             out[i] = (job.model, job.rng)
         _report(progress, 1.0, f"All {total} fits done")
         return out

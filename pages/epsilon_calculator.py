@@ -384,7 +384,6 @@ TABS = lazy_tabs(TAB_NAMES, key="eps_tab", link_keys=TAB_PREFIXES, state_key="ep
 def tab_noise(outputs: bool = True) -> None:
     """Tab 1 (controls always; numbers and charts only when ``outputs``, i.e. the tab is open)."""
     st.subheader("Noise and accuracy: how far from the truth is a released number?")
-    slot = st.empty()  # the verdict, filled once the calibration is known
     with methodology():
         st.markdown("Smaller ε: more noise, more privacy. The interval covers the added noise only, not sampling "
                     "error. Laplace: Thm 2.1.2; Gaussian: Thm 2.2.2 and the exact analytic calibration (Balle–Wang "
@@ -442,17 +441,18 @@ def tab_noise(outputs: bool = True) -> None:
         hw_in = c2.number_input("Half-width ±", min_value=1e-9, max_value=1e12, value=3.0, format="%.6g",
                                 key="eps_n1_hw", **bind())
     noise_outputs(dict(query=query, neighbour=neighbour, lower=lower, upper=upper, n=n, mechanism=mechanism,
-                       rule=rule, fix=fix, scale=scale_in, half_width=hw_in), sens, mechs, outputs, slot)
+                       rule=rule, fix=fix, scale=scale_in, half_width=hw_in), sens, mechs, outputs)
 
 
 @st.fragment
-def noise_outputs(inputs: dict, sens: mech.Sensitivity, mechs: tuple, outputs: bool = True, slot=None) -> None:
+def noise_outputs(inputs: dict, sens: mech.Sensitivity, mechs: tuple, outputs: bool = True) -> None:
     """Tab 1's privacy sliders and everything they drive, as a nested fragment.
 
     Moving ε, δ, ρ or the confidence reruns only this part (about 20 elements, not the whole tab's 45): each
     element the browser redraws costs about 2 ms on the reference machine (bench/bench_browser_latency.py), and
     these sliders are the ones a presenter moves. Streamlit reruns a fragment with the arguments of its last
-    call, so the query and mechanism inputs above arrive unchanged.
+    call, so the query and mechanism inputs above arrive unchanged. The verdict is drawn in this fragment's own
+    block: a placeholder made by the outer fragment cannot be written from here (issue 22, the Tab 1 crash).
     """
     mechanism, rule, fix = inputs["mechanism"], inputs["rule"], inputs["fix"]
     gauss = "gaussian" in mechanism
@@ -474,6 +474,7 @@ def noise_outputs(inputs: dict, sens: mech.Sensitivity, mechs: tuple, outputs: b
     conf = c[2].slider("Confidence (%)", min_value=50.0, max_value=99.99, value=95.0, step=0.01, key="eps_n1_conf", **bind())
     if not outputs:
         return
+    answer = st.container()  # the verdict, above the cards: made inside this fragment, so its reruns may fill it
     sensitivity = sens.l2 if gauss else sens.l1
     try:
         cal = cached_calibrate(mechanism, sensitivity, fix, eps, rho, inputs["scale"], inputs["half_width"], delta,
@@ -498,7 +499,7 @@ def noise_outputs(inputs: dict, sens: mech.Sensitivity, mechs: tuple, outputs: b
                             scale=cal.scale, by_rho=by_rho)
     warn = ev.noise_guidance(query=inputs["query"], half_width=cal.half_width, lower=inputs["lower"],
                              upper=inputs["upper"], n=inputs["n"], epsilon=cal.epsilon)
-    said = verdict(slot if slot is not None else st.empty(), text, warn)
+    said = verdict(answer, text, warn)
     st.caption(f"Sensitivity (how much one person can change the answer): Δ₁ = {fmt(sens.l1)}, "
                f"Δ₂ = {fmt(sens.l2)}.")
     curves = cached_halfwidth_curves(tuple(mechs), sens.l1, sens.l2, delta_all, conf / 100, rule)

@@ -116,3 +116,67 @@ def test_injection_link_fetches_nothing(page, app_url):
     from urllib.parse import urlparse
     assert not [u for u in requests if urlparse(u).hostname == evil_host]
     assert page.get_by_text("![x](http://evil.invalid/p.png)").count() >= 1  # shown as typed
+
+
+# --------------------------------------------------------------------------- issue 22: the Tab 1 crash
+#: Tab 1's downloads, keyed as the page keys them: the table CSV, both figures' HTML, the report and settings.
+TAB1_DOWNLOADS = ("eps_n1_csv", "eps_n1_fig_hw_html", "eps_n1_fig_noise_html")
+
+
+def _tab1_intact(page, what: str) -> None:
+    """After a change: no error element, the verdict, both charts and the downloads are there."""
+    wait_idle(page)
+    page.wait_for_timeout(300)  # a fragment's rerun may finish a moment after the script goes idle
+    wait_idle(page)
+    errors = page.get_by_test_id("stException").count() + page.get_by_text("This app has encountered an error").count()
+    assert errors == 0, f"an error element after changing {what}"
+    expect(page.get_by_test_id("stAlert").filter(has_text="of its true value").first).to_be_visible()
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(2)
+    for key in TAB1_DOWNLOADS:
+        expect(page.locator(f".st-key-{key}").get_by_test_id("stDownloadButton")).to_have_count(1)
+    expect(page.get_by_test_id("stDownloadButton").filter(has_text="Report (HTML)")).to_have_count(1)
+
+
+def _select(page, key: str, option: str) -> None:
+    page.locator(f".st-key-{key}").get_by_test_id("stSelectbox").click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def _type(page, key: str, value: str) -> None:
+    box = page.locator(f".st-key-{key} input").first
+    box.fill(value)
+    box.press("Enter")
+
+
+def test_every_tab1_control_keeps_the_verdict_charts_and_downloads(page, app_url):
+    """Issue 22: changing any Tab 1 control reran the nested fragment, whose verdict wrote into the outer
+    fragment's placeholder: StreamlitInvalidLayoutContextError and two "This app has encountered an error" boxes."""
+    open_page(page, f"{app_url}/epsilon_calculator")
+    _tab1_intact(page, "nothing (first load)")
+    _select(page, "eps_n1_mech", "Gaussian")
+    _tab1_intact(page, "Mechanism")
+    page.locator(".st-key-eps_n1_neigh").get_by_text("Add/remove one record").click()
+    _tab1_intact(page, "Neighbouring datasets differ by")
+    _select(page, "eps_n1_query", "Sum")
+    _tab1_intact(page, "Query")
+    page.locator(".st-key-eps_n1_neigh").get_by_text("Replace one record").click()
+    _tab1_intact(page, "Neighbouring datasets differ by (back)")
+    _select(page, "eps_n1_query", "Mean")  # a mean under add/remove has no bounded sensitivity: replace first
+    _tab1_intact(page, "Query (Mean)")
+    page.locator(".st-key-eps_n1_fix").get_by_text("Accuracy (±)").click()
+    _tab1_intact(page, "You set")
+    _type(page, "eps_n1_lower", "10")
+    _tab1_intact(page, "L")
+    _type(page, "eps_n1_upper", "250")
+    _tab1_intact(page, "U")
+    _type(page, "eps_n1_n", "5000")
+    _tab1_intact(page, "n")
+    page.wait_for_function("() => location.search.includes('eps_n1_n=5000')")
+    page.locator(".st-key-eps_n1_usecol").get_by_text("Use a column of the shared dataset").click()
+    _tab1_intact(page, "Use a column of the shared dataset")
+    expect(page.get_by_text("the column's range and non-missing records").first).to_be_visible()
+    # and the privacy sliders (the nested fragment's own reruns) still work after all that
+    page.locator(".st-key-eps_n1_fix").get_by_text("Privacy").first.click()
+    _tab1_intact(page, "You set (back to Privacy)")
+    nudge(page, page.locator(".st-key-eps_epsilon input[type='range']").first, "eps_epsilon=")
+    _tab1_intact(page, "ε")

@@ -984,6 +984,12 @@ def amplify_randomized_rounding(*, epsilon: float, rate: float) -> Amplification
     """
     eps = check_epsilon(epsilon, allow_zero=True)
     r = check_rate(rate)
+    if r == 1.0:
+        # r·N is whole for every N, so the "sample" is the population with certainty and M_C is M itself:
+        # ε′ = ε exactly (the Theorem 6 bound, 4.6 at ε = 1, is valid here but no guarantee anyone should read)
+        return Amplification(eps, eps, 0.0, 0.0, None, "unbounded", f"{SEED_FILE}, census (r = 1): the sample is "
+                             "the whole population, so the mechanism runs unsampled", "derived",
+                             ("A census (r = 1): everyone is sampled, so there is no amplification: ε′ = ε.",))
     # log1p(2r·z) + log1p(r·z) with z = expm1(2ε), via the overflow-safe map
     val = float(amplification_map(2 * r, 2 * eps) + amplification_map(r, 2 * eps))
     notes = [f"Theorem 6 applies only to populations of at least 1/r = {1 / r:.4g} records."]
@@ -1006,6 +1012,8 @@ def calibrate_randomized_rounding(*, epsilon_target: float, rate: float) -> Cali
     """
     t = check_epsilon(epsilon_target, name="epsilon_target")
     r = check_rate(rate)
+    if r == 1.0:   # a census: the mechanism runs unsampled, so the target is the per-record ε
+        return Calibration(t, t, None, 1.0 / t, f"{SEED_FILE}, census (r = 1): no sampling, ε = ε′", "derived")
     z = 2 * np.expm1(t) / (r * (np.sqrt(1 + 8 * np.exp(t)) + 3))
     lam = float(0.5 * np.log1p(z))
     return Calibration(t, lam, t / (6 * r), 1.0 / lam, f"{SEED_FILE}, Theorem 6 (exact inverse, derived)",
@@ -1608,7 +1616,8 @@ def proportional_allocation(N_h: Sequence[int], *, rate: float, epsilon: float,
         notes = list(a.warnings) + [f"Theorem 11 does not cover stratum {h} (r·N_h = {r * N[h]:.4g} < 1)."
                                     for h in uncovered]
         amp = Amplification(eps, a.epsilon_population, 0.0, 0.0, a.epsilon_paper_approx, "stratified-unbounded",
-                            f"{SEED_FILE}, Theorem 11", "paper", tuple(notes))
+                            f"{SEED_FILE}, Theorem 11" if r < 1 else a.source, "paper" if r < 1 else a.status,
+                            tuple(notes))
     else:
         worst = 0.0
         for n in N.astype(int):

@@ -142,15 +142,32 @@ def rounding_verdict(*, epsilon: float, rate: float, epsilon_population: float, 
 
 # --------------------------------------------------------------------------- Tab 4: cluster sampling
 def cluster_verdict(*, epsilon: float, n_drawn: int, n_clusters: int, worst_lower: float, worst_upper: float,
-                    naive_srs: float, equal_size: int | None = None) -> str:
+                    naive_srs: float, equal_size: int | None = None, within_rate: float = 1.0,
+                    two_stage: float | None = None) -> str:
     """"Cluster sampling of 10 of 100 clusters (20 records each) gives no amplification: ε′ = 1.0 for ε = 1.
     A 10% simple random sample would give 0.16."
 
-    Source: Theorems 7–8 of paper 1 (lower and upper bounds; equal sizes make them equal).
+    With a within-cluster rate r_w < 1 the design is two-stage and its guarantee is ``two_stage`` (the derived
+    upper bound, spec §4.8): the sentence states that number, then what keeping everyone would give (issue 22:
+    the banner said "no amplification, ε′ = 0.50" beside the two-stage card's 0.01385).
+
+    Source: Theorems 7–8 of paper 1 (lower and upper bounds; equal sizes make them equal); §5.2 and [BBG18]
+    for the two-stage bound.
     """
     what = f"Cluster sampling of {n_drawn:,} of {n_clusters:,} clusters"
     if equal_size is not None:
         what += f" ({equal_size:,} record{'s' if equal_size != 1 else ''} each)"
+    if within_rate < 1 and two_stage is not None:
+        what += f", keeping {pct(within_rate)} of each drawn cluster,"
+        gain = gain_words(epsilon, two_stage)
+        if gain:
+            s = f"{what} gives {gain}: ε′ ≤ {number(two_stage)} for ε = {eps_text(epsilon)} (two-stage bound)."
+        else:
+            s = (f"{what} turns ε = {eps_text(epsilon)} into at most ε′ = {number(two_stage)} for the population"
+                 f"{_times(epsilon, two_stage)} (two-stage bound).")
+        single = gain_words(epsilon, worst_upper)
+        rng = _interval(worst_lower, worst_upper)
+        return s + f" Keeping everyone in the drawn clusters would give {f'{single}: ' if single else ''}{rng}."
     gain = gain_words(epsilon, worst_upper)
     if gain:
         s = f"{what} gives {gain}: {_interval(worst_lower, worst_upper)} for ε = {eps_text(epsilon)}."
@@ -174,7 +191,11 @@ def stratified_verdict(*, epsilon: float, m: int, population: int, epsilon_popul
     Source: Theorem 11 of paper 1 (proportional allocation), §6.2 and §4.1 (Neyman's sensitivity, degradation).
     """
     rate = m / population
-    if covered:
+    if m >= population:
+        # a census: "sample, then run M" is M itself (issue 22: the Theorem 11 bound 4.6 was shown for ε = 1)
+        s = (f"Sampling all {population:,} units is a census: the mechanism runs on the whole population, so "
+             f"ε′ = ε = {eps_text(epsilon)} (no amplification).")
+    elif covered:
         gain = gain_words(epsilon, epsilon_population)
         s = (f"Proportional allocation of {m:,} of {population:,} ({pct(rate)}) with randomised rounding "
              + (f"gives {gain}: ε′ = {number(epsilon_population)} for ε = {eps_text(epsilon)} (Theorem 11)."

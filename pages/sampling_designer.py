@@ -802,9 +802,10 @@ def tab_cluster(eps: float, target: float, frame: sp.FrameSummary | None, output
                     f"{fmt(b.naive_srs)}] {BADGE['shortcut']}")
         equal = int(s[0]) if s.size and np.all(s == s[0]) else None
         text = sv.cluster_verdict(epsilon=eps, n_drawn=ell, n_clusters=k, worst_lower=b.worst_lower,
-                                  worst_upper=b.worst_upper, naive_srs=b.naive_srs, equal_size=equal)
-        verdict(slot, text, level_of(eps, b.worst_upper))
-        if sv.gain_words(eps, b.worst_upper):
+                                  worst_upper=b.worst_upper, naive_srs=b.naive_srs, equal_size=equal,
+                                  within_rate=rw, two_stage=two)
+        verdict(slot, text, level_of(eps, two))
+        if sv.gain_words(eps, two):
             r_try = 0.1 if rw > 0.1 else rw
             two_try = two if r_try == rw else sp.two_stage_cluster_upper(s, epsilon=eps, n_drawn=ell,
                                                                           within_rate=r_try)
@@ -980,7 +981,8 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
         metric("population ε′", a.epsilon_population if pa.theorem11_applies else None,
                help=f"Source: {a.source}." if pa.theorem11_applies else
                "Not covered: Theorem 11 needs r·N_h ≥ 1 in every stratum (see the warning below).")
-        st.markdown(f":gray[shortcut 6rε = {fmt(a.epsilon_paper_approx)}] {BADGE['shortcut']}")
+        if a.epsilon_paper_approx is not None:
+            st.markdown(f":gray[shortcut 6rε = {fmt(a.epsilon_paper_approx)}] {BADGE['shortcut']}")
         for w in a.warnings:
             # restated below: the stratum names, and Theorem 11's per-stratum size condition
             if not w.startswith(("Theorem 11 does not cover", "Theorem 6 applies only")):
@@ -1001,7 +1003,8 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
             st.markdown(f"Draw (seed {got[0]}): **{', '.join(map(str, got[3]))}** (total {sum(got[3]):,})")
     with cc[1]:
         cal = sp.calibrate_randomized_rounding(epsilon_target=target, rate=r)
-        gives = sp.amplify_randomized_rounding(epsilon=cal.epsilon_sample_paper_approx, rate=r).epsilon_population
+        gives = (None if cal.epsilon_sample_paper_approx is None else
+                 sp.amplify_randomized_rounding(epsilon=cal.epsilon_sample_paper_approx, rate=r).epsilon_population)
         calibration_box(cal, n=total_N, shortcut_gives=gives, shortcut_label="ε′/(6r), [a] §6.3, Erratum E2",
                         design=f"Proportional allocation at r = m/N = {fmt(r)}; Theorem 11 inverted exactly."
                         + ("" if pa.theorem11_applies else " Not a guarantee here: Theorem 11 does not cover "
@@ -1066,7 +1069,8 @@ def tab_strata(eps: float, n: int, target: float, frame: sp.FrameSummary | None,
                                         covered=pa.theorem11_applies, shift_total=int(shift.l1_rounded),
                                         shift_loss=deg.loss_all_counts)
     verdict(slot_design, design_text,
-            "warn" if shift.l1_rounded > 0 or not pa.theorem11_applies else level_of(eps, a.epsilon_population))
+            "warn" if shift.l1_rounded > 0 or not pa.theorem11_applies or r >= 1
+            else level_of(eps, a.epsilon_population))
     st.caption(f"Worst addition: value {fmt(shift.value)} in stratum {md_quote(strata['names'][shift.stratum])} "
                f"(S_h becomes {fmt(shift.sd_after)}); searched on a 201-point grid per stratum, ddof 0.")
     if shift.l1_rounded > 0:

@@ -1168,3 +1168,19 @@ def test_calibrate_random_size_mean_below_the_double_range():
     cal = sp.calibrate_random_size(law, epsilon_target=1.0)
     assert math.isfinite(cal.epsilon_sample)
     assert float(_mp_theorem3(_mp_gauss(0.0, sd), 2, cal.epsilon_sample, dps=60)[3]) == pytest.approx(1.0, rel=1e-12)
+
+
+def test_census_is_the_unsampled_mechanism():
+    """Issue 22: r = 1 (m = N) samples everyone, so "sample, then run M" is M itself: ε′ = ε exactly.
+
+    Theorem 6's bound at r = 1 (log1p(2z) + log1p(z), z = e^{2ε} − 1; 4.62 at ε = 1) is valid but not the
+    guarantee; the randomised rounding of N_h at r = 1 is N_h with probability 1.
+    """
+    thm6 = math.log1p(2 * math.expm1(2.0)) + math.log1p(math.expm1(2.0))
+    assert thm6 == pytest.approx(4.62, abs=0.01)
+    pa = sp.proportional_allocation([3000, 1000, 250], rate=1.0, epsilon=1.0)
+    assert pa.amplification.epsilon_population == 1.0
+    assert pa.theorem11_applies
+    for eps in (0.01, 1.0, 7.5):
+        assert sp.amplify_randomized_rounding(epsilon=eps, rate=1.0).epsilon_population == eps
+        assert sp.calibrate_randomized_rounding(epsilon_target=eps, rate=1.0).epsilon_sample == eps

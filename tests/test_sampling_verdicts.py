@@ -179,3 +179,24 @@ def test_guidance_sample_too_large_and_little_gain():
 def test_formatting_helpers():
     assert [sv.pct(x) for x in (0.1, 0.0283, 1e-4, 1.0)] == ["10%", "2.8%", "0.01%", "100%"]
     assert [sv.eps_text(x) for x in (1.0, 0.05, 0.3, 10.0)] == ["1", "0.05", "0.3", "10"]
+
+
+def test_two_stage_cluster_verdict_states_the_two_stage_bound():
+    """Issue 22: c = 30, k = 40, ℓ = 4, ε = 0.5, r_w = 0.05 — the verdict leads with the design's bound (SP17)."""
+    eps, q = mp.mpf("0.5"), mp.mpf(4) / 40
+    eps_w = mp.log1p(mp.mpf("0.05") * mp.expm1(eps))
+    two = mp.log1p(q / (q + (1 - q) * mp.exp(-60 * eps_w)) * mp.expm1(eps_w))
+    single = mp.log1p(q / (q + (1 - q) * mp.exp(-60 * eps)) * mp.expm1(eps))
+    s = sv.cluster_verdict(epsilon=0.5, n_drawn=4, n_clusters=40, worst_lower=float(single),
+                           worst_upper=float(single), naive_srs=float(srs(eps, q)), equal_size=30, within_rate=0.05,
+                           two_stage=float(two))
+    first, rest = s.split(". ", 1)
+    assert "keeping 5% of each drawn cluster" in first and f"at most ε′ = {g2(two)}" in first, s
+    assert "no amplification" not in first
+    assert f"no amplification: ε′ = {g2(single)}" in rest   # what r_w = 1 would give, named as such
+
+
+def test_census_stratified_verdict_is_epsilon_itself():
+    s = sv.stratified_verdict(epsilon=1.0, m=4250, population=4250, epsilon_population=1.0, covered=True,
+                              shift_total=0, shift_loss=0.0)
+    assert s.startswith("Sampling all 4,250 units is a census") and "ε′ = ε = 1 (no amplification)" in s, s

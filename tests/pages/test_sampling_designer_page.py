@@ -493,9 +493,9 @@ def test_one_record_strata_and_single_unit_sample():
     at.selectbox(key="sd_col_stratum").set_value("s").run()
     at.selectbox(key="sd_col_value").set_value("v").run()
     assert not at.exception and not at_errors_unexpected(at)
-    # m = 3 of N = 3 (r = 1): Theorem 6 at r = 1 is log1p(2z) + log1p(z), z = e² − 1 (no amplification)
-    z = math.expm1(2.0)
-    assert metric_value(at, "population ε′") == pytest.approx(math.log1p(2 * z) + math.log1p(z), rel=1e-3)
+    # m = 3 of N = 3 (r = 1): a census, so ε′ = ε = 1 (issue 22; this test used to expect Theorem 6 at r = 1,
+    # log1p(2z) + log1p(z) = 4.6, a valid bound but not the guarantee of running M on everyone)
+    assert metric_value(at, "population ε′") == pytest.approx(1.0)
     at = _set(at, "sd_alloc_m", 1)            # fewer units than strata: a warning, not a traceback
     assert not at.exception and any("cannot be met" in w.value for w in at.warning)
 
@@ -622,3 +622,40 @@ def test_strata_editor_shows_empty_cells_blank():
     editors = [d for d in at.dataframe if d.proto.editing_mode != d.proto.EditingMode.READ_ONLY]
     assert len(editors) == 1
     assert editors[0].proto.HasField("placeholder") and editors[0].proto.placeholder == ""
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Issue 22 regressions (written before the fixes): a banner must not restate a number differently from its card
+# ----------------------------------------------------------------------------------------------------------
+
+def test_two_stage_cluster_banner_states_the_designs_bound():
+    """c = 30, k = 40, ℓ = 4, ε = 0.5, r_w = 0.05: the card's two-stage bound is 0.01385; the banner said
+    "no amplification, ε′ = 0.50" (the single-stage Theorem 8 value) beside it."""
+    at = fresh(CLUSTER)
+    for k, v in (("sd_c", "30"), ("sd_k", "40"), ("sd_ell", "4"), ("sd_eps", "0.5"), ("sd_rw", "0.05")):
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception
+    # [a] §5.2 made rigorous (spec §4.8): ε_w = log1p(r_w·expm1(ε)); Theorem 8 at ε_w, q = 4/40, N = 60
+    eps_w = math.log1p(0.05 * math.expm1(0.5))
+    q = 0.1
+    two = math.log1p(q / (q + (1 - q) * math.exp(-60 * eps_w)) * math.expm1(eps_w))
+    assert two == pytest.approx(0.0138503030, abs=1e-9)   # spec SP17
+    alerts = _alerts(at)
+    lead = [a for a in alerts if a.startswith("Cluster sampling of 4 of 40 clusters")]
+    assert lead, alerts
+    first = lead[0].split(". ")[0]   # the design's own verdict; a later sentence may say what r_w = 1 would give
+    assert "no amplification" not in first, lead[0]
+    assert f"{two:.2g}" in first, lead[0]   # 0.014, the card's number at the verdict's precision
+
+
+def test_stratified_census_is_the_unsampled_mechanism():
+    """m = N (everyone sampled): ε′ = ε, not the Theorem 11 bound 4.6 at r = 1."""
+    at = fresh(STRATA)
+    at.query_params["sd_alloc_m"] = "4250"   # the business preset's 3,000 + 1,000 + 250
+    at.run()
+    assert not at.exception
+    assert metric_value(at, "population ε′") == pytest.approx(1.0)
+    alerts = _alerts(at)
+    assert not any("4.6" in a for a in alerts), alerts
+    assert any("ε′ = ε = 1" in a for a in alerts), alerts

@@ -178,15 +178,31 @@ def over_represented_warning(rows: Sequence[tuple[str, float, float]], limit: in
             "seats should follow pool shares, use the 'share' value rule (attributes upload) or quotas.")
 
 
+#: Realised utilities within this of each other are the same value (sums of a few floats, e.g. 0.5 + 0.4 ≠ 0.9).
+VALUE_TOL = 1e-9
+
+
 def draw_verdict(worst_per_draw, *, expected_min: float, n_draws: int, scheme: str, seed: int) -> str:
-    """"In expectation every group gets at least 1.033; in 23% of 10,000 simulated single draws … less than 0.5"."""
+    """"In expectation every group gets at least 1.033; in 100% of 10,000 simulated single draws … got less. The
+    lowest it got was 0.9, in 33% of draws."
+
+    Every share is counted in the draws, never read off a quantile: with few possible cohorts the 5% quantile is
+    a value many draws sit at, not one 5% fall below (issue 22: LX1, k = 3 said "in 5% of draws less than 0.9"
+    when no draw is below 0.9 and a third are at it). A low quantile is named with the share of draws at or below
+    it, counted, and only when it differs from the lowest value.
+    """
     w = np.asarray(worst_per_draw, dtype=float)
     below = float((w < expected_min - 1e-12).mean())
+    lowest = float(w.min())
+    at_lowest = float((w <= lowest + VALUE_TOL).mean())
     q05 = float(np.quantile(w, 0.05))
     how = "exactly k members" if scheme == "dependent" else "k members on average"
-    return (f"In expectation every group gets at least {utility_text(expected_min)}; in {percent(below)} of "
-            f"{n_draws:,} simulated single draws ({how}, seed {seed}) the worst-off group got less, and in 5% of "
-            f"draws less than {utility_text(q05)}.")
+    text = (f"In expectation every group gets at least {utility_text(expected_min)}; in {percent(below)} of "
+            f"{n_draws:,} simulated single draws ({how}, seed {seed}) the worst-off group got less. The lowest it "
+            f"got was {utility_text(lowest)}, in {percent(at_lowest)} of draws")
+    if q05 > lowest + VALUE_TOL:
+        text += f"; in {percent(float((w <= q05 + VALUE_TOL).mean()))} of draws it got {utility_text(q05)} or less"
+    return text + "."
 
 
 def panel_verdicts(probabilities, *, k: int, baseline=None, never: Sequence[str] = ()) -> list[str]:

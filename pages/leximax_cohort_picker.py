@@ -22,12 +22,14 @@ import streamlit as st
 from dpdash import leximax as lx
 from dpdash import leximax_figures as lf
 from dpdash import leximax_verdicts as lv
+from dpdash import leximax_views as lxv
 from dpdash import script_leximax as sl
 from dpdash.formatting import number, percent
 from ui import common as uc
 from ui import page_end, page_setup
 from ui.charts import show_figure
 from ui.exports import download_csv, download_json
+from ui.show import verdict_box
 from ui.tabs import lazy_tabs
 from ui.text import md_escape, md_quote
 from ui.upload import csv_uploader
@@ -559,36 +561,19 @@ def simulation_section(pool, V, res, k, n, sampler):
         return None
     with (st.status("Simulating draws…") if not live else _null()):
         mc = mc_cached(V, res.x, int(n_draws), int(seed), sampler, float(delta))
-    worst = mc.utilities.min(axis=1)
-    text = lv.draw_verdict(worst, expected_min=y_min, n_draws=int(n_draws), scheme=sampler, seed=int(seed))
-    if sampler == "independent":
-        pmf = lx.poisson_binomial_pmf(res.x)
-        lo, hi = lx.size_interval(res.x, coverage=0.95)
-        text += (f" Independent coins give exactly {k} members in {percent(float(pmf[k]))} of draws (95% of draws: "
-                 f"{lo} to {hi} members).")
-    st.success(md_escape(text, max_len=800))
+    sv = lxv.simulation_view(pool, mc, k=k, x=res.x, expected_min=y_min, n_draws=int(n_draws), seed=int(seed),
+                             sampler=sampler, delta=float(delta))
+    verdict_box(sv.verdicts)
     fig = cached_figure("draws", lambda: lf.make_realised_figure(mc.utilities, mc.expected, pool.group_names,
                                                                  delta=delta, hoeffding=mc.hoeffding_refined),
                         V, res.x, int(n_draws), int(seed), sampler, float(delta), pool.group_names)
-    figure(fig, key="lx_fig_realised", filename="leximax_single_draws.html",
-           alt=f"Step lines, one per worst-off group, of the share of {n_draws:,} simulated draws at or below each "
-               f"utility; dotted lines mark each group's expectation, the dashed line expected minus δ = "
-               f"{number(delta)}.",
-           caption="For each group (worst-off first), the share of draws in which it got at most a given utility. "
-                   "Dotted: its expected utility; dashed: expected − δ.")
-    tail = pd.DataFrame({"group": pool.group_names, "expected": mc.expected, "average in the draws": mc.mean,
-                         "standard deviation": mc.sd, "5% of draws below": mc.q05,
-                         "share of draws more than δ below": mc.empirical_tail,
-                         "bound, paper (Lemma 15)": mc.hoeffding_paper, "bound, refined": mc.hoeffding_refined})
+    figure(fig, key="lx_fig_realised", filename="leximax_single_draws.html", alt=sv.figures["alt"],
+           caption=sv.figures["caption"])
     with uc.methodology("How the draws are simulated"):
-        st.markdown(
-            f"{n_draws:,} cohorts are drawn with the chances above ({SAMPLERS[sampler].lower()}), seed {seed}. "
-            f"[b] Lemma 15 bounds the chance that a group falls more than δ = {delta:.3g} below its expectation by "
-            f"exp(−2δ²/n) = **{mc.hoeffding_paper:.3g}**; the refined bound over the undecided candidates is at most "
-            f"**{mc.hoeffding_refined.max():.3g}**. For an arbitrary lottery over cohorts with the same expectations "
-            "only a reverse-Markov bound is available (our reading of [b]'s '1/3', erratum L9).")
-        st.dataframe(tail, hide_index=True)
-        download_csv(tail, filename="leximax_simulation.csv", key="lx_dl_sim", label="Simulation summary (CSV)")
+        st.markdown(md_escape(sv.sections[0].lines[0], max_len=1200))
+        st.dataframe(sv.tables["simulation"], hide_index=True)
+        download_csv(sv.tables["simulation"], filename="leximax_simulation.csv", key="lx_dl_sim",
+                     label="Simulation summary (CSV)")
     return mc
 
 

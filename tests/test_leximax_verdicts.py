@@ -114,7 +114,37 @@ def test_draw_verdict_counts_draws_below_expectation():
     worst = np.array([0.5] * 30 + [1.0] * 50 + [2.0] * 20)          # 100 draws, expectation 1.0
     text = lv.draw_verdict(worst, expected_min=1.0, n_draws=100, scheme="dependent", seed=7)
     assert "in 30% of 100 simulated single draws (exactly k members, seed 7)" in text
-    assert "less than 0.5." in text                                 # 5% quantile of the draws: 0.5
+    # 0.5 is the 5% quantile, but no draw is below it and 30% are at it (issue 22: a quantile read as a share)
+    assert "less than 0.5" not in text
+    assert "lowest it got was 0.5, in 30% of draws" in text
+
+
+def test_draw_verdict_lx1_k3_names_the_lowest_draw_and_its_share():
+    """Issue 22: LX1, k = 3 said "in 5% of draws less than 0.9"; only two cohorts exist, none below 0.9.
+
+    Independent: the two cohorts and their worst-off utilities are worked out by hand from spec LX4
+    ({c1,c5,c6} → worst 1.0, {c2,c5,c6} → worst 0.9), the share of 0.9 is counted in the drawn cohorts.
+    """
+    x = np.array([2 / 3, 1 / 3, 0, 0, 1, 1])
+    cohorts = lx.sample_dependent(x, n_draws=10_000, rng=0)
+    with_c2 = cohorts[:, 1]                                   # the cohort {c2, c5, c6}, worst-off group 0.9
+    worst = np.where(with_c2, 0.9, 1.0)
+    np.testing.assert_allclose(worst, (cohorts.astype(float) @ lx.LX1_VALUES).min(axis=1), atol=1e-12)
+    share = with_c2.mean()
+    assert 0.32 < share < 0.35
+    text = lv.draw_verdict(worst, expected_min=31 / 30, n_draws=10_000, scheme="dependent", seed=0)
+    assert "less than 0.9" not in text
+    assert f"lowest it got was 0.9, in {percent(share)} of draws" in text
+    assert "in 100% of 10,000 simulated single draws" in text        # both cohorts fall below 31/30
+
+
+def test_draw_verdict_quantile_sentence_states_the_true_share():
+    """Many distinct values: the sentence names a low value and the share of draws at or below it, counted."""
+    worst = np.linspace(0.0, 2.0, 1001)
+    text = lv.draw_verdict(worst, expected_min=1.0, n_draws=1001, scheme="independent", seed=3)
+    assert f"lowest it got was 0, in {percent(1 / 1001)} of draws" in text
+    q = float(np.quantile(worst, 0.05))
+    assert f"in {percent(float((worst <= q + 1e-12).mean()))} of draws it got {lv.utility_text(q)} or less" in text
 
 
 def _enumerated_maximin(pool, quotas, k):

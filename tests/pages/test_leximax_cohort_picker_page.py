@@ -30,6 +30,11 @@ def plain(msgs) -> str:
     return " ".join(m.value for m in msgs).replace("\\", "")
 
 
+def boxes(at) -> str:
+    """Every verdict box's text (good news green, information blue, warnings orange)."""
+    return " ".join(plain(x) for x in (at.success, at.info, at.warning))
+
+
 def texts(at):
     return " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
 
@@ -41,7 +46,7 @@ def test_defaults_render_lx1():
     assert metric(at, "Check (paper's Algorithm 2)") == "✓ verified"
     assert "chances add up to 3 (k = 3)" in texts(at)
     assert len(at.get("plotly_chart")) == 3                                 # drawn per k move: 3 charts
-    assert "seed 0" in plain(at.success)
+    assert "seed 0" in boxes(at)
     # the verdict comes first: worst-off groups and uniform selection (0.65 = G2's column sum 1.3 × 3/6)
     verdict = plain(at.success[:1])
     assert "G2 and G3, can each expect 1.033 in total value" in verdict  # the card's number, 31/30
@@ -70,14 +75,14 @@ def test_sampler_draws_seed_delta_solver_change_output():
     at = app()
     before = texts(at)
     at.selectbox(key="lx_sampler").set_value("independent").run()
-    assert "k members on average" in plain(at.success)
+    assert "k members on average" in boxes(at)
     assert not at.exception and texts(at) != before
     before = texts(at)
     at.select_slider(key="lx_draws").set_value(2_000).run()
     assert not at.exception and texts(at) != before
     before = texts(at)
     at.number_input(key="lx_seed").set_value(5).run()
-    assert not at.exception and "seed 5" in plain(at.success) and texts(at) != before
+    assert not at.exception and "seed 5" in boxes(at) and texts(at) != before
     before = texts(at)
     at.select_slider(key="lx_delta").set_value(0.5).run()
     assert not at.exception and texts(at) != before
@@ -131,7 +136,7 @@ def test_deep_link_restores_state():
     at = app(lx_k="2", lx_mode="exact", lx_seed="9")
     assert at.slider(key="lx_k").value == 2
     assert metric(at, "Worst-off group can expect") == "0.7222"           # 13/18, LX1 k = 2
-    assert "seed 9" in plain(at.success)
+    assert "seed 9" in boxes(at)
 
 
 def frame_with(at, column):
@@ -184,7 +189,7 @@ def test_finite_set_tab():
     at.selectbox(key="lx_fs_preset").set_value("ex13").run()
     assert not at.exception
     assert at.select_slider(key="lx_fs_eps").value == pytest.approx(0.01)
-    assert "S1 is leximax" in plain(at.success) and "leaves out the exact leximax" in plain(at.success)
+    assert "S1 is leximax" in boxes(at) and "leaves out the exact leximax" in boxes(at)
     tab = frame_with(at, "ε-significant")
     assert list(tab["ε-significant"]) == [False, True]
     at.select_slider(key="lx_fs_eps").set_value(0.001).run()    # ε below S1's lead 0.01: S1 only

@@ -19,6 +19,7 @@ import hashlib
 import io
 import numbers
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -577,6 +578,33 @@ _BINARY_MESSAGE = (
 _UTF16_NOTE = "The file is UTF-16 text (Excel's “Unicode text”); it was read as such."
 
 
+#: Characters that structure a CSV: in UTF-16 each has a zero byte, on the side that tells the byte order.
+_CSV_STRUCTURE = frozenset("\n\r,;\t\"|")
+
+
+def _utf16_without_bom(head: bytes) -> str | None:
+    """"utf-16-le" or "utf-16-be" if ``head`` reads as CSV text in that byte order, else None.
+
+    Text means: it decodes (no unpaired surrogate), it holds line ends or delimiters, and at most 1% of its
+    characters are controls, unassigned or private-use code points. Read in the wrong order, "\\n" and "," become
+    U+0A00 and U+2C00, so the right order is the one with more structure characters; a binary file fails on its
+    many U+0000 and unassigned points.
+    """
+    best, best_structure = None, 0
+    for codec in ("utf-16-le", "utf-16-be"):
+        try:
+            text = codecs.getincrementaldecoder(codec)().decode(head[: len(head) // 2 * 2], final=False)
+        except UnicodeDecodeError:
+            continue
+        if not text:
+            continue
+        odd = sum(unicodedata.category(ch) in ("Cc", "Cn", "Co", "Cs") and ch not in "\r\n\t" for ch in text)
+        structure = sum(ch in _CSV_STRUCTURE for ch in text)
+        if odd <= 0.01 * len(text) and structure > best_structure:
+            best, best_structure = codec, structure
+    return best
+
+
 def _detect_encoding(data: bytes) -> tuple[str, str | None]:
     """The codec to stream ``data`` with, and a note for the user; validity is checked in 1 MB chunks."""
     if data.startswith(codecs.BOM_UTF8):
@@ -591,6 +619,10 @@ def _detect_encoding(data: bytes) -> tuple[str, str | None]:
             return "utf-16-le", _UTF16_NOTE
         if even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
             return "utf-16-be", _UTF16_NOTE
+        # Greek, Chinese and other non-Latin text has no zero byte in most characters (issue 26 item 5): only
+        # its line ends and delimiters do. Decode both byte orders and keep the one that reads as text.
+        if codec := _utf16_without_bom(head):
+            return codec, _UTF16_NOTE
         raise DataValidationError(_BINARY_MESSAGE)
     decoder = codecs.getincrementaldecoder("utf-8")()
     view = memoryview(data)

@@ -83,6 +83,14 @@ INERT_TEXT = {
     "html-cells": ("name,y,z\n" + "\n".join(f"<script>alert({i})</script>,{i % 2},{i}" for i in range(30))).encode(),
 }
 
+#: Non-Latin CSV text (Greek, Chinese, mixed with Latin) for UTF-16 without a byte-order mark (issue 26 item 5):
+#: most of its characters have no zero byte, so "a zero in every other byte" does not recognise it.
+NON_LATIN_CSV = {
+    "greek": "όνομα,ηλικία,πόλη\n" + "\n".join(f"Γιώργος {i},{20 + i % 50},Αθήνα" for i in range(40)) + "\n",
+    "chinese": "姓名;年龄;城市\n" + "\n".join(f"张伟{i};{20 + i % 50};北京" for i in range(40)) + "\n",
+    "mixed": "name\tστήλη\t列\n" + "\n".join(f"x{i}\t{i}\t上海 Ωmega" for i in range(40)) + "\n",
+}
+
 #: Strings an attacker puts into links or names: Markdown images/links, HTML, control characters.
 INJECTIONS = (
     "![x](http://attacker.invalid/pixel.png)",

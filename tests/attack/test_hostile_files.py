@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from dpdash.data import DataValidationError, read_uploaded_csv
-from tests.attack.corpus import BOMB_BYTES, BOMBS, INERT_TEXT, MALFORMED, bomb
+from tests.attack.corpus import BOMB_BYTES, BOMBS, INERT_TEXT, MALFORMED, NON_LATIN_CSV, bomb
 from ui.exports import csv_bytes
 
 
@@ -82,3 +82,15 @@ def test_utf16_and_bom_read_the_same_table():
         ds = read_uploaded_csv(INERT_TEXT[name])
         pd.testing.assert_frame_equal(ds.frame, plain)
         assert any("UTF-16" in n for n in ds.notes)
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("name", list(NON_LATIN_CSV))
+def test_utf16_without_bom_in_any_script_is_text(name, codec):
+    """Greek or Chinese UTF-16 without a byte-order mark was called "a binary file" (issue 26 item 5)."""
+    text = NON_LATIN_CSV[name]
+    ds = read_uploaded_csv(text.encode(codec))
+    expected = pd.read_csv(__import__("io").StringIO(text), sep=None, engine="python")  # the independent reader
+    assert list(ds.frame.columns) == list(expected.columns)
+    assert ds.frame.astype(str).to_numpy().tolist() == expected.astype(str).to_numpy().tolist()
+    assert any("UTF-16" in n for n in ds.notes)

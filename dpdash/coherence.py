@@ -25,7 +25,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from dpdash import maxinfo
+from dpdash import ledger, maxinfo
 from dpdash.parallel import child_seed, imap_unordered
 from dpdash.validation import as_generator, check_int_in_range
 
@@ -792,9 +792,17 @@ def histogram_release(
     eps = float(rel.epsilon)
     if math.isfinite(eps):
         if rel.kind == "dp_histogram":
-            counts += rng.laplace(0.0, 2.0 / eps, size)
+            b = 2.0 / eps
+            counts += rng.laplace(0.0, b, size)
+            # substitution neighbours: L1 sensitivity 2 (spec E16)
+            ledger.record("histogram", epsilon=2.0 / b, mechanism="laplace", scale=b, sensitivity=2.0)
         else:
-            counts += rng.normal(0.0, gaussian_histogram_sigma(epsilon=eps, delta=rel.delta), size)
+            sd = gaussian_histogram_sigma(epsilon=eps, delta=rel.delta)
+            counts += rng.normal(0.0, sd, size)
+            ledger.record("histogram", epsilon=eps, delta=rel.delta, rho=1.0 / sd**2, mechanism="gaussian",
+                          scale=sd, sensitivity=math.sqrt(2.0))
+    else:
+        ledger.record("histogram without noise (ε = ∞)", epsilon=math.inf)
     np.clip(counts, 0.0, None, out=counts)
     total = counts.sum()
     probs = counts / total if total > 0 else np.full(size, 1.0 / size)
@@ -889,8 +897,10 @@ def run_trial(
     elif rel.kind == "subsample":
         pick = idx_a[rng.choice(idx_a.size, size=int(rel.subsample_size), replace=False)]
         X_tr, y_tr = enc[pick], prepared.y[pick]
+        ledger.record("subsample in the clear (not DP)", epsilon=math.inf)
     else:
         X_tr, y_tr = enc[idx_a], prepared.y[idx_a]
+        ledger.record("records in the clear (not DP)", epsilon=math.inf)
     h = fit_predictor(config.learner, X_tr, y_tr, rng)
     if inp.unique is not None:
         p_all = np.clip(h(inp.unique), -1.0, 1.0)[inp.inverse]

@@ -8,8 +8,14 @@ stream gets its tasks in ordered rounds instead. Each task must take its randomn
 ``numpy.random.SeedSequence`` child, never from a generator shared with other tasks: then the results do
 not depend on the backend, the number of workers or the completion order.
 
+With no configuration, each call gets **its own** pool of worker processes (loky's ``ProcessPoolExecutor``), shut
+down when the call ends: joblib's default shares one reusable executor per server process, and when one caller's
+run is interrupted (a Streamlit rerun or a closed tab closes the generator) joblib terminates that shared executor,
+so every other session's run failed with ``ShutdownExecutorError`` (issue 26 item 3). A private pool is ended
+with its own caller only, and its workers' memory is returned when the call ends.
+
 References: issue 16 ("When one machine is not enough"); joblib's ``Parallel(return_as="generator_unordered")``
-and its Dask backend (``joblib._dask``).
+and its Dask backend (``joblib._dask``); issue 26 item 3 (sessions are isolated).
 """
 
 from __future__ import annotations
@@ -17,11 +23,14 @@ from __future__ import annotations
 import os
 import pickle
 from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, wait
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs, parallel_config
+from joblib.externals.loky import ProcessPoolExecutor
+from joblib.parallel import get_active_backend
 
 __all__ = ["PAGE_JOBS", "child_seed", "environment", "imap_unordered", "map_ordered", "spawn_seeds"]
 
@@ -137,6 +146,9 @@ def imap_unordered(fn: Callable, tasks: Sequence[tuple], *, n_jobs: int | None =
         return
     if n_jobs is not None and n_jobs > 0:
         n_jobs = min(n_jobs, len(tasks))
+    if _default_processes():
+        yield from _private_pool(fn, tasks, n_jobs)
+        return
     shipped = _share_repeated(tasks)
     jobs = (delayed(_indexed)(fn, i, *args) for i, args in enumerate(shipped))
     try:
@@ -147,6 +159,43 @@ def imap_unordered(fn: Callable, tasks: Sequence[tuple], *, n_jobs: int | None =
         yield from _ordered_rounds(fn, shipped, n_jobs)
         return
     yield from runner(jobs)
+
+
+def _default_processes() -> bool:
+    """Whether tasks would go to joblib's default worker processes (no other backend configured by the caller)."""
+    backend, _ = get_active_backend()
+    return type(backend).__name__ == "LokyBackend"
+
+
+#: Tasks in flight per worker of a private pool: enough to keep workers busy, few enough that an interrupted run
+#: leaves little queued work to cancel.
+_IN_FLIGHT_PER_WORKER = 2
+
+
+def _private_pool(fn: Callable, tasks: list[tuple], n_jobs: int | None) -> Iterator[tuple[int, Any]]:
+    """Run the tasks on worker processes that belong to this call alone; yield ``(i, result)`` as they finish.
+
+    At most ``_IN_FLIGHT_PER_WORKER`` tasks per worker are submitted at a time, so closing the generator (an
+    interrupted run) cancels the rest at once; the pool, and only this pool, is then shut down with its workers.
+    """
+    workers = max(1, min(len(tasks), effective_n_jobs(n_jobs if n_jobs is not None else -1)))
+    pool = ProcessPoolExecutor(max_workers=workers)
+    pending: dict = {}
+    nxt = 0
+    try:
+        while nxt < len(tasks) or pending:
+            while nxt < len(tasks) and len(pending) < workers * _IN_FLIGHT_PER_WORKER:
+                pending[pool.submit(_indexed, fn, nxt, *tasks[nxt])] = nxt
+                nxt += 1
+            done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+            for fut in done:
+                del pending[fut]
+                yield fut.result()
+    finally:
+        for fut in pending:
+            fut.cancel()
+        # an interrupted run kills its own workers now; a finished one lets them exit
+        pool.shutdown(wait=not pending, kill_workers=bool(pending))
 
 
 def _ordered_rounds(fn: Callable, tasks: list[tuple], n_jobs: int | None) -> Iterator[tuple[int, Any]]:

@@ -299,3 +299,52 @@ def test_synth_mst_per_stratum_fits_identical_on_cluster(dask_client):
     got, n_tasks = _on_cluster(dask_client, lambda: fit(2))
     assert n_tasks >= 1
     pd.testing.assert_frame_equal(got, ref)
+
+
+# ------------------------------------------------------------------------------------------ isolation (issue 26)
+def _slow_square(x: int) -> int:
+    import time as _t
+
+    _t.sleep(0.05)
+    return x * x
+
+
+def test_an_interrupted_run_leaves_another_run_intact():
+    """Two callers (two sessions) fan out at once; one closes its generator mid-run (a rerun or a closed tab).
+
+    With joblib's shared executor the other caller failed with ShutdownExecutorError; each run now has its own
+    pool, so the survivor finishes with exactly the results it gives alone.
+    """
+    import threading
+
+    tasks = [(i,) for i in range(40)]
+    alone = sorted(imap_unordered(_slow_square, tasks, n_jobs=2))
+    survivor: dict = {}
+
+    def run_to_end():
+        try:
+            survivor["out"] = sorted(imap_unordered(_slow_square, tasks, n_jobs=2))
+        except BaseException as exc:  # noqa: BLE001 - the failure is the finding
+            survivor["error"] = repr(exc)
+
+    t = threading.Thread(target=run_to_end)
+    t.start()
+    victim = imap_unordered(_slow_square, tasks, n_jobs=2)
+    for _ in range(3):
+        next(victim)
+    victim.close()  # what Streamlit's StopException does to a run's generator
+    t.join(120)
+    assert "error" not in survivor, survivor.get("error")
+    assert survivor["out"] == alone == [(i, i * i) for i in range(40)]
+
+
+def test_a_private_pool_is_used_by_default_and_ends_with_its_run():
+    from dpdash import parallel
+
+    assert parallel._default_processes()
+    with parallel_config(backend="threading"):
+        assert not parallel._default_processes()
+    gen = imap_unordered(os.getpid, [()] * 8, n_jobs=2)
+    first = next(gen)
+    gen.close()
+    assert first[1] != os.getpid()

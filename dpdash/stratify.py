@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, optimize, special
 
+from dpdash import ledger
 from dpdash.search import grow_until
 from dpdash.validation import as_generator, check_epsilon, check_finite, check_positive, check_rho, check_size
 
@@ -454,7 +455,21 @@ def laplace_mean(x, *, R: float, gamma: float, epsilon: float, rng, mode: str = 
     eps = check_epsilon(epsilon)
     m = x.size
     c = clip_halfwidth(m, R=R, gamma=gamma, mode=mode)
-    return float(np.clip(x, -c, c).mean() + as_generator(rng).laplace(0.0, 2.0 * c / (m * eps)))
+    b = 2.0 * c / (m * eps)
+    ledger.record("clipped mean", epsilon=(2.0 * c / m) / b, mechanism="laplace", scale=b, sensitivity=2.0 * c / m)
+    return float(np.clip(x, -c, c).mean() + as_generator(rng).laplace(0.0, b))
+
+
+def _record_strata(step: str, scales, sensitivities, mechanism: str) -> None:
+    """Ledger entries of one noisy value per stratum (disjoint rows: one partition each), from the noise added."""
+    if not ledger.active():
+        return
+    for i, (b, d) in enumerate(zip(np.broadcast_to(scales, np.shape(sensitivities)), np.ravel(sensitivities))):
+        if mechanism == "laplace":
+            ledger.record(f"{step}, stratum {i}", epsilon=d / b, mechanism="laplace", scale=b, sensitivity=d, group=i)
+        else:
+            ledger.record(f"{step}, stratum {i}", rho=d * d / (2 * b * b), mechanism="gaussian", scale=b,
+                          sensitivity=d, group=i)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -580,7 +595,9 @@ def stratified_mean_release(x, groups, *, R: float, gamma: float, epsilon: float
     w = None if weights is None else _check_weights(weights, k)
     C = np.asarray(clip_halfwidth(lay.strata_sizes, R=R, gamma=gamma, mode=mode), dtype=float).reshape(-1)
     means = _clipped_stratum_means(x, g, lay, C)
-    noisy = means + as_generator(rng).laplace(0.0, 1.0, means.size) * (2.0 * C / (lay.strata_sizes * eps))
+    b = 2.0 * C / (lay.strata_sizes * eps)
+    _record_strata("clipped mean", b, 2.0 * C / lay.strata_sizes, "laplace")
+    noisy = means + as_generator(rng).laplace(0.0, 1.0, means.size) * b
     est, w, pop = _recombine(lay, noisy, w)
     return MeanRelease("stratified", pop, est, w, lay.kept, lay.pooled, eps, "epsilon-DP")
 
@@ -784,6 +801,8 @@ def coinpress_uvm(x, *, low: float, high: float, sigma: float, rho: float, beta:
     if x.size == 0 or not np.all(np.isfinite(x)):
         raise ValueError("x must be non-empty and finite")
     c = uvm_constants(x.size, low=low, high=high, sigma=sigma, rho=rho, beta=beta)
+    ledger.record("Coinpress step", rho=c.delta**2 / (2 * c.noise_sd**2), mechanism="gaussian", scale=c.noise_sd,
+                  sensitivity=c.delta)
     z = np.clip(x, c.projection_low, c.projection_high).mean() + as_generator(rng).normal(0.0, c.noise_sd)
     return Interval(float(z - c.half_width), float(z + c.half_width))
 
@@ -827,6 +846,7 @@ def _uvmrec_strata(x: np.ndarray, s: np.ndarray, sizes: np.ndarray, sigmas: np.n
         pl, ph = lo - w, hi + w
         delta = (hi - lo + 2 * w) / sizes
         sd = delta / math.sqrt(2 * rho)
+        _record_strata(f"Coinpress step {i + 1}", sd, delta, "gaussian")
         half = np.sqrt(2 * (sigmas**2 / sizes + sd**2) * math.log(2 / b))
         z = np.bincount(s, weights=np.clip(x, pl[s], ph[s]), minlength=K) / sizes + rng.standard_normal(K) * sd
         lo, hi = z - half, z + half
@@ -1072,6 +1092,8 @@ def _experiment_loop(draw, *, k, truth, sig, sigma_mix, eps_arr, R, gamma, reps,
             w_eps = w_public
             if weights_mode == "noisy":
                 noisy = np.maximum(psizes + gen.laplace(0.0, 1.0 / epsilon_weights, k), 1.0)
+                ledger.record("noisy group sizes", epsilon=epsilon_weights, mechanism="laplace",
+                              scale=1.0 / epsilon_weights, sensitivity=1.0)
                 w_eps = noisy / noisy.sum()
             if estimator == "laplace":
                 res = _laplace_methods(pre, lay, eps, methods, w_eps, gen)
@@ -1161,17 +1183,26 @@ def _laplace_methods(pre, lay, eps, methods, w_public, gen):
     out = []
     for m in methods:
         if m == "naive":
-            p = pre["clipped_all"] + gen.laplace(0.0, 2 * Cn / (n * eps))
+            b = 2 * Cn / (n * eps)
+            ledger.record("naive mean", epsilon=2 * Cn / n / b, mechanism="laplace", scale=b, sensitivity=2 * Cn / n)
+            p = pre["clipped_all"] + gen.laplace(0.0, b)
             out.append(("naive", p, np.where(lay.sizes > 0, p, np.nan)))
         elif m == "stratified":
             C, means = pre["C"], pre["means"]
-            noisy = means + gen.laplace(0.0, 1.0, means.size) * (2 * C / (lay.strata_sizes * eps))
+            b = 2 * C / (lay.strata_sizes * eps)
+            _record_strata("stratified mean", b, 2 * C / lay.strata_sizes, "laplace")
+            noisy = means + gen.laplace(0.0, 1.0, means.size) * b
             est, _, p = _recombine(lay, noisy, w_public)
             out.append(("stratified", p, est))
         elif m == "split":
             C, means = pre["C"], pre["means"]
-            p = pre["clipped_all"] + gen.laplace(0.0, 2 * Cn / (n * eps / 2))
-            noisy = means + gen.laplace(0.0, 1.0, means.size) * (2 * C / (lay.strata_sizes * eps / 2))
+            b = 2 * Cn / (n * eps / 2)
+            ledger.record("split: global mean", epsilon=2 * Cn / n / b, mechanism="laplace", scale=b,
+                          sensitivity=2 * Cn / n)
+            p = pre["clipped_all"] + gen.laplace(0.0, b)
+            b = 2 * C / (lay.strata_sizes * eps / 2)
+            _record_strata("split: stratum mean", b, 2 * C / lay.strata_sizes, "laplace")
+            noisy = means + gen.laplace(0.0, 1.0, means.size) * b
             est, _, _ = _recombine(lay, noisy, w_public)
             out.append(("split", p, est))
     return out

@@ -30,6 +30,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import optimize, special
 
+from dpdash import ledger
 from dpdash.data import read_uploaded_csv
 from dpdash.parallel import imap_unordered
 from dpdash.public_info import check_kappa, dlap_ratio, dlap_sample
@@ -423,6 +424,10 @@ def wem_gibbs(xc: ArrayLike, xd: ArrayLike, s: int, *, epsilon: float, sensitivi
         alpha_vec = float(alpha) * (np.maximum(prev_arr, 0.0) + 0.5)
     rng = np.random.default_rng(rng)
     a = eps / (kap * sens)
+    # density ∝ exp(−a‖·‖₂), readout neighbour ‖ΔX‖₂ ≤ 2: loss 2a; a data-dependent normaliser (constrained
+    # base measure) can double it (erratum E1)
+    ledger.record(f"WEM-{base} draw", epsilon=(2.0 if base == "naive" else 4.0) * a, mechanism="wem",
+                  scale=1.0 / a, sensitivity=2.0)
     g = special.gammaln
 
     # --- starting point (data-independent) ---
@@ -891,6 +896,13 @@ def release_month(panel: CountyPanel, t: int, *, method: str, epsilon: float, se
         spp = sens if pp_sensitivity is None else check_positive(pp_sensitivity, name="pp_sensitivity")
         yc = xc + dlap_sample(epsilon=eps, sensitivity=spp, size=xc.size, rng=rng)
         yd = xd + dlap_sample(epsilon=eps, sensitivity=spp, size=xd.size, rng=rng)
+        if ledger.active():
+            # discrete Laplace ratio r: loss −ln r per unit of L1; the readout neighbour moves each vector by ≤ 2
+            loss = -math.log(dlap_ratio(eps, spp))
+            ledger.record("PP cases", epsilon=2.0 * loss, mechanism="discrete_laplace", scale=1.0 / loss,
+                          sensitivity=2.0)
+            ledger.record("PP deaths", epsilon=2.0 * loss, mechanism="discrete_laplace", scale=1.0 / loss,
+                          sensitivity=2.0)
         rel = postprocess(yc, yd, s, public=public).release
     else:
         base = method.removeprefix("wem_")

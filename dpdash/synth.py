@@ -340,6 +340,10 @@ class MWEM:
 JAX_CACHE_DIR = Path(__file__).resolve().parents[1] / ".cache" / "jax"
 
 
+#: Largest size of that cache (bytes); JAX evicts the least recently used programs beyond it.
+JAX_CACHE_MAX_BYTES = 2 * 1024**3
+
+
 def jax_cache_dir() -> Path:
     """The persistent compilation cache directory this process uses (``JAX_COMPILATION_CACHE_DIR`` or the default)."""
     return Path(os.environ.get("JAX_COMPILATION_CACHE_DIR") or JAX_CACHE_DIR)
@@ -364,6 +368,9 @@ def _configure_jax(jax) -> None:
     jax.config.update("jax_compilation_cache_dir", str(path))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+    # A size limit turns on JAX's file lock around every cache read and write: without it a process could read an
+    # entry another process was still writing ("Error -5 while decompressing" with concurrent MST runs, issue 26).
+    jax.config.update("jax_compilation_cache_max_size", JAX_CACHE_MAX_BYTES)
 
 
 def _import_mbi():

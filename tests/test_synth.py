@@ -406,3 +406,16 @@ def test_mwem_update_matches_the_plain_formula_when_it_is_representable():
     got = Y._mw_update(A.copy(), mask, val, n)
     for g, x in zip(got, exact):
         assert g == pytest.approx(float(x * n / tot), rel=1e-14)
+
+
+def test_the_shared_compilation_cache_is_read_and_written_under_a_file_lock():
+    """Concurrent MST runs share JAX's on-disk cache: with a size limit JAX locks every read and write, so no
+    process reads an entry another is still writing (issue 26: "Error -5 while decompressing")."""
+    import jax
+
+    Y._import_mbi()
+    assert jax.config.jax_compilation_cache_max_size == Y.JAX_CACHE_MAX_BYTES > 0
+    from jax._src import lru_cache
+
+    cache = lru_cache.LRUCache(str(Y.jax_cache_dir()), max_size=jax.config.jax_compilation_cache_max_size)
+    assert cache.eviction_enabled and type(cache.lock).__name__ == "FileLock"

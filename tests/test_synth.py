@@ -418,4 +418,4 @@ def test_the_shared_compilation_cache_is_read_and_written_under_a_file_lock():
     from jax._src import lru_cache
 
     cache = lru_cache.LRUCache(str(Y.jax_cache_dir()), max_size=jax.config.jax_compilation_cache_max_size)
-    assert cache.eviction_enabled and type(cache.lock).__name__ == "FileLock"
+    assert cache.eviction_enabled and type(cache.lock).__name__.endswith("FileLock")  # an OS-level lock

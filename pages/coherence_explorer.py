@@ -7,6 +7,7 @@ specs/coherence_explorer.md §7. Thin page: widgets → cached engine calls → 
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -17,6 +18,7 @@ import streamlit as st
 
 from dpdash import coherence as co
 from dpdash import coherence_figures as cf
+from dpdash import coherence_inputs as ci
 from dpdash import coherence_links as cl
 from dpdash import coherence_tabs as ct
 from dpdash import coherence_verdicts as cv
@@ -30,7 +32,7 @@ from ui.dossier import Headline, PageSummary, artefacts
 from ui.exports import download_csv, download_json
 from ui.tabs import lazy_tabs
 from ui.text import md_escape, md_quote
-from ui.upload import csv_uploader
+from ui.views.coherence_data import upload_source
 from ui.widgets import choice, delta_exponent, log_slider, multi_choice, seed_input, token_for
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,12 +115,50 @@ def _preview(data_key: tuple, config: co.ExperimentConfig, _df: pd.DataFrame):
     prepared, err = _prepared(data_key, config, _df)
     if err:
         return None, err, 0.0
+    others = _other_load()
     t0 = time.perf_counter()
     try:
         trial = co.run_trial(prepared, config, 0, keep_predictions=True)
     except ValueError as exc:  # e.g. a learner refusing the data: a message, not a traceback
         return None, str(exc), 0.0
-    return trial, None, time.perf_counter() - t0
+    took = time.perf_counter() - t0
+    # the time this run would take on an idle core: the share the server's other jobs left it is taken out, so an
+    # estimate made later under another load is not counted twice (issue 25)
+    return trial, None, took * min(1.0, CORES / (others + 1.0))
+
+
+def _other_load() -> float:
+    """Runnable jobs besides this page's own, from the 1-minute load average (0 where the system has none)."""
+    try:
+        return max(0.0, os.getloadavg()[0] - 1.0)
+    except (AttributeError, OSError):
+        return 0.0
+
+
+def _estimate(runs: int, per_run_s: float, what: str) -> tuple[float, str]:
+    """How long ``runs`` repetitions will take here now (engine cost model, calibrated by the last real run of
+    the same settings when there is one), in words."""
+    measured = st.session_state.get("_coh_rate", {}).get((data_key, preview_config))
+    if measured:
+        secs = measured * runs
+        return secs, (f"Estimated time for {what}: {ci.time_words(secs)} on {_where_words()} (measured on the "
+                      "last run of these settings).")
+    est = ci.run_estimate(per_run_s=per_run_s, runs=runs, workers=_run_parallelism(), cores=CORES,
+                          load=_other_load())
+    if est.busy:
+        how = (f"from the preview's time; the server is busy ({est.load:.0f} other jobs), so each core is "
+               "shared and the run is slower than alone")
+    else:
+        how = "from the preview's time"
+    return est.seconds, f"Estimated time for {what}: {ci.time_words(est.seconds)} on {_where_words()} ({how})."
+
+
+def _remember_rate(res_elapsed: float, runs: int) -> None:
+    """Keep the wall time per repetition of a finished run: the next estimate of these settings uses it."""
+    rates = st.session_state.setdefault("_coh_rate", {})
+    rates[(data_key, preview_config)] = res_elapsed / max(1, runs)
+    while len(rates) > 8:
+        rates.pop(next(iter(rates)))
 
 
 def _session_cached(name: str, key: tuple, compute, max_entries: int = 8):
@@ -178,10 +218,6 @@ def _condition_words(c: co.Condition) -> str:
     if c.low is not None:
         return f"{c.column} ≥ {_fmt_value(c.low)}"
     return f"{c.column} < {_fmt_value(c.high)}"
-
-
-def _label_candidates(df: pd.DataFrame) -> list[str]:
-    return [c for c in df.columns if 2 <= df[c].nunique(dropna=True) <= 20]
 
 
 def _alpha_text(a: float) -> str:
@@ -301,6 +337,8 @@ source = choice(
     help="The synthetic population mimics the ACS columns the paper used; it is generated, not real people. "
          "The shared dataset is the one picked above, for every page.",
 )
+prev_source = st.session_state.get("_coh_prev_source")
+st.session_state["_coh_prev_source"] = source
 seed = seed_input(key="coh_seed", container=sb,
                   help="Seeds the population (synthetic data) and every split: same seed, same results.")
 df: pd.DataFrame | None = None
@@ -315,10 +353,8 @@ elif source == "shared":
     data_key = ("shared", ds.name)
     data_title = f"Shared dataset: {ds.title}"
 else:
-    ds = csv_uploader("CSV file (one row per person, a header row)", key="coh_upload", min_rows=20,
-                      help="Comma or semicolon separated, ≤ 50 MB, ≤ 200,000 rows, ≤ 100 columns. "
-                           "Kept in memory only.")
-    if ds is None:
+    kept = upload_source(prev_source=prev_source)
+    if kept is None:
         st.info(
             "Upload a CSV with one row per person: a **label** column with 2–20 values (e.g. a yes/no attribute) "
             "and the columns a predictor may see. Missing values may be blank, `N` or `NA`. If the file has the "
@@ -326,8 +362,9 @@ else:
             "**Paper, Section 5** preset is offered."
         )
         st.stop()
+    ds = kept[1]
     df = ds.frame
-    data_key = ("upload", ds.digest)
+    data_key = ("upload", kept[0])
     data_title = f"Uploaded file: {len(df):,} rows, {df.shape[1]} columns"
 
 # Data-dependent defaults (label, sensitive value, lens, groups, released features, …) are re-derived when the
@@ -345,15 +382,18 @@ if source == "upload" and census_like:
               help="Label DREM (1 = has the difficulty), the paper's 8-feature lens, clear release, 50-tree "
                    "forest, 100 repetitions.")
 
-labels = _label_candidates(df)
+labels = ci.label_candidates(df)
 if not labels:
     st.error("No column can serve as the label: expected a column with 2 to 20 distinct values "
              "(for example a yes/no attribute).")
     st.stop()
-default_label = "DREM" if "DREM" in labels else (
-    getattr(getattr(ds, "schema", None), "suggested_label", None) if source != "synthetic" else None)
-if default_label not in labels:
-    default_label = labels[0]
+default_label = ci.default_label(df, suggested=None if source == "synthetic" else ds.schema.suggested_label)
+# A column the file names as its label, or the link asks for, that cannot be one is refused out loud (issue 25).
+asked_label = st.query_params.get("coh_label") if "coh_label" not in st.session_state else None
+named = next((c for c in df.columns if str(c).strip().casefold() in ci.LABEL_NAMES), None)
+for wanted in dict.fromkeys(c for c in (asked_label, named) if c in df.columns and c not in labels):
+    st.warning(md_escape(ci.label_problem(df, wanted), max_len=400)
+               + f" The label used instead is {md_quote(default_label)}.")
 if data_changed or st.session_state.get("coh_label", default_label) not in labels:
     st.session_state["coh_label"] = default_label
 label = sb.selectbox("Label (what a predictor tries to guess)", labels, index=labels.index(default_label),
@@ -369,7 +409,7 @@ sensitive = sb.selectbox("Sensitive value (coded −1)", label_values, index=lab
                          key="coh_sensitive", bind="query-params",
                          help="The value a harmful predictor would single out; default: the least frequent.")
 lens_options = [c for c in df.columns if c != label]
-default_lens = [c for c in NIST_LENS if c in lens_options] if census_like else lens_options[:30]
+default_lens, left_out = ci.default_lens(df, label, preferred=NIST_LENS if census_like else ())
 lens_note = None
 if data_changed:
     st.session_state["coh_lens"] = default_lens
@@ -380,6 +420,10 @@ elif label in st.session_state.get("coh_lens", ()):
                  "both what the predictor guesses and what it sees.")
 lens = sb.multiselect("Lens (features the predictor sees)", lens_options, default=default_lens, key="coh_lens",
                       bind="query-params", max_selections=30)
+if left_out and any(c not in lens for c in left_out):
+    sb.caption("Left out of the default lens: " + "; ".join(
+        f"{md_escape(c, max_len=60)} ({why})" for c, why in left_out.items() if c not in lens)
+        + ". None describes a person; add them above if you mean to.")
 
 # Groups: presets + builder.
 # Census-like data also offers the SYN presets; a link naming one the data lacks is named in the link notice.
@@ -722,21 +766,21 @@ if TAB_RUNS.open:
             f"Run the experiment **R = {reps}** times with fresh random splits (seed {seed}; repetition 0 is the "
             "preview). Each run's largest W1 over the kept groups is compared with α."
         )
-        _, perr, preview_s = _preview(data_key, preview_config, df) if source == "upload" else (None, None, 0.0)
-        if source == "upload":
-            est_min = (preview_s * reps / _run_parallelism()) / 60 if not perr else 0
-            st.caption(f"Estimated time: about {max(est_min, 0.1):.1f} min on {_where_words()}.")
-            confirm_needed = est_min > 5
-        else:
-            confirm_needed = False
+        _, perr, preview_s = _preview(data_key, preview_config, df)
+        est_s, est_words = _estimate(int(reps), preview_s, f"{reps} runs")
+        if not perr:
+            st.caption(est_words)
+        confirm_needed = source == "upload" and not perr and est_s > 300
         ok_long = st.checkbox("Yes, run the long experiment", key="coh_confirm_long") if confirm_needed else True
         cluster.show_where(CORES)
         if st.button("Run experiment", key="coh_run", type="primary", disabled=bool(perr) or not ok_long):
             bar = st.progress(0.0, text="Running repetitions…")
             try:
                 where = _where_words()
-                res = _experiment(data_key, config, df,
-                                  progress=lambda d, t: bar.progress(d / t, text=f"{d}/{t} runs"))
+                t0 = time.perf_counter()
+                res = _experiment(data_key, config, df, progress=lambda d, t: bar.progress(
+                    d / t, text=ci.time_left_words(d, t, time.perf_counter() - t0)))
+                _remember_rate(res.elapsed_s, res.w1.shape[0])
                 bar.progress(1.0, text="Computing the split-noise floor…")
                 floor = _floor(data_key, config, df)
                 stored = (_result_key(), res, floor, where)
@@ -860,12 +904,19 @@ if TAB_SWEEP.open:
             st.markdown(f"ε ∈ {{0.1, 0.3, 1, 3, 10, ∞}}, {sweep_reps} repetitions each, the same splits for every "
                         f"ε (seed {seed}). The DP release adds {noise}; negative counts become 0; n/2 synthetic "
                         "records are drawn. At ε = ∞ no noise is added: an exact histogram, not DP.")
+            _, perr, preview_s = _preview(data_key, preview_config, df)
+            if not perr:
+                n_sweep = len(ct.SWEEP_EPSILONS) * sweep_reps
+                st.caption(_estimate(n_sweep, preview_s, f"{n_sweep} runs ({len(ct.SWEEP_EPSILONS)} ε × "
+                                                         f"{sweep_reps})")[1])
             cluster.show_where(CORES)
             if st.button("Run ε sweep", key="coh_sweep_run"):
                 bar = st.progress(0.0, text="Sweeping ε…")
                 scfg = replace(config, repetitions=sweep_reps)
                 try:
-                    sw = _sweep(data_key, scfg, df, progress=lambda d, t: bar.progress(d / t, text=f"{d}/{t} runs"))
+                    t0 = time.perf_counter()
+                    sw = _sweep(data_key, scfg, df, progress=lambda d, t: bar.progress(
+                        d / t, text=ci.time_left_words(d, t, time.perf_counter() - t0)))
                     fl = _floor(data_key, scfg, df)
                     st.session_state["coh_sweep"] = ((data_key, scfg), sw, fl)
                 except ValueError as exc:

@@ -623,8 +623,69 @@ def test_upload_run_estimate_says_where_the_run_goes():
     at = _app(coh_source="upload", coh_learner="Decision tree", coh_tab=RUNS).run()
     _upload(at, _small_upload())
     _ok(at)
-    assert any(c.value.startswith("Estimated time: about") and c.value.endswith(f"on this server's {CORES} cores.")
+    assert any(c.value.startswith("Estimated time for 20 runs: ") and f"on this server's {CORES} cores (" in c.value
                for c in at.caption)
+    # after a run the estimate of the same settings is the measured one (calibrated on this server, issue 25)
+    at.button(key="coh_run").click().run()
+    _ok(at)
+    at.run()
+    assert any("measured on the last run of these settings" in c.value for c in at.caption)
+
+
+def test_sweep_shows_a_run_time_estimate_for_all_its_runs():
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_reps="5", coh_release=DP, coh_tab=SWEEP).run()
+    _ok(at)
+    assert any(c.value.startswith("Estimated time for 30 runs (6 ε × 5): ") for c in at.caption)
+
+
+def _label_upload(label_values) -> bytes:
+    rows = ["height,smoker,label,region"]
+    for i in range(90):
+        rows.append(f"{150 + i % 40},{'yes' if i % 4 == 0 else 'no'},{label_values[i % len(label_values)]},r{i % 3}")
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_a_column_named_label_is_the_default_label():
+    at = _app(coh_source="upload", coh_learner="Decision tree").run()
+    _upload(at, _label_upload(["yes", "no", "maybe"]))
+    _ok(at)
+    assert at.selectbox(key="coh_label").value == "label"
+    assert "label" not in at.multiselect(key="coh_lens").value
+
+
+def test_a_constant_label_column_is_refused_with_what_is_expected():
+    at = _app(coh_source="upload", coh_learner="Decision tree").run()
+    _upload(at, _label_upload(["yes"]))
+    _ok(at)
+    warned = [_shown(w) for w in at.warning if "cannot be the label" in _shown(w)]
+    assert warned and "'label'" in warned[0] and "2 to 20 different values" in warned[0]
+    assert at.selectbox(key="coh_label").value != "label"
+
+
+def test_the_uploaded_file_survives_a_trip_to_another_data_source():
+    at = _app(coh_source="upload", coh_learner="Decision tree").run()
+    _upload(at, _label_upload(["yes", "no", "maybe"]))
+    _ok(at)
+    at.radio(key="coh_source").set_value("synthetic").run()
+    _ok(at)
+    assert at.selectbox(key="coh_label").value == "DREM"
+    at.radio(key="coh_source").set_value("upload").run()
+    _ok(at)
+    assert at.selectbox(key="coh_label").value == "label"
+    assert any("uploaded earlier in this session (90 rows" in c.value for c in at.caption)
+    at.slider(key="coh_alpha").set_value(0.5).run()  # a rerun with the uploader empty keeps the file
+    _ok(at)
+    assert at.selectbox(key="coh_label").value == "label"
+
+
+def test_adult_default_lens_leaves_out_fnlwgt_and_split():
+    at = _app(coh_source="shared", dataset="adult", coh_learner="Decision tree").run()
+    _ok(at)
+    lens = list(at.multiselect(key="coh_lens").value)
+    assert at.selectbox(key="coh_label").value == "income"
+    assert "fnlwgt" not in lens and "split" not in lens and "age" in lens
+    assert any("Left out of the default lens" in c.value and "fnlwgt" in c.value and "split" in c.value
+               for c in at.sidebar.caption)
 
 
 def test_shared_dataset_picker_only_when_the_page_reads_it():

@@ -1,0 +1,130 @@
+"""Data defaults and run-time estimates of the coherence explorer (dpdash/coherence_inputs.py; issue 25).
+
+Expected values come from the data themselves (pandas counts) and, for the estimate, from a step-by-step
+simulation of a fair scheduler written here, not from the cost model under test."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpdash import coherence_inputs as ci
+from dpdash.data import load_dataset
+
+
+def _frame(n=60, **cols):
+    rng = np.random.default_rng(0)
+    base = {"age": rng.integers(18, 90, n), "sex": rng.choice(["f", "m"], n)}
+    base.update(cols)
+    return pd.DataFrame(base)
+
+
+def test_a_column_named_label_is_the_label_even_with_three_values():
+    df = _frame(label=["yes", "no", "maybe"] * 20, smoker=["y"] * 10 + ["n"] * 50)
+    assert df["label"].nunique() == 3
+    # the dataset's own suggestion (its rarest binary column) loses to a column named "label"
+    assert ci.default_label(df, suggested="smoker") == "label"
+    assert ci.default_label(df.rename(columns={"label": " Label "}), suggested="smoker") == " Label "
+    assert ci.default_label(df.drop(columns="label"), suggested="smoker") == "smoker"
+    assert ci.default_label(_frame(DREM=[1, 2] * 30, label=["a", "b"] * 30)) == "DREM"
+
+
+def test_a_constant_label_is_refused_with_what_is_expected():
+    df = _frame(label=["yes"] * 60)
+    assert "label" not in ci.label_candidates(df)
+    msg = ci.label_problem(df, "label")
+    assert "'label'" in msg and "'yes'" in msg and "all 60 rows" in msg and "2 to 20 different values" in msg
+    wide = _frame(label=[f"v{i}" for i in range(60)])
+    assert "60 different values" in ci.label_problem(wide, "label")
+    assert ci.label_problem(_frame(label=[None] * 60), "label").startswith("The column 'label' has no values")
+    assert ci.label_problem(_frame(label=["a", "b"] * 30), "label") is None
+
+
+def test_adult_default_lens_leaves_out_the_sampling_weight_and_the_file_marker():
+    ds = load_dataset("adult")
+    label = ci.default_label(ds.frame, suggested=ds.schema.suggested_label)
+    lens, left = ci.default_lens(ds.frame, label)
+    assert label == "income"
+    assert set(left) == {"fnlwgt", "split"} and "weight" in left["fnlwgt"] and "file" in left["split"]
+    assert set(lens) == set(ds.frame.columns) - {"income", "fnlwgt", "split"} and len(lens) <= 30
+
+
+def test_acs12_default_lens_keeps_every_column_that_describes_a_person():
+    ds = load_dataset("acs12")
+    label = ci.default_label(ds.frame, suggested=ds.schema.suggested_label)
+    lens, left = ci.default_lens(ds.frame, label)
+    assert label == "disability" and left == {} and lens == [c for c in ds.frame.columns if c != label]
+
+
+@pytest.mark.parametrize("col, values, excluded", [
+    ("PWGTP", np.arange(60) * 3.5, True), ("weight", np.arange(60) * 1.0, False),  # body weight stays
+    ("fold", [1, 2, 3] * 20, True), ("part", ["train", "test"] * 30, True), ("id", np.arange(60), True),
+    ("person_code", [f"p{i}" for i in range(60)], True), ("income", np.arange(60) * 1000.5, False),
+])
+def test_non_features_by_name_and_by_values(col, values, excluded):
+    df = _frame(**{col: values})
+    assert (ci.non_feature_reason(df, col) is not None) is excluded
+
+
+def test_preferred_lens_wins_when_all_present_and_lens_is_capped_at_30():
+    df = pd.DataFrame({f"c{i}": np.arange(40) % 7 for i in range(40)})
+    lens, _ = ci.default_lens(df, "c0")
+    assert len(lens) == 30 and "c0" not in lens
+    assert ci.default_lens(df, "c0", preferred=("c3", "c1"))[0] == ["c3", "c1"]
+
+
+# ------------------------------------------------------------------------------------------ run-time estimate
+def _simulate(per_run: float, runs: int, workers: int, cores: int, others: int, dt: float = 1e-3) -> float:
+    """Processor sharing, step by step: every runnable job (the others and our busy workers) gets an equal share
+    of the cores, at most one core each; our workers take repetitions from a queue."""
+    left = [per_run] * min(workers, runs)
+    queued = runs - len(left)
+    t = 0.0
+    while left:
+        share = min(1.0, cores / (others + len(left)))
+        t += dt
+        left = [x - share * dt for x in left]
+        done = sum(x <= 1e-12 for x in left)
+        left = [x for x in left if x > 1e-12]
+        take = min(done, queued)
+        left += [per_run] * take
+        queued -= take
+    return t
+
+
+@pytest.mark.parametrize("runs, workers, cores, others", [(10, 1, 2, 0), (10, 1, 2, 3), (6, 1, 1, 1)])
+def test_estimate_matches_a_simulated_fair_scheduler(runs, workers, cores, others):
+    per_run = 0.05
+    est = ci.run_estimate(per_run_s=per_run, runs=runs, workers=workers, cores=cores, load=others)
+    assert est.seconds == pytest.approx(_simulate(per_run, runs, workers, cores, others), rel=0.02)
+
+
+def test_estimate_on_a_busy_server_is_not_the_idle_one():
+    # issue 25: "about 0.1 min" announced, 0.5 min taken, on 2 cores with other jobs running
+    idle = ci.run_estimate(per_run_s=0.6, runs=20, workers=2, cores=2, load=0.0)
+    busy = ci.run_estimate(per_run_s=0.6, runs=20, workers=2, cores=2, load=6.0)
+    sim_busy = _simulate(0.6, 20, 2, 2, 6, dt=0.005) * ci.PARALLEL_OVERHEAD
+    assert busy.busy and not idle.busy
+    assert busy.seconds == pytest.approx(sim_busy, rel=0.03)
+    assert busy.seconds / idle.seconds == pytest.approx(4.0)  # 2 cores shared by 8 jobs: a quarter core each
+    old_model = 0.6 * 20 / 2  # the page's former estimate: preview × R / cores
+    assert busy.seconds > 4 * old_model
+
+
+def test_time_words_and_time_left():
+    assert ci.time_words(0.2) == "under a second" and ci.time_words(7.4) == "about 7 s"
+    assert ci.time_words(44) == "about 40 s" and ci.time_words(75) == "about 1.2 min"
+    assert ci.time_words(600) == "about 10 min" and ci.time_words(7200) == "about 2.0 h"
+    # calibrated on what has run: 2 of 10 runs in 6 s leave 8 × 3 s
+    assert ci.time_left_words(2, 10, 6.0) == "2/10 runs, about 20 s left"
+    assert ci.time_left_words(0, 10, 1.0) == "0/10 runs" and ci.time_left_words(10, 10, 9.0) == "10/10 runs"
+
+
+def test_estimate_refuses_nonsense():
+    for bad in (dict(per_run_s=-1.0), dict(per_run_s=math.nan), dict(runs=0), dict(workers=0)):
+        kw = dict(per_run_s=1.0, runs=5, workers=2, cores=2) | bad
+        with pytest.raises(ValueError):
+            ci.run_estimate(**kw)

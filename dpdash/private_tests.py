@@ -22,6 +22,7 @@ from scipy import integrate, optimize, special, stats
 
 from dpdash.validation import (ValidationError, as_generator, check_delta, check_finite, check_int_in_range,
                                check_positive, check_probability_vector, check_size)
+from dpdash import ledger
 from dpdash.parallel import imap_unordered
 
 MAX_TRIALS = 100_000
@@ -675,6 +676,13 @@ def noisy_table(table_probs, *, n, noise: Literal["gaussian", "laplace"], rho=No
     n_int = check_size(n, name="n")
     rng = as_generator(rng)
     _, draw = _noise_setup(noise, rho, epsilon)
+    # one record replaced: the table moves by 2 in L1 and √2 in L2 (N(0, 1/ρ) is ρ-zCDP, Lap(2/ε) is ε-DP)
+    if noise == "gaussian":
+        ledger.record("noisy table", rho=float(rho), mechanism="gaussian", scale=1.0 / math.sqrt(float(rho)),
+                      sensitivity=math.sqrt(2.0))
+    else:
+        ledger.record("noisy table", epsilon=float(epsilon), mechanism="laplace", scale=2.0 / float(epsilon),
+                      sensitivity=2.0)
     return (rng.multinomial(n_int, tp.ravel()).astype(float) + draw(rng, tp.size)).reshape(tp.shape)
 
 

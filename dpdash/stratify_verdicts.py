@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from dpdash.formatting import number, percent
+from dpdash.view import Sentence
 
 #: The experiment's method names of the global and the per-group release, per estimator.
 GLOBAL_METHODS = ("naive", "coinpress")
@@ -126,6 +127,79 @@ def mean_verdict(comparison: pd.DataFrame, *, epsilon: float, pop_global: float,
     second += (": the price of adding every group's noise." if pop_stratified > pop_global * SAME
                else ".")
     return [first, second]
+
+
+def count_tone(helped: int, compared: int) -> str:
+    """The tone of "stratification lowered the error of ``helped`` of ``compared`` groups".
+
+    Every group better is good news; half of them or fewer is bad news (a warning); anything between is mixed
+    (neutral). Issue 22: "51 of 234 groups better, 183 worse" had been shown as good news.
+
+    >>> count_tone(9, 9), count_tone(8, 9), count_tone(51, 234)
+    ('good', 'neutral', 'warning')
+    """
+    if compared <= 0:
+        return "warning"
+    if helped >= compared:
+        return "good"
+    return "warning" if 2 * helped <= compared else "neutral"
+
+
+def ratio_tone(before: float, after: float) -> str:
+    """The tone of an error going from ``before`` to ``after``: good when it is about the same or smaller
+    (:data:`SAME`), neutral when it grows up to twofold (the expected price), a warning beyond."""
+    if not (math.isfinite(before) and math.isfinite(after)) or before <= 0:
+        return "neutral"
+    r = after / before
+    if r <= SAME:
+        return "good"
+    return "neutral" if r <= 2 else "warning"
+
+
+def _helped_counts(before, after) -> tuple[int, int]:
+    g, s = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
+    ok = np.isfinite(g) & np.isfinite(s)
+    return int((ok & (s < g)).sum()), int(ok.sum())
+
+
+def mean_verdict_sentences(comparison: pd.DataFrame, *, epsilon: float, pop_global: float, pop_stratified: float,
+                           reps: int) -> tuple[Sentence, Sentence] | tuple[Sentence]:
+    """:func:`mean_verdict` with the tone each sentence's news deserves (:func:`count_tone`, :func:`ratio_tone`)."""
+    texts = mean_verdict(comparison, epsilon=epsilon, pop_global=pop_global, pop_stratified=pop_stratified,
+                         reps=reps)
+    helped, compared = _helped_counts(comparison["mean error, one global release"],
+                                      comparison["mean error, per-group release"])
+    out = [Sentence(texts[0], count_tone(helped, compared))]
+    if len(texts) > 1:
+        out.append(Sentence(texts[1], ratio_tone(pop_global, pop_stratified)))
+    return tuple(out)
+
+
+def parity_verdict(phi: dict, *, epsilon: float, normalized: bool, reps: int) -> Sentence:
+    """The Parity tab's answer: Definition 11's parity error of the global and the per-group release at ε.
+
+    ``phi`` maps method names (``naive``/``coinpress`` for the global release, ``stratified``/
+    ``strat_coinpress`` for the per-group one, optionally ``split``) to the mean parity error over the
+    repetitions (``dpdash.stratify.mean_parity_by_method``). Lower is fairer; the tone follows the change.
+    Source: 004_c5ca305e20a1adba.txt Definition 11 (L183–193), a sum with ω = 1/k (erratum E7).
+    """
+    glob = next((float(phi[m]) for m in GLOBAL_METHODS if m in phi), float("nan"))
+    strat = next((float(phi[m]) for m in STRATIFIED_METHODS if m in phi), float("nan"))
+    form = "normalised form, each error divided by the true mean" if normalized else "absolute form"
+    head = (f"At ε = {epsilon:g}, the parity error (Definition 11, {form}; lower means the groups are served more "
+            f"evenly) is {number(glob)} with one global release and {number(strat)} with the per-group release "
+            f"({_ratio_words(glob, strat)}), averaged over {reps:,} repetition{'s' if reps != 1 else ''}")
+    if "split" in phi and math.isfinite(float(phi["split"])):
+        head += f"; splitting the budget gives {number(float(phi['split']))}"
+    if not (math.isfinite(glob) and math.isfinite(strat)) or glob <= 0 or strat <= 0:
+        tone = "neutral"
+    elif strat * SAME < glob:
+        tone = "good"
+    elif strat > glob * SAME:
+        tone = "warning"
+    else:
+        tone = "neutral"
+    return Sentence(head + ".", tone)
 
 
 def clipped_share(x, groups, clip_of_group) -> tuple[int, int]:
@@ -236,6 +310,20 @@ def synth_verdict(per_group: pd.DataFrame, *, epsilon: float, synthesizer: str, 
                     "synthetic table taught it anything about the label")
         out.append(acc + ".")
     return out
+
+
+def synth_verdict_sentences(per_group: pd.DataFrame, *, epsilon: float, synthesizer: str,
+                            accuracy_vanilla: float | None, accuracy_stratified: float | None,
+                            majority: float | None = None) -> tuple[Sentence, ...]:
+    """:func:`synth_verdict` with tones: the group count by :func:`count_tone`; the accuracy sentence a warning
+    when neither classifier beats guessing the commonest label, else neutral."""
+    texts = synth_verdict(per_group, epsilon=epsilon, synthesizer=synthesizer, accuracy_vanilla=accuracy_vanilla,
+                          accuracy_stratified=accuracy_stratified, majority=majority)
+    helped, compared = _helped_counts(per_group["error_vanilla"], per_group["error_stratified"])
+    out = [Sentence(texts[0], count_tone(helped, compared))]
+    for t in texts[1:]:
+        out.append(Sentence(t, "warning" if "no better than always guessing" in t else "neutral"))
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------- partially private release

@@ -33,6 +33,7 @@ from ui.common import CORES, methodology
 from ui.tabs import lazy_tabs
 from ui.exports import csv_bytes, download_csv, download_json
 from ui.links import accept_plain_number
+from ui.show import verdict_box
 from ui.text import md_escape
 from ui.upload import csv_uploader
 from ui.widgets import choice, log_slider, seed_input
@@ -572,7 +573,7 @@ def c_mean_result(spec: tuple, epsilon: float, _inp: dict) -> MeanResult:
     pops = _pop_errors(df, epsilon)
     glob = pops.get("naive", pops.get("coinpress", float("nan")))
     strat = pops.get("stratified", pops.get("strat_coinpress", float("nan")))
-    verdict = V.mean_verdict(comp, epsilon=epsilon, pop_global=glob, pop_stratified=strat, reps=reps_)
+    verdict = V.mean_verdict_sentences(comp, epsilon=epsilon, pop_global=glob, pop_stratified=strat, reps=reps_)
     analytic = None
     if nz.sum() >= 1 and estimator_ == "laplace":
         analytic = c_analytic(tuple(int(v) for v in sizes[nz]), R_, gamma_, epsilon, tuple(mu[nz]), tuple(sigma[nz]),
@@ -603,13 +604,14 @@ def render_mean(slot) -> None:
                    "fraction or choose “Pool” for groups below the threshold.")
         return
     df, sizes, mu, sigma, comp, analytic = res.df, res.sizes, res.mu, res.sigma, res.comp, res.analytic
-    glob, strat, verdict, status = res.pop_global, res.pop_stratified, list(res.verdict), list(res.status)
+    glob, strat, status = res.pop_global, res.pop_stratified, list(res.status)
+    verdict = [v.text for v in res.verdict]
     labels = inp["labels"]
     nz = sizes > 0
     ntot = int(sizes.sum())
 
     # Verdict first (above the controls): from the same repetitions the charts and downloads show.
-    slot.success(md_escape(" ".join(verdict), max_len=2000), icon=":material/fact_check:")
+    verdict_box(res.verdict, container=slot)
     guidance = [V.many_groups_guidance(int(nz.sum()), ntot), V.pooled_guidance(labels, sizes, status)]
     if res.clipped is not None:
         raw = inp.get("raw")
@@ -699,9 +701,10 @@ def render_mean(slot) -> None:
     with tabs[4].container:
         if tabs[4].open:
             phi = S.mean_parity_by_method(df, epsilon=eps, group_mask=nz, normalized=parity_norm)
+            verdict_box([V.parity_verdict(phi, epsilon=eps, normalized=parity_norm, reps=reps)])
             cols = st.columns(len(phi))
             for c, (m, v) in zip(cols, phi.items()):
-                c.metric(f"Parity error, {METHODS_TEXT.get(m, m)}", fmt(v))
+                c.metric(f"Parity error, {METHODS_TEXT.get(m, m)}", V.number(v), help=f"Full value: {v!r}")
             with methodology():
                 st.markdown(f"Parity error (Definition 11) = ω·|population error| + Σ over groups of |group error| "
                             f"(ω = 1/k), {'each divided by the true mean (normalised form)' if parity_norm else 'absolute form (no division)'}"
@@ -891,9 +894,11 @@ def render_synth() -> None:
         gtab["parity_stratified"] = gtab["group"].map(ms.parity.per_group)
         gtab["group"] = [_decode_group(gg, table) for gg in gtab["group"]]
         short_name = synth_label.split(" (")[0]
-        verdict = V.synth_verdict(gtab, epsilon=eps, synthesizer=short_name, accuracy_vanilla=mv.accuracy,
-                                  accuracy_stratified=ms.accuracy, majority=mv.majority_baseline)
-        slot.success(md_escape(" ".join(verdict), max_len=2000), icon=":material/fact_check:")
+        sentences = V.synth_verdict_sentences(gtab, epsilon=eps, synthesizer=short_name,
+                                              accuracy_vanilla=mv.accuracy, accuracy_stratified=ms.accuracy,
+                                              majority=mv.majority_baseline)
+        verdict = [v.text for v in sentences]
+        verdict_box(sentences, container=slot)
         privacy_line(stra, n_strata, small_s)
         summary = pd.DataFrame([
             ("Workload error (2-way tables)", mv.workload_global, ms.workload_global, "lower"),

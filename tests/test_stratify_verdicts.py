@@ -145,3 +145,71 @@ def test_edge_sentences():
     assert V.guarantee_verdict(pd.DataFrame({"method": ["PP"], "guaranteed epsilon": ["x"]})) is None
     same = pd.DataFrame({"method": ["PP", "WEM"], "guaranteed epsilon": [1.0, 1.0]})
     assert V.guarantee_verdict(same) == "Every method shown protects a person's record with the same ε = 1.0."
+
+
+# --------------------------------------------------------------------------- issue 22: the tone follows the news
+def _comparison(helped: int, hurt: int) -> pd.DataFrame:
+    """``helped`` groups whose per-group error is below the global one, then ``hurt`` groups above it."""
+    k = helped + hurt
+    g = np.full(k, 0.5)
+    s = np.concatenate([np.full(helped, 0.1), np.full(hurt, 0.9)])
+    return pd.DataFrame({"group": [f"G{i}" for i in range(k)], "records": np.arange(k, 0, -1) + 1,
+                         "status": ["kept"] * k, "mean error, one global release": g,
+                         "mean error, per-group release": s, "repetitions": [5] * k})
+
+
+def test_mean_verdict_51_of_234_is_not_good_news():
+    # Issue 22: the acs12 upload (grouped by income) showed "lowered the error of 51 of 234 groups … 183 got
+    # worse" in a green "good news" box. 51 better against 183 worse is bad news: a warning.
+    sentences = V.mean_verdict_sentences(_comparison(51, 183), epsilon=1.0, pop_global=0.01, pop_stratified=0.012,
+                                         reps=30)
+    first = sentences[0]
+    assert "lowered the error of 51 of 234 groups" in first.text and "got worse" in first.text
+    assert first.tone == "warning"
+
+
+@pytest.mark.parametrize("helped,hurt,tone", [(9, 0, "good"), (8, 1, "neutral"), (5, 4, "neutral"),
+                                              (4, 4, "warning"), (1, 8, "warning"), (0, 3, "warning")])
+def test_mean_verdict_tone_by_share_of_groups_helped(helped, hurt, tone):
+    first = V.mean_verdict_sentences(_comparison(helped, hurt), epsilon=1.0, pop_global=0.01, pop_stratified=0.01,
+                                     reps=5)[0]
+    assert first.tone == tone
+    assert (f"all {helped} groups" if hurt == 0 else f"{helped} of {helped + hurt} groups") in first.text
+
+
+@pytest.mark.parametrize("glob,strat,tone,words", [(0.01, 0.0105, "good", "about the same"),
+                                                   (0.01, 0.005, "good", "2.0× smaller"),
+                                                   (0.01, 0.015, "neutral", "1.5× larger"),
+                                                   (0.01, 0.05, "warning", "5.0× larger")])
+def test_population_sentence_tone(glob, strat, tone, words):
+    second = V.mean_verdict_sentences(_comparison(3, 0), epsilon=1.0, pop_global=glob, pop_stratified=strat,
+                                      reps=5)[1]
+    assert second.tone == tone and words in second.text
+
+
+def test_synth_verdict_tone_follows_the_news():
+    def table(helped, hurt):
+        k = helped + hurt
+        return pd.DataFrame({"group": [f"g{i}" for i in range(k)], "size": np.arange(k) + 10,
+                             "error_vanilla": np.full(k, 0.5),
+                             "error_stratified": np.concatenate([np.full(helped, 0.2), np.full(hurt, 0.8)])})
+    kw = dict(epsilon=1, synthesizer="MWEM", accuracy_vanilla=0.8, accuracy_stratified=0.8, majority=0.7)
+    assert V.synth_verdict_sentences(table(2, 8), **kw)[0].tone == "warning"
+    assert V.synth_verdict_sentences(table(8, 2), **kw)[0].tone == "neutral"
+    assert V.synth_verdict_sentences(table(10, 0), **kw)[0].tone == "good"
+    # A classifier no better than guessing the commonest label is a warning, whatever the groups did.
+    flat = dict(kw, accuracy_vanilla=0.7, accuracy_stratified=0.7)
+    assert V.synth_verdict_sentences(table(10, 0), **flat)[1].tone == "warning"
+
+
+@pytest.mark.parametrize("naive,strat,tone,words", [(2.0, 0.5, "good", "4.0× smaller"),
+                                                    (0.5, 2.0, "warning", "4.0× larger"),
+                                                    (1.0, 1.05, "neutral", "about the same")])
+def test_parity_verdict(naive, strat, tone, words):
+    # Issue 25: the stratified Parity tab had cards and no verdict.
+    s = V.parity_verdict({"naive": naive, "stratified": strat, "split": 1.0}, epsilon=0.5, normalized=False,
+                         reps=10)
+    assert s.tone == tone and words in s.text
+    assert "ε = 0.5" in s.text and "absolute" in s.text and "10 repetitions" in s.text
+    assert V.parity_verdict({"coinpress": 1.0, "strat_coinpress": 1.0}, epsilon=1, normalized=True,
+                            reps=1).tone == "neutral"

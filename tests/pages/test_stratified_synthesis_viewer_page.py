@@ -28,9 +28,19 @@ def _metrics(at) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
 
+def _verdicts(at) -> list[str]:
+    """Every verdict/guidance box, whatever its tone (green, blue or orange)."""
+    return [e.value for e in list(at.success) + list(at.info) + list(at.warning)]
+
+
+def _verdict(at, phrase: str) -> str:
+    """The one box holding ``phrase``."""
+    return next(v for v in _verdicts(at) if phrase in v)
+
+
 def _snapshot(at):
     # Charts, cards and the verdict (which carries the population error when its tab is closed).
-    return _charts(at), _metrics(at), [e.value for e in at.success]
+    return _charts(at), _metrics(at), _verdicts(at)
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +53,8 @@ def base():
 def test_defaults_render(base):
     # Only the open tab (error per group) is drawn: one chart, with the verdict above the tabs.
     assert len(_charts(base)) == 1
-    verdict = base.success[0].value
-    assert "lowered the error of" in verdict and "of 9 groups" in verdict and "population estimate" in verdict
+    verdict = _verdict(base, "lowered the error of")
+    assert "of 9 groups" in verdict and "population estimate" in " ".join(_verdicts(base))
     text = " ".join(c.value for c in base.caption)
     assert "seed 0" in text.lower()
     assert any("public" in i.value for i in base.info)
@@ -136,7 +146,7 @@ def test_synthetic_mode_builtins_and_synth_change():
     at = _app(sv_mode="synthetic")
     assert not at.exception
     assert len(_charts(at)) >= 2
-    assert "one model per group" in at.success[0].value and "groups" in at.success[0].value
+    assert "groups" in _verdict(at, "one model per group")
     metrics = at.dataframe[0].value["measure"].tolist()
     assert "Workload error (2-way tables)" in metrics and "Positive-prediction rate, lowest group ÷ highest" in metrics
     assert any("Pure ε-DP" in m.value for m in at.markdown)
@@ -504,3 +514,46 @@ def test_records_n_link_off_the_grid_is_reported():
     at = _app(sv_n="2001")
     assert at.select_slider(key="sv_n").value == 10_000
     assert any("sv\\_n" in t.value or "sv_n" in t.value for t in at.toast if "were not used" in t.value)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Issue 22: the verdict's tone follows its news (acs12 grouped by income: "51 of 234 … better" in a green box)
+# ------------------------------------------------------------------------------------------------------------
+ACS12 = ROOT / "data" / "acs12" / "acs12.csv"
+
+
+def _acs12_upload(**params) -> AppTest:
+    at = _app(sv_source="upload", **params)
+    at.file_uploader(key="sv_upload").set_value(("acs12.csv", ACS12.read_bytes(), "text/csv")).run()
+    assert not at.exception
+    return at
+
+
+def test_acs12_grouped_by_income_verdict_is_not_good_news():
+    import re
+    at = _acs12_upload()
+    at.multiselect(key="sv_up_groups").set_value(["income"]).run()
+    at.selectbox(key="sv_up_value").set_value("income").run()
+    assert not at.exception
+    boxes = [("good", e.value) for e in at.success] + [("neutral", e.value) for e in at.info] + \
+            [("warning", e.value) for e in at.warning]
+    found = [(tone, re.search(r"lowered the error of (all )?(\d+)(?: of (\d+))? groups", text))
+             for tone, text in boxes]
+    found = [(tone, m) for tone, m in found if m]
+    assert len(found) == 1
+    tone, m = found[0]
+    helped = int(m.group(2))
+    total = helped if m.group(1) else int(m.group(3))
+    # Half or fewer of the groups better is bad news; all better is good news; anything between is mixed.
+    expected = "good" if helped == total else ("warning" if 2 * helped <= total else "neutral")
+    assert tone == expected, (tone, m.group(0))
+
+
+def test_parity_tab_leads_with_a_verdict():
+    # Issue 25: the Parity tab showed cards and no verdict. The sentence restates the cards' numbers.
+    at = _app(sv_mean_tab="Parity")
+    assert not at.exception
+    text = _verdict(at, "the parity error").replace("\\", "")
+    assert "(Definition 11" in text
+    m = _metrics(at)
+    assert m["Parity error, Naive"] in text and m["Parity error, Stratified"] in text

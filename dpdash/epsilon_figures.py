@@ -207,8 +207,10 @@ WIDTH_LABELS = {"nonadaptive": "Non-adaptive (Hoeffding)", "split_binomial": "Sp
                 "bnsssu": "DP: BNSSSU (Thm 3.3.1)", "rz_monitor": "DP: RZ + monitor (Thm 3.4.1)"}
 
 
-def make_width_figure(widths: pd.DataFrame, *, annotate_k: int | None = None) -> go.Figure:
-    """τ vs k (capped at ½, capped points marked ×) and the noise std at each optimum."""
+def make_width_figure(widths: pd.DataFrame, *, annotate_k: int | None = None,
+                      annotation: str | None = None) -> go.Figure:
+    """τ vs k (capped at ½, capped points marked ×) and the noise std at each optimum; a dotted line at
+    ``annotate_k`` labelled ``annotation`` (the tab view's crossover, the same k its headline and verdict name)."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("simultaneous width τ", "noise std at the optimum"))
     for i, (m, g) in enumerate(widths.groupby("method", sort=False)):
         col = _colour(i)
@@ -222,7 +224,7 @@ def make_width_figure(widths: pd.DataFrame, *, annotate_k: int | None = None) ->
                           row=1, col=2)
     if annotate_k is not None:
         fig.add_vline(x=annotate_k, line=dict(dash="dot", color="black"), row=1, col=1,
-                      annotation_text=f"RZ + monitor beats splitting from k = {annotate_k}")
+                      annotation_text=annotation or f"DP beats splitting from k = {annotate_k:,}")
     fig.update_xaxes(**log_axis(*finite_range(widths["k"]), title="k (adaptive queries)"))
     fig.update_yaxes(**log_axis(*finite_range(widths["noise_std"])), row=1, col=2)
     fig.update_yaxes(title="τ (capped at 0.5)", range=[0, 0.52], row=1, col=1)

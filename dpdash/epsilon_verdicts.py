@@ -13,6 +13,7 @@ of ``002_802572da4c9a19ad.txt`` (Rogers 2017) as cited in each tab's engine func
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import pandas as pd
@@ -204,27 +205,55 @@ DP_METHODS = ("dfhprr", "bnsssu", "rz_monitor")
 SPLIT_METHODS = ("split_binomial", "split_hoeffding")
 
 
-def widths_verdict(widths: pd.DataFrame, *, n: int) -> str:
-    """From which k the best DP method answers all k adaptive queries more accurately than the best split.
+@dataclass(frozen=True)
+class WidthCrossover:
+    """Tab 6's comparison, made once: per k the best DP and the best splitting method, and the first k where DP wins.
 
-    ``widths`` has columns method, k, tau (``dpdash.mechanisms.adaptive_width`` on a grid of k).
+    ``dp`` and ``split`` are (k → τ) series, ``dp_method`` and ``split_method`` (k → method) the winners; ``first``
+    is the smallest k where the best DP τ is below the best split τ (None: not on this grid); ``shown`` the largest
+    such k where DP still gives a useful answer (τ < ½, the cap), else ``first``; ``kmax`` the grid's largest k.
     """
+
+    dp: pd.Series
+    split: pd.Series
+    dp_method: pd.Series
+    split_method: pd.Series
+    first: int | None
+    shown: int | None
+    kmax: int
+
+
+def width_crossover(widths: pd.DataFrame) -> WidthCrossover:
+    """The crossover of ``widths`` (columns method, k, tau: ``dpdash.mechanisms.adaptive_width_grid``)."""
     piv = widths.pivot_table(index="k", columns="method", values="tau", aggfunc="min")
-    dp = piv[[c for c in DP_METHODS if c in piv]].min(axis=1)
-    split = piv[[c for c in SPLIT_METHODS if c in piv]].min(axis=1)
+    dp_cols = [c for c in DP_METHODS if c in piv]
+    split_cols = [c for c in SPLIT_METHODS if c in piv]
+    dp, split = piv[dp_cols].min(axis=1), piv[split_cols].min(axis=1)
+    dp_m = piv[dp_cols].idxmin(axis=1) if dp_cols else pd.Series(dtype=object)
+    split_m = piv[split_cols].idxmin(axis=1) if split_cols else pd.Series(dtype=object)
     both = dp.index[dp.notna() & split.notna()]
     better = [int(k) for k in both if dp[k] < split[k]]
+    kmax = int(both.max()) if len(both) else int(piv.index.max())
     if not better:
-        kmax = int(both.max()) if len(both) else int(piv.index.max())
-        return (f"With n = {n:,} records, splitting the data is at least as accurate as DP for every k up to "
-                f"{kmax:,} adaptive queries: DP needs more data to pay off.")
-    k0 = min(better)
-    # show the largest k where DP still gives a useful answer (τ < 0.5, the cap) and beats splitting
+        return WidthCrossover(dp, split, dp_m, split_m, None, None, kmax)
     useful = [k for k in better if dp[k] < 0.5]
-    ks = max(useful) if useful else k0
-    capped = " (capped: no useful answer)" if split[ks] >= 0.5 else ""
+    return WidthCrossover(dp, split, dp_m, split_m, min(better), max(useful) if useful else min(better), kmax)
+
+
+def widths_verdict(widths: pd.DataFrame, *, n: int, crossover: WidthCrossover | None = None) -> str:
+    """From which k the best DP method answers all k adaptive queries more accurately than the best split.
+
+    ``widths`` has columns method, k, tau (``dpdash.mechanisms.adaptive_width`` on a grid of k); ``crossover``
+    (:func:`width_crossover` of it) when the caller already has it, so headline and verdict share one comparison.
+    """
+    x = crossover if crossover is not None else width_crossover(widths)
+    if x.first is None:
+        return (f"With n = {n:,} records, splitting the data is at least as accurate as DP for every k up to "
+                f"{x.kmax:,} adaptive queries: DP needs more data to pay off.")
+    k0, ks = x.first, x.shown
+    capped = " (capped: no useful answer)" if x.split[ks] >= 0.5 else ""
     return (f"With n = {n:,} records, DP answers k adaptive queries more accurately than splitting the data from "
-            f"k = {k0:,} on (at k = {ks:,}: ±{number(dp[ks])} with DP against ±{number(split[ks])}{capped} by "
+            f"k = {k0:,} on (at k = {ks:,}: ±{number(x.dp[ks])} with DP against ±{number(x.split[ks])}{capped} by "
             "splitting, for all answers at once).")
 
 

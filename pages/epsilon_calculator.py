@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -30,22 +29,20 @@ from ui.charts import show_figure
 from ui.common import CORES, methodology
 from ui.dossier import Headline, PageSummary, artefacts
 from ui.exports import download_csv
+from ui import show
+from ui.show import fmt
 from ui.tabs import lazy_tabs
 from ui.text import md_escape
-from ui.widgets import choice, delta_exponent, log_slider, seed_input
+from ui.widgets import delta_exponent, log_slider, seed_input
 from ui import eps_codecs as ec
+from ui.views.eps_common import (CACHE, ENGINE_ERRORS, MECH_FMT, QUERY_FMT, REPO_ROOT, SEED, SEED_PLAIN, bind,
+                                 encode_table, exports, pick, reset_defaults, show_table, table_state)
+from ui.views.eps_widths import tab_widths
 
 page_setup("Epsilon calculator", icon=":material/calculate:")
 
-SEED = "Rogers 2017, *Leveraging Privacy in Data Analysis* (seed 002_802572da4c9a19ad.txt)"
-SEED_PLAIN = SEED.replace("*", "")
-REPO_ROOT = str(Path(__file__).resolve().parents[1])
-CACHE = dict(max_entries=256, show_spinner=False)
 TAB_NAMES = ["Noise & accuracy", "Composition", "Budget planner", "Adaptive analysis", "ε as risk",
              "DP vs data splitting", "Private tests", "Max-information & coherence", "Public information"]
-MECH_FMT = {"laplace": "Laplace", "gaussian": "Gaussian", "discrete_laplace": "Discrete Laplace",
-            "discrete_gaussian": "Discrete Gaussian"}
-QUERY_FMT = {"count": "Count", "sum": "Sum", "mean": "Mean", "histogram": "Histogram"}
 NEIGH_FMT = {"replace": "Replace one record", "add_remove": "Add/remove one record"}
 GAUSS_RULE_FMT = {"analytic": "Exact (analytic)", "classic": "Classic (ε < 1 only)", "zcdp": "zCDP (set ρ)"}
 SEQ_FMT = {"constant": "the same for every request", "geometric": "shrinking geometrically",
@@ -67,35 +64,8 @@ except ImportError:
     IN_CONTEXT = RISK_INVERSE = None
 
 
-#: What a compute section catches from the engine: its documented ValueError, and arithmetic edges it reports.
-ENGINE_ERRORS = (ValueError, ArithmeticError)
-
-
 def say_problem(container, err: Exception, hint: str = "", *, level: str = "error") -> None:
-    """An engine error as a message: its text escaped for Markdown (it may quote a link's or a cell's text)."""
-    text = md_escape(str(err) or type(err).__name__, max_len=400)
-    getattr(container, level)(text + (f". {hint}" if hint else ""))
-
-
-def fmt(v) -> str:
-    """4 significant figures, ∞ and n/a spelled out."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "n/a"
-    if isinstance(v, float) and math.isinf(v):
-        return "∞"
-    return f"{v:.4g}"
-
-
-def bind(**kw) -> dict:
-    return dict(bind="query-params", **kw)
-
-
-def pick(label: str, options: dict[str, str], *, key: str, widget: str = "selectbox", container=None,
-         help: str | None = None, horizontal: bool = False, disabled: bool = False) -> str:
-    """A control with fixed options (token → label): ``ui.widgets.choice`` (short tokens in the link, display
-    labels accepted), its default the page's own (``DEFAULTS``)."""
-    return choice(label, options, key=key, widget=widget, container=container, help=help, horizontal=horizontal,
-                  disabled=disabled, default=DEFAULTS.get(key))
+    show.say_problem(err, hint, container=container, level=level)
 
 
 def take_away(key: str, *, question: str, params: dict, headlines: list[tuple[str, str]], verdicts: list,
@@ -118,44 +88,6 @@ def verdict(slot, text: str, warning: str | None = None) -> list[str]:
         if warning:
             st.warning(md_escape(warning, max_len=600))
     return [text] + ([warning] if warning else [])
-
-
-#: Default value of every URL-bound control (bound widgets cannot be cleared from the URL, only reset).
-DEFAULTS: dict[str, object] = {
-    "eps_epsilon": 1.0, "eps_n1_query": "count", "eps_n1_neigh": "replace", "eps_n1_usecol": False,
-    "eps_n1_lower": 0.0, "eps_n1_upper": 100.0, "eps_n1_n": 1000, "eps_n1_mech": "laplace", "eps_n1_rule": "analytic",
-    "eps_n1_fix": "privacy", "eps_n1_delta": -6, "eps_n1_rho": 0.1, "eps_n1_conf": 95.0, "eps_n1_scale": 1.0,
-    "eps_n1_hw": 3.0,
-    "eps_comp_mode": "one", "eps_comp_kind": "laplace", "eps_comp_eps": 0.1, "eps_comp_mult": 10.0,
-    "eps_comp_kmax": 1000, "eps_comp_delta": -6, "eps_comp_log": True,
-    **{f"eps_comp_r_{r}": r != "advanced_drv" for r in acc.ALL_RULES},
-    "eps_b_mode": "accuracy_first", "eps_b_rule": "basic", "eps_b_delta": -6, "eps_b_reserve": 0, "eps_b_joint": False,
-    "eps_b_eps": 1.0, "eps_b_obj": "equal_ratio",
-    "eps_a_seq": "constant", "eps_a_const": 0.01, "eps_a_g0": 0.1, "eps_a_ratio": 0.99, "eps_a_lo": 0.001,
-    "eps_a_hi": 0.02, "eps_a_seed": 0, "eps_a_r": 50, "eps_a_s": 10.0, "eps_a_paste": "0.1, 0.1, 0.05, 0.2",
-    "eps_a_count": 2000, "eps_a_epsg": 1.0, "eps_a_delta": -6, "eps_a_n": 10_000, "eps_a_rule": "basic",
-    "eps_r_eps": 1.0, "eps_r_hasdelta": False, "eps_r_delta": -6, "eps_r_prior": 10, "eps_r_shape": "generic",
-    "eps_r_mu": 1.0, "eps_r_pld": False,
-    "eps_w_n": 6400, "eps_w_beta": 0.05, "eps_w_noise": "gaussian",
-    "eps_t_test": "gof", "eps_t_d": 4, "eps_t_p0mode": "uniform", "eps_t_p0": "0.5, 1/6, 1/6, 1/6", "eps_t_shift": "",
-    "eps_t_n": 10_000.0, "eps_t_priv": "rho", "eps_t_rho": 0.00125, "eps_t_eps": 1.0, "eps_t_alpha": 0.05,
-    "eps_t_trials": 1000, "eps_t_seed": 0, "eps_t_r": 2, "eps_t_c": 2, "eps_t_pi1": "2/3, 1/3", "eps_t_pi2": "1/2, 1/2",
-    "eps_t_ishift": "", "eps_t_sweep": "n", "eps_t_points": 3,
-    "eps_m_alpha": 0.05, "eps_m_eps": 0.01, "eps_m_n": 10_000, "eps_m_opt": True, "eps_m_beta": 0.01,
-    "eps_m_gamma": 0.01, "eps_m_range": float(2**20), "eps_m_cn": 27254.0, "eps_m_ca": 1.0, "eps_m_cb": 0.05,
-    "eps_m_cg": 2, "eps_m_cgam": 1521.0, "eps_m_ck": "pure",
-}
-
-
-def reset_defaults() -> None:
-    """Put every eps_ control back to its default (bound widgets then drop out of the URL) and forget tables."""
-    for k in [k for k in st.session_state.keys() if str(k).startswith("eps_") and k not in DEFAULTS and k != "eps_tab"]:
-        del st.session_state[k]
-    for k, v in DEFAULTS.items():
-        st.session_state[k] = v
-    for k in ("eps_comp_rows", "eps_b_rows"):  # the only unbound (table) parameters
-        if k in st.query_params:
-            del st.query_params[k]
 
 
 # =========================================================================== cached engine calls
@@ -220,12 +152,6 @@ def cached_adaptive(seq: tuple, eg: float, dg: float, n: int):
     trace = acc.adaptive_trace(list(seq), epsilon_g=eg, delta_g=dg, n=n)
     halts = {r: acc.filter_trace(list(seq), epsilon_g=eg, delta_g=dg, rule=r) for r in ("basic", "advanced", "zcdp")}
     return trace, halts
-
-
-@st.cache_data(**CACHE)
-def cached_widths(n: int, beta: float, noise: str) -> pd.DataFrame:
-    rows = [(m, k, w.tau, w.parameter, w.noise_std, w.capped) for m, k, w in mech.adaptive_width_grid(n, beta, noise)]
-    return pd.DataFrame(rows, columns=["method", "k", "tau", "parameter", "noise_std", "capped"])
 
 
 @st.cache_data(**CACHE)
@@ -314,53 +240,6 @@ def run_simulation(kind: str, null: tuple, alt: tuple, ns: tuple, privs: tuple, 
 
 
 # =========================================================================== URL-encoded tables
-def table_state(key: str, default: pd.DataFrame) -> pd.DataFrame:
-    """Base frame for a data editor: from the URL (``key`` query parameter, bounded JSON) or the default."""
-    base_key = f"{key}_base"
-    if base_key not in st.session_state:
-        decoded = ec.decode_table(st.query_params.get(key), list(default.columns))
-        if decoded.problem:
-            st.warning(f"The link's table could not be used ({decoded.problem}); showing the default table.")
-        df = decoded.frame if decoded.frame is not None else default
-        st.session_state[base_key] = df.reset_index(drop=True)
-    return st.session_state[base_key]
-
-
-def encode_table(key: str, df: pd.DataFrame) -> None:
-    """Mirror an edited table in the link; a table too long for a link is left out of it, and the page says so."""
-    payload = ec.encode_table(df)
-    if len(payload) > ec.MAX_LINK_CHARS:
-        if key in st.query_params:
-            del st.query_params[key]
-        st.caption(f"This table is too long to travel in the link ({len(payload):,} characters; at most "
-                   f"{ec.MAX_LINK_CHARS:,}): share the parameters file (JSON download) instead.")
-        return
-    if st.query_params.get(key) != payload:
-        st.query_params[key] = payload
-
-
-def show_table(df: pd.DataFrame, formats: dict | None = None, **kw) -> None:
-    """``st.dataframe`` with numbers formatted and missing values shown as "—" (Streamlit would print "None"
-    whatever the Styler says, so a column with gaps is shown as text; the CSV keeps the numbers)."""
-    formats = formats or {}
-    shown = df.copy()
-    for c in shown.columns:
-        missing = shown[c].isna()
-        if missing.any():
-            f = formats.get(c, "{}")
-            shown[c] = [("—" if m else (f.format(v) if isinstance(f, str) else f(v))) for v, m in zip(shown[c], missing)]
-    numeric = {c: f for c, f in formats.items() if c in shown and not shown[c].isna().any()
-               and pd.api.types.is_numeric_dtype(shown[c])}
-    st.dataframe(shown.style.format(numeric), hide_index=True, width="stretch", **kw)
-
-
-def exports(prefix: str, *, table: pd.DataFrame | None, name: str) -> None:
-    """The tab's table as CSV. Its parameters leave through "Settings (JSON)" under "Take this away", which the
-    sidebar can restore (a second, unrestorable parameters file beside it only confused)."""
-    if table is not None:
-        download_csv(table, filename=f"{name}.csv", key=f"{prefix}_csv")
-
-
 # =========================================================================== header
 st.title("Epsilon calculator")
 st.markdown(
@@ -991,59 +870,6 @@ def tab_risk(outputs: bool = True) -> None:
               sources=["Def. 2.1.1 (posterior bound)", "Kairouz, Oh & Viswanath 2015; Dong, Roth & Su 2022"],
               epsilon=eps, delta=delta,
               script=se.risk_script(repo_root=REPO_ROOT, epsilon=eps, delta=delta, prior=prior))
-
-
-# =========================================================================== Tab 6
-@st.fragment
-def tab_widths(outputs: bool = True) -> None:
-    """Tab 6 (controls always; widths, figure and table only when ``outputs``)."""
-    st.subheader("DP vs data splitting for k adaptive queries")
-    slot = st.empty()
-    with methodology():
-        st.markdown("Splitting answers each query on a fresh chunk. DP answers every query on all the data, with "
-                    "noise, and stays valid when queries depend on earlier answers (Ch. 3: Thms 3.2.2, 3.3.1 with the "
-                    "App. A.2 constants, 3.4.1; §3.5). τ is the error that holds for all k answers at once with "
-                    "probability 1 − β.")
-    c1, c2, c3 = st.columns(3)
-    n = c1.number_input("n (records)", min_value=100, max_value=10**7, value=6400, step=100, key="eps_w_n", **bind())
-    beta = c2.number_input("β (failure probability)", min_value=1e-6, max_value=0.5, value=0.05, format="%.4g",
-                           key="eps_w_beta", **bind())
-    noise = pick("DP noise", {"gaussian": "Gaussian", "laplace": "Laplace"}, key="eps_w_noise", widget="radio",
-                 container=c3, horizontal=True)
-    if not outputs:
-        return
-    try:
-        widths = cached_widths(int(n), float(beta), noise)
-    except ENGINE_ERRORS as e:
-        say_problem(c1, e, "Change n or β.")
-        return
-    ann = None
-    if noise == "gaussian":
-        rz = widths[widths.method == "rz_monitor"].set_index("k")["tau"]
-        sb = widths[widths.method == "split_binomial"].set_index("k")["tau"]
-        both = rz.index.intersection(sb.index)
-        better = [k for k in both if rz[k] < sb[k]]
-        ann = int(min(better)) if better else None
-    said = verdict(slot, ev.widths_verdict(widths, n=int(n)))
-    wfig = ef.make_width_figure(widths, annotate_k=ann)
-    show_figure(wfig, key="eps_w_fig", filename="dp_vs_splitting.html",
-                caption="Lower is better. × marks widths capped at 0.5 (no useful answer).",
-                alt=f"Two line charts against the number of adaptive queries k (log scale) for n = {int(n):,}: left, "
-                    "the error τ that holds for all answers at once for each splitting and DP method (capped at "
-                    "0.5); right, the noise standard deviation each DP method uses."
-                    + (f" A dotted line marks k = {ann}, where RZ + monitor starts to beat binomial splitting."
-                       if ann else ""))
-    people = ef.widths_table_for_people(widths)
-    show_table(people, {"error for all answers τ": "{:.4g}", "tuning parameter": "{:.4g}",
-                        "noise standard deviation": "{:.4g}"})
-    exports("eps_w", table=people, name="dp_vs_splitting")
-    take_away("eps_w_art", question="When does DP answer adaptive queries better than splitting the data?",
-              params={"records n": f"{int(n):,}", "failure probability β": f"{beta:g}",
-                      "DP noise": {"gaussian": "Gaussian", "laplace": "Laplace"}[noise]},
-              headlines=[("DP beats splitting from k", f"{ann:,}" if ann else "not for k ≤ 10,000")],
-              verdicts=said, figures=[("Error for all answers against k", wfig)],
-              sources=["Thms 3.2.2, 3.3.1 (App. A.2 constants), 3.4.1; §3.5"],
-              script=se.widths_script(repo_root=REPO_ROOT, n=int(n), beta=float(beta), noise=noise))
 
 
 # =========================================================================== Tab 7

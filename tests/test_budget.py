@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special
 
+from tests import opendp_oracle as oracle
 from dpdash import accounting as A
 from dpdash import budget as B
 
@@ -62,10 +63,13 @@ def test_gaussian_zcdp_examples():
     p = B.plan_accuracy_first(rows("gaussian"), rule="zcdp")
     assert [a.rho for a in p.allocations] == pytest.approx([7.682918e-4, 3.073167e-3, 3.841459e-4], rel=REL)
     assert p.rho == pytest.approx(4.225605e-3, rel=REL)
-    assert p.epsilon == pytest.approx(0.4480618, rel=REL)
+    # spec §9 amended (tight CKS conversion): 0.3931611, OpenDP's cdp_epsilon of the same total ρ
+    assert p.epsilon == pytest.approx(0.3931611, rel=REL)
+    assert p.epsilon == pytest.approx(oracle.cdp_epsilon(p.rho, 1e-6), rel=1e-9)
     p = B.plan_budget_first(rows("gaussian"), rule="zcdp", epsilon=0.5)
-    assert p.budget == pytest.approx(5.205074e-3, rel=1e-6)
-    assert [a.half_width for a in p.allocations] == pytest.approx([45.05064, 450.5064, 90.10128], rel=REL)
+    assert p.budget == pytest.approx(6.641524e-3, rel=1e-6)
+    assert oracle.cdp_epsilon(p.budget, 1e-6) == pytest.approx(0.5, rel=1e-9)
+    assert [a.half_width for a in p.allocations] == pytest.approx([39.88233, 398.8233, 79.76466], rel=REL)
 
 
 # --------------------------------------------------------------------------- cvxpy cross-checks (spec §8.7)

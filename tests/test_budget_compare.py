@@ -14,6 +14,7 @@ from dp_accounting import dp_event, rdp
 from dp_accounting.pld import privacy_loss_distribution as pldlib
 from scipy import stats
 
+from tests import opendp_oracle as oracle
 from dpdash import budget_compare as B
 
 EPS, DELTA, K = 1.0, 1e-6, 10
@@ -26,9 +27,10 @@ def rows():
 
 
 def _zcdp_eps(rho, d):
-    """Bun–Steinke: min(ρ + 2√(ρ ln 1/δ), ρ + 2√(ρ·max(0, ln(√(πρ)/δ))))."""
+    """min of Bun–Steinke's ρ + 2√(ρ ln 1/δ), ρ + 2√(ρ·max(0, ln(√(πρ)/δ))) and OpenDP's tight CKS conversion."""
     return min(rho + 2 * math.sqrt(rho * math.log(1 / d)),
-               rho + 2 * math.sqrt(rho * max(0.0, math.log(math.sqrt(math.pi * rho) / d))))
+               rho + 2 * math.sqrt(rho * max(0.0, math.log(math.sqrt(math.pi * rho) / d))),
+               oracle.cdp_epsilon(rho, d))
 
 
 def _gauss_delta(eps, sigma):

@@ -7,7 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from scipy import special
+
 from dpdash import conversions as C
+from tests import opendp_oracle as oracle
 
 
 @pytest.mark.parametrize("sigma", [0.8, 2.0, 10.0])
@@ -28,9 +31,71 @@ def test_zcdp_to_dp_printed_forms(rho, ld):
     d = math.exp(ld)
     standard = rho + 2 * math.sqrt(rho * math.log(1 / d))                                # Bun–Steinke Prop. 1.3
     bs = rho + 2 * math.sqrt(rho * max(0.0, math.log(math.sqrt(math.pi * rho) / d)))     # [T] Thm 2.2.4 (clamped)
+    cks = oracle.cdp_epsilon(rho, d)                        # OpenDP's CKS Prop. 12 / Cor. 13, an independent code
     assert C.zcdp_to_dp(rho, d, method="standard") == pytest.approx(standard, rel=1e-12)
     assert C.zcdp_to_dp(rho, d, method="bun_steinke") == pytest.approx(bs, rel=1e-12)
-    assert C.zcdp_to_dp(rho, d) == pytest.approx(min(standard, bs), rel=1e-12)
+    assert C.zcdp_to_dp(rho, d, method="cks") == pytest.approx(cks, rel=1e-9, abs=1e-12)
+    assert C.zcdp_to_dp(rho, d) == pytest.approx(min(standard, bs, cks), rel=1e-9, abs=1e-12)
+
+
+def test_opendp_literals():
+    # OpenDP's own test values: rust/src/combinators/measure_cast/zCDP_to_approxDP/test.rs (cdp_epsilon) and the
+    # δ of ρ = 0.05 at ε = 0.25 quoted in issue 23
+    assert C.zcdp_to_dp(0.03125, 1e-3, method="cks") == pytest.approx(0.6880024554878086, rel=1e-14)
+    assert C.zcdp_to_dp(0.03125, 1e-3) == pytest.approx(0.6880024554878086, rel=1e-14)
+    assert C.zcdp_delta(0.05, 0.25) == pytest.approx(0.0817727531, rel=1e-9)
+    assert C.zcdp_delta(0.03125, 0.0) == pytest.approx(0.1508457845622862, rel=1e-12)   # OpenDP test_meas.py
+
+
+def test_spec_examples_amended():
+    # spec §9, amended 2026-11-27: standard 2.245966; bun_steinke 2.191315; cks = best 1.914239; ρ(2, 1e-5)
+    assert C.zcdp_to_dp(0.1, 1e-5, method="standard") == pytest.approx(2.245966, rel=1e-6)
+    assert C.zcdp_to_dp(0.1, 1e-5, method="bun_steinke") == pytest.approx(2.191315, rel=1e-6)
+    assert C.zcdp_to_dp(0.1, 1e-5) == pytest.approx(1.914239, rel=1e-6)
+    assert C.zcdp_rho_for_epsilon(2.0, 1e-5) == pytest.approx(0.1082564, rel=1e-6)
+
+
+def test_gaussian_calibration_under_zcdp_matches_dp_accounting():
+    # dp-accounting's RDP accountant test value: a Gaussian with σ = 4.530877117 is (1, 1e-6)-DP; the tight
+    # conversion (continuous α) needs no more noise than the order grid
+    import dp_accounting
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp
+    sigma = 1.0 / math.sqrt(2.0 * C.zcdp_rho_for_epsilon(1.0, 1e-6))
+    assert sigma == pytest.approx(4.530877117, rel=1e-8)
+    acct = rdp.RdpAccountant(list(C.RDP_ORDERS))
+    acct.compose(dp_accounting.GaussianDpEvent(sigma))
+    assert acct.get_epsilon(1e-6) >= 1.0 - 1e-9
+
+
+@given(rho=st.floats(1e-6, 100), eps=st.floats(0.0, 60))
+def test_zcdp_delta_matches_opendp(rho, eps):
+    ours, theirs = C.zcdp_delta(rho, eps, method="cks"), oracle.cdp_delta(rho, eps)
+    if 1.02 * rho - eps + math.log(1 / 101) < 0:      # the optimal α is above 1.01, where OpenDP's search starts
+        assert ours == pytest.approx(theirs, rel=1e-9, abs=1e-300)
+    else:                                             # OpenDP stops at α = 1.01; any α > 1 is valid, ours is lower
+        assert ours <= theirs * (1 + 1e-12)
+
+
+@given(rho=st.floats(1e-5, 10), ld=st.floats(math.log(1e-300), math.log(0.5)))
+def test_best_is_valid_and_each_direction_inverts_the_other(rho, ld):
+    d = math.exp(ld)
+    best = C.zcdp_to_dp(rho, d)
+    for m in ("standard", "bun_steinke", "cks"):
+        assert best <= C.zcdp_to_dp(rho, d, method=m)
+    # never below the exact Gaussian with this ρ (σ = 1/√(2ρ), Δ = 1): that mechanism is ρ-zCDP, so the exact
+    # δ it has at the reported ε must not exceed δ (Balle–Wang 2018 Thm 8, evaluated with scipy here)
+    sigma = 1.0 / math.sqrt(2.0 * rho)
+    a, b = 0.5 / sigma - best * sigma, -0.5 / sigma - best * sigma
+    exact_log_delta = special.log_ndtr(a) + math.log(max(1e-300, -math.expm1(best + special.log_ndtr(b)
+                                                                            - special.log_ndtr(a))))
+    assert exact_log_delta <= ld + 1e-7
+    for m in ("standard", "bun_steinke", "cks", "best"):
+        e = C.zcdp_to_dp(rho, d, method=m)
+        back = math.log(C.zcdp_delta(rho, e, method=m))
+        if e > rho * (1 + 1e-9):
+            assert back == pytest.approx(ld, rel=1e-7, abs=1e-9)
+        else:       # on a clamped plateau (ε = ρ) the inverse is the smallest δ with that ε
+            assert back <= ld + 1e-9
 
 
 @given(eps=st.floats(1e-6, 100))
@@ -70,7 +135,15 @@ def test_zcdp_to_dp_by_rdp_matches_dp_accounting(rho, delta):
 
 
 def test_conversion_arguments_are_checked():
-    with pytest.raises(ValueError, match="method must be best, standard, bun_steinke or rdp"):
+    with pytest.raises(ValueError, match="method must be best, standard, bun_steinke, cks or rdp"):
         C.zcdp_to_dp(0.5, 1e-6, method="tight")
     with pytest.raises(ValueError, match="same length"):
         C.rdp_to_dp([0.1, 0.2], delta=1e-6, orders=[2.0, 3.0, 4.0])
+    with pytest.raises(ValueError, match="method must be best, standard, bun_steinke or cks"):
+        C.zcdp_delta(0.5, 1.0, method="rdp")
+    with pytest.raises(ValueError, match="finite"):
+        C.zcdp_delta(0.5, math.nan)
+    with pytest.raises(ValueError, match="method must be one of"):
+        C.conversion_note("tight")
+    assert "Canonne" in C.conversion_note() and "Canonne" in C.conversion_note("cks")
+    assert C.zcdp_delta(0.5, 0.1, method="standard") == 1.0 and C.zcdp_delta(0.5, -1.0) == 1.0

@@ -425,3 +425,13 @@ def test_adaptive_width_grid_is_the_tabs_k_grid():
     assert max(k for _, k, _ in small) == 40 and "rz_monitor" in {m for m, _, _ in small}
     m, k, w = small[-1]
     assert w.tau == M.adaptive_width(m, n=40, k=k, beta=0.05, noise="gaussian").tau
+
+
+def test_gaussian_under_zcdp_needs_the_tight_conversions_noise():
+    # issue 23: at ε = 1, δ = 1e-6 the zCDP rule used to give σ = 5.08; dp-accounting's own RDP test value for a
+    # (1, 1e-6)-DP Gaussian is σ = 4.530877117, and the tight conversion (CKS Prop. 12 over every α) reaches it
+    c = M.calibrate("gaussian", sensitivity=1, epsilon=1.0, delta=1e-6, gaussian_rule="zcdp")
+    assert c.scale == pytest.approx(4.530877117, rel=1e-8)
+    assert c.epsilon == 1.0
+    c2 = M.calibrate("gaussian", sensitivity=3, epsilon=1.0, delta=1e-6, gaussian_rule="zcdp")
+    assert c2.scale == pytest.approx(3 * 4.530877117, rel=1e-8)

@@ -14,9 +14,10 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dpdash import coherence as co
+from dpdash.coherence_verdicts import alpha_text, interval_text, members_text, w1_text
 from dpdash import figure_marks as fm
 from dpdash import maxinfo as mi
-from dpdash.formatting import log_axis
+from dpdash.formatting import log_axis, percent
 from dpdash.palette import PALETTE, palette_color
 
 GREY = "#B0B0B0"
@@ -71,7 +72,7 @@ def _line_style(j: int, skip: int = 0) -> dict:
 
 # ----------------------------------------------------------------------------- 1. predictions
 def make_predictions_figure(
-    pred_a: np.ndarray, pred_b: np.ndarray, *, group: str, mode: str = "sorted"
+    pred_a: np.ndarray, pred_b: np.ndarray, *, group: str, mode: str = "sorted", alpha: float | None = None
 ) -> go.Figure:
     """Plot 1: predictions on ``X_a ∩ C`` (released) and ``X_b ∩ C`` (held out) for one group.
 
@@ -85,7 +86,8 @@ def make_predictions_figure(
         fig.update_layout(title=f"{_plain(group)}: a half has no members")
         return _alt(fig, f"No chart: one half has no members of {group}.")
     d = co.w1(a, b)
-    title = f"{_plain(group)}: W1 = {d:.3f}  (released {a.size:,}, held out {b.size:,})"
+    d_text = w1_text(d, alpha)  # as the verdict and the bar chart read it
+    title = f"{_plain(group)}: W1 = {d_text}  (released {a.size:,}, held out {b.size:,})"
     if mode == "ecdf":
         grid = np.unique(np.concatenate([[-1.0], a, b, [1.0]]))
         if grid.size > 4 * MAX_POINTS:
@@ -102,7 +104,7 @@ def make_predictions_figure(
         fig.update_yaxes(range=[0, 1.02])
         return _alt(fig, f"Distribution functions of the predictions for {group} on the released half "
                          f"({a.size:,} members) and the held-out half ({b.size:,}); the shaded area between them is "
-                         f"W1 = {d:.2f}.")
+                         f"W1 = {d_text}.")
     ra, sa = _downsample_sorted(a)
     rb, sb = _downsample_sorted(b)
     fig.add_trace(go.Scatter(x=ra, y=sa, mode="lines", name="released half", line=dict(color=_color(0))))
@@ -113,7 +115,7 @@ def make_predictions_figure(
     fig.update_yaxes(range=[-1.05, 1.05])
     return _alt(fig, f"Sorted predictions for {group}: {np.mean(a < 0):.0%} of the {a.size:,} released members and "
                      f"{np.mean(b < 0):.0%} of the {b.size:,} held-out members get a negative prediction; "
-                     f"W1 = {d:.2f}.")
+                     f"W1 = {d_text}.")
 
 
 # ----------------------------------------------------------------------------- 2. W1 per group
@@ -124,10 +126,11 @@ def make_group_w1_figure(
     w = np.asarray(w1, dtype=float)
     colors = [(_color(0) if inc else GREY) for inc in in_collection]
     labels = [f"{_plain(nm)} ({s:,})" for nm, s in zip(names, sizes)]
-    text = ["undefined" if np.isnan(v) else f"{v:.3f}" for v in w]
+    # the verdict's reading of each W1 (more decimals where two would put a value above α on the line)
+    text = ["undefined" if np.isnan(v) else w1_text(v, alpha) for v in w]
     fig = go.Figure(go.Bar(x=labels, y=np.nan_to_num(w), marker_color=colors, text=text, textposition="outside",
                            hovertemplate="%{x}<br>W1 = %{text}<extra></extra>", name="W1"))
-    fm.hline(fig, y=alpha, line=dict(color=REF, dash="dash"), annotation_text=f"α = {alpha:.2f}")
+    fm.hline(fig, y=alpha, line=dict(color=REF, dash="dash"), annotation_text=f"α = {alpha_text(alpha)}")
     fig.update_layout(title="W1 per group (one split); grey = left out (fewer than γ members)",
                       yaxis_title="W1 (0 = same, 2 = opposite)", showlegend=False)
     fig.update_xaxes(tickangle=0 if len(labels) <= 6 else -30, automargin=True)
@@ -135,7 +138,7 @@ def make_group_w1_figure(
     parts = [f"{nm} {t}" for nm, t in zip(names, text)]
     above = sum(1 for v, inc in zip(w, in_collection) if inc and np.isfinite(v) and v > alpha)
     return _alt(fig, f"Bar chart of W1 per group on one split ({'; '.join(parts)}); {above} kept group"
-                     f"{'s are' if above != 1 else ' is'} above the α = {alpha:.2f} line.")
+                     f"{'s are' if above != 1 else ' is'} above the α = {alpha_text(alpha)} line.")
 
 
 # ----------------------------------------------------------------------------- 3. sorted W1 over runs
@@ -154,10 +157,10 @@ def make_sorted_w1_figure(result: co.ExperimentResult, *, gamma: float, alpha: f
         x = (np.arange(1, col.size + 1) - 0.5) / col.size
         fig.add_trace(go.Scatter(x=x, y=col, mode="lines+markers" if col.size <= 30 else "lines", name=_plain(nm),
                                  line=_line_style(j), marker=dict(color=_line_style(j)["color"])))
-    fm.hline(fig, y=alpha, line=dict(color=REF, dash="dash"), annotation_text=f"α = {alpha:.2f}")
+    fm.hline(fig, y=alpha, line=dict(color=REF, dash="dash"), annotation_text=f"α = {alpha_text(alpha)}")
     if estimate is not None:
         title = (f"Sorted W1 over {R} runs — {estimate.failures}/{estimate.runs} runs fail "
-                 f"(95%: {estimate.lower:.2f}–{estimate.upper:.2f})")
+                 f"(95%: {interval_text(estimate.lower, estimate.upper)})")
     else:
         title = f"Sorted W1 over {R} runs"
     fig.update_layout(title=title, xaxis_title="share of runs (sorted by W1)", yaxis_title="W1")
@@ -191,7 +194,7 @@ def make_failure_rate_figure(result: co.ExperimentResult, *, gamma: float, alpha
                              fillcolor="rgba(0,114,178,0.2)", name=f"{confidence:.0%} uncertainty band"))
     fig.add_trace(go.Scatter(x=alphas, y=bh, mode="lines", line=dict(color=_color(0), shape="hv"),
                              name="share of runs failing"))
-    fm.vline(fig, x=alpha, line=dict(color=REF, dash="dash"), annotation_text=f"α = {alpha:.2f}")
+    fm.vline(fig, x=alpha, line=dict(color=REF, dash="dash"), annotation_text=f"α = {alpha_text(alpha)}")
     if beta_theory is not None:
         fm.hline(fig, y=beta_theory, line=dict(color=_color(2), dash="dot"), annotation_text=f"β = {beta_theory:.3g}",
                       annotation_position="top left")
@@ -201,7 +204,7 @@ def make_failure_rate_figure(result: co.ExperimentResult, *, gamma: float, alpha
     fig.update_yaxes(range=[-0.02, 1.02])
     at = float(np.mean(d > alpha))
     return _alt(fig, f"Step curve of the share of {R} runs failing against α, falling from {bh[0]:.0%} at α = 0 "
-                     f"to 0% at α = {d.max():.2f}; at α = {alpha:.2f} it is {at:.0%}.")
+                     f"to 0% at α = {w1_text(d.max())}; at α = {alpha_text(alpha)} it is {percent(at)}.")
 
 
 # ----------------------------------------------------------------------------- 5. size vs mean W1
@@ -216,11 +219,12 @@ def make_size_w1_figure(summary: pd.DataFrame, *, gamma: float, gamma_theorem7: 
     # On a log axis, annotations take log10 coordinates: place them explicitly.
     if gamma > 0:
         fm.vline(fig, x=gamma, line=dict(color=REF, dash="dash"))
-        fig.add_annotation(x=math.log10(gamma), y=1.04, yref="paper", text=f"γ = {gamma:,.0f}", showarrow=False)
+        fig.add_annotation(x=math.log10(gamma), y=1.04, yref="paper", text=f"γ = {members_text(gamma)}",
+                           showarrow=False)
     if gamma_theorem7 is not None and math.isfinite(gamma_theorem7) and gamma_theorem7 > 0:
         fm.vline(fig, x=gamma_theorem7, line=dict(color=_color(2), dash="dot"))
         fig.add_annotation(x=math.log10(gamma_theorem7), y=-0.02, yref="paper", yanchor="top",
-                           text=f"Theorem 7: γ = {gamma_theorem7:,.0f}", showarrow=False)
+                           text=f"Theorem 7: γ = {members_text(gamma_theorem7)}", showarrow=False)
     xs = [float(v) for v in s["size"]] + [g for g in (gamma, gamma_theorem7) if g and math.isfinite(g) and g > 0]
     lo, hi = (min(xs), max(xs)) if xs else (1.0, 10.0)
     fig.update_xaxes(**log_axis(max(lo, 1.0) / 2, max(hi, 2.0) * 2, title="group size (members, log scale)"))
@@ -293,23 +297,24 @@ def make_theory_figure(*, n: float, alpha: float, beta: float, n_groups: int, ep
     # Above 100·n every guarantee is vacuous: the axis stops there instead of running on to 10¹⁵.
     sizes = [max(v, 1) for v in group_sizes.values()]
     fig.update_yaxes(**log_axis(min([40.0] + sizes), 100.0 * n, title="γ required (members)"))
-    fig.update_layout(title=f"Size constraint γ vs ε (α = {alpha:.2f}, β = {beta:.3g}, {n_groups} kept groups)")
+    fig.update_layout(title=f"Size constraint γ vs ε (α = {alpha_text(alpha)}, β = {beta:.3g}, {n_groups} kept "
+                            "groups)")
     g_now = mi.gamma_pure(epsilon, n, alpha, beta, n_groups).gamma
     return _alt(fig, f"Required group size against ε (log–log) for Theorems 7 and 8, with the group sizes and n = "
-                     f"{n:,.0f} as horizontal lines; at ε = {epsilon:g} Theorem 7 needs {g_now:,.0f} members.")
+                     f"{n:,.0f} as horizontal lines; at ε = {epsilon:g} Theorem 7 needs {members_text(g_now)} members.")
 
 
 def make_terms_figure(sc: mi.SizeConstraint) -> go.Figure:
     """Plot 7b: the five terms T1..T5 of Eq. (2) at the current ε; the binding one highlighted."""
     colors = [(_color(3) if i == sc.binding_term else _color(0)) for i in range(5)]
     fig = go.Figure(go.Bar(x=list(mi.TERM_LABELS), y=list(sc.terms), marker_color=colors,
-                           text=[f"{t:,.0f}" for t in sc.terms], textposition="outside"))
+                           text=[members_text(t) for t in sc.terms], textposition="outside"))
     fig.update_yaxes(**log_axis(min(sc.terms) / 1.5, max(sc.terms) * 3, title="members"))
-    fig.update_layout(title=f"{sc.theorem}: γ = {sc.gamma:,.0f} (binding: {mi.TERM_LABELS[sc.binding_term]})",
+    fig.update_layout(title=f"{sc.theorem}: γ = {members_text(sc.gamma)} (binding: {mi.TERM_LABELS[sc.binding_term]})",
                       showlegend=False)
-    terms = "; ".join(f"{lab} = {t:,.0f}" for lab, t in zip(mi.TERM_LABELS, sc.terms))
+    terms = "; ".join(f"{lab} = {members_text(t)}" for lab, t in zip(mi.TERM_LABELS, sc.terms))
     return _alt(fig, f"Bars of the five terms of {sc.theorem}'s size constraint ({terms}); the largest, "
-                     f"{mi.TERM_LABELS[sc.binding_term]}, sets γ = {sc.gamma:,.0f}.")
+                     f"{mi.TERM_LABELS[sc.binding_term]}, sets γ = {members_text(sc.gamma)}.")
 
 
 # ----------------------------------------------------------------------------- 8. Section 7
@@ -328,7 +333,8 @@ def make_single_column_figure(res: co.SingleColumnResult, *, title: str | None =
                                      name="paper's bound" if j == 0 else None, showlegend=j == 0))
     fig.update_layout(title=title or "One yes/no column in the clear: W1 over random splits (bar = Theorem 9 bound)",
                       yaxis_title="W1 (bars above 2 are drawn at 2)", showlegend=False)
-    parts = "; ".join(f"{nm} largest {np.nanmax(res.w1[:, j]):.2f}, bound {res.bound[j]:.2f}"
+    bounds = [w1_text(b) if np.isfinite(b) else "none" for b in res.bound]
+    parts = "; ".join(f"{nm} largest {w1_text(np.nanmax(res.w1[:, j]))}, bound {bounds[j]}"
                       for j, nm in enumerate(res.group_names))
     return _alt(fig, f"Box plots of W1 per group over {res.w1.shape[0]:,} random splits with the paper's bound "
                      f"({parts}).")

@@ -25,7 +25,7 @@ import pandas as pd
 from dpdash import coherence as co
 from dpdash.formatting import number, percent, power_of_ten
 
-__all__ = ["alpha_text", "MAX_MEMBERS",
+__all__ = ["alpha_text", "MAX_MEMBERS", "members_text", "eps_max_text", "alpha_min_text", "interval_text",
            "w1_text", "preview_verdict", "runs_verdict", "sweep_verdict", "theory_verdict", "section7_verdict",
            "small_group_warnings", "min_members_for_alpha", "builder_column_warning", "soft_output_note",
            "summary_for_people", "runs_for_people", "sweep_for_people", "floor_quantiles"]
@@ -51,6 +51,59 @@ def alpha_text(alpha: float) -> str:
     if abs(a - round(a, 2)) <= 1e-12 * a:
         return f"{a:.2f}"
     return f"{a:.4g}" if a >= 1e-3 else power_of_ten(a)
+
+
+def members_text(g: float) -> str:
+    """A size constraint (γ) for reading: rounded **up**, as a group needs at least that many members, so the card,
+    the chart and the sentence all say 12,245 for γ = 12,244.31 (issue 25: 12,245 on the card, 12,244 on the
+    chart); "∞" / "n/a" where the theorem has none.
+
+    >>> members_text(12244.3106), members_text(80.0), members_text(float("inf")), members_text(float("nan"))
+    ('12,245', '80', '∞', 'n/a')
+    """
+    g = float(g)
+    if math.isnan(g):
+        return "n/a"
+    if math.isinf(g):
+        return "∞"
+    return f"{math.ceil(g - 1e-9 * max(1.0, abs(g))):,}"
+
+
+def _sig_round(x: float, sig: int, up: bool) -> float:
+    mag = math.floor(math.log10(abs(x)))
+    q = 10.0 ** (mag - sig + 1)
+    return (math.ceil(x / q - 1e-9) if up else math.floor(x / q + 1e-9)) * q
+
+
+def eps_max_text(e: float, sig: int = 2) -> str:
+    """The largest certified ε, rounded **down** (a rounded-up ε would claim a guarantee the theorem does not give).
+
+    >>> eps_max_text(0.0063570), eps_max_text(0.1576966766), eps_max_text(float("nan"))
+    ('0.0063', '0.15', 'n/a')
+    """
+    if e is None or not math.isfinite(float(e)) or e <= 0:
+        return "n/a"
+    return number(_sig_round(float(e), sig, up=False), sig)
+
+
+def alpha_min_text(a: float, sig: int = 3) -> str:
+    """The smallest certified α, rounded **up** (a rounded-down α would be one the theorem does not certify).
+
+    >>> alpha_min_text(0.487498), alpha_min_text(0.1408012), alpha_min_text(float("nan"))
+    ('0.488', '0.141', 'none: group too small for any α ≤ 2')
+    """
+    if a is None or not math.isfinite(float(a)):
+        return "none: group too small for any α ≤ 2"
+    return number(_sig_round(float(a), sig, up=True), sig)
+
+
+def interval_text(lower: float, upper: float) -> str:
+    """A failure rate's 95% interval, in the one form the card, the chart and the sentence use.
+
+    >>> interval_text(0.0866, 0.491)
+    '8.7%–49%'
+    """
+    return f"{percent(lower)}–{percent(upper)}"
 
 
 def w1_text(w: float, against: float | None = None) -> str:
@@ -228,7 +281,7 @@ def theory_verdict(*, gamma_required: float, n: int, epsilon: float, meets: int,
     records): it protects no group here. No ε certifies DREM = 1 (1,022 members) at α = 0.20.'
     """
     head = f"At ε = {epsilon:g}, " if dp_release else f"If this release were ε-DP with ε = {epsilon:g}, "
-    g = f"{math.ceil(gamma_required):,}"  # a size to reach: rounded up, never down
+    g = members_text(gamma_required)  # a size to reach: rounded up, never down
     if gamma_required > n:
         s = (f"{head}Theorem 7 needs groups of at least {g} members, more than the whole dataset ({n:,} "
              "records): it protects no group here.")
@@ -238,7 +291,7 @@ def theory_verdict(*, gamma_required: float, n: int, epsilon: float, meets: int,
     if smallest is not None and meets < kept:
         nm, m = smallest
         if math.isfinite(eps_for_smallest):
-            s += (f" ε ≤ {number(eps_for_smallest)} would protect the smallest kept group, {nm} ({m:,} "
+            s += (f" ε ≤ {eps_max_text(eps_for_smallest)} would protect the smallest kept group, {nm} ({m:,} "
                   "members).")
         else:
             s += f" No ε certifies {nm} ({m:,} members) at α = {alpha_text(alpha)}."

@@ -31,7 +31,7 @@ def test_sorted_predictions_downsampled_are_quantiles_of_the_input():
     rng = np.random.default_rng(7)
     a, b = rng.uniform(-1, 1, 2000), rng.uniform(-0.5, 1, 1500)  # both above MAX_POINTS: downsampled
     fig = cf.make_predictions_figure(a, b, group="G")
-    assert f"W1 = {stats.wasserstein_distance(a, b):.3f}" in fig.layout.title.text
+    assert f"W1 = {stats.wasserstein_distance(a, b):.2f}" in fig.layout.title.text
     assert "released 2,000, held out 1,500" in fig.layout.title.text
     for tr, v in zip(fig.data, (a, b)):
         x, y = np.asarray(tr.x), np.asarray(tr.y)
@@ -57,7 +57,7 @@ def test_ecdf_mode_on_a_reduced_grid_equals_numpy_ecdf():
     for tr, v in zip(fig.data, (a, b)):
         brute = (v[None, :] <= grid[:, None]).mean(axis=1)  # share of members ≤ x, by brute force
         np.testing.assert_allclose(np.asarray(tr.y), brute)
-    assert f"W1 = {stats.wasserstein_distance(a, b):.3f}" in fig.layout.title.text
+    assert f"W1 = {stats.wasserstein_distance(a, b):.2f}" in fig.layout.title.text
     assert f"W1 = {stats.wasserstein_distance(a, b):.2f}." in cf.alt_text(fig)
 
 
@@ -207,4 +207,4 @@ def test_single_column_figure_omits_infinite_bounds_and_caps_at_two():
         np.testing.assert_array_equal(np.asarray(tr.y), w[:, j][~np.isnan(w[:, j])])
     assert list(fig.data[1].y) == [0.5] and list(fig.data[4].y) == [2.0]  # bound 3 drawn at 2
     alt = cf.alt_text(fig)
-    assert "over 3 random splits" in alt and "b largest 0.40, bound inf" in alt and "c largest 1.00, bound 3.00" in alt
+    assert "over 3 random splits" in alt and "b largest 0.40, bound none" in alt and "c largest 1.00, bound 3.00" in alt

@@ -19,6 +19,7 @@ from dpdash import mechanisms as mech
 from dpdash.formatting import number
 from dpdash.conversions import half_square, pure_epsilon_for_rho, pure_to_zcdp, sigma_for_rho
 from dpdash.mechanisms import Mech, Neighbour, Query
+from dpdash.search import MAX_STEPS, SearchLimitError, grow_until
 from dpdash.validation import (ValidationError, check_delta, check_epsilon, check_positive, check_probability,
                                check_size)
 
@@ -300,18 +301,25 @@ def _joint_betas(ss, *, rule: str, beta: float, delta_i: float, delta: float) ->
             for i in range(len(ss)):
                 # c z/(d φ(z)) = λ, increasing in z > 0; solve in log form
                 g = lambda z: math.log(c[i] * z / d[i]) - stats.norm.logpdf(z) - log_lam  # noqa: E731
-                lo, hi = 1e-8, 2.0
-                while g(hi) < 0:
-                    hi *= 2.0
+                lo = 1e-8
+                hi = grow_until(lambda z: g(z) >= 0, 2.0, factor=2.0, cap=1e150)
                 z = optimize.brentq(g, lo, hi, xtol=1e-14) if g(lo) < 0 else lo
                 out[i] = 2.0 * d[i] * stats.norm.sf(z)
             return out
 
         lo, hi = -50.0, 50.0
-        while betas(lo).sum() < beta:
+        for _ in range(MAX_STEPS):      # bounded widening (issue 26); Σβᵢ falls from 2Σdᵢ to 0 as λ grows
+            if betas(lo).sum() >= beta:
+                break
             lo -= 50
-        while betas(hi).sum() > beta:
+        else:
+            raise SearchLimitError("no split of the failure probability meets the joint confidence")
+        for _ in range(MAX_STEPS):
+            if betas(hi).sum() <= beta:
+                break
             hi += 50
+        else:
+            raise SearchLimitError("no split of the failure probability meets the joint confidence")
         for _ in range(200):  # Σβᵢ decreases in λ
             mid = 0.5 * (lo + hi)
             if betas(mid).sum() > beta:

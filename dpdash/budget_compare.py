@@ -26,7 +26,7 @@ from dpdash import accounting as acc
 from dpdash import mechanisms as mech
 from dpdash.formatting import power_of_ten
 from dpdash.palette import palette_color
-from dpdash.search import bracketed_root
+from dpdash.search import Deadline, SearchLimitError, bracketed_root, timed
 from dpdash.validation import check_delta, check_epsilon, check_positive, check_size
 
 RULES: tuple[str, ...] = ("basic", "advanced", "kov_optimal", "zcdp", "rdp", "pld")
@@ -67,27 +67,58 @@ class BudgetRow:
     note: str = ""
 
 
-def _noise_root(make, rule: str, *, epsilon: float, delta: float, k: int, guess: float, width: float) -> float:
+#: Time budget of one comparison table (issue 26: a link must not make the server compute without end)
+TABLE_SECONDS = 8.0
+#: The largest factor by which a search may raise the noise above its first guess before it gives up
+MAX_NOISE_FACTOR = {"continuous": 1e4, "discrete": 20.0}
+
+
+def _noise_root(make, rule: str, *, epsilon: float, delta: float, k: int, guess: float, width: float,
+                deadline: Deadline | None = None, discrete: bool = False) -> float:
     """Smallest noise parameter p with compose([make(p) × k]).ε ≤ ε: Brent in ln p from [guess ± width]; NaN if the
-    rule does not apply. The composed ε falls as the noise grows."""
+    rule does not apply. The composed ε falls as the noise grows.
+
+    Bounded (issue 26): the bracket widens at most 40 times (doubling steps), the noise never exceeds
+    :data:`MAX_NOISE_FACTOR` times the guess (a numerical accountant has a floor below which its pessimistic ε
+    never falls: the discrete Gaussian's PLD at resolution 1e-3 never reaches ε = 0.01 for k = 60), every
+    composition checks ``deadline``; :class:`SearchLimitError` carries the sentence for the table.
+    """
     def f(x: float) -> float:
         r = acc.compose([make(math.exp(x), k)], delta=delta, rule=rule, pld_resolution=PLD_RESOLUTION)
         if not r.valid:
-            raise ValueError(r.note)
+            raise _NoBound(r.note)
         return r.epsilon - epsilon
 
+    f = timed(f, deadline, "the noise search")
+    kind = "discrete" if discrete else "continuous"
     try:
         x = bracketed_root(f, guess - width, guess + width, increasing=False, step_lo=2 * width,
-                           step_hi=2 * width, xtol=1e-9, rtol=1e-9)
-    except ValueError:
+                           step_hi=2 * width, growth=2.0, max_steps=40, lo_min=guess - 60.0,
+                           hi_max=guess + math.log(MAX_NOISE_FACTOR[kind]), what="the noise search",
+                           xtol=1e-9, rtol=1e-9)
+    except _NoBound:
         return math.nan
+    except SearchLimitError as e:
+        if "time limit" in str(e):
+            raise
+        noise = "whole-number noise" if discrete else "this noise"
+        where = " at this resolution" if rule == "pld" else ""
+        raise SearchLimitError(f"no noise scale reaches ε = {epsilon:.3g} with {noise}{where}") from None
     # brentq stops within xtol of the root on either side: step up to the side that meets the budget
-    while f(x) > 0:
-        x += 1e-9
-    return math.exp(x)
+    step = 1e-9
+    for _ in range(60):
+        if f(x) <= 0:
+            return math.exp(x)
+        x += step
+        step *= 2.0
+    raise SearchLimitError(f"no noise scale reaches ε = {epsilon:.3g} with this noise")
 
 
-def gaussian_multiplier(rule: str, *, epsilon, delta, k) -> float:
+class _NoBound(Exception):
+    """The rule gives no bound for this noise (compose returned valid=False)."""
+
+
+def gaussian_multiplier(rule: str, *, epsilon, delta, k, deadline: Deadline | None = None) -> float:
     """Smallest noise multiplier m = σ/Δ whose k-fold Gaussian composition has ε ≤ ``epsilon`` at ``delta``.
 
     Brent's method in ln m on ``accounting.compose`` (the composed ε falls as m grows); NaN if the rule does not
@@ -96,10 +127,11 @@ def gaussian_multiplier(rule: str, *, epsilon, delta, k) -> float:
     eps, d, k = check_epsilon(epsilon), check_delta(delta, allow_zero=False), check_size(k, name="k")
     guess = math.log(math.sqrt(k * 2.0 * math.log(1.25 / d)) / eps)  # the classic σ with ε/√k per run
     return _noise_root(lambda m, c: acc.gaussian(m, count=c), rule, epsilon=eps, delta=d, k=k, guess=guess,
-                       width=1.0)
+                       width=1.0, deadline=deadline)
 
 
-def discrete_noise(mechanism: str, rule: str, *, epsilon, delta, k, sensitivity: int, start: float) -> float:
+def discrete_noise(mechanism: str, rule: str, *, epsilon, delta, k, sensitivity: int, start: float,
+                   deadline: Deadline | None = None) -> float:
     """Smallest discrete-Laplace scale t or discrete-Gaussian σ whose k-fold composition meets (ε, δ) [X-CKS].
 
     ``start`` is the continuous mechanism's answer (scale Δ/ε₀ or σ = mΔ), a close first bracket: the discrete
@@ -113,15 +145,30 @@ def discrete_noise(mechanism: str, rule: str, *, epsilon, delta, k, sensitivity:
     else:
         def make(s, c):
             return acc.discrete_gaussian(s, sensitivity=sens, count=c)
-    return _noise_root(make, rule, epsilon=eps, delta=d, k=k, guess=math.log(start), width=0.05)
+    return _noise_root(make, rule, epsilon=eps, delta=d, k=k, guess=math.log(start), width=0.05, deadline=deadline,
+                       discrete=True)
 
 
 def _is_whole(x: float) -> bool:
     return abs(x - round(x)) <= 1e-12 and x >= 1
 
 
-def budget_row(rule: str, mechanism: str, *, epsilon, delta, k, sensitivity=1.0, confidence=0.95) -> BudgetRow:
-    """Per-statistic privacy, noise scale and ± for one rule and mechanism (see the module conventions)."""
+def budget_row(rule: str, mechanism: str, *, epsilon, delta, k, sensitivity=1.0, confidence=0.95,
+               deadline: Deadline | None = None) -> BudgetRow:
+    """Per-statistic privacy, noise scale and ± for one rule and mechanism (see the module conventions).
+
+    A search that cannot reach the budget, or runs past ``deadline``, gives an invalid row whose note says so.
+    """
+    try:
+        return _budget_row(rule, mechanism, epsilon=epsilon, delta=delta, k=k, sensitivity=sensitivity,
+                           confidence=confidence, deadline=deadline)
+    except SearchLimitError as e:
+        return BudgetRow(rule, mechanism, int(k), float(epsilon), float(delta), math.nan, math.nan, math.nan,
+                         math.nan, math.nan, float(confidence), False, str(e))
+
+
+def _budget_row(rule: str, mechanism: str, *, epsilon, delta, k, sensitivity, confidence,
+                deadline: Deadline | None) -> BudgetRow:
     eps, k = check_epsilon(epsilon), check_size(k, name="k")
     d = check_delta(delta)
     sens = check_positive(sensitivity, name="sensitivity")
@@ -148,7 +195,7 @@ def budget_row(rule: str, mechanism: str, *, epsilon, delta, k, sensitivity=1.0,
         if rule == "pld":
             # Brent in ln(1/ε₀) at PLD_RESOLUTION: the bisection of per_mechanism_epsilon takes ~40 PLD compositions
             e0 = 1.0 / _noise_root(lambda b, c: acc.laplace(1.0 / b, count=c), rule, epsilon=eps, delta=d, k=k,
-                                   guess=math.log(k / eps), width=0.5)
+                                   guess=math.log(k / eps), width=0.5, deadline=deadline)
         else:
             # per_mechanism_epsilon needs δ > 0 for its compose calls; basic composition of pure ε is Σ ε₀ = k·ε₀
             e0 = acc.per_mechanism_epsilon(rule, epsilon=eps, delta=d if d > 0 else 0.5, k=k)
@@ -158,26 +205,33 @@ def budget_row(rule: str, mechanism: str, *, epsilon, delta, k, sensitivity=1.0,
             return row(e0, 0.0, sens / e0)
         if rule == "basic":  # the discrete Laplace with scale t is exactly (Δ/t)-DP, as the Laplace
             return row(e0, 0.0, sens / e0)
-        t = discrete_noise(mechanism, rule, epsilon=eps, delta=d, k=k, sensitivity=sens, start=sens / e0)
+        t = discrete_noise(mechanism, rule, epsilon=eps, delta=d, k=k, sensitivity=sens, start=sens / e0,
+                           deadline=deadline)
         if not math.isfinite(t):
             return invalid("this rule gives no bound for this noise here")
         return row(sens / t, 0.0, t)
-    m = gaussian_multiplier(rule, epsilon=eps, delta=d, k=k)
+    m = gaussian_multiplier(rule, epsilon=eps, delta=d, k=k, deadline=deadline)
     if not math.isfinite(m):
         return invalid("this rule gives no bound for Gaussian noise here")
     d_each = d / (2.0 * k)
     if mechanism == "gaussian":
         return row(mech.gaussian_epsilon(d_each, sigma=m), d_each, m * sens)
-    s = discrete_noise(mechanism, rule, epsilon=eps, delta=d, k=k, sensitivity=sens, start=m * sens)
+    s = discrete_noise(mechanism, rule, epsilon=eps, delta=d, k=k, sensitivity=sens, start=m * sens,
+                       deadline=deadline)
     if not math.isfinite(s):
         return invalid("this rule gives no bound for this noise here")
     return row(mech.discrete_gaussian_epsilon(d_each, sigma=s, sensitivity=int(round(sens))), d_each, s)
 
 
 def budget_table(*, epsilon, delta, k, sensitivity=1.0, confidence=0.95, rules=RULES,
-                 mechanisms=DEFAULT_MECHANISMS) -> list[BudgetRow]:
-    """Every rule × mechanism for k statistics under the total (ε, δ), in rule order."""
-    return [budget_row(r, m, epsilon=epsilon, delta=delta, k=k, sensitivity=sensitivity, confidence=confidence)
+                 mechanisms=DEFAULT_MECHANISMS, seconds: float | None = TABLE_SECONDS) -> list[BudgetRow]:
+    """Every rule × mechanism for k statistics under the total (ε, δ), in rule order.
+
+    The whole table shares one time budget of ``seconds``: rows whose search runs past it say so in their note.
+    """
+    deadline = Deadline(seconds, what="the comparison")
+    return [budget_row(r, m, epsilon=epsilon, delta=delta, k=k, sensitivity=sensitivity, confidence=confidence,
+                       deadline=deadline)
             for r in rules for m in mechanisms]
 
 

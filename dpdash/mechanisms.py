@@ -14,7 +14,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from dpdash.conversions import half_square, sigma_for_rho, zcdp_rho_for_epsilon, zcdp_to_dp
-from dpdash.search import bracketed_root, grow_until, smallest_true
+from dpdash.search import SearchLimitError, bracketed_root, grow_until, smallest_true
 from dpdash.validation import (EPSILON_MAX, ValidationError, check_delta, check_epsilon, check_finite, check_positive,
                                check_rho, check_size)
 
@@ -260,8 +260,10 @@ def scale_for_half_width(mechanism: Mech, *, half_width: float, confidence: floa
     lo, hi = guess / 64.0, guess * 4.0 + 1.0
     if _half_width(mechanism, scale=lo, confidence=confidence) > h:
         raise ValueError(f"half_width {half_width!r} is below the smallest achievable integer width")
-    while _half_width(mechanism, scale=hi, confidence=confidence) <= h:
-        hi *= 2.0
+    hi = grow_until(lambda x: _half_width(mechanism, scale=x, confidence=confidence) > h, hi, factor=2.0,
+                    cap=1e300)
+    if not math.isfinite(hi):
+        raise SearchLimitError(f"no noise scale gives a ± as wide as {half_width!r}")
     for _ in range(80):  # bisection in log scale on a step function
         mid = math.sqrt(lo * hi)
         if _half_width(mechanism, scale=mid, confidence=confidence) <= h:
@@ -348,12 +350,9 @@ def gaussian_sigma(epsilon: float, delta: float, *, sensitivity: float = 1.0,
         raise ValueError(f"rule must be 'analytic' or 'classic', got {rule!r}")
     ld = math.log(d)
     f = lambda ls: _log_gaussian_delta(eps, math.exp(ls), sens) - ld  # noqa: E731
-    lo, hi = math.log(sens) - 1.0, math.log(sens) + 1.0
-    while f(lo) <= 0:
-        lo -= 1.0
-    while f(hi) > 0:
-        hi += 1.0
-    ls = optimize.brentq(f, lo, hi, xtol=1e-14, rtol=1e-13)
+    # bounded bracket (issue 26): at most MAX_STEPS unit steps in ln σ each way
+    ls = bracketed_root(f, math.log(sens) - 1.0, math.log(sens) + 1.0, increasing=False, what="the σ search",
+                        xtol=1e-14, rtol=1e-13)
     return math.exp(ls)
 
 
@@ -555,9 +554,9 @@ def _dfhprr(n: float, k: float, beta: float, noise: str) -> tuple[float, float]:
             def g(t):
                 inner = max(0.0, 0.5 * math.log(math.pi * r * k) + 8.0 * L16 / t)
                 return 8.0 * (r * k + 2.0 * math.sqrt(r * k * inner))
-            hi = max(1.0, g(1.0)) * 2.0
-            while hi - g(hi) < 0:
-                hi *= 2.0
+            hi = grow_until(lambda t: t - g(t) >= 0, max(1.0, g(1.0)) * 2.0, factor=2.0, cap=1e300)
+            if not math.isfinite(hi):
+                raise SearchLimitError("no width τ satisfies the Gaussian condition")
             return optimize.brentq(lambda t: t - g(t), 1e-12, hi, xtol=1e-15, rtol=1e-13)
     x = _min_crossing(dec, inc, math.log(1e-12), math.log(EPSILON_MAX))
     tau = max(c1, dec(x), inc(x))

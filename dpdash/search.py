@@ -8,9 +8,55 @@ Each used to carry its own loop; one definition each lives here (issue 13, "call
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 
 from scipy import optimize
+
+#: Default cap on the steps that widen a bracket or double a guess (issue 26: every search has a bound)
+MAX_STEPS = 200
+
+
+class SearchLimitError(ValueError):
+    """A search stopped at its iteration cap or time budget without reaching its target (issue 26 item 2).
+
+    A ``ValueError``, so callers that turn refusals into messages keep working; the text says what was sought.
+    """
+
+
+class Deadline:
+    """A time budget for one search: ``check()`` raises :class:`SearchLimitError` once it has run out.
+
+    >>> Deadline(None).check("x") is None
+    True
+    """
+
+    def __init__(self, seconds: float | None, *, what: str = "the search"):
+        self.seconds = seconds
+        self.what = what
+        self.end = math.inf if seconds is None else time.monotonic() + seconds
+
+    def left(self) -> float:
+        """Seconds left (∞ without a budget, never below 0)."""
+        return max(0.0, self.end - time.monotonic())
+
+    def expired(self) -> bool:
+        return time.monotonic() > self.end
+
+    def check(self, what: str | None = None) -> None:
+        if self.expired():
+            raise SearchLimitError(f"{what or self.what} stopped at its time limit of {self.seconds:g} s")
+
+
+def timed(f: Callable[[float], float], deadline: Deadline | None, what: str) -> Callable[[float], float]:
+    """``f`` that first checks ``deadline`` (a slow evaluation, e.g. a PLD composition, cannot run past it)."""
+    if deadline is None or deadline.seconds is None:
+        return f
+
+    def g(x: float) -> float:
+        deadline.check(what)
+        return f(x)
+    return g
 
 
 def smallest_true(pred: Callable[[int], bool], lo: int, hi: int) -> int:
@@ -36,7 +82,8 @@ def largest_true(pred: Callable[[int], bool], *, start: int = 1, cap: int | None
     """Largest integer k ≥ ``start`` with ``pred(k)``, for ``pred`` monotone (True … True False … False).
 
     Returns ``start − 1`` if ``pred(start)`` fails. Doubles from ``start`` until ``pred`` fails, then bisects;
-    with ``cap``, stops doubling past it and returns the last k known to hold.
+    with ``cap``, stops doubling past it and returns the last k known to hold. Without ``cap`` the doubling
+    stops after :data:`MAX_STEPS` steps with :class:`SearchLimitError` (a predicate that never fails).
 
     >>> largest_true(lambda k: k * k <= 50)
     7
@@ -48,10 +95,14 @@ def largest_true(pred: Callable[[int], bool], *, start: int = 1, cap: int | None
     if not pred(start):
         return start - 1
     lo, hi = start, 2 * start
+    steps = 0
     while pred(hi):
         lo, hi = hi, hi * 2
         if cap is not None and hi > cap:
             return lo
+        steps += 1
+        if steps > MAX_STEPS:
+            raise SearchLimitError(f"no upper end found below {lo:,}: the condition never failed")
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if pred(mid):
@@ -64,11 +115,15 @@ def largest_true(pred: Callable[[int], bool], *, start: int = 1, cap: int | None
 def grow_until(done: Callable[[float], bool], start: float, *, factor: float, cap: float) -> float:
     """Smallest ``start·factorᵏ`` (k = 0, 1, …) at which ``done`` holds, or ∞ once it passes ``cap``.
 
+    Bounded: ``factor`` > 1 is required, so the loop ends after at most log(cap/start)/log(factor) steps.
+
     The upper end of a bracket for a monotone condition whose scale is unknown (a noise scale, a group size).
 
     >>> grow_until(lambda x: x >= 10, 1.0, factor=2.0, cap=1e6), grow_until(lambda x: False, 1.0, factor=4.0, cap=100)
     (16.0, inf)
     """
+    if not factor > 1.0:
+        raise ValueError(f"factor must be > 1; got {factor}")
     x = start
     while not done(x):
         x *= factor
@@ -78,21 +133,44 @@ def grow_until(done: Callable[[float], bool], start: float, *, factor: float, ca
 
 
 def bracketed_root(f: Callable[[float], float], lo: float, hi: float, *, increasing: bool,
-                   step_lo: float = 1.0, step_hi: float = 1.0, lo_min: float = -math.inf,
-                   xtol: float = 2e-12, rtol: float = 8.9e-16) -> float:
+                   step_lo: float = 1.0, step_hi: float = 1.0, lo_min: float = -math.inf, hi_max: float = math.inf,
+                   growth: float = 1.0, max_steps: int = MAX_STEPS, deadline: Deadline | None = None,
+                   what: str = "the search", xtol: float = 2e-12, rtol: float = 8.9e-16) -> float:
     """Root of a monotone ``f`` by Brent's method, after widening a starting bracket [lo, hi] until it holds.
 
     ``increasing`` says which way ``f`` goes; ``lo`` moves down by ``step_lo`` (not below ``lo_min``) and ``hi``
-    up by ``step_hi`` until ``f`` has opposite signs at the ends. Usually called in log space (x = ln σ, ln ρ).
+    up by ``step_hi`` (each step ``growth`` times the last) until ``f`` has opposite signs at the ends. Usually
+    called in log space (x = ln σ, ln ρ). Bounded (issue 26): at most ``max_steps`` widening steps, ``hi`` never
+    past ``hi_max``, every evaluation checks ``deadline``; :class:`SearchLimitError` (naming ``what``) says which
+    bound stopped it.
 
     >>> round(bracketed_root(lambda x: x ** 3 - 2.0, 0.0, 0.5, increasing=True), 12)
     1.259921049895
     >>> round(bracketed_root(lambda x: 1.0 - x, 5.0, 6.0, increasing=False, step_lo=2.0), 12)
     1.0
+    >>> bracketed_root(lambda x: -1.0, 0.0, 1.0, increasing=True, max_steps=5)
+    Traceback (most recent call last):
+    ...
+    dpdash.search.SearchLimitError: the search found no root after widening its bracket 5 times
     """
+    f = timed(f, deadline, what)
     sign = 1.0 if increasing else -1.0
+    steps = 0
+
+    def count() -> None:
+        nonlocal steps
+        steps += 1
+        if steps > max_steps:
+            raise SearchLimitError(f"{what} found no root after widening its bracket {max_steps} times")
+
     while sign * f(lo) > 0 and lo > lo_min:
+        count()
         lo -= step_lo
+        step_lo *= growth
     while sign * f(hi) < 0:
-        hi += step_hi
-    return optimize.brentq(f, lo, hi, xtol=xtol, rtol=rtol)
+        if hi >= hi_max:
+            raise SearchLimitError(f"{what} found no root below the largest value it may try")
+        count()
+        hi = min(hi + step_hi, hi_max)
+        step_hi *= growth
+    return optimize.brentq(f, lo, hi, xtol=xtol, rtol=rtol, maxiter=200)

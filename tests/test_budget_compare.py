@@ -226,3 +226,29 @@ def test_discrete_gaussian_rows(discrete_rows):
 def test_discrete_noise_needs_a_whole_sensitivity():
     r = B.budget_row("basic", "discrete_laplace", epsilon=1.0, delta=0.0, k=2, sensitivity=0.5)
     assert not r.valid and "whole-number" in r.note
+
+
+@pytest.mark.slow
+def test_unreachable_budget_link_finishes_with_a_message():
+    # issue 26: /epsilon_calculator?eps_tab=Budget+planner&eps_cmp_discrete=true&eps_cmp_eps=0.01&eps_cmp_k=60 widened
+    # its bracket for ever (the discrete noises' PLD at resolution 1e-3 never reaches ε = 0.01 for k = 60)
+    import time
+    t0 = time.process_time()
+    rows = B.budget_table(epsilon=0.01, delta=1e-6, k=60, mechanisms=B.MECHANISMS)
+    assert time.process_time() - t0 < 10.0
+    pld = {r.mechanism: r for r in rows if r.rule == "pld"}
+    for m in ("discrete_laplace", "discrete_gaussian"):
+        assert not pld[m].valid
+        assert pld[m].note == "no noise scale reaches ε = 0.01 with whole-number noise at this resolution"
+    # every other row is still answered, and each answer meets the budget under its rule
+    basic = next(r for r in rows if r.rule == "basic" and r.mechanism == "laplace")
+    assert basic.valid and basic.scale == pytest.approx(6000, rel=1e-8)
+
+
+def test_comparison_table_honours_its_time_budget():
+    import time
+    t0 = time.monotonic()
+    rows = B.budget_table(epsilon=0.01, delta=1e-6, k=60, mechanisms=B.MECHANISMS, seconds=0.3)
+    assert time.monotonic() - t0 < 3.0
+    late = [r for r in rows if not r.valid and "time limit" in r.note]
+    assert late and all(r.note.endswith("stopped at its time limit of 0.3 s") for r in late)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpdash.search import bracketed_root, largest_true, smallest_true
+from dpdash.search import Deadline, SearchLimitError, bracketed_root, grow_until, largest_true, smallest_true
 
 pytestmark = pytest.mark.hypothesis
 
@@ -39,3 +39,38 @@ def test_bracketed_root_finds_a_log_root_far_outside_the_start(target, start):
     assert x == pytest.approx(math.log(target), rel=1e-9, abs=1e-9)
     y = bracketed_root(lambda x: target - math.exp(x), start, start + 0.1, increasing=False, step_lo=3.0, step_hi=3.0)
     assert y == pytest.approx(math.log(target), rel=1e-9, abs=1e-9)
+
+
+# --------------------------------------------------------------------------- bounded work (issue 26 item 2)
+def test_bracketed_root_stops_at_its_step_cap_with_a_message():
+    calls = []
+    with pytest.raises(SearchLimitError, match="found no root after widening its bracket 7 times"):
+        bracketed_root(lambda x: calls.append(x) or -1.0, 0.0, 1.0, increasing=True, max_steps=7)
+    assert len(calls) <= 10
+
+
+def test_bracketed_root_never_passes_hi_max():
+    seen = []
+    with pytest.raises(SearchLimitError, match="largest value it may try"):
+        bracketed_root(lambda x: seen.append(x) or -1.0, 0.0, 1.0, increasing=True, growth=2.0, hi_max=20.0,
+                       what="the noise search")
+    assert max(seen) <= 20.0
+
+
+def test_bracketed_root_honours_its_time_budget():
+    import time
+    start = time.monotonic()
+    with pytest.raises(SearchLimitError, match="time limit of 0.2 s"):
+        bracketed_root(lambda x: time.sleep(0.05) or -1.0, 0.0, 1.0, increasing=True, max_steps=10**6,
+                       deadline=Deadline(0.2))
+    assert time.monotonic() - start < 0.5
+
+
+def test_largest_true_without_cap_stops_on_a_predicate_that_never_fails():
+    with pytest.raises(SearchLimitError, match="never failed"):
+        largest_true(lambda k: True)
+
+
+def test_grow_until_needs_growth():
+    with pytest.raises(ValueError, match="factor must be > 1"):
+        grow_until(lambda x: False, 1.0, factor=1.0, cap=10.0)

@@ -198,3 +198,65 @@ n = data.select(pl.len()).collect().item()
 global_scale = query.summarize()["scale"][0] / n
 print(f"global.mean = {{query.release().collect().item() / n:.6g}}   # noise scale {{global_scale:.6g}}")
 '''
+
+
+def partial_release_script(*, data: str, month: str, epsilon: float, pp_sensitivity: float,
+                           exact_share: float = 0.0) -> str:
+    """The partially private (PP) release of one month's county cases and deaths: OpenDP adds the discrete Laplace
+    noise, this engine post-processes it onto the public constraints (Seeman, Slavkovic & Reimherr, S1 §5).
+
+    The county file (columns county, month, cases, deaths, population) is scanned lazily and one month collected.
+    Noise: OpenDP's integer Laplace of scale Δ_PP/ε on the private counties' cases and on their deaths (the
+    discrete Laplace with r = e^−ε/Δ_PP of S1 §5); OpenDP's own privacy map gives each vector's ε at distance
+    2 (the readout neighbour: one person changes county and/or death status with the state total fixed moves each
+    vector by at most 2 in L1), so the script prints the PP guarantee, their sum 4ε/Δ_PP. Stage 1 and 2
+    (projection onto the state total
+    and the cone c ≥ d ≥ 0, rounding) are post-processing: ``dpdash.partial_release.postprocess``.
+
+    >>> src = partial_release_script(data="counties.csv", month="Month 24", epsilon=1.0, pp_sensitivity=2.0)
+    >>> compile(src, "pp", "exec") is not None
+    True
+    """
+    eps, spp = float(epsilon), float(pp_sensitivity)
+    if not (eps > 0 and spp > 0):
+        raise ValueError(f"epsilon and the PP sensitivity must be > 0, got {epsilon!r}, {pp_sensitivity!r}")
+    return _HEAD.format(title="The partially private release of one month of county counts, with OpenDP.",
+                        made_with=made_with(), data=str(data)) + f'''
+import numpy as np
+
+from dpdash import partial_release as release
+
+MONTH = {str(month)!r}
+EPSILON = {eps!r}
+PP_SENSITIVITY = {spp!r}   # Delta_PP: how far one person moves the vector of counts (L1)
+EXACT_SHARE = {float(exact_share)!r}   # the most populous counties published exactly (public information)
+
+frame = (data.rename({{c: c.lower() for c in data.collect_schema().names()}})
+         .filter(pl.col("month").cast(pl.String) == MONTH).sort(["population", "county"]).collect())
+population = frame["population"].to_numpy()
+cases, deaths = frame["cases"].to_numpy().astype(np.int64), frame["deaths"].to_numpy().astype(np.int64)
+exact = np.zeros(len(frame), dtype=bool)
+q = int(np.floor(EXACT_SHARE * len(frame) + 1e-9))
+if q > 0:
+    exact[np.argsort(-population, kind="stable")[:q]] = True
+private = ~exact
+state_total = int(cases.sum() - cases[exact].sum())   # public
+
+# ---- the noise, by OpenDP: integer Laplace (discrete Laplace) of scale Delta_PP / epsilon on each vector
+space = dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int)
+noise = dp.m.make_laplace(*space, scale=PP_SENSITIVITY / EPSILON)
+eps_vector = noise.map(2)   # one person moves each vector by at most 2 (L1) under the readout neighbour
+print(f"opendp_scale = {{PP_SENSITIVITY / EPSILON:.10g}}")
+print(f"opendp_guaranteed_epsilon = {{2 * eps_vector:.10g}}   # cases + deaths (basic composition)")
+print(f"app_guaranteed_epsilon = {{4 * EPSILON / PP_SENSITIVITY:.10g}}   # the page's table: 4 eps / Delta_PP")
+noisy_cases = np.array(noise(cases[private].tolist()), dtype=np.int64)
+noisy_deaths = np.array(noise(deaths[private].tolist()), dtype=np.int64)
+
+# ---- post-processing (no privacy cost): onto the public constraints, then whole counts
+out = release.postprocess(noisy_cases, noisy_deaths, state_total).release
+released_cases, released_deaths = cases.copy(), deaths.copy()
+released_cases[private], released_deaths[private] = out.cases, out.deaths
+print(f"released_state_total = {{int(released_cases.sum())}}   # equals the public total")
+for name, c, d in zip(frame["county"].to_list(), released_cases, released_deaths):
+    print(f"county[{{name}}] = {{int(c)}} cases, {{int(d)}} deaths")
+'''

@@ -81,3 +81,26 @@ def test_refusals_name_what_is_wrong():
     with pytest.raises(ValueError, match="upper > lower"):
         stratified_means_script(data="x.csv", groups=["g"], value="v", lower=1, upper=1, epsilon=1, max_rows=1,
                                 max_groups=1)
+
+
+def test_partially_private_release_with_opendp_noise_keeps_the_public_total_and_the_pp_guarantee(tmp_path):
+    from dpdash import partial_release as release
+    from dpdash.script_opendp import partial_release_script
+
+    panel = release.synth_pa_like()
+    rows = [dict(county=c, month=m, cases=int(panel.cases[j, t]), deaths=int(panel.deaths[j, t]),
+                 population=int(panel.population[j])) for j, c in enumerate(panel.counties)
+            for t, m in enumerate(panel.months)]
+    path = tmp_path / "counties.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    month = panel.months[-1]
+    src = partial_release_script(data=str(path), month=month, epsilon=0.5, pp_sensitivity=2.0, exact_share=0.1)
+    text = run_scripts({"pp": src}, tmp_path / "run")["pp"]
+    out = _values(text)
+    assert out["opendp_scale"] == pytest.approx(2.0 / 0.5)
+    # OpenDP's own privacy map against the page's guarantee table (S1 §5: PP 4ε/Δ_PP at the readout neighbour)
+    assert out["opendp_guaranteed_epsilon"] == pytest.approx(
+        release.method_guarantee("pp", epsilon=0.5, sensitivity=2.0, pp_sensitivity=2.0), rel=1e-9)
+    assert out["released_state_total"] == int(panel.cases[:, -1].sum())
+    counties = [ln for ln in text.splitlines() if ln.startswith("county[")]
+    assert len(counties) == panel.J

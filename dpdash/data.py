@@ -419,6 +419,73 @@ def load_adult_numeric() -> pd.DataFrame:
     return out
 
 
+#: The level that stands for "no value" in a column the synthesizer models (issue 26 item 4: no data lost).
+MISSING_LEVEL = "(missing)"
+
+
+def drop_missing(df: pd.DataFrame, columns: Sequence[str], *,
+                 why: str = "the analysis uses") -> tuple[pd.DataFrame, str]:
+    """The rows of ``df`` with a value in every one of ``columns`` (only those the analysis uses), and a sentence
+    saying how many rows were left out and which column each misses.
+
+    Issue 26 item 4: an upload loses only the rows it must. Other columns' missing values do not matter here.
+
+    >>> f = pd.DataFrame({"a": [1, None, 3], "b": [None, None, 1]})
+    >>> kept, note = drop_missing(f, ["a"])
+    >>> len(kept), note
+    (2, '1 of 3 rows left out: no value in a, a column the analysis uses.')
+    """
+    cols = [c for c in dict.fromkeys(columns)]
+    miss = df[cols].isna() if cols else pd.DataFrame(index=df.index)
+    bad = miss.any(axis=1) if cols else pd.Series(False, index=df.index)
+    kept = df.loc[~bad.to_numpy()].reset_index(drop=True)
+    n_bad = int(bad.sum())
+    if n_bad == 0:
+        return kept, f"All {len(df):,} rows used: none misses a value in a column {why}."
+    per = [(c, int(miss[c].sum())) for c in cols if miss[c].any()]
+    if len(per) == 1:
+        where = f"no value in {per[0][0]}, a column {why}"
+    else:
+        where = ("no value in " + ", ".join(f"{c} ({m:,})" for c, m in per) + f", columns {why}")
+    return kept, f"{n_bad:,} of {len(df):,} row{'s' if len(df) != 1 else ''} left out: {where}."
+
+
+def code_column(s: pd.Series, *, bins: int = 5, max_levels: int = 50) -> tuple[np.ndarray, tuple[str, ...]]:
+    """One column as integer codes and their labels, by the uploads' one rule (stratified spec §6 item 5).
+
+    A column with ≤ ``max_levels`` distinct values is categorical (codes in sorted order); another numeric
+    column is cut into ``bins`` equal-width bins between its min and max (the top edge in the last bin); a text
+    column with more levels is refused. A missing value gets the last code, labelled :data:`MISSING_LEVEL`.
+    """
+    present = s.dropna()
+    has_missing = len(present) < len(s)
+    levels = present.unique()
+    codes = np.full(len(s), -1, dtype=int)
+    where = s.notna().to_numpy()
+    if len(levels) <= max_levels:
+        try:
+            cats = tuple(sorted(levels.tolist()))
+        except TypeError:
+            cats = tuple(sorted(map(str, levels.tolist())))
+            present = present.astype(str)
+        codes[where] = pd.Categorical(present, categories=list(cats)).codes.astype(int)
+        labels = tuple(map(str, cats))
+    elif pd.api.types.is_numeric_dtype(present):
+        lo, hi = float(present.min()), float(present.max())
+        edges = np.linspace(lo, hi, bins + 1)
+        codes[where] = np.clip(np.digitize(present.to_numpy(float), edges[1:-1]), 0, bins - 1)
+        labels = tuple(f"[{edges[i]:.4g}, {edges[i + 1]:.4g}{']' if i == bins - 1 else ')'}" for i in range(bins))
+    else:
+        raise DataValidationError(
+            f"Column {s.name!r} has {len(levels):,} distinct text values; at most {max_levels} are allowed "
+            "for a categorical column. Remove it or group its values."
+        )
+    if has_missing:
+        codes[~where] = len(labels)
+        labels = labels + (MISSING_LEVEL,)
+    return codes, labels
+
+
 def discrete_table_from_csv(
     df: pd.DataFrame,
     *,
@@ -433,7 +500,12 @@ def discrete_table_from_csv(
 
     Columns with ≤ ``max_levels`` distinct values are categorical (codes in sorted order); other numeric
     columns are cut into ``bins`` equal-width bins between their min and max — bin edges computed from the
-    data are *not* protected by DP, which the page says. Rows with a missing value are dropped.
+    data are *not* protected by DP, which the page says (:func:`code_column`).
+
+    Missing values (issue 26 item 4, no data lost): a row is dropped only when it misses a group column or the
+    label (the strata and the classifier need them); elsewhere "no value" is a level of its own
+    (:data:`MISSING_LEVEL`), which the synthesizer models like any other. The source note says how many rows
+    were dropped and why. (Before issue 26 every row with any missing value was dropped: 1,217 of acs12's 2,000.)
     """
     if df.empty:
         raise DataValidationError("The table is empty: expected at least one row and one column.")
@@ -443,41 +515,28 @@ def discrete_table_from_csv(
         raise DataValidationError(f"The table has {df.shape[1]} columns; at most {max_cols} are allowed.")
     if bins < 2:
         raise ValueError(f"bins must be at least 2, got {bins}")
-    for col in list(group_cols) + ([label_col] if label_col else []):
+    needed = list(group_cols) + ([label_col] if label_col else [])
+    for col in needed:
         if col not in df.columns:
             raise DataValidationError(f"Column {col!r} is not in the table; columns are {list(df.columns)}.")
-    clean = df.dropna().reset_index(drop=True)
-    dropped = len(df) - len(clean)
+    if df.isna().all(axis=None):
+        raise DataValidationError("Every row has a missing value in every column: nothing is left to synthesize.")
+    clean, dropped = drop_missing(df, needed, why="the strata or the label need")
     if clean.empty:
-        raise DataValidationError("Every row has a missing value: nothing is left to synthesize.")
+        raise DataValidationError(f"Every row has a missing value in a group or label column ({', '.join(needed)}): "
+                                  "nothing is left to synthesize.")
     coded, labels = {}, {}
     for col in clean.columns:
-        s = clean[col]
-        levels = s.unique()
-        if len(levels) <= max_levels:
-            try:
-                cats = tuple(sorted(levels.tolist()))
-            except TypeError:
-                cats = tuple(sorted(map(str, levels.tolist())))
-                s = s.astype(str)
-            coded[col] = pd.Categorical(s, categories=list(cats)).codes.astype(int)
-            labels[col] = tuple(map(str, cats))
-        elif pd.api.types.is_numeric_dtype(s):
-            lo, hi = float(s.min()), float(s.max())
-            edges = np.linspace(lo, hi, bins + 1)
-            coded[col] = np.clip(np.digitize(s.to_numpy(float), edges[1:-1]), 0, bins - 1)
-            labels[col] = tuple(f"[{edges[i]:.4g}, {edges[i + 1]:.4g}{']' if i == bins - 1 else ')'}"
-                                for i in range(bins))
-        else:
-            raise DataValidationError(
-                f"Column {col!r} has {len(levels):,} distinct text values; at most {max_levels} are allowed "
-                "for a categorical column. Remove it or group its values."
-            )
+        coded[col], labels[col] = code_column(clean[col], bins=bins, max_levels=max_levels)
     if label_col is not None and len(labels[label_col]) != 2:
         raise DataValidationError(f"The label column {label_col!r} must have exactly 2 values, "
                                   f"found {len(labels[label_col])}.")
     out = pd.DataFrame(coded)
-    note = f"uploaded CSV ({dropped:,} rows with missing values dropped)"
+    with_missing = [c for c in clean.columns if labels[c] and labels[c][-1] == MISSING_LEVEL]
+    note = f"uploaded CSV, {len(clean):,} rows. {dropped}"
+    if with_missing:
+        note += (f" Empty cells in {', '.join(map(str, with_missing))} are kept as a value of their own, "
+                 f"“{MISSING_LEVEL}”.")
     return DiscreteTable(out, {c: len(v) for c, v in labels.items()}, labels, None, tuple(group_cols), label_col, note)
 
 

@@ -25,7 +25,8 @@ from dpdash import stratify_synth_sweep as SW
 from dpdash import script_stratified as SC
 from dpdash import stratify_verdicts as V
 from dpdash import synth as Y
-from dpdash.data import DataValidationError, discrete_table_from_csv, load_adult, load_adult_numeric
+from dpdash.data import (MISSING_LEVEL, DataValidationError, discrete_table_from_csv, drop_missing, load_adult,
+                         load_adult_numeric)
 from ui import cluster, page_end, page_setup
 from ui import dossier
 from ui.charts import show_figure
@@ -415,7 +416,8 @@ if source == "Upload":
     with st.container(border=True):
         st.markdown("**Your CSV** (≤ 10 MB, ≤ 200,000 rows, ≤ 30 columns). Columns with ≤ 50 distinct values are "
                     "categories; other numeric columns are cut into 5 equal-width bins — bin edges computed from "
-                    "your data are not protected. Rows with missing values are dropped.")
+                    "your data are not protected. A row is left out only when it misses a value the view needs (the averaged "
+                    "column or a group column; in synthetic data a group or the label): the page says how many.")
         # The product's one bounded reader (dpdash.data.read_uploaded_csv) through its widget, which shows what
         # is wrong with a bad file (escaped) and any reading notes.
         dataset = csv_uploader("Upload a CSV", key="sv_upload", max_bytes=UPLOAD_MAX_BYTES, max_rows=200_000,
@@ -494,9 +496,9 @@ def mean_inputs():
             if source == "Upload":
                 note = "No valid upload yet, so Adult is shown. " + note
         return dict(kind="data", x=x, g=g, labels=labels, note=note, key=key, k=len(labels))
-    # Upload with a table: a numeric column plus a public centre and scale.
-    frame = upload_frame.dropna()
-    num_cols = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+    # Upload with a table: a numeric column plus a public centre and scale. Only rows that miss the averaged
+    # column or a group column are left out (issue 26 item 4), and the note says how many.
+    num_cols = [c for c in upload_frame.columns if pd.api.types.is_numeric_dtype(upload_frame[c])]
     if not num_cols:
         st.warning("Mean estimation needs a numeric column; this file has none. Upload a file with one, or use "
                    "the Synthetic data view.")
@@ -506,6 +508,7 @@ def mean_inputs():
     center = c1.number_input("Public centre (not computed from the data)", value=0.0, key="sv_up_center", bind="query-params")
     scale = c2.number_input("Public scale", value=1.0, min_value=1e-9, key="sv_up_scale", bind="query-params")
     groups = list(upload_table.group_cols)
+    frame, kept_note = drop_missing(upload_frame, [col] + groups)
     key_frame = frame[groups].astype(str).agg(" × ".join, axis=1)
     cat = pd.Categorical(key_frame)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -515,7 +518,7 @@ def mean_inputs():
                    "numbers. Choose a centre near the column's typical values and a scale near its spread.")
         st.stop()
     return dict(kind="data", x=x, g=cat.codes.astype(int), labels=list(cat.categories), raw=frame[col].to_numpy(float),
-                note=f"Your upload: {len(x):,} rows, {len(cat.categories)} groups.",
+                note=f"Your upload: {len(x):,} rows, {len(cat.categories)} groups. {kept_note}",
                 key=f"up-{upload_digest}-{col}-{center}-{scale}-{groups}", k=len(cat.categories))
 
 
@@ -1060,7 +1063,9 @@ def _decode_group(label: str, table) -> str:
 
 
 def _synth_csv(df: pd.DataFrame, labels) -> bytes:
-    return csv_bytes(Y.decode_table(df, labels))
+    # "No value" is a level while synthesizing; in the file it is an empty cell again, as in the upload.
+    out = Y.decode_table(df, labels)
+    return csv_bytes(out.mask(out.eq(MISSING_LEVEL)))
 
 
 # ----------------------------------------------------------------------------------------------------------

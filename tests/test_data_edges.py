@@ -21,10 +21,13 @@ def test_numeric_column_is_cut_into_equal_width_bins_closed_at_the_top():
     assert t.df["g"].tolist() == [0, 1] * 5 + [0] and t.labels["g"] == ("a", "b")
 
 
-def test_rows_with_missing_values_are_dropped_and_counted():
+def test_only_rows_missing_a_group_or_label_are_dropped_and_counted():
+    # Issue 26 item 4 (no data lost): elsewhere an empty cell is a level of its own, "(missing)".
     df = pd.DataFrame({"a": [1, 2, None, 1], "b": ["x", None, "y", "y"]})
     t = discrete_table_from_csv(df)
-    assert len(t.df) == 2 and "2 rows with missing values dropped" in t.source
+    assert len(t.df) == 4 and t.labels["b"] == ("x", "y", "(missing)") and t.df["b"].tolist() == [0, 2, 1, 1]
+    t = discrete_table_from_csv(df, group_cols=["a"])
+    assert len(t.df) == 3 and "1 of 4 rows left out: no value in a" in t.source
 
 
 def test_mixed_type_levels_sort_as_text():
@@ -39,6 +42,7 @@ def test_mixed_type_levels_sort_as_text():
     (pd.DataFrame({f"c{i}": [1] for i in range(4)}), {"max_cols": 3}, "at most 3 are allowed"),
     (pd.DataFrame({"a": [1]}), {"group_cols": ["nope"]}, "not in the table"),
     (pd.DataFrame({"a": [None, None]}), {}, "Every row has a missing value"),
+    (pd.DataFrame({"a": [None, 1]}), {"group_cols": ["a"], "label_col": "a"}, "exactly 2 values"),
     (pd.DataFrame({"t": [f"name {i}" for i in range(50)]}), {"max_levels": 10}, "distinct text values"),
     (pd.DataFrame({"y": [0, 1, 2]}), {"label_col": "y"}, "exactly 2 values"),
 ])

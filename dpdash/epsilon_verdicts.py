@@ -142,27 +142,73 @@ def total_guidance(table: pd.DataFrame) -> str | None:
 
 
 # --------------------------------------------------------------------------- Tab 3: budget planner
-def budget_verdict(plan) -> str:
-    """One sentence for an ``dpdash.budget.BudgetPlan``: the total it costs, or the accuracy the budget buys."""
+def sig4(x: float | None) -> str:
+    """A number as the tables beside it show it ("{:.4g}": 4 significant figures, trailing zeros dropped), with
+    thousands separators, whole numbers in full, ∞ and n/a spelled out. Headlines and the budget verdict use it so
+    a sentence never reads coarser than its table (issue 22: "±176.55" shown as "±180", 1.044× as "1.0×").
+
+    >>> sig4(176.55), sig4(1.0441), sig4(27254.0), sig4(0.000123456), sig4(float("inf")), sig4(None), sig4(2.5e9)
+    ('176.6', '1.044', '27,254', '0.0001235', '∞', 'n/a', '2.5·10⁹')
+    """
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    x = float(x)
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    if x.is_integer() and abs(x) < 1e9:
+        return f"{int(x):,}"
+    if abs(x) >= 1e9 or abs(x) < 1e-4:
+        m, e = f"{x:.3e}".split("e")
+        return times_ten_to(f"{float(m):g}", int(e))
+    return f"{x:,.4g}" if abs(x) < 1e4 else f"{round(x):,}"  # whole units above 10⁴: never coarser than 4g
+
+
+def plan_is_pure(plan) -> bool:
+    """True when the plan is pure ε-DP: every row's own δ is 0 and the rule adds ε (basic), so no δ is spent and
+    the δ control plays no part (issue 25: "at δ = 10⁻⁶" was shown on a plan of Laplace rows)."""
+    return plan.rule == "basic" and all(a.delta == 0 for a in plan.allocations)
+
+
+def plan_delta(plan) -> float:
+    """The δ the plan really spends: 0 for a pure plan (:func:`plan_is_pure`), else the plan's δ."""
+    return 0.0 if plan_is_pure(plan) else float(plan.delta)
+
+
+def budget_verdict(plan, *, listed: int = 4) -> str:
+    """One sentence for an ``dpdash.budget.BudgetPlan``: the total it costs, or the accuracy the budget buys.
+
+    Numbers have 4 significant figures, as in the plan's table beside it (issue 22: ±176.55 was read "±180" and
+    1.044× "1.0×"); a budget-first plan says what its reserve keeps back and what it spends (issue 22); a pure plan
+    names no δ (issue 25); at most ``listed`` statistics are named, the rest counted (no "…." double stop).
+    """
     unit = "ρ" if plan.currency == "rho" else "ε"
     allocs = list(plan.allocations)
     if not plan.feasible:
         return plan.message
     k = len(allocs)
     rule = RULE_WORDS.get(plan.rule, plan.rule)
-    d = f" at δ = {power_of_ten(plan.delta)}" if plan.delta > 0 else ""
+    d = plan_delta(plan)
+    at = f" at δ = {power_of_ten(d)}" if d > 0 else ""
+    kind = f" ({rule}{', pure ε-DP' if d == 0 and unit == 'ε' else ''})"
     total = plan.rho if unit == "ρ" and plan.rho is not None else plan.epsilon
     if plan.mode == "accuracy_first":
-        s = (f"Meeting all {k} accuracy target{'s' if k != 1 else ''} costs {unit} = {number(total)} in total"
-             f"{d} ({rule}).")
+        s = (f"Meeting all {k} accuracy target{'s' if k != 1 else ''} costs {unit} = {sig4(total)} in total"
+             f"{at}{kind}.")
         if plan.reserved > 0:
-            s += f" With the reserve the budget to ask for is {unit} = {number(plan.budget)}."
+            s += (f" With the {plan.reserve_fraction * 100:g}% reserve the budget to ask for is {unit} = "
+                  f"{sig4(plan.budget)}.")
         return s
     worst = max(allocs, key=lambda a: a.ratio) if allocs else None
-    s = f"A total budget of {unit} = {given(plan.budget)} ({rule}) gives " + ", ".join(
-        f"{a.name} ±{number(a.half_width)}" for a in allocs[:4]) + (" …" if k > 4 else "") + "."
-    if worst is not None and worst.ratio > 1.005:
-        s += f" The furthest from its target is {worst.name}: {number(worst.ratio)}× its target ±."
+    named = ", ".join(f"{a.name} ±{sig4(a.half_width)}" for a in allocs[:listed])
+    more = f" and {k - listed:,} more (all in the table)" if k > listed else ""
+    if plan.reserved > 0:
+        s = (f"A total budget of {unit} = {given(plan.budget)} keeps {plan.reserve_fraction * 100:g}% "
+             f"({unit} = {sig4(plan.reserved)}) in reserve and spends {unit} = {sig4(total)}{at}{kind}, "
+             f"giving {named}{more}.")
+    else:
+        s = f"A total budget of {unit} = {given(plan.budget)}{at}{kind} gives {named}{more}."
+    if worst is not None and worst.ratio > 1.0005:
+        s += f" The furthest from its target is {worst.name}: {sig4(worst.ratio)}× its target ±."
     elif worst is not None:
         s += " Every statistic meets its target."
     return s

@@ -17,36 +17,16 @@ from __future__ import annotations
 
 import math
 
+from typing import Mapping, Sequence
+
 import pandas as pd
 
 from dpdash import epsilon_figures as ef
 from dpdash import epsilon_verdicts as ev
+from dpdash.formatting import given, power_of_ten
 from dpdash.view import Headline, ReportSection, Sentence, TabView, frozen_map
 
-#: Significant figures of every headline number: the same as the tables beside them ("{:.4g}"), so a card never
-#: reads coarser than the row it summarises (issue 22: "±176.55" shown as "±180").
-SIG = 4
-
-
-def num(x: float | None) -> str:
-    """A headline number at the tables' precision (4 significant figures, trailing zeros dropped), ∞ and n/a
-    spelled out; whole numbers up to 10¹⁵ in full with thousands separators.
-
-    >>> num(176.55), num(1.0441), num(27254.0), num(0.000123456), num(float("inf")), num(None)
-    ('176.6', '1.044', '27,254', '0.0001235', '∞', 'n/a')
-    """
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    x = float(x)
-    if math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    if x.is_integer() and abs(x) < 1e15:
-        return f"{int(x):,}"
-    if abs(x) >= 1e6 or abs(x) < 1e-4:
-        m, e = f"{x:.{SIG - 1}e}".split("e")
-        return f"{float(m):g}·10{str(int(e)).translate(str.maketrans('-0123456789', '⁻⁰¹²³⁴⁵⁶⁷⁸⁹'))}"
-    s = f"{x:,.{SIG}g}"
-    return s
+num = ev.sig4  # one definition, shared with the verdicts
 
 
 def _view(**kw) -> TabView:
@@ -97,3 +77,77 @@ def widths_view(widths: pd.DataFrame, *, n: int, beta: float, noise: str) -> Tab
                 "DP noise": NOISE_WORDS.get(noise, noise)},
         sections=(ReportSection("Crossover", (where,), table="widths"),),
         script={"n": int(n), "beta": float(beta), "noise": noise})
+
+
+# --------------------------------------------------------------------------- Tab 3: budget planner
+MODE_WORDS = {"accuracy_first": "Accuracy first", "budget_first": "Budget first"}
+
+
+def budget_table(plan) -> pd.DataFrame:
+    """The plan's rows as the tab shows and downloads them (every statistic, full precision)."""
+    return pd.DataFrame([{"name": a.name, "ε": a.epsilon, "ρ": a.rho, "δ": a.delta, "noise scale": a.scale,
+                          "achieved ±": a.half_width, "target ±": a.target_half_width,
+                          "achieved / target": a.ratio, "held": "yes" if a.held else "no"}
+                         for a in plan.allocations],
+                        columns=["name", "ε", "ρ", "δ", "noise scale", "achieved ±", "target ±", "achieved / target",
+                                 "held"])
+
+
+def budget_view(plan, *, statistics: Sequence[Mapping], shares, mode: str, rule: str, delta: float, reserve: float,
+                joint_confidence: float | None, budget: float, objective: str) -> TabView:
+    """Budget planner: the plan's headline, verdict, table, bar and report from one ``dpdash.budget.BudgetPlan``.
+
+    ``statistics``: the rows as ``StatisticSpec`` field dicts (the script's input); ``shares``:
+    ``dpdash.budget.budget_shares(plan)`` (None when the plan has no finite total). The report lists every
+    statistic (issue 22: it listed 8 of 25 and no mean); headlines and verdict read at the table's precision and a
+    budget-first headline names what the reserve keeps back (issue 22); a pure ε plan names no δ (issue 25).
+    Source: Rogers 2017 Thms 2.1.4, 2.2.3–2.2.5; the Harvard PSI budgeter (hold, reserve).
+    """
+    unit = "ρ" if plan.currency == "rho" else "ε"
+    d = ev.plan_delta(plan)
+    spent = plan.rho if unit == "ρ" and plan.rho is not None else plan.epsilon
+    table = budget_table(plan)
+    if not plan.feasible:
+        verdicts = (Sentence("This plan cannot be met.", "warning"), Sentence(ev.budget_verdict(plan), "warning"))
+    else:
+        worst = max(plan.allocations, key=lambda a: a.ratio) if plan.allocations else None
+        missed = plan.mode == "budget_first" and worst is not None and worst.ratio > 1.0005
+        verdicts = (Sentence(ev.budget_verdict(plan), "warning" if missed else "good"),)
+    heads: list[Headline] = []
+    if mode == "budget_first":
+        heads.append(Headline(f"Budget {unit}", given(plan.budget), raw=float(plan.budget)))
+        if plan.reserved > 0:
+            heads.append(Headline(f"Reserve ({reserve * 100:g}%)", num(plan.reserved), raw=float(plan.reserved)))
+        heads.append(Headline(f"Spent {unit}", num(spent), raw=float(spent)))
+    else:
+        heads.append(Headline(f"Total {unit}", num(spent), raw=float(spent)))
+        if plan.reserved > 0:
+            heads.append(Headline(f"Budget with the {reserve * 100:g}% reserve", num(plan.budget),
+                                  raw=float(plan.budget)))
+    if unit == "ρ" and math.isfinite(plan.epsilon):
+        heads.append(Headline("Total ε", num(plan.epsilon), raw=float(plan.epsilon)))
+    heads.append(Headline("δ", power_of_ten(d) if d > 0 else "0 (pure ε-DP)", raw=d))
+    if plan.feasible and plan.allocations:
+        w = max(plan.allocations, key=lambda a: a.ratio)
+        heads.append(Headline("Furthest from its target", f"{num(w.ratio)}×", raw=float(w.ratio), note=w.name))
+    totals = (f"Total ε = {num(plan.epsilon)}" + (f" at δ = {power_of_ten(d)}" if d > 0 else " (pure ε-DP, δ = 0)")
+              + (f"; ρ = {num(plan.rho)}" if plan.rho else "")
+              + f" under the {ef.RULE_PLAIN.get(rule, rule)} rule; budget {unit} = {num(plan.budget)}, reserve = "
+              + f"{num(plan.reserved)}.")
+    rows = tuple(f"{a.name}: ±{num(a.half_width)} (target ±{num(a.target_half_width)}, {num(a.ratio)}× it), "
+                 f"ε = {num(a.epsilon)}" + (f", δ = {power_of_ten(a.delta)}" if a.delta > 0 else "")
+                 + (", held" if a.held else "") for a in plan.allocations)
+    return _view(
+        headlines=tuple(heads), verdicts=verdicts, tables={"plan": table},
+        figures={"shares": shares, "unit": unit, "totals": totals},
+        question="How accurate can these statistics be under one privacy budget?",
+        params={"mode": MODE_WORDS[mode], "composition rule": ef.RULE_PLAIN.get(rule, rule),
+                "δ": power_of_ten(delta) if d > 0 else "not used (pure ε-DP plan)", "reserve": f"{reserve * 100:g}%",
+                **({"total ε": given(budget)} if mode == "budget_first" else {}),
+                "statistics": f"{len(plan.allocations):,}"},
+        sections=(ReportSection("Totals", (totals,)),
+                  ReportSection(f"Every statistic ({len(plan.allocations):,})", rows, table="plan")),
+        script={"statistics": [dict(s) for s in statistics], "mode": mode, "rule": rule, "delta": float(delta),
+                "reserve": float(reserve), "joint_confidence": joint_confidence, "budget": float(budget),
+                "objective": objective},
+        epsilon=plan.epsilon if math.isfinite(plan.epsilon) else None, delta=d)

@@ -37,7 +37,7 @@ def _widths(n: int, beta: float, noise: str) -> pd.DataFrame:
 def test_width_figure_draws_each_methods_tau_and_marks_capped_points():
     n, beta = 400, 0.05
     widths = _widths(n, beta, "gaussian")
-    fig = ef.make_width_figure(widths, annotate_k=31)
+    fig = ef.make_width_figure(widths, annotate_k=31, annotation="RZ + monitor beats splitting from k = 31")
     left = [t for t in fig.data if t.xaxis == "x"]
     right = [t for t in fig.data if t.xaxis == "x2"]
     # one τ line per method, in the frame's order, with the plain label

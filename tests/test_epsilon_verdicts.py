@@ -94,7 +94,8 @@ def test_budget_verdict_accuracy_first_costs_the_sum_of_ln20_over_targets():
     expected = math.log(20) / 50 + math.log(20) / 25  # Laplace: ε = Δ·ln(1/β)/target per count, summed
     assert plan.epsilon == pytest.approx(expected, rel=1e-3)
     text = ev.budget_verdict(plan)
-    assert text.startswith(f"Meeting all 2 accuracy targets costs ε = {nf.number(expected)} in total")
+    # 4 significant figures, as the plan's table (issue 22); Laplace rows under the basic sum are pure ε-DP
+    assert text == f"Meeting all 2 accuracy targets costs ε = {expected:.4g} in total (the basic sum, pure ε-DP)."
 
 
 def test_budget_verdict_budget_first_names_each_accuracy():
@@ -102,7 +103,7 @@ def test_budget_verdict_budget_first_names_each_accuracy():
     plan = bud.plan_budget_first(stats_, epsilon=1.0, rule="basic")
     text = ev.budget_verdict(plan)
     hw = math.log(20) / 0.5  # ε = 0.5 each: Laplace b = 2, ± = 2·ln 20 = 6.0
-    assert f"a ±{nf.number(hw)}, b ±{nf.number(hw)}" in text and "Every statistic meets its target" in text
+    assert f"a ±{hw:.4g}, b ±{hw:.4g}" in text and "Every statistic meets its target" in text
 
 
 def test_adaptive_verdict_basic_filter_answers_budget_over_epsilon():

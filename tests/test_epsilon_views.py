@@ -68,3 +68,96 @@ def test_widths_never_crossing_says_so_everywhere():
 
 def test_num_keeps_the_tables_precision():
     assert evw.num(176.55) == "176.6" and evw.num(1.0441) == "1.044" and evw.num(27254.0) == "27,254"
+
+
+# --------------------------------------------------------------------------- Tab 3: budget planner
+from dpdash import budget as bud  # noqa: E402
+from dpdash import epsilon_verdicts as ev  # noqa: E402
+
+LN20 = math.log(20)  # Laplace: P(|Lap(b)| ≤ b·ln 20) = 95%, so ± = Δ·ln 20 / ε
+
+
+def _budget(specs, *, mode="budget_first", rule="basic", delta=1e-6, reserve=0.0, budget=1.0):
+    if mode == "budget_first":
+        plan = bud.plan_budget_first(list(specs), epsilon=budget, delta=delta, rule=rule, reserve_fraction=reserve)
+    else:
+        plan = bud.plan_accuracy_first(list(specs), rule=rule, delta=delta, reserve_fraction=reserve)
+    return evw.budget_view(plan, statistics=[s.__dict__ for s in specs], shares=bud.budget_shares(plan), mode=mode,
+                           rule=rule, delta=delta, reserve=reserve, joint_confidence=None, budget=budget,
+                           objective="equal_ratio")
+
+
+def _said(v) -> str:
+    return " ".join(v.verdict_text)
+
+
+def test_budget_first_headline_names_the_reserve_and_spends_what_is_left():
+    """Issue 22: with a 20% reserve the budget-first verdict said "A total budget of ε = 1 gives …" as if all of it
+    were spent; it spends 0.8 and each count's ± is ln 20 / (0.8 / 2) = 7.489."""
+    specs = [bud.StatisticSpec("a", "count", 50.0), bud.StatisticSpec("b", "count", 50.0)]
+    v = _budget(specs, reserve=0.2)
+    text = _said(v)
+    assert "keeps 20% (ε = 0.2) in reserve and spends ε = 0.8" in text
+    assert f"a ±{LN20 / 0.4:.4g}" in text  # 7.489
+    assert v.headline("Reserve (20%)").value == "0.2" and v.headline("Spent ε").value == "0.8"
+    assert v.headline("Budget ε").value == "1"
+
+
+def test_budget_report_lists_every_statistic_and_the_mean():
+    """Issue 22: the report listed 8 of 25 statistics and no mean (the 25th row)."""
+    specs = [bud.StatisticSpec(f"count {i}", "count", 100.0) for i in range(24)]
+    specs.append(bud.StatisticSpec("mean income", "mean", 500.0, lower=0.0, upper=200_000.0, n=10_000))
+    v = _budget(specs, budget=5.0)
+    lines = [line for s in v.sections for line in s.lines]
+    assert sum(line.startswith("count ") for line in lines) == 24
+    mean = [line for line in lines if line.startswith("mean income")]
+    assert len(mean) == 1
+    a = v.tables["plan"].set_index("name").loc["mean income"]
+    # the mean's ± from its ε written out: Δ = (U − L)/n = 20, ± = 20·ln 20 / ε
+    assert a["achieved ±"] == pytest.approx(20 * LN20 / a["ε"], rel=1e-9)
+    assert f"±{a['achieved ±']:.4g}" in mean[0]
+    assert "and 21 more (all in the table)." in _said(v) and "…." not in _said(v)
+
+
+def test_budget_headlines_read_at_the_tables_precision():
+    """Issue 22: ±176.55 was shown as "±180" and 1.044× as "1.0×" beside a table at 4 significant figures."""
+    # two counts with target ±10 share ε_B = 2·ln 20 / 10.44: each ± = 10.44, i.e. 1.044× its target
+    eps_b = 2 * LN20 / 10.44
+    v = _budget([bud.StatisticSpec("a", "count", 10.0), bud.StatisticSpec("b", "count", 10.0)], budget=eps_b)
+    assert "1.044× its target" in _said(v) and "a ±10.44" in _said(v)
+    assert v.headline("Furthest from its target").value == "1.044×"
+    assert v.verdicts[0].tone == "warning"  # a statistic misses its target: not good news
+    # a held count at ±176.55 reads ±176.6 (its table cell at "{:.4g}"), never ±180
+    specs = [bud.StatisticSpec("a", "count", 500.0, hold_half_width=176.55), bud.StatisticSpec("b", "count", 500.0)]
+    v = _budget(specs, budget=0.1)
+    assert "a ±176.6" in _said(v) and "±180" not in _said(v)
+    assert f"{v.tables['plan'].loc[0, 'achieved ±']:.4g}" == "176.6"
+
+
+def test_pure_epsilon_plan_names_no_delta():
+    """Issue 25: "at δ = 10⁻⁶" was shown on a plan of Laplace (pure ε) rows under the basic sum."""
+    specs = [bud.StatisticSpec("a", "count", 50.0), bud.StatisticSpec("b", "count", 25.0)]
+    v = _budget(specs, mode="accuracy_first")
+    total = LN20 / 50 + LN20 / 25
+    assert _said(v) == f"Meeting all 2 accuracy targets costs ε = {total:.4g} in total (the basic sum, pure ε-DP)."
+    assert "10⁻⁶" not in _said(v) + v.figures["totals"] and v.headline("δ").value == "0 (pure ε-DP)"
+    assert v.delta == 0.0
+    # a Gaussian row spends δ: then it is named
+    g = [bud.StatisticSpec("a", "count", 50.0, mechanism="gaussian"), bud.StatisticSpec("b", "count", 25.0)]
+    vg = _budget(g, mode="accuracy_first")
+    assert "at δ = 10⁻⁶" in _said(vg) and vg.headline("δ").value == "10⁻⁶"
+
+
+def test_accuracy_first_reserve_asks_for_total_over_one_minus_r():
+    specs = [bud.StatisticSpec("a", "count", 50.0), bud.StatisticSpec("b", "count", 25.0)]
+    v = _budget(specs, mode="accuracy_first", reserve=0.2)
+    total = LN20 / 50 + LN20 / 25
+    assert f"With the 20% reserve the budget to ask for is ε = {total / 0.8:.4g}." in _said(v)
+    assert v.headline("Budget with the 20% reserve").raw == pytest.approx(total / 0.8, rel=1e-5)
+
+
+def test_infeasible_plan_is_a_warning():
+    specs = [bud.StatisticSpec("a", "count", 50.0, hold_half_width=5.0), bud.StatisticSpec("b", "count", 50.0)]
+    v = _budget(specs, budget=0.1)
+    assert [s.tone for s in v.verdicts] == ["warning", "warning"] and "cannot be met" in v.verdicts[0].text
+    assert ev.budget_verdict(bud.plan_budget_first(list(specs), epsilon=0.1)) == v.verdicts[1].text

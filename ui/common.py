@@ -174,8 +174,21 @@ html, body, [data-testid="stAppViewContainer"] { font-size: 18px; }
 h1 { font-size: 2.6rem !important; } h2 { font-size: 2.0rem !important; } h3 { font-size: 1.6rem !important; }
 [data-testid="stMetricValue"], [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p {
   font-size: 2.4rem !important; }
-[data-testid="stMetricLabel"] p { font-size: 18px !important; }
+[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * { font-size: 18px !important; }
 [data-testid="stMetricDelta"] { font-size: 18px !important; }
+/* Issue 25: every label and value a presenter reads, not only paragraphs: widget values (inputs, selects, radio and
+   toggle labels, segmented chips, slider thumbs), buttons, tables; labels and chips wrap instead of being cut. */
+[data-testid="stMain"] input, [data-testid="stMain"] textarea, [data-baseweb="select"] div,
+[data-testid="stRadio"] label p, [data-testid="stCheckbox"] label p, [data-testid="stButtonGroup"] button p,
+[data-testid^="stBaseButton"] p, [data-testid="stSliderThumbValue"], [data-testid="stSliderTickBarMin"],
+[data-testid="stSliderTickBarMax"], [data-testid="stMarkdownContainer"] td,
+[data-testid="stMarkdownContainer"] th, [data-testid="stMarkdownContainer"] code { font-size: 18px !important; }
+[data-testid="stWidgetLabel"], [data-testid="stWidgetLabel"] * { white-space: normal !important;
+  text-overflow: clip !important; overflow: visible !important; }
+[data-testid="stButtonGroup"] > div { flex-wrap: wrap; }
+[data-testid="stButtonGroup"] button p { white-space: normal; }
+/* A data frame is drawn on a canvas in 14 px type: zoom it so its cells read at 18 px. */
+[data-testid="stDataFrame"] { zoom: 1.3; }
 """
 
 

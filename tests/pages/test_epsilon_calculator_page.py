@@ -166,7 +166,8 @@ def test_tab3_infeasible_hold_message():
                      ["b", "count", "laplace", 0, 1, None, 1, 50.0, 0.95, None, None, 1.0]]}
     at = fresh(eps_tab=BUDGET, eps_b_rows=json.dumps(rows), eps_b_mode="Budget first")
     assert any("held at a fixed accuracy need" in w.value for w in at.warning)  # the plan's reason, under the verdict
-    assert any("cannot be met" in s.value for s in at.success)
+    assert any("cannot be met" in w.value for w in at.warning)  # bad news in a warning box, not a green one
+    assert not at.success
 
 
 def test_tab4_adaptive_changes():
@@ -543,7 +544,8 @@ def test_copy_as_code_on_noise_composition_and_risk(tab, key):
 def test_links_take_short_tokens_and_guidance_offers_the_fix():
     at = fresh(eps_tab=BUDGET, eps_b_mode="budget_first", eps_b_rule="pld")
     assert at.radio(key="eps_b_mode").value == "budget_first" and at.selectbox(key="eps_b_rule").value == "pld"
-    assert "A total budget of ε = 1 (privacy loss distributions (PLD))" in said(at.success[0])
+    # a PLD plan spends δ, so it is named (a pure ε plan under the basic sum names none: issue 25)
+    assert "A total budget of ε = 1 at δ = 10⁻⁶ (privacy loss distributions (PLD))" in said(at.success[0])
     at = fresh(eps_n1_query="mean", eps_n1_n="10", eps_epsilon="0.01")
     assert any("wider than the whole range of the mean" in said(w) and "raise ε or n" in said(w) for w in at.warning)
 
@@ -553,3 +555,14 @@ def test_simulation_says_where_it_runs():
     assert any("Runs on this server's" in c.value for c in at.caption)
     at.button(key="eps_t_sim").click().run()
     assert any("local worker process" in c.value and "Seed 0" in c.value for c in at.caption)
+
+
+def test_budget_default_table_stays_out_of_the_link_and_pure_plan_disables_delta():
+    """Issue 25: the budget planner wrote its default table into the link, and its δ stayed live (and named in the
+    totals) on a plan of Laplace rows under the basic sum, where it changes nothing."""
+    at = fresh(eps_tab=BUDGET)
+    assert "eps_b_rows" not in at.query_params
+    assert at.slider(key="eps_b_delta").disabled
+    assert not any("10⁻⁶" in m.value for m in at.markdown if m.value.startswith("**Total ε"))
+    at = fresh(eps_tab=BUDGET, eps_b_rule="zcdp")  # zCDP converts ρ to ε at δ: δ matters
+    assert not at.slider(key="eps_b_delta").disabled

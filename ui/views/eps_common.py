@@ -95,9 +95,14 @@ def table_state(key: str, default: pd.DataFrame) -> pd.DataFrame:
     return st.session_state[base_key]
 
 
-def encode_table(key: str, df: pd.DataFrame) -> None:
-    """Mirror an edited table in the link; a table too long for a link is left out of it, and the page says so."""
+def encode_table(key: str, df: pd.DataFrame, default: pd.DataFrame | None = None) -> None:
+    """Mirror an edited table in the link; the default table stays out of it (issue 25: the budget planner wrote
+    its default table into every link), and a table too long for a link is left out of it, and the page says so."""
     payload = ec.encode_table(df)
+    if default is not None and payload == ec.encode_table(default.reset_index(drop=True)):
+        if key in st.query_params:
+            del st.query_params[key]
+        return
     if len(payload) > ec.MAX_LINK_CHARS:
         if key in st.query_params:
             del st.query_params[key]

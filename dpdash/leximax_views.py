@@ -285,7 +285,7 @@ def quota_view(pool: pd.DataFrame, quotas: Sequence[lx.Quota], dist: lx.PanelDis
     headlines = (Headline("Smallest chance", percent(met.minimum), raw=met.minimum),
                  Headline("Equal share k/n", percent(equal), raw=equal),
                  Headline("Largest chance", percent(met.maximum), raw=met.maximum),
-                 Headline("Inequality (Gini)", number(met.gini, 3), raw=met.gini,
+                 Headline("Inequality (Gini)", lv.utility_text(met.gini), raw=met.gini,
                           note="0 when everyone has the same chance."),
                  Headline("Panels in lottery", f"{met.n_panels:,}", raw=float(met.n_panels)))
     detail = (f"Geometric mean {percent(met.geometric_mean)}; {percent(met.share_below_equal)} of people below k/n; "

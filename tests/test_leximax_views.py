@@ -9,6 +9,7 @@ example (spec LX6).
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -58,3 +59,111 @@ def test_simulation_view_independent_coins_size_sentence():
              for bits in itertools.product([0, 1], repeat=6) if sum(bits) == 3)
     assert p3 == pytest.approx(5 / 9)
     assert f"exactly 3 members in {percent(p3)} of draws" in view.verdict_text[-1]
+
+
+def _uniform_by_enumeration(V, k):
+    """Expected group utilities when every k-subset is equally likely (enumerated, no k/n formula)."""
+    combos = list(itertools.combinations(range(V.shape[0]), k))
+    return np.mean([V[list(c)].sum(axis=0) for c in combos], axis=0)
+
+
+def test_cohort_view_lx1_k3_cards_tables_and_sentences_agree():
+    exact = lx.leximax_marginals(lx.LX1_VALUES, k=3)
+    util = lx.utilitarian_marginals(lx.LX1_VALUES, k=3)
+    view = lxv.cohort_view(LX1_POOL, k=3, exact=exact, utilitarian_x=util, values_code="lx.LX1_VALUES")
+    # card: 31/30 (spec LX1, worked by hand) with 4 significant figures, the same text in the verdict
+    assert view.headline("Worst-off group can expect").value == "1.033"
+    assert view.headline("Worst-off group can expect").raw == pytest.approx(31 / 30, abs=1e-7)
+    assert "G2 and G3, can each expect 1.033 in total value" in view.verdicts[0].text
+    uni = _uniform_by_enumeration(lx.LX1_VALUES, 3)
+    assert view.headline("Uniform selection, worst-off group").value == f"{uni.min():.4g}" == "0.65"
+    assert f"the worst-off group (G2) {uni.min():.4g}" in view.verdicts[0].text
+    np.testing.assert_allclose(view.tables["groups"]["expected utility"], Y3, atol=1e-6)
+    np.testing.assert_allclose(view.tables["groups"]["uniform selection"], uni, atol=1e-12)
+    # largest total at k = 3 (spec LX1): x = (1,1,0,0,0,1), y = (1.6, 1.2, 0.9, 1.6)
+    np.testing.assert_allclose(view.tables["groups"]["largest total"], [1.6, 1.2, 0.9, 1.6], atol=1e-9)
+    x = view.tables["chances"]["chance of selection"].to_numpy()
+    assert view.headline("Smallest chance").value == percent(x.min()) == "0%"
+    assert view.headline("Largest chance").value == "100%"
+    # the chart's alt text names the card's number, not a coarser rounding of it (issue 22's class)
+    assert "the worst-off group gets 1.033 (leximax) and 0.65 (uniform)" in view.figures["groups_alt"]
+    assert any("(c3 and c4) can never be selected" in s.text and s.tone == "warning" for s in view.verdicts)
+    np.testing.assert_allclose(view.tables["levels"]["gain at this level"], [31 / 30, 31 / 30, 19 / 15, 3 / 2],
+                               atol=1e-6)
+    assert view.script["values_code"] == "lx.LX1_VALUES" and view.script["alpha"] is None
+
+
+def test_cohort_view_slack_warning_uses_the_cards_precision():
+    exact = lx.leximax_marginals(lx.LX1_VALUES, k=1)               # worst-off 4/11 = 0.3636
+    approx = lx.leximax_marginals(lx.LX1_VALUES, k=1, alpha=0.5)
+    view = lxv.cohort_view(LX1_POOL, k=1, exact=exact, approx=approx, what="slack-ε (ε = 0.5)")
+    warn = [s.text for s in view.verdicts if s.tone == "warning" and "slack" in s.text]
+    assert warn and "(0.5) is at least the worst-off group's exact leximax utility (0.3636)" in warn[0]
+    assert view.script["alpha"] == [0.5, 0.5, 0.5, 0.5]
+    assert list(view.figures["profiles"]) == ["leximax", "slack-ε (ε = 0.5)", "uniform (k/n each)"]
+
+
+def test_cohort_view_names_groups_nobody_serves_and_skipped_integer_optimum():
+    V = np.c_[lx.LX1_VALUES, np.zeros(6)]
+    pool = lx.Pool(LX1_POOL.ids, LX1_POOL.group_names + ("z",), V)
+    view = lxv.cohort_view(pool, k=2, exact=lx.leximax_marginals(V, k=2), n_cohorts=15)
+    assert "no cohort can serve them: z" in view.sections[0].lines[0]
+    assert "there are 15 cohorts" in view.figures["profiles_caption"]
+
+
+def test_finite_view_five_committees():
+    """Spec LX6 at ε = 0.05: leximax {0}; tradeoff = recursive {0, 4}; significant {4}; chain of Def 12."""
+    U = [[Fraction(v) for v in r] for r in (["0.30", "0.10", "0.08"], ["0.80", "0.90", "0.00"],
+                                            ["0.04", "0.10", "0.08"], ["0.30", "0.04", "0.50"],
+                                            ["0.04", "0.70", "0.40"])]
+    view = lxv.finite_view(U, epsilon=0.05, example="Five committees")
+    assert [h.value for h in view.headlines] == ["S1", "S1 S5", "S5"]
+    assert view.sections[0].lines[0] == "{S1, S2, S3, S4, S5} ⊇ {S1, S3, S4, S5} ⊇ {S5} ⊇ {S5}"
+    assert "S1 is leximax" in view.verdicts[0].text and "leaves out the exact leximax" in view.verdicts[0].text
+    assert view.script["epsilon"] == "1/20"
+    tab = view.tables["membership"]
+    assert len(tab) == 5
+
+
+def test_quota_view_tiny_example():
+    """Spec LX9: π = 3/4 (P01), 5/12 (P02–P04), 1/4 (eight old); Gini 0.1875; k/n = 1/3."""
+    pool, quotas = lx.tiny_pool(), lx.tiny_quotas()
+    dist = lx.leximin_panels(pool, quotas, k=4, rng=0)
+    view = lxv.quota_view(pool, quotas, dist, k=4, seed=0, source="Tiny", pool_code="lx.tiny_pool()")
+    vals = {h.label: h.value for h in view.headlines}
+    assert vals["Smallest chance"] == percent(1 / 4) == "25%"
+    assert vals["Equal share k/n"] == percent(4 / 12) == "33%"
+    assert vals["Largest chance"] == percent(3 / 4) == "75%"
+    pi = np.array([3 / 4] + [5 / 12] * 3 + [1 / 4] * 8)
+    gini = np.abs(pi[:, None] - pi[None, :]).sum() / (2 * pi.size ** 2 * pi.mean())
+    assert gini == pytest.approx(0.1875) and vals["Inequality (Gini)"] == "0.1875"
+    text = " ".join(view.verdict_text)
+    # the verdict writes the chances exactly as the cards do
+    assert f"at least a {vals['Smallest chance']} chance of a seat (equal chances would be k/n = 33%)" in text
+    assert f"the largest chance is {vals['Largest chance']}" in text
+    assert "8 of 12 people below k/n" not in text
+    assert f"{percent(8 / 12)} of people below k/n" in view.sections[0].lines[0]
+    chances = view.tables["chances"].set_index("person")["chance of a seat"]
+    assert chances["P01"] == pytest.approx(3 / 4, abs=1e-7) and chances["P05"] == pytest.approx(1 / 4, abs=1e-7)
+    assert view.tables["lottery"]["probability of this panel"].sum() == pytest.approx(1.0)
+    assert view.script["pool_code"] == "lx.tiny_pool()" and view.script["pool_records"] is None
+
+
+def test_quota_infeasible_view_lx10():
+    """Spec LX10: F [3,3], M [1,1], young [3,3], old [1,1] on the tiny pool: 2 seat bounds change."""
+    q = [lx.Quota("gender", "F", 3, 3), lx.Quota("gender", "M", 1, 1), lx.Quota("age", "young", 3, 3),
+         lx.Quota("age", "old", 1, 1)]
+    view = lxv.quota_infeasible_view(lx.check_quotas(lx.tiny_pool(), q, k=4))
+    assert view.verdicts[0].tone == "warning" and "cannot all be met" in view.verdicts[0].text
+    assert "(2 seat bound(s) changed" in view.sections[0].title
+    assert len(view.tables["relaxation"]) >= 1
+
+
+def test_combine_keeps_cards_and_adds_the_simulation():
+    exact = lx.leximax_marginals(lx.LX1_VALUES, k=3)
+    cohort = lxv.cohort_view(LX1_POOL, k=3, exact=exact)
+    sim = lxv.simulation_view(LX1_POOL, _mc(X3, n_draws=1_000, seed=4), k=3, x=X3, expected_min=31 / 30,
+                              n_draws=1_000, seed=4, sampler="dependent", delta=0.1)
+    both = lxv.combine(cohort, sim, None)
+    assert both.headlines == cohort.headlines and both.seed == 4
+    assert both.verdicts[-1] == sim.verdicts[-1] and "simulation" in both.tables and "levels" in both.tables

@@ -76,7 +76,7 @@ def test_quota_leximin_twice_and_in_a_new_browser(page, app_url, browser):
     _press_compute(page)
     first = _quota_result(page)
     _no_error(page)
-    assert first["Equal share k/n"] == "0.0800"                       # k/n = 40/500
+    assert first["Equal share k/n"] == "8.0%"                         # k/n = 40/500
     _press_compute(page)                                               # same settings: the CacheReplay crash
     _no_error(page)
     assert _quota_result(page) == first

@@ -1,0 +1,287 @@
+"""Leximax cohort picker, tab "Citizens' assembly (quotas)": quota-constrained leximin panels (beyond the paper).
+
+Renders :func:`dpdash.leximax_views.quota_view` (cards, verdict, tables, chart inputs, report, script parameters)
+or :func:`dpdash.leximax_views.quota_infeasible_view`, plus the seeded, logged panel draw. Source: Flanigan, Gölz,
+Gupta, Hennig, Procaccia, *Fair algorithms for selecting citizens' assemblies*, Nature 596 (2021) ([b] ref. 13).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpdash import leximax as lx
+from dpdash import leximax_figures as lf
+from dpdash import leximax_views as lxv
+from dpdash import script_leximax as sl
+from ui import common as uc
+from ui.exports import download_csv, download_json
+from ui.show import cards, figure, verdict_box
+from ui.text import md_escape, md_quote
+from ui.views.leximax_common import (REPO_ROOT, artefacts, changed, digest, show_problem, upload_frame,
+                                     volunteer_cached)
+from ui.widgets import choice, seed_input
+
+MAX_RESPONDENTS = 20_000
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def check_cached(pool: pd.DataFrame, quotas: tuple, k: int):
+    return lx.check_quotas(pool, list(quotas), k=k)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def leximin_cached(pool: pd.DataFrame, quotas: tuple, k: int, id_col: str, seed: int, time_limit: float):
+    # No progress callback here: a cached function must not touch a UI element (Streamlit replays them).
+    return lx.leximin_panels(pool, list(quotas), k=k, id_col=id_col, rng=seed, time_limit_s=time_limit)
+
+
+@st.cache_resource(show_spinner=False)
+def _leximin_store() -> dict:
+    """Finished button-run lotteries shared by all sessions for the built-in pools (a plain dict: no UI)."""
+    return {}
+
+
+def remember_leximin(key: tuple, dist, *, shared: bool) -> None:
+    """Keep a finished lottery: in this session, and for built-in pools also for other sessions (8 at most)."""
+    stores = [st.session_state.setdefault("lx_q_results", {})] + ([_leximin_store()] if shared else [])
+    for store in stores:
+        store[key] = dist
+        while len(store) > 8:              # oldest first: dicts keep insertion order
+            store.pop(next(iter(store)))
+
+
+def recall_leximin(key: tuple):
+    return st.session_state.get("lx_q_results", {}).get(key) or _leximin_store().get(key)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def baseline_cached(pool: pd.DataFrame, quotas: tuple, k: int, seed: int):
+    return lx.uniform_panel_baseline(pool, list(quotas), k=k, rng=seed)
+
+
+#: token → (label, default panel size)
+Q_SOURCES = {"tiny": ("Tiny example (12 people, panel of 4)", 4),
+             "volunteers": ("Volunteer pool (500 people, 6 features, panel of 40)", 40),
+             "upload": ("Upload respondents and quotas", 10)}
+#: Pools up to this size are solved at once; larger ones on a button press, under the time limit.
+AUTO_POOL = 50
+
+
+def _uploaded_assembly():
+    """Respondents and quotas from two uploads → (pool, quotas, id column) or None after a message."""
+    u1, u2 = st.columns(2)
+    with u1:
+        pool = upload_frame("Respondents CSV", key="lx_q_pool_csv", max_rows=MAX_RESPONDENTS, max_cols=13,
+                            as_text=True, help="One row per volunteer: an id column and categorical features (≤ 12).")
+    with u2:
+        qdf = upload_frame("Quotas CSV", key="lx_q_quota_csv", max_rows=500, max_cols=10, min_rows=1,
+                           as_text=True, help="Columns feature,value,min,max (or category,feature,min,max).")
+    if pool is None or qdf is None:
+        missing = " and ".join(w for w, f in (("respondents", pool), ("quotas", qdf)) if f is None)
+        if st.session_state.get("_lx_q_from_link"):
+            # issue 25: a link restores the settings, never the files; say so instead of two silent empty boxes
+            st.warning(f"This link opens an uploaded assembly, but files do not travel in links: upload the "
+                       f"{missing} file{'s' if ' and ' in missing else ''} again (the link restored the panel size "
+                       f"k = {int(st.session_state.get('lx_q_k', 0))} and the other settings). Nothing you upload "
+                       "leaves this session.")
+        else:
+            st.info("Upload both files: respondents (id + categorical columns) and quotas (feature, value, min, "
+                    "max). Files stay in this session: a link to this view restores the settings, not the files.")
+        return None
+    cols = list(pool.columns)
+    unique = [c for c in cols if not pool[c].astype(str).str.strip().duplicated().any()]
+    # data-dependent default: the first column with one distinct value per person (re-derived per file)
+    id_col = st.selectbox("Id column", cols, index=cols.index(unique[0]) if unique else 0, key="lx_q_id",
+                          bind="query-params")
+    try:
+        quotas = lx.quotas_from_frame(qdf)
+    except ValueError as exc:
+        show_problem("The quotas file cannot be used:", exc)
+        return None
+    if id_col in {q.feature for q in quotas}:
+        st.warning(f"The id column {md_quote(id_col)} is also a quota feature. Choose as id a column with one "
+                   "unique value per person (e.g. person_id), not a feature the quotas count.")
+        return None
+    pool = pool.copy()
+    for c in pool.columns:
+        pool[c] = pool[c].astype(str).str.strip()
+    return pool, quotas, id_col
+
+
+def quota_tab():
+    if "_lx_q_from_link" not in st.session_state:      # the session's first look at this tab: from a link?
+        st.session_state["_lx_q_from_link"] = st.query_params.get("lx_q_source") == "upload"
+    c1, c2 = st.columns([2, 1])
+    src = choice("Pool and quotas", {t: v[0] for t, v in Q_SOURCES.items()}, key="lx_q_source", container=c1)
+    if changed("lx_q_source"):
+        st.session_state["lx_q_k"] = Q_SOURCES[src][1]
+        st.session_state["_lx_q_from_link"] = False
+    elif "lx_q_k" not in st.session_state:
+        st.session_state["lx_q_k"] = Q_SOURCES[src][1]
+    k = int(c2.number_input("Panel size k", 1, 1_000, step=1, key="lx_q_k", bind="query-params"))
+    verdict_area = st.container()       # the verdict goes first; drawn into this fragment's own container
+    id_col, pool_code = "person_id", None
+    if src == "tiny":
+        pool, quotas, pool_code = lx.tiny_pool(), lx.tiny_quotas(), "lx.tiny_pool()"
+    elif src == "volunteers":
+        (pool, quotas), pool_code = volunteer_cached(), "lx.volunteer_pool()"
+    else:
+        got = _uploaded_assembly()
+        if got is None:
+            return
+        pool, quotas, id_col = got
+    if k > len(pool):
+        st.warning(f"The panel size k = {k} is larger than the pool ({len(pool)} people): choose k ≤ {len(pool)}.")
+        return
+    qframe = pd.DataFrame([{"feature": q.feature, "value": q.value, "min": q.min, "max": q.max} for q in quotas])
+    with st.expander("Quotas (editable)", expanded=src == "tiny"):
+        # keyed by the quota table itself: edits made for one file never land on another file's rows
+        qed = st.data_editor(qframe, key=f"lx_q_editor_{digest(qframe.to_csv(index=False))}",
+                             disabled=["feature", "value"], hide_index=True, placeholder="")
+    try:
+        quotas = lx.quotas_from_frame(qed)
+        for w in lx.quota_case_warnings(pool, quotas):
+            st.warning(md_escape(w, max_len=600))
+        report = check_cached(pool, tuple(quotas), k)
+    except ValueError as exc:
+        show_problem("These quotas cannot be checked:", exc)
+        return
+    if not report.feasible:
+        bad = lxv.quota_infeasible_view(report)
+        verdict_box(bad.verdicts, verdict_area)
+        for sec in bad.sections:
+            st.markdown(f"**{md_escape(sec.title)}:** " + "; ".join(md_escape(t, max_len=400) for t in sec.lines)
+                        + ".")
+            st.dataframe(bad.tables["relaxation"], hide_index=True)
+            download_csv(bad.tables["relaxation"], filename="quota_relaxation.csv", key="lx_dl_relax",
+                         label="Relaxation (CSV)")
+        return
+    seed, tlim, dist, run_key = _solve(pool, quotas, k, id_col, shared=src != "upload", verdict_area=verdict_area)
+    if dist is None:
+        return
+    feats = list(dict.fromkeys(q.feature for q in quotas))
+    colour = st.session_state.get("lx_q_colour") if st.session_state.get("lx_q_colour") in feats else feats[0]
+    view = lxv.quota_view(pool, quotas, dist, k=k, seed=seed, baseline=baseline_cached(pool, tuple(quotas), k, seed),
+                          id_col=id_col, source=Q_SOURCES[src][0], colour=colour, pool_code=pool_code)
+    verdict_box(view.verdicts, verdict_area)
+    cards(view.headlines, columns=5)
+    st.caption(view.sections[0].lines[0])               # numbers only
+    st.selectbox("Colour people by", feats, key="lx_q_colour", bind="query-params")
+    fg = view.figures
+    fig_p = lf.make_panel_prob_figure(fg["probabilities"], fg["colour_values"], k=k, feature=fg["colour"])
+    figure(fig_p, key="lx_fig_panel_probs", filename="leximin_people.html", alt=fg["people_alt"],
+           caption=fg["people_caption"])
+    figs = [(fg["people_alt"], fig_p)]
+    if fg["baseline"] is None:
+        st.info(fg["baseline_note"])
+    else:
+        fig_c = lf.make_panel_compare_figure({"leximin": fg["probabilities"], "uniform over quota-meeting panels":
+                                              fg["baseline"]}, k=k)
+        figure(fig_c, key="lx_fig_panel_compare", filename="leximin_vs_uniform.html", alt=fg["compare_alt"],
+               caption=fg["compare_caption"])
+        figs.append((fg["compare_alt"], fig_c))
+    with uc.methodology():
+        st.markdown(
+            "**Beyond the paper.** A citizens' assembly is drawn from volunteers so that the panel meets quotas "
+            "(e.g. 20–22 women). Among all lotteries over quota-meeting panels, the *leximin* lottery makes "
+            "**everyone's chance as equal as the quotas allow: the smallest chance is as large as possible, then "
+            "the next smallest, and so on** (Flanigan et al., *Nature* 596, 2021, cited as [b] ref. 13). Unlike "
+            "the cohort tab, this equalises individuals' chances under hard quotas. People with the same "
+            "features share one chance (a *type*); column generation with open-source HiGHS finds the lottery.")
+        st.dataframe(view.tables["types"], hide_index=True)
+    d1, d2, d3 = st.columns(3)
+    with d1:
+        download_csv(view.tables["chances"], filename="leximin_chances.csv", key="lx_dl_q_probs",
+                     label="Chances (CSV)")
+    with d2:
+        download_csv(view.tables["types"], filename="leximin_types.csv", key="lx_dl_q_types", label="Types (CSV)")
+    with d3:
+        download_csv(view.tables["lottery"], filename="leximin_lottery.csv", key="lx_dl_q_lottery",
+                     label="Lottery (CSV)")
+    panel_draw_section(pool, quotas, dist, k, id_col, seed, run_key)
+    download_json({"source": src, "k": k, "time_limit_s": tlim, "seed": seed,
+                   "quotas": [q.__dict__ for q in quotas]}, filename="leximin_parameters.json", key="lx_dl_q_params")
+    artefacts(view, key="lx_art_quota", figures=figs, script=sl.panel_script(repo_root=REPO_ROOT, **view.script))
+
+
+def _solve(pool, quotas, k, id_col, *, shared: bool, verdict_area):
+    """Seed and time-limit controls, then the lottery: at once for small pools, on a button for larger ones.
+
+    Returns (seed, time limit, lottery or None, run key).
+    """
+    auto = len(pool) <= AUTO_POOL
+    s1, s2 = st.columns(2)
+    seed = int(seed_input(key="lx_q_seed", label="Seed (initial panels, draws)", container=s1))
+    tlim = s2.slider("Time limit (s)", 10, 600, 120, step=10, key="lx_q_time", bind="query-params", disabled=auto,
+                     help=(f"Pools of up to {AUTO_POOL} people are solved at once without a limit; this applies to "
+                           "larger pools.") if auto else "The lowest chances found by then are exact; the rest is "
+                                                          "reported as a partial result.")
+    if auto:
+        tlim = 120          # a small pool finishes in well under a second: the limit is not what the user set
+    run_key = (hashlib.sha256(pd.util.hash_pandas_object(pool, index=False).values.tobytes()).hexdigest(),
+               tuple(quotas), k, id_col, seed, float(tlim))
+    if auto:
+        try:
+            return seed, tlim, leximin_cached(pool, tuple(quotas), k, id_col, seed, float(tlim)), run_key
+        except (ValueError, RuntimeError) as exc:
+            show_problem("The leximin lottery could not be computed:", exc)
+            return seed, tlim, None, run_key
+    if st.button("Compute leximin", key="lx_q_run", type="primary") and recall_leximin(run_key) is None:
+        # The solver runs outside any cached function; the progress bar is updated through a plain callback.
+        with st.status("Computing the leximin lottery…", expanded=True) as status:
+            bar = st.progress(0.0)
+
+            def progress(frac, msg):
+                bar.progress(min(1.0, max(0.0, frac)), text=msg)
+
+            try:
+                dist = lx.leximin_panels(pool, list(quotas), k=k, id_col=id_col, rng=seed, time_limit_s=float(tlim),
+                                         progress=progress)
+            except (ValueError, RuntimeError) as exc:
+                status.update(label="Failed", state="error")
+                show_problem("The leximin lottery could not be computed:", exc)
+                return seed, tlim, None, run_key
+            status.update(label=f"Done in {dist.seconds:.1f} s", state="complete")
+        remember_leximin(run_key, dist, shared=shared)
+    dist = recall_leximin(run_key)
+    if dist is None:
+        verdict_area.success(f"✓ The quotas can be met: panels of {k} out of {len(pool):,} people exist.")
+        st.info("Press **Compute leximin** (large pools take up to a minute; progress is shown).")
+    return seed, tlim, dist, run_key
+
+
+def panel_draw_section(pool, quotas, dist, k, id_col, seed, run_key) -> None:
+    """Draw one panel from the lottery (seeded, logged); its members with their features, one row per member."""
+    qlog = st.session_state.setdefault("lx_q_log", [])
+    lottery_id = hashlib.sha256(repr(run_key).encode()).hexdigest()[:10]
+    if st.button("Draw a panel", key="lx_q_draw", type="primary"):
+        ds = seed + len(qlog)
+        members = lx.draw_panel(dist, rng=ds)
+        qlog.append({"time (UTC)": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"), "seed": ds, "k": k,
+                     "lottery": lottery_id, "members": " ".join(members)})
+    if qlog and qlog[-1].get("lottery") != lottery_id:
+        # a panel from another pool, quotas or k must not be checked against the current quotas
+        st.caption("The last panel was drawn from another lottery (other pool, quotas, k or seed); it is in the "
+                   "draw log below. Press **Draw a panel** to draw from this one.")
+        download_csv(pd.DataFrame(qlog), filename="panel_draw_log.csv", key="lx_dl_q_log", label="Draw log (CSV)")
+    elif qlog:
+        last = qlog[-1]
+        st.success(f"Panel drawn with seed **{last['seed']}** at {last['time (UTC)']} UTC.")
+        qt = lx.panel_quota_table(pool, quotas, last["members"].split(), id_col=id_col)
+        qt["met"] = qt["met"].map({True: "✓", False: "✗"})
+        st.dataframe(qt, hide_index=True)
+        members = pool[pool[id_col].astype(str).isin(last["members"].split())].copy()
+        chance = dict(zip(dist.person_ids, dist.probabilities))
+        members.insert(1, "chance of a seat", [chance.get(str(i), np.nan) for i in members[id_col].astype(str)])
+        st.dataframe(members, hide_index=True)
+        m1, m2 = st.columns(2)
+        with m1:
+            download_csv(members, filename="leximin_drawn_panel.csv", key="lx_dl_q_panel",
+                         label="Drawn panel, one row per member (CSV)")
+        with m2:
+            download_csv(pd.DataFrame(qlog), filename="panel_draw_log.csv", key="lx_dl_q_log",
+                         label="Draw log (CSV)")

@@ -1090,6 +1090,11 @@ def groups_from_columns(df: pd.DataFrame, columns: Sequence[str]) -> list[GroupD
     return out
 
 
+#: Bounds on a pool built from attributes (issue 26 item 3: memory per upload is bounded, counted before expanding).
+MAX_GROUPS = 200
+MAX_VALUE_CELLS = 5_000_000
+
+
 def pool_from_attributes(df, groups: Sequence[GroupDef], *, id_col: str | None = None,
                          rule: Literal["membership", "share", "partial"] = "membership",
                          shares: Sequence[float] | None = None) -> Pool:
@@ -1105,6 +1110,11 @@ def pool_from_attributes(df, groups: Sequence[GroupDef], *, id_col: str | None =
     if not groups:
         raise ValueError("Define at least one group.")
     n = len(df)
+    # counted before anything is expanded: a column of 10,000 distinct values made 10,000 groups and a 2 GB matrix
+    if len(groups) > MAX_GROUPS or n * len(groups) > MAX_VALUE_CELLS:
+        raise ValueError(f"{len(groups):,} groups over {n:,} candidates is more than this page handles (at most "
+                         f"{MAX_GROUPS} groups and {MAX_VALUE_CELLS:,} candidate-group values). Define fewer, "
+                         "coarser groups (group a column with many distinct values into a few bands).")
     V = np.zeros((n, len(groups)))
     for j, g in enumerate(groups):
         if not g.conditions:

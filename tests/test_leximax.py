@@ -855,3 +855,20 @@ def test_size_interval_against_enumeration():
     assert lx.size_interval([1.0, 1.0, 0.0], coverage=0.95) == (2, 2)       # no randomness: exactly 2
     with pytest.raises(ValueError):
         lx.size_interval(x, coverage=1.0)
+
+
+def test_a_pool_from_many_distinct_values_is_refused_before_it_is_expanded():
+    """Issue 26: a 0.3 MB attributes file with 10,000 distinct values took the server from 543 to 2,161 MB (one
+    group per value). The groups are counted first and refused with a message that says what to do."""
+    import tracemalloc
+
+    df = pd.DataFrame({"id": [f"p{i}" for i in range(10_000)], "code": [f"v{i}" for i in range(10_000)]})
+    groups = [lx.GroupDef(f"code = v{i}", (("code", f"v{i}"),)) for i in range(10_000)]
+    tracemalloc.start()
+    with pytest.raises(ValueError, match="fewer, coarser groups"):
+        lx.pool_from_attributes(df, groups, id_col="id")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 50e6  # refused before the 10,000 × 10,000 matrix (800 MB) exists
+    small = lx.pool_from_attributes(df.head(50), groups[:50], id_col="id")
+    assert small.values.shape == (50, 50) and small.values.trace() == 50

@@ -24,10 +24,11 @@ from dpdash import stratify_figures as F
 from dpdash import stratify_synth_sweep as SW
 from dpdash import script_stratified as SC
 from dpdash import stratify_verdicts as V
+from dpdash import stratify_views as SV
 from dpdash import synth as Y
-from dpdash.data import (MISSING_LEVEL, DataValidationError, discrete_table_from_csv, drop_missing, load_adult,
+from dpdash.data import (DATASETS, MISSING_LEVEL, DataValidationError, discrete_table_from_csv, drop_missing, load_adult,
                          load_adult_numeric)
-from ui import cluster, page_end, page_setup
+from ui import active_dataset, cluster, load_active_dataset, page_end, page_setup
 from ui import dossier
 from ui.charts import show_figure
 from ui.common import CORES, methodology
@@ -39,15 +40,18 @@ from ui.text import md_escape
 from ui.upload import csv_uploader
 from ui.widgets import choice, log_slider, seed_input
 
-page_setup("Stratified synthesis viewer", icon=":material/stacked_bar_chart:", uses_dataset=False)
+page_setup("Stratified synthesis viewer", icon=":material/stacked_bar_chart:")
 
 PAPER = "Rosenblatt, Stoyanovich & Musco (2023), seed 004"
 MODE_OPTIONS = {"mean": "Mean estimation", "synthetic": "Synthetic data", "partial": "Partially private release"}
 SOURCE_OPTIONS = {"mixture": "Mixture", "acs": "ACS preset", "categorical": "Categorical", "adult": "Adult",
-                  "upload": "Upload"}
+                  "shared": "Shared dataset", "upload": "Upload"}
+#: Sources that are a table the user picks columns of.
+TABLE_SOURCES = ("Shared dataset", "Upload")
 SOURCE_HELP = ("Mixture: simulated Gaussian groups with Dirichlet(α) sizes. ACS preset: the paper's Table 3 group "
                "sizes (values simulated). Categorical: a simulated categorical table. Adult: the UCI Adult census "
-               "extract (real data), groups sex × race. Upload: your own CSV.")
+               "extract (real data), groups sex × race. Shared dataset: the dataset picked in the sidebar for every page "
+               "(e.g. the ACS 2012 sample). Upload: your own CSV.")
 EPS_MIN, EPS_MAX = 0.01, 10.0
 ALPHA_GRID = (0.05, 0.1, 0.13, 0.2, 0.3, 0.5, 0.7, 1.0, 2.0, 3.0, 5.0, 10.0)
 N_GRID = (500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000, 200_000)
@@ -412,41 +416,62 @@ if mode != "Mean estimation":
 upload_table = None
 upload_frame = None
 upload_digest = ""
-if source == "Upload":
+upload_schema_groups: tuple = ()
+if source == "Shared dataset" and active_dataset() == "adult":
+    source = "Adult"  # the shared picker's Adult is the curated Adult extract of this page (spec §6 item 4)
+
+
+def _column_choices(frame: pd.DataFrame, digest: str, preferred: tuple) -> None:
+    """Group columns and label for a table (an upload or a shared dataset): defaults from its columns."""
+    global upload_table
+    cols = list(frame.columns)
+    if st.session_state.get("_sv_up_digest") not in (None, digest):
+        # A different table: the column choices made for the previous one are re-derived from this one's
+        # columns (categorical group columns, defaults for value, label, centre and scale).
+        for key in ("sv_up_groups", "sv_up_value", "sv_up_label", "sv_up_center", "sv_up_scale"):
+            st.session_state.pop(key, None)
+    st.session_state["_sv_up_digest"] = digest
+    groups = st.multiselect("Group columns (1–2)", cols, default=SV.suggest_group_columns(frame, preferred=preferred),
+                            max_selections=2, key="sv_up_groups", bind="query-params",
+                            help="Categorical columns make good groups. A numeric column with more than 50 values "
+                                 "is cut into 5 equal-width bins in every view.")
+    binary = [c for c in cols if frame[c].dropna().nunique() == 2]
+    label = st.selectbox("Binary label (optional)", ["(none)"] + binary, key="sv_up_label", bind="query-params")
+    if not groups:
+        st.warning("Pick at least one group column: the strata are the combinations of its values.")
+        return
+    upload_table, err = c_upload_table(digest, frame, tuple(groups), None if label == "(none)" else label)
+    if err:
+        st.error(f"This file cannot be used: {md_escape(err, max_len=400)}")
+    else:
+        st.caption(md_escape(upload_table.source, max_len=400))
+
+
+if source in TABLE_SOURCES:
     with st.container(border=True):
-        st.markdown("**Your CSV** (≤ 10 MB, ≤ 200,000 rows, ≤ 30 columns). Columns with ≤ 50 distinct values are "
-                    "categories; other numeric columns are cut into 5 equal-width bins — bin edges computed from "
-                    "your data are not protected. A row is left out only when it misses a value the view needs (the averaged "
-                    "column or a group column; in synthetic data a group or the label): the page says how many.")
-        # The product's one bounded reader (dpdash.data.read_uploaded_csv) through its widget, which shows what
-        # is wrong with a bad file (escaped) and any reading notes.
-        dataset = csv_uploader("Upload a CSV", key="sv_upload", max_bytes=UPLOAD_MAX_BYTES, max_rows=200_000,
-                               max_cols=30)
-        if dataset is not None:
-            upload_digest = hashlib.sha256(st.session_state["sv_upload"].getvalue()).hexdigest()
-            upload_frame = dataset.frame
-            cols = list(upload_frame.columns)
-            if st.session_state.get("_sv_up_digest") not in (None, upload_digest):
-                # A different file: the column choices made for the previous one are re-derived from this
-                # one's columns (first column as the group, defaults for value, label, centre and scale).
-                for key in ("sv_up_groups", "sv_up_value", "sv_up_label", "sv_up_center", "sv_up_scale"):
-                    st.session_state.pop(key, None)
-            st.session_state["_sv_up_digest"] = upload_digest
-            groups = st.multiselect("Group columns (1–2)", cols, default=cols[:1], max_selections=2,
-                                    key="sv_up_groups", bind="query-params")
-            binary = [c for c in cols if upload_frame[c].dropna().nunique() == 2]
-            label = st.selectbox("Binary label (optional)", ["(none)"] + binary, key="sv_up_label", bind="query-params")
-            if not groups:
-                st.warning("Pick at least one group column: the strata are the combinations of its values.")
-            else:
-                upload_table, err = c_upload_table(upload_digest, upload_frame, tuple(groups),
-                                                   None if label == "(none)" else label)
-                if err:
-                    st.error(f"This file cannot be used: {md_escape(err, max_len=400)}")
-                else:
-                    st.caption(md_escape(upload_table.source, max_len=400))
-        elif st.session_state.get("sv_upload") is None:
-            st.info("Upload a CSV to use your own data; until then the other views show the default data.")
+        if source == "Shared dataset":
+            ds = load_active_dataset()
+            st.markdown(f"**Shared dataset: {md_escape(ds.title)}** ({len(ds.frame):,} rows; chosen in the sidebar "
+                        f"for every page). {md_escape(ds.source)}")
+            upload_frame, upload_digest = ds.frame, f"shared-{ds.name}"
+            upload_schema_groups = tuple(ds.schema.suggested_groups or ())
+        else:
+            st.markdown("**Your CSV** (≤ 10 MB, ≤ 200,000 rows, ≤ 30 columns).")
+            # The product's one bounded reader (dpdash.data.read_uploaded_csv) through its widget, which shows
+            # what is wrong with a bad file (escaped) and any reading notes.
+            dataset = csv_uploader("Upload a CSV", key="sv_upload", max_bytes=UPLOAD_MAX_BYTES, max_rows=200_000,
+                                   max_cols=30)
+            if dataset is not None:
+                upload_digest = hashlib.sha256(st.session_state["sv_upload"].getvalue()).hexdigest()
+                upload_frame = dataset.frame
+            elif st.session_state.get("sv_upload") is None:
+                st.info("Upload a CSV to use your own data; until then the other views show the default data.")
+        st.caption("Columns with ≤ 50 distinct values are categories; other numeric columns are cut into 5 "
+                   "equal-width bins, in every view — bin edges computed from the data are not protected. A row is "
+                   "left out only when it misses a value the view needs (the averaged column or a group column; in "
+                   "synthetic data a group or the label), and the page says how many.")
+        if upload_frame is not None:
+            _column_choices(upload_frame, upload_digest, upload_schema_groups)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -471,7 +496,7 @@ def mean_inputs():
         mu = rng.normal(0.0, tau, kk) if tau > 0 else np.zeros(kk)
         sigma = np.ones(kk) if sigma_mode == "equal" else rng.uniform(0.1, 2.0, kk)
         return dict(kind="sim", sizes=np.asarray(sizes), labels=labels, mu=mu, sigma=sigma, note=note)
-    if source == "Adult" or (source == "Upload" and upload_table is None) or source == "Categorical":
+    if source == "Adult" or (source in TABLE_SOURCES and upload_table is None) or source == "Categorical":
         if source == "Categorical":
             t = c_categorical(n, k, alpha, seed)
             x = t.df["y"].to_numpy(float)
@@ -493,33 +518,37 @@ def mean_inputs():
                     "constants (not learned from the data). The data are the population: repetitions redraw only "
                     "the noise. " + ADULT_ATTRIBUTION)
             key = f"adult-{col}"
-            if source == "Upload":
-                note = "No valid upload yet, so Adult is shown. " + note
+            if source in TABLE_SOURCES:
+                note = "No usable table yet, so Adult is shown. " + note
         return dict(kind="data", x=x, g=g, labels=labels, note=note, key=key, k=len(labels))
     # Upload with a table: a numeric column plus a public centre and scale. Only rows that miss the averaged
     # column or a group column are left out (issue 26 item 4), and the note says how many.
-    num_cols = [c for c in upload_frame.columns if pd.api.types.is_numeric_dtype(upload_frame[c])]
+    groups = list(upload_table.group_cols)
+    num_cols = SV.numeric_columns(upload_frame)
     if not num_cols:
         st.warning("Mean estimation needs a numeric column; this file has none. Upload a file with one, or use "
                    "the Synthetic data view.")
         st.stop()
-    col = st.selectbox("Numeric column", num_cols, key="sv_up_value", bind="query-params")
+    default = SV.suggest_value_column(upload_frame, exclude=groups) or num_cols[0]
+    col = st.selectbox("Numeric column", num_cols, index=num_cols.index(default), key="sv_up_value",
+                       bind="query-params")
     c1, c2 = st.columns(2)
     center = c1.number_input("Public centre (not computed from the data)", value=0.0, key="sv_up_center", bind="query-params")
     scale = c2.number_input("Public scale", value=1.0, min_value=1e-9, key="sv_up_scale", bind="query-params")
-    groups = list(upload_table.group_cols)
     frame, kept_note = drop_missing(upload_frame, [col] + groups)
-    key_frame = frame[groups].astype(str).agg(" × ".join, axis=1)
-    cat = pd.Categorical(key_frame)
+    # The strata by the uploads' one rule (a numeric column with more than 50 values is cut into 5 bins), as in
+    # the synthetic-data view (issue 25).
+    g_codes, g_labels = SV.group_codes(frame, groups)
     with np.errstate(over="ignore", invalid="ignore"):
         x = (frame[col].to_numpy(float) - center) / scale
     if not np.all(np.isfinite(x)):
         st.warning("With this public centre and scale the standardised values leave the range of floating-point "
                    "numbers. Choose a centre near the column's typical values and a scale near its spread.")
         st.stop()
-    return dict(kind="data", x=x, g=cat.codes.astype(int), labels=list(cat.categories), raw=frame[col].to_numpy(float),
-                note=f"Your upload: {len(x):,} rows, {len(cat.categories)} groups. {kept_note}",
-                key=f"up-{upload_digest}-{col}-{center}-{scale}-{groups}", k=len(cat.categories))
+    what = "Your upload" if source == "Upload" else f"Shared dataset {upload_digest.removeprefix('shared-')}"
+    return dict(kind="data", x=x, g=g_codes, labels=g_labels, raw=frame[col].to_numpy(float),
+                note=f"{what}: {len(x):,} rows, {len(g_labels)} groups. {kept_note}",
+                key=f"up-{upload_digest}-{col}-{center}-{scale}-{groups}", k=len(g_labels))
 
 
 def weights_label_text() -> str:
@@ -796,15 +825,28 @@ def synth_table():
     if source == "Categorical":
         return f"cat-{n}-{k}-{alpha}-{seed}", c_categorical(n, k, alpha, seed), \
             f"Simulated categorical table (n = {n:,}, k = {k}, α = {alpha:g}, seed {seed}); not real people."
-    if source == "Upload" and upload_table is not None:
+    if source in TABLE_SOURCES and upload_table is not None:
         return f"up-{upload_digest}-{upload_table.group_cols}-{upload_table.label_col}", upload_table, \
-            "Your upload (seeded 70/30 train/test split)."
+            f"{table_name('up-' + upload_digest)} (seeded 70/30 train/test split)."
     note = "UCI Adult, 7 columns (sex, race, age, education, marital status, hours, income); strata sex × race."
     if source in ("Mixture", "ACS preset"):
         note = "Synthetic data needs a table: the simulated mixture has none, so UCI Adult is used. " + note
-    elif source == "Upload":
-        note = "No valid upload yet, so UCI Adult is used. " + note
+    elif source in TABLE_SOURCES:
+        note = "No usable table yet, so UCI Adult is used. " + note
     return "adult", c_adult(), note + " " + ADULT_ATTRIBUTION
+
+
+def table_name(table_key: str) -> str:
+    """The data a synthetic table was made from, in words (its provenance; never the sidebar's unused source)."""
+    if table_key == "adult":
+        return "UCI Adult (Becker & Kohavi 1996, doi:10.24432/C5XW20), 7 columns, train split"
+    if table_key.startswith("cat-"):
+        return f"Simulated categorical table (n = {n:,}, k = {k}, α = {alpha:g}, seed {seed})"
+    if table_key.startswith("up-shared-"):
+        name = table_key.removeprefix("up-shared-").split("-")[0]
+        return f"Shared dataset: {DATASETS.get(name, name)}"
+    up = st.session_state.get("sv_upload")
+    return f"Your upload {Path(getattr(up, 'name', None) or 'your_data.csv').name}"
 
 
 def privacy_line(run: Y.SynthRun, n_strata: int, small_s: str) -> None:
@@ -978,7 +1020,7 @@ def render_synth() -> None:
                            file_name=f"{stem}.csv", mime="text/csv", key="sv_dl_synth", on_click="ignore")
         with d2:
             download_json(dict(file=f"{stem}.csv", synthesizer=synth, variant=which, epsilon=eps, delta=run.delta,
-                               seed=seed, source=source, rows=int(len(run.synthetic)), paper=PAPER),
+                               seed=seed, source=table_name(table_key), rows=int(len(run.synthetic)), paper=PAPER),
                           filename=f"{stem}.json", key="sv_dl_synth_meta",
                           label="Download how it was made (JSON)")
     # Paper grid sweep (behind a button).
@@ -1015,7 +1057,7 @@ def render_synth() -> None:
             show(fig, key="sv_fig_synth_sweep", filename="synth_sweep", table=long, alt=alt,
                  caption=f"One model vs one model per group at each ε of the paper's grid (one run per point, "
                          f"seed {seed}).")
-    params = dict(mode="synthesis", source=source, table=table_key, synthesizer=synth, epsilon=eps,
+    params = dict(mode="synthesis", source=table_name(table_key), table=table_key, synthesizer=synth, epsilon=eps,
                   delta=1e-9 if synth in ("mst", "aim") else 0.0, seed=seed, min_frac=min_frac, small_strata=small_s,
                   classifier=clf,
                   group_cols=list(table.group_cols), label=table.label_col, paper=PAPER)
@@ -1024,7 +1066,7 @@ def render_synth() -> None:
         mv, ms = runs["vanilla"].metrics, runs["stratified"].metrics
         _artefacts(question="Does fitting one synthesizer per group (full ε each) give each group a more faithful "
                             "synthetic table than one model of the whole table?",
-                   params={"Data": source, "Synthesizer": synth_label, "ε": f"{eps:g}",
+                   params={"Data": table_name(table_key), "Synthesizer": synth_label, "ε": f"{eps:g}",
                            "δ": "10⁻⁹" if synth in ("mst", "aim") else "0", "Small groups": small_s,
                            "Classifier": clf, "Seed": f"{seed}"},
                    headlines=[("Workload error, one model", fmt(mv.workload_global), ""),
@@ -1044,7 +1086,10 @@ def _synth_script(table_key: str, table, small_s: str, clf: str) -> str:
         data = dict(source="categorical", n=n, k=k, alpha=alpha)
     else:
         up = st.session_state.get("sv_upload")
-        data = dict(source="upload", csv_path=Path(getattr(up, "name", None) or "your_data.csv").name,
+        name = Path(getattr(up, "name", None) or "your_data.csv").name
+        if table_key.startswith("up-shared-"):
+            name = table_key.removeprefix("up-shared-").split("-")[0] + ".csv"
+        data = dict(source="upload", csv_path=name,
                     group_cols=list(table.group_cols), label_col=table.label_col)
     return SC.synth_script(**data, synthesizer=synth, synthesizer_label=synth_label.split(" (")[0], epsilon=eps,
                            seed=seed, min_frac=min_frac, small_strata=small_s, classifier=clf, repo_root=REPO_ROOT)

@@ -578,3 +578,59 @@ def test_acs12_upload_keeps_1623_rows_in_the_mean_view_and_all_in_synthesis():
     assert not at.exception and not at.error
     text = " ".join(c.value for c in at.caption)
     assert "All 2,000 rows used" in text
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Issue 25: upload and data defaults (acs12 and Adult)
+# ------------------------------------------------------------------------------------------------------------
+def test_acs12_upload_defaults_to_a_categorical_group_and_averages_income():
+    at = _acs12_upload()
+    assert at.multiselect(key="sv_up_groups").value == ["race"]
+    assert at.selectbox(key="sv_up_value").value == "income"
+    assert not at.error
+    assert "4 groups" in " ".join(c.value for c in at.caption)
+
+
+def test_numeric_group_with_many_values_is_binned_in_the_mean_view_too():
+    at = _acs12_upload()
+    at.multiselect(key="sv_up_groups").set_value(["income"]).run()
+    assert not at.exception
+    text = " ".join(c.value for c in at.caption)
+    assert "5 groups" in text and "234 groups" not in text
+    # The same 5 bins as the synthetic view's table.
+    at.radio(key="sv_mode").set_value("synthetic").run()
+    assert not at.exception and not at.error
+    groups = at.dataframe[-1].value
+    assert len(groups) == 5
+
+
+@pytest.mark.parametrize("dataset,groups", [("acs12", ["race", "gender"]), ("census", None)])
+def test_page_follows_the_shared_dataset_picker(dataset, groups):
+    at = _app(sv_source="shared", dataset=dataset)
+    assert not at.exception and not at.error
+    assert at.selectbox(key="dataset").value == dataset
+    chosen = at.multiselect(key="sv_up_groups").value
+    if groups:
+        assert chosen == groups
+    assert chosen and "Shared dataset" in " ".join(c.value for c in at.caption)
+    at.radio(key="sv_mode").set_value("synthetic").run()
+    assert not at.exception and not at.error
+    assert "Shared dataset" in " ".join(c.value for c in at.caption)
+
+
+def test_shared_adult_is_the_curated_adult():
+    at = _app(sv_source="shared", dataset="adult")
+    assert not at.exception and not at.error
+    assert "UCI Adult, 45,222 people, groups sex × race" in " ".join(c.value for c in at.caption)
+
+
+def test_synthetic_file_from_adult_names_adult_in_its_provenance():
+    # Issue 25: a synthetic file made from Adult (data source Mixture in the sidebar) said "source": "Mixture".
+    with capture_downloads() as dl:
+        at = _app(sv_mode="synthetic")
+        assert not at.exception
+        files = dl.files(".json")
+    meta = json.loads(next(v for name, v in files.items() if name.startswith("synthetic_")))
+    assert meta["source"].startswith("UCI Adult") and "Mixture" not in json.dumps(meta)
+    params = json.loads(next(v for name, v in files.items() if name.startswith("stratified_viewer_params")))
+    assert params["source"].startswith("UCI Adult")

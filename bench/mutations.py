@@ -7,6 +7,8 @@ working tree), runs the test files that cover the module, and records whether at
 
     .venv/bin/python bench/mutations.py            # all mutations; writes bench/results/mutations.md
     .venv/bin/python bench/mutations.py -k risk    # those whose module contains "risk"
+    .venv/bin/python bench/mutations.py --tests tests/privacy   # the release-noise rows (issue 26); rewrites
+                                                                # only their section of mutations.md
 """
 
 from __future__ import annotations
@@ -90,6 +92,75 @@ MUTATIONS = (
              ("tests/test_public_info.py", "tests/test_ppd.py")),
     Mutation("private_tests", "chi-square mixture half-degrees: 0.5m → 0.55m",
              "km = 0.5 * m", "km = 0.55 * m", ("tests/test_private_tests.py",)),
+    # Issue 26 item 1: halve one release's noise or change one step's budget share; the privacy audit layer
+    # (tests/privacy: noise checks, budget ledger, empirical audits) must go red.
+    *(Mutation(mod, what, old, new, ("tests/privacy",)) for mod, what, old, new in (
+        ("synth", "independent Laplace: Lap(d/ε) → Lap(d/(2ε)) per column",
+         "b = d / self.epsilon", "b = d / self.epsilon / 2"),
+        ("synth", "independent Laplace: composition over the d columns dropped, Lap(d/ε) → Lap(1/ε)",
+         "b = d / self.epsilon", "b = 1 / self.epsilon"),
+        ("synth", "independent Laplace: noise drawn at half the scale the ledger records",
+         "h += r.laplace(0.0, b, h.size)", "h += r.laplace(0.0, b / 2, h.size)"),
+        ("synth", "full histogram: Lap(1/ε) → Lap(1/(2ε))", "b = 1.0 / self.epsilon", "b = 0.5 / self.epsilon"),
+        ("synth", "MWEM measurement: Lap(2T/ε) → Lap(T/ε)", "b = 2 * T / self.epsilon", "b = T / self.epsilon"),
+        ("synth", "MWEM selection share: ε/(2T) → ε/T per round",
+         "eps_round = self.epsilon / (2 * T)", "eps_round = self.epsilon / T"),
+        ("synth", "exponential mechanism: exp(ε·s/(2Δ)) → exp(ε·s/Δ)",
+         "logits = 0.5 * eps / sensitivity", "logits = 1.0 * eps / sensitivity"),
+        ("synth", "MST: σ = √(3/(2ρ)) → √(3/(8ρ)) (half)",
+         "sigma = math.sqrt(3.0 / (2.0 * rho))", "sigma = math.sqrt(3.0 / (8.0 * rho))"),
+        ("synth", "MST one-way marginals: composition over d dropped, σ√d → σ",
+         "s1 = sigma * math.sqrt(d)", "s1 = sigma"),
+        ("synth", "MST tree selection: one step takes the stage's whole share, √(8(ρ/3)/(d−1)) → √(8ρ/3)",
+         "eps_sel = math.sqrt(8 * (rho / 3) / (d - 1))", "eps_sel = math.sqrt(8 * (rho / 3))"),
+        ("synth", "AIM: σ = √(T/(1.8ρ)) → √(T/(7.2ρ)) (half)",
+         "sigma = math.sqrt(T / (1.8 * rho))", "sigma = math.sqrt(T / (7.2 * rho))"),
+        ("synth", "AIM selection share: √(0.8ρ/T) → √(3.2ρ/T)",
+         "eps_sel = math.sqrt(0.8 * rho / T)", "eps_sel = math.sqrt(3.2 * rho / T)"),
+        ("synth", "MST/AIM budget conversion: ρ for 10δ instead of δ",
+         "if _cdp_delta(rho, eps) <= delta:", "if _cdp_delta(rho, eps) <= 10 * delta:"),
+        ("synth", "stratified variant: each stratum fitted at 2ε",
+         "StratifiedSynthesizer(partial(make_synthesizer, synthesizer, epsilon=epsilon,",
+         "StratifiedSynthesizer(partial(make_synthesizer, synthesizer, epsilon=2 * epsilon,"),
+        ("coherence", "Laplace histogram: Lap(2/ε) → Lap(1/ε) (substitution read as add/remove)",
+         "b = 2.0 / eps", "b = 1.0 / eps"),
+        ("coherence", "Gaussian histogram: N(0, σ²) → N(0, (σ/2)²)",
+         "counts += rng.normal(0.0, sd, size)", "counts += rng.normal(0.0, sd / 2, size)"),
+        ("stratify", "clipped Laplace mean: 2C/(mε) → C/(mε)", "b = 2.0 * c / (m * eps)", "b = c / (m * eps)"),
+        ("stratify", "stratified means: 2C/(m_i ε) → C/(m_i ε)",
+         "b = 2.0 * C / (lay.strata_sizes * eps)", "b = C / (lay.strata_sizes * eps)"),
+        ("stratify", "split release: global mean at ε instead of ε/2",
+         "pop = laplace_mean(x, R=R, gamma=gamma, epsilon=eps / 2,",
+         "pop = laplace_mean(x, R=R, gamma=gamma, epsilon=eps,"),
+        ("stratify", "split release: stratum means at ε instead of ε/2",
+         "epsilon=eps / 2, rng=r, k=k", "epsilon=eps, rng=r, k=k"),
+        ("stratify", "experiment runner, naive mean: 2C/(nε) → C/(nε)",
+         "b = 2 * Cn / (n * eps)\n", "b = Cn / (n * eps)\n"),
+        ("stratify", "experiment runner, split strata: ε/2 → ε",
+         "b = 2 * C / (lay.strata_sizes * eps / 2)", "b = 2 * C / (lay.strata_sizes * eps)"),
+        ("stratify", "Coinpress step: N(0, Δ²/(2ρ)) → N(0, Δ²/(8ρ))",
+         "    sd = delta / math.sqrt(2 * rho)\n    half", "    sd = delta / math.sqrt(8 * rho)\n    half"),
+        ("stratify", "StratCoinpress steps: N(0, Δ²/(2ρ)) → N(0, Δ²/(8ρ))",
+         "        sd = delta / math.sqrt(2 * rho)\n        _record",
+         "        sd = delta / math.sqrt(8 * rho)\n        _record"),
+        ("stratify", "Coinpress schedule: (ρ/4, 3ρ/4) → (ρ/2, 3ρ/4)",
+         '"rhos": (rho / 4, 3 * rho / 4)', '"rhos": (rho / 2, 3 * rho / 4)'),
+        ("private_tests", "Gaussian noise: N(0, 1/ρ) → N(0, 1/(4ρ))",
+         "g.normal(0.0, 1.0 / math.sqrt(r), shape)", "g.normal(0.0, 0.5 / math.sqrt(r), shape)"),
+        ("private_tests", "Laplace noise: Lap(2/ε) → Lap(1/ε)",
+         "g.laplace(0.0, 2.0 / e, shape)", "g.laplace(0.0, 1.0 / e, shape)"),
+        ("partial_release", "PP cases: discrete Laplace at 2ε (half the noise)",
+         "yc = xc + dlap_sample(epsilon=eps,", "yc = xc + dlap_sample(epsilon=2 * eps,"),
+        ("partial_release", "WEM rate: a = ε/(κΔ) → 2ε/(κΔ)", "a = eps / (kap * sens)", "a = 2 * eps / (kap * sens)"),
+        ("public_info", "discrete Laplace ratio: e^{−ε/Δ} → e^{−2ε/Δ}",
+         "return math.exp(-check_epsilon(epsilon) / check_positive",
+         "return math.exp(-2 * check_epsilon(epsilon) / check_positive"),
+        ("public_info", "Example 1 mechanism rate: nε/(κΔ) → 2nε/(κΔ)",
+         "return n * epsilon / (kappa * sensitivity)", "return 2 * n * epsilon / (kappa * sensitivity)"),
+        ("public_info", "K-norm radius: Gamma(d, s) → Gamma(d, s/2)",
+         "radius = rng.gamma(shape=int(d), scale=scale, size=size)",
+         "radius = rng.gamma(shape=int(d), scale=scale / 2, size=size)"),
+    )),
 )
 
 
@@ -115,8 +186,9 @@ def run(mutation: Mutation, tmp: Path) -> tuple[bool, float, str]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("-k", default="", help="only modules containing this text")
+    ap.add_argument("--tests", default="", help="only mutations checked by exactly these test paths (one path)")
     args = ap.parse_args()
-    chosen = [m for m in MUTATIONS if args.k in m.module]
+    chosen = [m for m in MUTATIONS if args.k in m.module and (not args.tests or m.tests == (args.tests,))]
     with tempfile.TemporaryDirectory(prefix="dpdash-mutants-") as d:
         tmp = Path(d)
         archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, capture_output=True, check=True).stdout
@@ -133,8 +205,14 @@ def main() -> None:
     for m, caught, detail in rows:
         lines.append(f"| {m.module} | {m.what} | {'yes' if caught else '**no**'} | `{detail}` |")
     lines += ["", f"Caught {sum(c for _, c, _ in rows)} of {len(rows)}."]
-    if not args.k:
-        (ROOT / "bench" / "results" / "mutations.md").write_text("\n".join(lines) + "\n")
+    out = ROOT / "bench" / "results" / "mutations.md"
+    if args.tests and not args.k:
+        # one section per test path; other sections of the file stay as they were
+        lines[0] = f"## Mutations checked by {args.tests}: one release's noise or budget share changed"
+        kept = out.read_text().split(lines[0])[0].rstrip() if out.exists() else ""
+        out.write_text((kept + "\n\n" if kept else "") + "\n".join(lines) + "\n")
+    elif not args.k:
+        out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

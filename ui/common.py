@@ -6,6 +6,7 @@ import contextlib
 import logging
 import traceback
 from collections.abc import Iterator
+from pathlib import Path
 
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
@@ -28,6 +29,11 @@ DATASET_KEY = "dataset"
 DEFAULT_DATASET = "census"
 _REMEMBERED_KEY = "_dataset_remembered"
 _LAST_PAGE_KEY = "_dataset_last_page"
+
+#: The browser tab's icon, bundled (issue 26 item 5). A ":material/…" page icon would make the browser fetch an
+#: SVG from fonts.gstatic.com on every page view (Streamlit's frontend builds that URL for favicons only; the
+#: in-page Material icons come from the font Streamlit serves itself): an outside request, broken offline.
+FAVICON = Path(__file__).resolve().parent / "assets" / "favicon.svg"
 
 #: The home page and the five tools: script path, label, Material icon, one-line description.
 HOME = ("app.py", "Home", ":material/home:")
@@ -213,15 +219,33 @@ def _styles() -> None:
     st.html(f"<style>{css}</style>")
 
 
+def keep_uploads_in_memory() -> None:
+    """Let the web server hold an upload in memory up to the upload limit, never in a temporary file (issue 26
+    item 3). Idempotent.
+
+    Streamlit's upload route parses the multipart body with Starlette, whose parser puts each file into a
+    ``SpooledTemporaryFile`` that moves to an unnamed file on disk past ``MultiPartParser.spool_max_size``
+    (1 MB). Streamlit has no option for it, so the class attribute is raised above the largest body Streamlit
+    accepts (``server.maxUploadSize`` plus a megabyte of multipart framing). Memory is not the worse for it: the
+    route reads the whole file into memory right after (``upload.read()``), so a file was held twice either way.
+    """
+    from starlette.formparsers import MultiPartParser
+
+    limit = (int(st.get_option("server.maxUploadSize")) + 1) * 1024 * 1024
+    if MultiPartParser.spool_max_size < limit:
+        MultiPartParser.spool_max_size = limit
+
+
 def page_setup(title: str, *, icon: str | None = None, uses_dataset: bool = True) -> None:
     """Call first on every page: page config, chart theme and the shared sidebar (menu, presenter mode, dataset).
 
     ``uses_dataset=False`` on a page that never reads the shared dataset: the sidebar then says the page works
     on its own data instead of offering a picker that would change nothing.
     """
-    st.set_page_config(page_title=f"{title} · Privacy/utility explorer", page_icon=icon or ":material/shield_lock:",
-                       layout="wide")
+    favicon = icon if icon and not icon.startswith(":material/") else FAVICON  # see FAVICON
+    st.set_page_config(page_title=f"{title} · Privacy/utility explorer", page_icon=favicon, layout="wide")
     install_log_filter()
+    keep_uploads_in_memory()  # before the first upload of this server: an upload needs a page run first
     start_background_warmup()  # once per server: fills JAX's compilation cache so the first MST run is quick
     sanitise_link()  # before the first widget reads the URL
     register_template()

@@ -1,0 +1,76 @@
+"""No request leaves the app's own server, and text from links and cells never becomes a link (issue 26 item 5).
+
+A privacy tool should not tell a third party who opens which page, and offline it must still draw: every page,
+every tab of it, in Chromium, with every request the browser makes recorded (Playwright ``page.on("request")``).
+Streamlit's frontend turns a ":material/…" page icon into a favicon fetched from fonts.gstatic.com; the pages use
+the bundled ui/assets/favicon.svg instead (``ui.common.FAVICON``).
+
+remark-gfm, Streamlit's Markdown renderer, makes literal URLs, "www." names and e-mail addresses into
+``<a target=_blank>`` links even when escaped; a link parameter's name is shown in the unused-link notice and a
+budget-planner row's name in its sentences, so both carry such text here and no ``<a>`` may point at it.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlencode, urlsplit
+
+import pytest
+
+from tests.attack.pages import PAGES
+from tests.e2e.helpers import open_page, wait_idle
+
+pytestmark = pytest.mark.slow
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+def _path(page: str) -> str:
+    return "" if page == "app.py" else page.split("/")[-1][:-3]
+
+
+@pytest.mark.parametrize("script", PAGES, ids=[_path(p) or "home" for p in PAGES])
+def test_no_request_leaves_the_server(page, app_url, script):
+    outside: list[str] = []
+    page.on("request", lambda r: outside.append(r.url) if urlsplit(r.url).hostname not in LOCAL_HOSTS
+            and not r.url.startswith(("data:", "blob:")) else None)
+    open_page(page, f"{app_url}/{_path(script)}")
+    tabs = page.get_by_test_id("stMain").get_by_role("tab")
+    for i in range(tabs.count()):  # every tab draws its own charts, tables and icons
+        tabs.nth(i).click()
+        wait_idle(page, 120_000)
+    page.wait_for_timeout(500)  # late requests (favicon, fonts) of the last tab
+    assert not outside, sorted(set(outside))[:10]
+    favicon = page.evaluate("document.querySelector(\"link[rel='shortcut icon']\")?.href || ''")
+    assert favicon.startswith("data:image/svg+xml") or urlsplit(favicon).hostname in LOCAL_HOSTS, favicon[:120]
+
+
+#: Literal URLs, a "www." name and an e-mail address: each is an autolink literal for GitHub-flavoured Markdown.
+AUTOLINK_TEXT = ("http://127.0.0.1:9/p", "www.example.org", "someone@example.org")
+
+
+def _links_to_the_text(page) -> list[str]:
+    return page.evaluate("""(needles) => [...document.querySelectorAll('a')]
+        .map(a => a.getAttribute('href') + ' | ' + a.innerText)
+        .filter(s => needles.some(n => s.includes(n)) || s.includes('mailto:'))""",
+                         ["127.0.0.1:9", "example.org", "someone"])
+
+
+def test_link_parameter_names_are_not_links(page, app_url):
+    open_page(page, f"{app_url}/epsilon_calculator?" + urlencode({t: "1" for t in AUTOLINK_TEXT}))
+    toast = page.get_by_test_id("stToast").filter(has_text="were not used").first
+    toast.wait_for(state="visible")
+    shown = toast.inner_text().replace("\u2060", "")  # the word joiners that break the autolinks are invisible
+    assert all(t in shown for t in AUTOLINK_TEXT), shown
+    assert not _links_to_the_text(page)
+
+
+def test_budget_row_names_are_not_links(page, app_url):
+    rows = {"cols": ["name", "query", "mechanism", "L", "U", "n", "cells", "target ±", "confidence", "hold ±",
+                     "hold share", "weight"],
+            "rows": [[t, "count", "laplace", 0, 1, None, 1, 20.0, 0.95, None, None, 1.0] for t in AUTOLINK_TEXT]}
+    open_page(page, f"{app_url}/epsilon_calculator?" + urlencode({"eps_tab": "Budget planner",
+                                                                    "eps_b_rows": json.dumps(rows)}))
+    page.get_by_text("Total ε").first.wait_for(state="visible", timeout=60_000)
+    body = page.inner_text("body").replace("\u2060", "")
+    assert "127.0.0.1:9/p" in body, "the row names should be shown somewhere in text"
+    assert not _links_to_the_text(page)

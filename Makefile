@@ -36,8 +36,10 @@ $(VENV)/.stamp-runtime: requirements.txt pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
-$(VENV)/.stamp-dev: requirements.txt requirements-dev.txt pyproject.toml | $(BIN)/python
+$(VENV)/.stamp-dev: requirements.txt requirements-dev.txt requirements-oracle.txt pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	# test oracles whose metadata conflicts with the pins (see the file): pinned, without dependency resolution
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-oracle.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@ $(VENV)/.stamp-runtime
 
@@ -73,3 +75,20 @@ bench: $(VENV)/.stamp-dev
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .coverage
+
+# The seeded browser random walk (tests/e2e/test_random_walk.py, issue 22 item 3): `make test` walks 40 steps per
+# page with one fresh seed per `make` run, printed first; `make walk-long` walks WALK_STEPS (300) per page.
+# Replay either with WALK_SEED=<the printed seed>.
+ifndef WALK_SEED
+WALK_SEED := $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+endif
+export DPDASH_WALK_SEED := $(WALK_SEED)
+WALK_STEPS ?= 300
+.PHONY: walk-seed walk-long
+test: walk-seed
+walk-seed:
+	@echo "Browser random walk: seed $(WALK_SEED) (replay: make walk-long WALK_SEED=$(WALK_SEED) WALK_STEPS=40)"
+
+walk-long: $(VENV)/.stamp-dev walk-seed
+	DPDASH_WALK_STEPS=$(WALK_STEPS) $(BIN)/python -m pytest -s -p no:cacheprovider --timeout=0 --durations=0 \
+	  tests/e2e/test_random_walk.py

@@ -364,3 +364,33 @@ def test_knorm_l2_sampler():
     r = np.linalg.norm(u, axis=1)
     assert_fits_and_half_fails(lambda s: ks_p(r, stats.gamma(3, scale=s)), 2.0, "K-norm radius")
     assert ks_p(u[:, 0] / r, stats.uniform(-1, 2)) >= PASS_P
+
+
+@pytest.mark.slow
+def test_wem_naive_draws_follow_the_exponential_mechanism():
+    # S1 Thm. 1 / §5.3: WEM-naive draws (c, d) ∈ ℤ² with P ∝ exp(−a‖(c, d) − x‖₂), a = ε/(κΔ). Independent short
+    # chains from the data-independent start; the distance to x is compared (chi-square) with the enumerated law.
+    xc, xd, eps, sens, kappa = 2, 1, 4.0, 2.0, 2.0
+    a = eps / (kappa * sens)
+    g = np.random.default_rng(32)
+    out = np.array([(lambda r: (r.cases[0], r.deaths[0]))(
+        pr.wem_gibbs([xc], [xd], 0, epsilon=eps, sensitivity=sens, kappa=kappa, base="naive", sweeps=6,
+                     public=NO_PUBLIC, rng=g)) for _ in range(10_000)], dtype=float)
+    dist = np.hypot(out[:, 0] - xc, out[:, 1] - xd)
+    c, d = np.meshgrid(np.arange(-80, 81), np.arange(-80, 81), indexing="ij")
+    lattice = np.hypot(c, d).ravel()
+    edges = np.array([0, 0.5, 1.2, 1.5, 2.1, 2.5, 2.9, 3.5, 4, 5, 6, 8, np.inf])
+    obs = np.histogram(dist, edges)[0].astype(float)
+
+    def p_for(rate):
+        w = np.exp(-rate * lattice)
+        e = np.histogram(lattice, edges, weights=w / w.sum())[0] * dist.size
+        keep = e >= 5  # pool the bins expected below 5 into one
+        o2 = np.append(obs[keep], obs[~keep].sum())
+        e2 = np.append(e[keep], e[~keep].sum())
+        if e2[-1] == 0:
+            o2, e2 = o2[:-1], e2[:-1]
+        return float(stats.chisquare(o2, e2 * o2.sum() / e2.sum()).pvalue)
+
+    assert p_for(a) >= PASS_P
+    assert p_for(2 * a) < 1e-6  # twice the rate = half the noise

@@ -50,7 +50,8 @@ c3.metric("Suggested label", dataset.schema.suggested_label or "—")
 st.caption(f"Source: {dataset.source}")
 for note in dataset.notes:
     st.caption(note)
-st.dataframe(dataset.frame.head(20), width="stretch", key="home_preview")
+# the raw columns as they are (a "_preview" container: the presenter check lets a preview scroll sideways)
+st.container(key="home_data_preview").dataframe(dataset.frame.head(20), width="stretch", key="home_preview")
 
 with methodology("About these tools and their sources"):
     st.markdown(

@@ -9,8 +9,8 @@ the page lists:
 - **cut text**: an element drawn with an ellipsis (``text-overflow: ellipsis``) or whose text is wider than its
   clipped box;
 - **tables that scroll sideways**: an ``st.table`` or ``st.dataframe`` whose columns need a horizontal scroll
-  (except a raw-data preview, keyed ``*_preview``: it shows a file's columns as they are);
-- **charts too narrow to read**: a Plotly plot area under 240 px wide or 120 px high.
+  (except a raw-data preview, in a container keyed ``*_preview``: it shows a file's columns as they are);
+- **charts too narrow to read**: a Plotly plot area under 240 px wide or 80 px high.
 
 Screenshots go to a temporary folder (printed), one per tab and size, to look at.
 """
@@ -25,7 +25,8 @@ PAGES = ["", "epsilon_calculator", "coherence_explorer", "sampling_designer", "l
          "stratified_synthesis_viewer"]
 SIZES = [(1280, 800), (1920, 1080)]
 MIN_PX = 18.0
-MIN_PLOT_W, MIN_PLOT_H = 240, 120
+#: A plot area narrower (or lower) than this cannot be read from the back of a room; one-row strips are 100 px high.
+MIN_PLOT_W, MIN_PLOT_H = 240, 80
 
 CHECK_JS = """
 ([minPx, minW, minH]) => {

@@ -6,6 +6,7 @@ each check opens its tab through the URL, as a shared link would."""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -516,7 +517,10 @@ def test_failure_rate_card_matches_the_downloaded_runs():
     cards = {x.label: x.value for x in at.metric}
     assert 0 < k < R, (k, R)  # a non-trivial case (the seed and α are chosen for it)
     assert cards["Runs failing at α"] == f"{k}/{R}"
-    assert cards["95% interval"] == f"[{lo:.3f}, {hi:.3f}]"
+    pct = lambda p: f"{100 * p:.{max(0, 1 - math.floor(math.log10(100 * p)))}f}%" if p > 0 else "0%"  # noqa: E731
+    # the card and the verdict say the interval the same way (issue 22: one reading of each number)
+    assert cards["95% interval"] == f"{pct(lo)}–{pct(hi)}"
+    assert any(f"between {pct(lo)} and {pct(hi)}" in _shown(w) for w in at.warning)
     means = runs.groupby("group")["W1"].mean()
     for _, row in summary.iterrows():
         assert abs(row["mean W1 over runs"] - means[row["group"]]) < 1e-9
@@ -532,7 +536,7 @@ def test_gaussian_release_is_not_given_the_pure_dp_theorem():
 def test_alpha_zero_is_said_to_be_shown_at_001_in_the_theory():
     at = _app(coh_n="2000", coh_learner="Decision tree", coh_alpha="0.0", coh_tab=THEORY).run()
     _ok(at)
-    assert any("at α = 0.00 they are shown at α = 0.01" in c.value for c in at.caption)
+    assert any("at α = 0.00 they are shown at α = 0.01" in _shown(c) for c in at.caption)
 
 
 @pytest.mark.parametrize("tab", [PREVIEW, RUNS, THEORY, SEC7])
@@ -714,7 +718,9 @@ def test_report_and_script_from_the_runs_tab(monkeypatch):
                                                       "coherence_explorer_coh_art_runs.py")}
     assert files["coherence_explorer_report.html"] == b"report"
     summary = summaries[-1]
-    assert summary.verdicts == [_shown(_first(at.tabs[1]))]
+    assert summary.verdicts[0] == _shown(_first(at.tabs[1]))
+    # the report's other lines are the view's sections: per-group means as the table shows them
+    assert any(v.startswith("Mean W1, Everyone: ") for v in summary.verdicts[1:])
     card = next(m.value for m in at.metric if m.label == "Runs failing at α")
     assert (summary.headlines[0].label, summary.headlines[0].value) == ("Runs failing at α", card)
     assert summary.seed == 0 and summary.epsilon is None  # a clear release makes no privacy promise

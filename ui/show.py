@@ -120,3 +120,52 @@ def take_away(view: TabView, *, key: str, page: str, title: str, sources: Sequen
     from ui.dossier import artefacts
 
     artefacts(report_summary(view, page=page, title=title, sources=sources, figures=figures, script=script), key=key)
+
+
+def _cell(v: Any, spec: str | None) -> str:
+    """One table cell as text: a column's printf format where it has one ("%.3g", "%d"), else :func:`fmt`."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if spec and spec.startswith("%") and isinstance(v, (int, float)) and not isinstance(v, bool):
+        try:
+            return spec % v
+        except (TypeError, ValueError):
+            return fmt(v)
+    return fmt(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+
+
+def presenter_frame(df, column_config: dict | None = None, *, hide_index: bool = True):
+    """``df`` as text for an HTML table: column labels and printf formats taken from ``column_config``.
+
+    >>> import pandas as pd, streamlit as st
+    >>> presenter_frame(pd.DataFrame({"x": [0.123456]}), {"x": st.column_config.NumberColumn("ε", format="%.2f")})
+          ε
+    0  0.12
+    """
+    import pandas as pd
+
+    cfg = column_config or {}
+    out = {}
+    for col in df.columns:
+        c = cfg.get(col)
+        if c is None and col in cfg:  # a column hidden with None
+            continue
+        label = c if isinstance(c, str) else (c or {}).get("label") or str(col)
+        spec = ((c or {}).get("type_config") or {}).get("format") if isinstance(c, dict) else None
+        out[label] = [_cell(v, spec) for v in df[col].tolist()]
+    frame = pd.DataFrame(out)
+    if not hide_index:
+        frame.index = df.index
+    return frame
+
+
+def table(df, *, column_config: dict | None = None, hide_index: bool = True, key: str | None = None,
+          **kwargs: Any) -> None:
+    """A results table: an interactive grid normally; in presenter mode an HTML table whose cells wrap at 18 px,
+    so a projected table needs no sideways scroll (issue 25). Downloads keep full precision (``ui.exports``)."""
+    from ui.common import presenter_mode
+
+    if presenter_mode():
+        st.table(presenter_frame(df, column_config, hide_index=hide_index), hide_index=hide_index)
+        return
+    st.dataframe(df, column_config=column_config, hide_index=hide_index, key=key, **kwargs)

@@ -26,6 +26,7 @@ import pandas as pd
 
 from dpdash import leximax as lx
 from dpdash import leximax_verdicts as lv
+from dpdash import sortition_files as sf
 from dpdash.formatting import number, percent
 from dpdash.view import Headline, ReportSection, Sentence, TabView, frozen_map
 
@@ -259,11 +260,16 @@ def quota_infeasible_view(report: lx.QuotaReport) -> TabView:
 
 def quota_view(pool: pd.DataFrame, quotas: Sequence[lx.Quota], dist: lx.PanelDistribution, *, k: int, seed: int,
                baseline=None, id_col: str = "person_id", source: str = "", colour: str | None = None,
-               pool_code: str | None = None) -> TabView:
+               pool_code: str | None = None, pool_file: pd.DataFrame | None = None,
+               n_selections: int = 1_000) -> TabView:
     """The quota tab: leximin chances against k/n and the uniform baseline, cards, tables, chart inputs, report.
 
     Every chance on the cards, in the verdict and in the report is written with one formatter (``percent``);
-    tables keep full precision. Source: Flanigan et al. (2021); metrics as in the product spec §6.
+    tables keep full precision. ``pool`` holds the id and the quota features (what the engine and the script
+    see); ``pool_file`` is the respondents file as read (all its columns), which the chances table extends in the
+    Sortition Foundation's format. The lottery table lists ``n_selections`` panels in the format of
+    ``sortition-algorithms``' multiple selections (:mod:`dpdash.sortition_files`). Source: Flanigan et al.
+    (2021); metrics as in the product spec §6.
     """
     n = len(pool)
     met = lx.selection_metrics(dist, k=k)
@@ -292,7 +298,7 @@ def quota_view(pool: pd.DataFrame, quotas: Sequence[lx.Quota], dist: lx.PanelDis
               f"{met.n_zero} with zero chance; {len(dist.levels)} levels; {dist.lp_solves} linear and "
               f"{dist.ilp_solves} integer programs, {dist.seconds:.1f} s; residual {dist.residual:.1e}; seed {seed} "
               "(initial panels).")
-    probs = pd.DataFrame({"person": list(dist.person_ids), "chance of a seat": dist.probabilities})
+    probs = sf.chances_table(pool if pool_file is None else pool_file, id_col, dist.person_ids, dist.probabilities)
     lottery = pd.DataFrame(dist.panels, columns=[" | ".join(map(str, r)) for r in
                                                  dist.type_table[feats].itertuples(index=False)])
     lottery.insert(0, "probability of this panel", dist.panel_probabilities)
@@ -318,7 +324,9 @@ def quota_view(pool: pd.DataFrame, quotas: Sequence[lx.Quota], dist: lx.PanelDis
     script = {"k": int(k), "quotas": qt, "seed": int(seed), "pool_code": pool_code,
               "pool_records": None if pool_code else pool.to_dict("records"), "id_col": id_col, "n_people": n}
     return TabView(headlines=headlines, verdicts=tuple(verdicts) + _warn(warns),
-                   tables=frozen_map({"chances": probs, "types": dist.type_table, "lottery": lottery}),
+                   tables=frozen_map({"chances": probs, "types": dist.type_table, "lottery": lottery,
+                                      "lottery_file": sf.lottery_table(sf.lottery_panels(
+                                          dist, n_selections=n_selections))}),
                    figures=frozen_map(figures), question=QUOTA_QUESTION,
                    params=frozen_map({"pool and quotas": source, "people": f"{n:,}", "panel size k": str(k),
                                       "quotas": str(len(quotas)), "seed": str(int(seed))}),

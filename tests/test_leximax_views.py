@@ -143,7 +143,17 @@ def test_quota_view_tiny_example():
     assert f"the largest chance is {vals['Largest chance']}" in text
     assert "8 of 12 people below k/n" not in text
     assert f"{percent(8 / 12)} of people below k/n" in view.sections[0].lines[0]
-    chances = view.tables["chances"].set_index("person")["chance of a seat"]
+    chances = view.tables["chances"].set_index("person_id")["chance of a seat"]
+    assert list(view.tables["chances"].columns) == list(pool.columns) + ["chance of a seat"]   # the pool file + 1
+    lot = view.tables["lottery_file"]                       # Strat App multiple selections: 1,000 panels of 4
+    assert lot.shape == (4, 1_000) and lot.columns[0] == "Assembly 0"
+    counts = {}
+    for col in lot.columns:
+        panel = tuple(sorted(pool.set_index("person_id").loc[list(lot[col]), "gender"] + "-"
+                             + pool.set_index("person_id").loc[list(lot[col]), "age"]))
+        counts[panel] = counts.get(panel, 0) + 1
+    # LX9's lottery: one of each type with 3/4, {2 F-old, 2 M-young} with 1/4
+    assert counts == {("F-old", "F-young", "M-old", "M-young"): 750, ("F-old", "F-old", "M-young", "M-young"): 250}
     assert chances["P01"] == pytest.approx(3 / 4, abs=1e-7) and chances["P05"] == pytest.approx(1 / 4, abs=1e-7)
     assert view.tables["lottery"]["probability of this panel"].sum() == pytest.approx(1.0)
     assert view.script["pool_code"] == "lx.tiny_pool()" and view.script["pool_records"] is None

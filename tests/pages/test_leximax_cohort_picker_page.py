@@ -370,7 +370,10 @@ def _roundtrip(files: dict[str, bytes]) -> None:
     for name, data in files.items():
         df = pd.read_csv(io.BytesIO(data))
         assert len(df) >= 1, name
-        ours = read_uploaded_csv(data, min_rows=1, min_cols=1).frame
+        # the Strat App's multiple-selection lottery has one column per panel (1,000): no uploader of ours takes
+        # it, so the product's reader reads it with its column limit raised to the file's width
+        wide = {"max_cols": 1_001} if name == "leximin_lottery_assemblies.csv" else {}
+        ours = read_uploaded_csv(data, min_rows=1, min_cols=1, **wide).frame
         assert ours.shape == df.shape, name
         assert [str(c) for c in ours.columns] == [str(c) for c in df.columns], name
         assert not data.lstrip().startswith(b"#"), name                     # no comment lines
@@ -414,7 +417,8 @@ def test_every_csv_the_page_writes_reads_back():
         _roundtrip(files)
         seen |= files.keys()
     assert {"leximax_membership.csv", "leximin_chances.csv", "leximin_drawn_panel.csv", "leximin_types.csv",
-            "leximin_lottery.csv", "panel_draw_log.csv", "quota_relaxation.csv"} <= seen
+            "leximin_lottery.csv", "panel_draw_log.csv", "quota_relaxation.csv", "leximin_remaining.csv",
+            "leximin_lottery_assemblies.csv"} <= seen
 
 
 def test_k_and_eps_survive_a_change_of_their_range():
@@ -556,3 +560,37 @@ def test_every_editor_shows_empty_cells_blank():
     assert not at.exception and editors_show_no_none(at) == 2
     at = app(lx_tab=TAB_C)                                                 # the quota table
     assert not at.exception and editors_show_no_none(at) == 1
+
+
+SF = ROOT / "tests" / "data" / "sortition_foundation"
+
+
+def test_strat_app_files_load_as_they_are_and_export_in_their_format():
+    """Issue 24: the Strat App's quotas (category,name,min,max,min_flex,max_flex) and pool load unchanged."""
+    at = app(lx_tab=TAB_C, lx_q_source="upload")
+    _upload(at, "lx_q_pool_csv", (SF / "candidates.csv").read_bytes(), name="candidates.csv")
+    _upload(at, "lx_q_quota_csv", (SF / "categories.csv").read_bytes(), name="categories.csv")
+    assert at.selectbox(key="lx_q_id").value == "nationbuilder_id"
+    at.number_input(key="lx_q_k").set_value(22).run()
+    assert not at.exception and not at.error, plain(at.error)
+    assert "min_flex and max_flex" in texts(at)                        # the flex columns are kept and shown
+    at.button(key="lx_q_run").click().run(timeout=240)
+    assert not at.exception and not at.error, plain(at.error)
+    smallest = metric(at, "Smallest chance")
+    assert smallest == "9.1%"                                          # 1/11, the maximin value of this pool
+
+
+def test_case_only_differences_are_reported_once_and_merged_on_request():
+    pool = b"person_id,Gender\nP1,female\nP2,male\nP3,FEMALE\nP4,Male\n"
+    at = app(lx_tab=TAB_C, lx_q_source="upload")
+    _upload(at, "lx_q_pool_csv", pool)
+    _upload(at, "lx_q_quota_csv", b"category,name,min,max\ngender,Female,1,1\ngender,Male,1,1\n")
+    at.number_input(key="lx_q_k").set_value(2).run()
+    warn = [w.value for w in at.warning if "only by upper/lower case" in w.value]
+    assert len(warn) == 1 and not at.error and not at.metric           # one message, no refusal, no result
+    assert "female" in warn[0] and "FEMALE" in warn[0] and "Gender" in warn[0]
+    at.checkbox(key="lx_q_case").check().run()
+    infos = [i.value for i in at.info if "Matched ignoring upper/lower case" in i.value]
+    assert len(infos) == 1 and not at.error
+    assert metric(at, "Smallest chance") == "50%"
+

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime, timezone
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -18,6 +17,7 @@ from dpdash import leximax as lx
 from dpdash import leximax_figures as lf
 from dpdash import leximax_views as lxv
 from dpdash import script_leximax as sl
+from dpdash import sortition_files as sf
 from ui import common as uc
 from ui.exports import download_csv, download_json
 from ui.show import cards, figure, verdict_box
@@ -72,14 +72,20 @@ AUTO_POOL = 50
 
 
 def _uploaded_assembly():
-    """Respondents and quotas from two uploads → (pool, quotas, id column) or None after a message."""
+    """Respondents and quotas from two uploads → (pool as read, quota file, id column) or None after a message.
+
+    Reads the Sortition Foundation's files as they are (``dpdash.sortition_files``): quotas with the new or old
+    header and their flex columns, respondents with any extra columns (kept for the exports).
+    """
     u1, u2 = st.columns(2)
     with u1:
-        pool = upload_frame("Respondents CSV", key="lx_q_pool_csv", max_rows=MAX_RESPONDENTS, max_cols=13,
-                            as_text=True, help="One row per volunteer: an id column and categorical features (≤ 12).")
+        pool = upload_frame("Respondents CSV", key="lx_q_pool_csv", max_rows=MAX_RESPONDENTS, max_cols=60,
+                            as_text=True, help="One row per volunteer: an id column, the quota features (≤ 12) and "
+                                               "any other columns (kept in the exports), as the Strat App reads it.")
     with u2:
         qdf = upload_frame("Quotas CSV", key="lx_q_quota_csv", max_rows=500, max_cols=10, min_rows=1,
-                           as_text=True, help="Columns feature,value,min,max (or category,feature,min,max).")
+                           as_text=True, help="Columns feature,value,min,max or the Strat App's category,name,min,max, "
+                                              "optionally with min_flex,max_flex (kept and shown).")
     if pool is None or qdf is None:
         missing = " and ".join(w for w, f in (("respondents", pool), ("quotas", qdf)) if f is None)
         if st.session_state.get("_lx_q_from_link"):
@@ -92,24 +98,60 @@ def _uploaded_assembly():
             st.info("Upload both files: respondents (id + categorical columns) and quotas (feature, value, min, "
                     "max). Files stay in this session: a link to this view restores the settings, not the files.")
         return None
-    cols = list(pool.columns)
-    unique = [c for c in cols if not pool[c].astype(str).str.strip().duplicated().any()]
-    # data-dependent default: the first column with one distinct value per person (re-derived per file)
-    id_col = st.selectbox("Id column", cols, index=cols.index(unique[0]) if unique else 0, key="lx_q_id",
-                          bind="query-params")
     try:
-        quotas = lx.quotas_from_frame(qdf)
+        qf = sf.read_quotas(qdf)
     except ValueError as exc:
         show_problem("The quotas file cannot be used:", exc)
         return None
-    if id_col in {q.feature for q in quotas}:
+    cols = list(pool.columns)
+    feats = {q.lower() for q in qf.table["feature"]}
+    unique = [c for c in cols if str(c).lower() not in feats and not pool[c].astype(str).str.strip().duplicated().any()]
+    # data-dependent default: the first column with one distinct value per person (re-derived per file)
+    id_col = st.selectbox("Id column", cols, index=cols.index(unique[0]) if unique else 0, key="lx_q_id",
+                          bind="query-params")
+    if str(id_col).lower() in feats:
         st.warning(f"The id column {md_quote(id_col)} is also a quota feature. Choose as id a column with one "
                    "unique value per person (e.g. person_id), not a feature the quotas count.")
         return None
-    pool = pool.copy()
-    for c in pool.columns:
-        pool[c] = pool[c].astype(str).str.strip()
-    return pool, quotas, id_col
+    return pool, qf, id_col
+
+
+def _match(pool_file: pd.DataFrame, quotas, id_col: str):
+    """The engine's pool (id and quota features, values stripped): matched ignoring case only when asked.
+
+    Values that differ from the quotas only by case are reported in one message, with the switch that merges
+    them (``sortition-algorithms`` merges them by design); None when the pool cannot be used as it is.
+    """
+    ignore = st.checkbox("Match values ignoring upper/lower case (as the Strat App and sortition-algorithms do)",
+                         key="lx_q_case", bind="query-params",
+                         help="'female' in the respondents file counts for the quota 'Female'; every merge is listed.")
+    try:
+        m = sf.match_pool(pool_file, quotas, ignore_case=True)
+    except ValueError as exc:
+        show_problem("The quotas cannot be matched:", exc)
+        return None
+    if m.message() and not ignore:
+        st.warning(md_escape(m.message().replace("Matched ignoring upper/lower case, as sortition-algorithms does: ",
+                                                 "These pool values and columns differ from the quotas only by upper/"
+                                                 "lower case: "), max_len=1200)
+                   + " Tick **Match values ignoring upper/lower case** to count them, or correct the files.")
+        return None
+    if m.message():
+        st.info(md_escape(m.message(), max_len=1200))
+    feats = list(dict.fromkeys(q.feature for q in quotas))
+    missing = [f for f in feats if f not in m.pool.columns]
+    if missing:
+        show_problem("The respondents file cannot be used:", f"it has no column for the quota feature(s) "
+                     f"{', '.join(missing)}; its columns are {', '.join(map(str, pool_file.columns[:20]))}.")
+        return None
+    pool = m.pool[[id_col] + feats].copy()
+    pool[id_col] = pool[id_col].astype(str).str.strip()
+    return pool
+
+
+def _preset_quota_file(quotas) -> sf.QuotaFile:
+    return sf.read_quotas(pd.DataFrame([{"feature": q.feature, "value": q.value, "min": q.min, "max": q.max}
+                                        for q in quotas]))
 
 
 def quota_tab():
@@ -126,26 +168,36 @@ def quota_tab():
     verdict_area = st.container()       # the verdict goes first; drawn into this fragment's own container
     id_col, pool_code = "person_id", None
     if src == "tiny":
-        pool, quotas, pool_code = lx.tiny_pool(), lx.tiny_quotas(), "lx.tiny_pool()"
+        pool, qf, pool_code = lx.tiny_pool(), _preset_quota_file(lx.tiny_quotas()), "lx.tiny_pool()"
     elif src == "volunteers":
         (pool, quotas), pool_code = volunteer_cached(), "lx.volunteer_pool()"
+        qf = _preset_quota_file(quotas)
     else:
         got = _uploaded_assembly()
         if got is None:
             return
-        pool, quotas, id_col = got
+        pool_file, qf, id_col = got
+        pool = _match(pool_file, qf.quotas(), id_col)
+        if pool is None:
+            return
+    pool_file = pool if src != "upload" else pool_file
     if k > len(pool):
         st.warning(f"The panel size k = {k} is larger than the pool ({len(pool)} people): choose k ≤ {len(pool)}.")
         return
-    qframe = pd.DataFrame([{"feature": q.feature, "value": q.value, "min": q.min, "max": q.max} for q in quotas])
+    qframe = qf.table
     with st.expander("Quotas (editable)", expanded=src == "tiny"):
         # keyed by the quota table itself: edits made for one file never land on another file's rows
         qed = st.data_editor(qframe, key=f"lx_q_editor_{digest(qframe.to_csv(index=False))}",
-                             disabled=["feature", "value"], hide_index=True, placeholder="")
+                             disabled=["feature", "value", "min_flex", "max_flex"], hide_index=True, placeholder="")
+        if qf.has_flex:
+            st.caption("min_flex and max_flex: how far the Strat App may relax each quota. Kept, shown and written "
+                       "back unchanged; the smallest change suggested here, if the quotas cannot be met, is computed "
+                       "from min and max alone.")
+        if src == "upload":
+            download_csv(pd.DataFrame(qed[list(qf.table.columns)].to_numpy(), columns=list(qf.header)),
+                         filename="quotas.csv", key="lx_dl_q_quotas", label="Quotas as edited (CSV, same header)")
     try:
-        quotas = lx.quotas_from_frame(qed)
-        for w in lx.quota_case_warnings(pool, quotas):
-            st.warning(md_escape(w, max_len=600))
+        quotas = lx.quotas_from_frame(qed[["feature", "value", "min", "max"]])
         report = check_cached(pool, tuple(quotas), k)
     except ValueError as exc:
         show_problem("These quotas cannot be checked:", exc)
@@ -166,7 +218,8 @@ def quota_tab():
     feats = list(dict.fromkeys(q.feature for q in quotas))
     colour = st.session_state.get("lx_q_colour") if st.session_state.get("lx_q_colour") in feats else feats[0]
     view = lxv.quota_view(pool, quotas, dist, k=k, seed=seed, baseline=baseline_cached(pool, tuple(quotas), k, seed),
-                          id_col=id_col, source=Q_SOURCES[src][0], colour=colour, pool_code=pool_code)
+                          id_col=id_col, source=Q_SOURCES[src][0], colour=colour, pool_code=pool_code,
+                          pool_file=pool_file)
     verdict_box(view.verdicts, verdict_area)
     cards(view.headlines, columns=5)
     st.caption(view.sections[0].lines[0])               # numbers only
@@ -193,16 +246,22 @@ def quota_tab():
             "the cohort tab, this equalises individuals' chances under hard quotas. People with the same "
             "features share one chance (a *type*); column generation with open-source HiGHS finds the lottery.")
         st.dataframe(view.tables["types"], hide_index=True)
-    d1, d2, d3 = st.columns(3)
+    d1, d2, d3, d4 = st.columns(4)
     with d1:
         download_csv(view.tables["chances"], filename="leximin_chances.csv", key="lx_dl_q_probs",
-                     label="Chances (CSV)")
+                     label="Chances: the respondents file + a chance column (CSV)")
     with d2:
         download_csv(view.tables["types"], filename="leximin_types.csv", key="lx_dl_q_types", label="Types (CSV)")
     with d3:
         download_csv(view.tables["lottery"], filename="leximin_lottery.csv", key="lx_dl_q_lottery",
-                     label="Lottery (CSV)")
-    panel_draw_section(pool, quotas, dist, k, id_col, seed, run_key)
+                     label="Lottery by type, exact probabilities (CSV)")
+    with d4:
+        download_csv(view.tables["lottery_file"], filename="leximin_lottery_assemblies.csv",
+                     key="lx_dl_q_lottery_sf", label="Lottery as 1,000 panels, Strat App format (CSV)")
+    st.caption("The 1,000-panel lottery has one column per panel (Assembly 0, Assembly 1, …), as sortition-algorithms "
+               "writes multiple selections: draw one column uniformly. Its panel frequencies round the exact "
+               "probabilities to multiples of 1/1,000.")
+    panel_draw_section(pool, quotas, dist, k, id_col, seed, run_key, pool_file)
     download_json({"source": src, "k": k, "time_limit_s": tlim, "seed": seed,
                    "quotas": [q.__dict__ for q in quotas]}, filename="leximin_parameters.json", key="lx_dl_q_params")
     artefacts(view, key="lx_art_quota", figures=figs, script=sl.panel_script(repo_root=REPO_ROOT, **view.script))
@@ -254,7 +313,7 @@ def _solve(pool, quotas, k, id_col, *, shared: bool, verdict_area):
     return seed, tlim, dist, run_key
 
 
-def panel_draw_section(pool, quotas, dist, k, id_col, seed, run_key) -> None:
+def panel_draw_section(pool, quotas, dist, k, id_col, seed, run_key, pool_file) -> None:
     """Draw one panel from the lottery (seeded, logged); its members with their features, one row per member."""
     qlog = st.session_state.setdefault("lx_q_log", [])
     lottery_id = hashlib.sha256(repr(run_key).encode()).hexdigest()[:10]
@@ -274,14 +333,16 @@ def panel_draw_section(pool, quotas, dist, k, id_col, seed, run_key) -> None:
         qt = lx.panel_quota_table(pool, quotas, last["members"].split(), id_col=id_col)
         qt["met"] = qt["met"].map({True: "✓", False: "✗"})
         st.dataframe(qt, hide_index=True)
-        members = pool[pool[id_col].astype(str).isin(last["members"].split())].copy()
-        chance = dict(zip(dist.person_ids, dist.probabilities))
-        members.insert(1, "chance of a seat", [chance.get(str(i), np.nan) for i in members[id_col].astype(str)])
-        st.dataframe(members, hide_index=True)
-        m1, m2 = st.columns(2)
+        # the respondents file's own rows and columns, as the Strat App writes "selected" and "remaining"
+        selected, remaining = sf.panel_tables(pool_file, id_col, last["members"].split())
+        st.dataframe(selected, hide_index=True)
+        m1, m2, m3 = st.columns(3)
         with m1:
-            download_csv(members, filename="leximin_drawn_panel.csv", key="lx_dl_q_panel",
-                         label="Drawn panel, one row per member (CSV)")
+            download_csv(selected, filename="leximin_drawn_panel.csv", key="lx_dl_q_panel",
+                         label="Drawn panel: selected (CSV)")
         with m2:
+            download_csv(remaining, filename="leximin_remaining.csv", key="lx_dl_q_remaining",
+                         label="Drawn panel: remaining (CSV)")
+        with m3:
             download_csv(pd.DataFrame(qlog), filename="panel_draw_log.csv", key="lx_dl_q_log",
                          label="Draw log (CSV)")

@@ -158,9 +158,13 @@ def audit(event_on_base, event_on_neighbour, *, delta: float = 0.0) -> Audit:
     return Audit(lb, int(e1.sum()), int(e0.sum()), int(e0.size))
 
 
-#: Audit results gathered during the session, for the closing note (printed by the session fixture).
-RESULTS: dict[str, tuple[float, float, float]] = {}
+#: The running test's item (set by tests/privacy/conftest.py), so results reach the controller under xdist.
+CURRENT: list = [None]
 
 
 def report(name: str, claimed: float, at_claim: Audit, at_half: Audit) -> None:
-    RESULTS[name] = (claimed, at_claim.epsilon_lb, at_half.epsilon_lb)
+    """Attach (name, claimed ε, bound at the claimed noise, bound at half the noise) to the test's report; the
+    run's summary prints them (tests/privacy/conftest.py)."""
+    if CURRENT[0] is not None:
+        CURRENT[0].user_properties.append(("privacy_audit", (name, claimed, at_claim.epsilon_lb,
+                                                              at_half.epsilon_lb)))

@@ -594,3 +594,24 @@ def test_case_only_differences_are_reported_once_and_merged_on_request():
     assert len(infos) == 1 and not at.error
     assert metric(at, "Smallest chance") == "50%"
 
+
+
+def test_link_to_an_uploaded_assembly_says_files_do_not_travel():
+    """Issue 25: a link to the upload view opened two empty uploaders without a word."""
+    at = app(lx_tab=TAB_C, lx_q_source="upload", lx_q_k="7")
+    words = plain(at.warning)
+    assert "files do not travel in links" in words and "k = 7" in words
+    assert "respondents and quotas files again" in words
+    # chosen in the session instead of arriving by link: a plain hint, not the link warning
+    at2 = app(lx_tab=TAB_C)
+    at2.selectbox(key="lx_q_source").set_value("upload").run()
+    assert "files do not travel in links" not in plain(at2.warning)
+
+
+@pytest.mark.parametrize("source, what", [("values", "values file"), ("attributes", "attributes file")])
+def test_link_to_an_uploaded_pool_says_files_do_not_travel(source, what):
+    at = app(lx_source=source)
+    assert f"files do not travel in links: upload the {what} again" in plain(at.warning)
+    at2 = app()
+    at2.selectbox(key="lx_source").set_value(source).run()
+    assert "files do not travel in links" not in plain(at2.warning)

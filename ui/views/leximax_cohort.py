@@ -24,8 +24,8 @@ from ui import common as uc
 from ui.exports import download_csv
 from ui.show import cards, figure, verdict_box
 from ui.text import md_escape, md_quote
-from ui.views.leximax_common import (REPO_ROOT, artefacts, cached_figure, changed, digest, show_problem,
-                                     upload_frame, volunteer_cached)
+from ui.views.leximax_common import (REPO_ROOT, artefacts, cached_figure, changed, digest, files_not_in_links,
+                                     from_link, show_problem, upload_frame, volunteer_cached)
 from ui.widgets import choice, log_slider, seed_input
 
 #: Preset pools: token → (label, default k).
@@ -141,6 +141,7 @@ def pool_controls():
     c1, c2 = st.columns([1, 2])
     source = choice("Pool source", SOURCES_POOL, key="lx_source", container=c1,
                     help="Where the candidates and their values for each group come from.")
+    linked = from_link("lx_source", ("values", "attributes"))
     with c2:
         if source == "preset":
             name = choice("Preset", {t: lab for t, (lab, _k) in PRESETS.items()}, key="lx_preset")
@@ -177,6 +178,8 @@ def pool_controls():
                               help="One row per candidate; an optional id column, then one numeric column per "
                                    "group with values in [0, 1]. At most 5,000 rows and 50 groups.")
             if df is None:
+                if linked:
+                    files_not_in_links("values file")
                 st.info("Upload a CSV: an optional id column, then one numeric column per group (values 0–1).")
                 return None, None, None, None
             text_cols = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
@@ -194,6 +197,8 @@ def pool_controls():
                           max_cols=40, as_text=True, help="One row per candidate: an id column and categorical columns "
                                             "(e.g. gender, region). Groups are built from column values.")
         if df is None:
+            if linked:
+                files_not_in_links("attributes file")
             st.info("Upload a CSV with an id column and categorical columns (e.g. gender, age band, region).")
             return None, None, None, None
         opts = ["(none)"] + list(df.columns)

@@ -83,3 +83,22 @@ def cached_figure(kind: str, build, *inputs):
         h.update(np.ascontiguousarray(part).tobytes() if isinstance(part, np.ndarray) else repr(part).encode())
         h.update(b"|")
     return _figure_store(kind, h.hexdigest(), build)
+
+
+def from_link(source_key: str, upload_tokens: tuple[str, ...]) -> bool:
+    """Whether this session opened on an upload view from a link (``source_key`` in the URL names an upload).
+
+    Decided once per session, at the first look; choosing the source in the page later is not "from a link".
+    """
+    flag = f"_lx_from_link_{source_key}"
+    if flag not in st.session_state:
+        st.session_state[flag] = st.query_params.get(source_key) in upload_tokens
+    if changed(source_key):
+        st.session_state[flag] = False
+    return bool(st.session_state[flag])
+
+
+def files_not_in_links(what: str) -> None:
+    """Issue 25: a link restores the settings of an upload view, never the files; say so beside the uploader."""
+    st.warning(f"This link opens a view built on an uploaded file, but files do not travel in links: upload the "
+               f"{what} again (the link restored the other settings). Nothing you upload leaves this session.")

@@ -28,6 +28,16 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage"]
 
 
+#: Log lines name their level and logger, so the log gate can tell a warning (Streamlit's own format at level "info"
+#: is only "<time> <message>").
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+#: ``python -m streamlit`` with the same format for records that reach the root logger (this app's own loggers):
+#: without a handler Python prints a bare message, and a warning would not show as one.
+SERVER_BOOT = ("import logging, sys; logging.basicConfig(level=logging.WARNING, format=%r); "
+               "from streamlit.web.cli import main; sys.argv[0] = 'streamlit'; main(prog_name='streamlit')"
+               % LOG_FORMAT)
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "allow_server_errors: the test provokes a server error on purpose; the log "
                                        "gate (below) does not check it")
@@ -59,9 +69,9 @@ def app_url():
     log_path = Path(tempfile.gettempdir()) / f"dpdash-e2e-streamlit-{port}.log"
     log = open(log_path, "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        [sys.executable, "-c", SERVER_BOOT, "run", "app.py", "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none",
-         "--browser.gatherUsageStats", "false"],
+         "--browser.gatherUsageStats", "false", "--logger.messageFormat", LOG_FORMAT],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
         env={**os.environ, "DPDASH_WARMUP": "0"},  # no background MST fit competing with the tests for the cores
     )

@@ -122,11 +122,14 @@ def mean_verdict(comparison: pd.DataFrame, *, epsilon: float, pop_global: float,
     dropped = int((~released).sum())
     if dropped:
         first += f" {dropped} group{'s were' if dropped != 1 else ' was'} not released (dropped as too small)."
+    return [first, population_text(pop_global, pop_stratified)]
+
+
+def population_text(pop_global: float, pop_stratified: float) -> str:
+    """The population estimate's mean |error|, global release then per-group release, and their ratio in words."""
     second = (f"The population estimate's error went from {number(pop_global)} to {number(pop_stratified)} "
               f"({_ratio_words(pop_global, pop_stratified)})")
-    second += (": the price of adding every group's noise." if pop_stratified > pop_global * SAME
-               else ".")
-    return [first, second]
+    return second + (": the price of adding every group's noise." if pop_stratified > pop_global * SAME else ".")
 
 
 def count_tone(helped: int, compared: int) -> str:
@@ -267,7 +270,7 @@ def sizes_verdict(*, k: int, n: int, gap: float, alpha_hat: float) -> str:
     """Theorem 10 in one sentence: where these sizes sit between equal sizes (worst) and one big group (best)."""
     if not math.isfinite(gap):
         return f"{k} groups share {n:,} records."
-    shape = "equal sizes" if math.isinf(alpha_hat) else f"a fitted imbalance α̂ = {number(alpha_hat)}"
+    shape = "equal sizes" if math.isinf(alpha_hat) else f"a fitted imbalance α̂ = {number(alpha_hat, 3)}"
     return (f"{k} groups share {n:,} records ({shape}): the stratified error's size term sits {percent(gap)} "
             "of the way from the worst case (equal groups) to the best case (one big group).")
 

@@ -12,12 +12,18 @@ error, L511–523). Spec ``stratified_synthesis_viewer.md`` §6 item 5 (uploads)
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
+from dpdash import accounting
+from dpdash import stratify as S
+from dpdash import stratify_verdicts as V
 from dpdash.data import code_column
+from dpdash.formatting import number, percent
+from dpdash.view import Headline, Sentence, TabView, frozen_map
 
 #: Uploads: a column with at most this many distinct values is categorical; other numeric columns are binned.
 MAX_LEVELS = 50
@@ -92,3 +98,213 @@ def group_codes(frame: pd.DataFrame, groups: Sequence[str], *, bins: int = BINS,
             u //= len(labels)
         names.append(" × ".join(reversed(digits)))
     return inv.astype(int), names
+
+
+# =========================================================================== tab views (issue 22)
+QUESTION_MEAN = ("Does releasing each group's mean on its own (full ε each) make the group means more accurate than "
+                 "one global release, and what does the population mean pay?")
+QUESTION_SYNTH = ("Does fitting one synthesizer per group (full ε each) give each group a more faithful synthetic "
+                  "table than one model of the whole table?")
+
+
+def population_errors(df: pd.DataFrame, epsilon: float) -> tuple[float, float]:
+    """Mean |error| of the population estimate over the repetitions at ``epsilon``: (global, per-group release).
+
+    The global release is ``naive`` (Laplace) or ``coinpress``; the per-group one ``stratified`` or
+    ``strat_coinpress`` (NaN when the run has none).
+    """
+    d = df[(df["level"] == "population") & np.isclose(df["epsilon"].to_numpy(float), epsilon)]
+    m = d.groupby("method")["abs_err"].mean().to_dict()
+    glob = next((float(m[k]) for k in V.GLOBAL_METHODS if k in m), float("nan"))
+    strat = next((float(m[k]) for k in V.STRATIFIED_METHODS if k in m), float("nan"))
+    return glob, strat
+
+
+def mean_error_view(df: pd.DataFrame, *, epsilon: float, labels: Sequence[str], status: Sequence[str], sizes,
+                    reps: int, seed: int, params: dict | None = None, clipped: tuple[int, int] | None = None,
+                    raw=None, script: dict | None = None) -> TabView:
+    """The mean view's lead and its "Error per group" tab.
+
+    Verdicts: how many groups the per-group release helped (tone by :func:`~dpdash.stratify_verdicts.count_tone`),
+    the population's price (tone by the ratio), then the guidance warnings (many groups, a pooled stratum of one,
+    clipped values). Headlines restate the same counts and errors with the sentences' rounding. Tables: the
+    per-group comparison. Figures: the long run table. Source: seed 004 Eq. 2–4, Prop. 8.
+    """
+    sizes = np.asarray(sizes)
+    comp = V.group_error_comparison(df, epsilon=epsilon, labels=list(labels), status=list(status))
+    glob, strat = population_errors(df, epsilon)
+    sentences = list(V.mean_verdict_sentences(comp, epsilon=epsilon, pop_global=glob, pop_stratified=strat,
+                                              reps=reps))
+    nz = sizes > 0
+    guidance = [V.many_groups_guidance(int(nz.sum()), int(sizes.sum())), V.pooled_guidance(labels, sizes, status)]
+    if clipped is not None:
+        r = None if raw is None else np.asarray(raw, dtype=float)
+        guidance.append(V.clipping_guidance(
+            *clipped, upload=r is not None, low=None if r is None else float(np.min(r)),
+            high=None if r is None else float(np.max(r)), median=None if r is None else float(np.median(r))))
+    sentences += [Sentence(g, "warning") for g in guidance if g]
+    helped, compared = V._helped_counts(comp["mean error, one global release"], comp["mean error, per-group release"])
+    reps_note = f"mean over {reps:,} repetition{'s' if reps != 1 else ''}"
+    headlines = (
+        Headline("Groups helped", f"{helped} of {compared}", raw=float(helped)),
+        Headline("Population error, one global release", number(glob), raw=glob, note=reps_note),
+        Headline("Population error, per group", number(strat), raw=strat, note=reps_note),
+    )
+    return TabView(headlines=headlines, verdicts=tuple(sentences), tables=frozen_map({"comparison": comp}),
+                   figures=frozen_map({"runs": df}), question=QUESTION_MEAN, params=frozen_map(params),
+                   script=frozen_map(script), epsilon=epsilon, seed=seed)
+
+
+def population_view(df: pd.DataFrame, *, epsilon: float, reps: int, seed: int, analytic=None,
+                    estimator: str = "laplace", extra_epsilon: float | None = None) -> TabView:
+    """The "Population" tab: the population sentence of the verdict and the cards beside the box plot.
+
+    Cards: the closed-form ratio of the privacy noise's RMSE, per group over global (Laplace only; spec §2.4,
+    √(8ΣC_i²)/(nε) over √8·C(n)/(nε)); the budget each method spends (Coinpress: ρ = ε²/2 and its (ε, δ = 10⁻⁶)
+    reading ρ + 2√(ρ log 1/δ), erratum E10).
+    """
+    glob, strat = population_errors(df, epsilon)
+    sentence = Sentence(V.population_text(glob, strat), V.ratio_tone(glob, strat))
+    heads = []
+    if analytic is not None and estimator == "laplace":
+        r = analytic.pop_strat_rmse / analytic.pop_naive_rmse
+        heads.append(Headline("Typical noise, per group ÷ one global release", number(r, 3), raw=r,
+                              note="Closed form over the strata released; a pooled stratum counts once."))
+    if estimator == "coinpress":
+        rho = accounting.pure_to_zcdp(epsilon)
+        e = accounting.zcdp_to_dp(rho, 1e-6, method="standard")
+        heads += [Headline("Budget (each method)", f"ρ = {number(rho, 3)}", raw=rho, note="ρ-zCDP, not pure ε-DP"),
+                  Headline("As (ε, δ = 10⁻⁶)-DP", number(e, 3), raw=e)]
+    else:
+        extra = f" + ε_w = {extra_epsilon:g}" if extra_epsilon is not None else ""
+        heads += [Headline("Budget, per group", f"ε = {epsilon:g}{extra}", raw=epsilon,
+                           note="Each group gets the full ε; disjoint groups compose in parallel."),
+                  Headline("Budget, split", f"ε/2 + ε/2 = {epsilon:g}{extra}", raw=epsilon)]
+    return TabView(headlines=tuple(heads), verdicts=(sentence,), figures=frozen_map({"runs": df}),
+                   question=QUESTION_MEAN, epsilon=epsilon, seed=seed)
+
+
+def sizes_view(sizes, labels: Sequence[str], status: Sequence[str], *, alpha: float | None, min_frac: float,
+               seed: int) -> TabView:
+    """The "Group sizes" tab: Theorem 10's cards and sentence for these sizes (seed 004 L150–170, App. E).
+
+    ``alpha``: the Dirichlet α that drew the sizes (simulated mixture) or None for fixed sizes, where the fitted
+    α̂ (spec §2.7) is used. The sentence and the cards share their rounding (issue 22: a card said 0.4123 where
+    the sentence said 41%).
+    """
+    sizes = np.asarray(sizes)
+    nz = sizes > 0
+    kk, ntot = int(nz.sum()), int(sizes.sum())
+    shares = sizes[nz] / ntot
+    alpha_hat = S.fit_symmetric_dirichlet_alpha(shares) if kk >= 2 else float("nan")
+    table = pd.DataFrame({"group": list(labels), "records": sizes, "status": list(status)})
+    threshold = f"threshold {min_frac:g}·n = {min_frac * ntot:,.0f} records"
+    if not (kk >= 2 and ntot > kk):
+        return TabView(verdicts=(Sentence(V.sizes_verdict(k=kk, n=ntot, gap=float("nan"), alpha_hat=alpha_hat)),),
+                       tables=frozen_map({"sizes": table}), figures=frozen_map({"threshold": threshold}), seed=seed)
+    b = S.logsum_bounds(kk, ntot)
+    a_used = alpha if alpha is not None else alpha_hat
+    E = S.theorem10_expectation(kk, a_used, ntot) if math.isfinite(a_used) else float("nan")
+    gap = S.gap_share(kk, a_used, ntot) if math.isfinite(a_used) else float("nan")
+    realized = S.realized_logsum(sizes[nz])
+    a_text = "unbounded (equal sizes)" if alpha_hat == math.inf else number(alpha_hat, 3)
+    heads = (Headline("Fitted imbalance α̂", a_text, raw=alpha_hat),
+             Headline("Σ log(group size), these sizes", number(realized, 3), raw=realized),
+             Headline("Expected Σ log (Theorem 10)", number(E, 3), raw=E),
+             Headline("Worst case (equal sizes)", number(b.worst, 3), raw=b.worst),
+             Headline("Best case (one big group)", number(b.best, 3), raw=b.best),
+             Headline("Share of the way to the best case", percent(gap), raw=gap))
+    return TabView(headlines=heads,
+                   verdicts=(Sentence(V.sizes_verdict(k=kk, n=ntot, gap=gap, alpha_hat=alpha_hat)),),
+                   tables=frozen_map({"sizes": table}),
+                   figures=frozen_map({"k": kk, "n": ntot, "alpha": a_used, "alpha_hat": alpha_hat,
+                                       "realized": realized, "threshold": threshold}), seed=seed)
+
+
+def sweep_view(df: pd.DataFrame, *, paper_grid: bool, seed: int) -> TabView:
+    """The "Error against ε" tab: over the paper's ε grid, the population error and the worst group's error of the
+    global and the per-group release (mean over repetitions), and a sentence reading their ends."""
+    if not paper_grid:
+        return TabView(verdicts=(Sentence("Turn on the paper's ε grid above to sweep ε over the paper's values "
+                                          "(0.01 … 5)."),), seed=seed)
+    g = df[df["level"] == "group"].groupby(["method", "epsilon", "group"])["abs_err"].mean()
+    worst = g.groupby(["method", "epsilon"]).max().unstack("method")
+    eps = worst.index.to_numpy(float)
+    cols = [c for c in (*V.GLOBAL_METHODS, *V.STRATIFIED_METHODS) if c in worst.columns]
+    glob, strat = cols[0], cols[-1]
+    text = (f"From ε = {eps[0]:g} to ε = {eps[-1]:g}, the worst group's error with one global release goes from "
+            f"{number(worst[glob].iloc[0])} to {number(worst[glob].iloc[-1])} (its bias does not shrink with ε); "
+            f"with the per-group release from {number(worst[strat].iloc[0])} to {number(worst[strat].iloc[-1])}.")
+    table = worst.reset_index().rename(columns={c: f"worst group error, {c}" for c in worst.columns})
+    return TabView(verdicts=(Sentence(text),), tables=frozen_map({"worst": table}), figures=frozen_map({"runs": df}),
+                   seed=seed)
+
+
+def parity_view(df: pd.DataFrame, *, epsilon: float, group_mask, normalized: bool, reps: int,
+                seed: int) -> TabView:
+    """The "Parity" tab: Definition 11 per method (cards) and the verdict that reads them (issue 25)."""
+    phi = S.mean_parity_by_method(df, epsilon=epsilon, group_mask=group_mask, normalized=normalized)
+    heads = tuple(Headline(f"Parity error, {METHODS_TEXT.get(m, m)}", number(v), raw=v) for m, v in phi.items())
+    return TabView(headlines=heads, verdicts=(V.parity_verdict(phi, epsilon=epsilon, normalized=normalized,
+                                                               reps=reps),), epsilon=epsilon, seed=seed)
+
+
+METHODS_TEXT = {"naive": "Naive", "stratified": "Stratified", "split": "Split budget", "coinpress": "Coinpress",
+                "strat_coinpress": "StratCoinpress"}
+
+
+def synth_view(vanilla, stratified, *, epsilon: float, synthesizer: str, decode, seed: int,
+               delta: float | None = None, params: dict | None = None, script: dict | None = None) -> TabView:
+    """The "Synthetic data" tab: one model against one model per group (seed 004 L216–238, Defs. 11 and 13).
+
+    ``vanilla``/``stratified``: ``dpdash.synth.SynthRun`` of each variant; ``decode(code_label) -> str`` turns a
+    stratum's code label into words. Verdicts from :func:`~dpdash.stratify_verdicts.synth_verdict_sentences`;
+    headlines share the sentences' rounding (accuracies as percentages); tables: the measures, the per-group
+    errors, the strata.
+    """
+    mv, ms = vanilla.metrics, stratified.metrics
+    gtab = mv.workload_per_group[["group", "size", "error", "fallback"]].merge(
+        ms.workload_per_group[["group", "error", "fallback"]], on="group", suffixes=("_vanilla", "_stratified"))
+    gtab["parity_vanilla"] = gtab["group"].map(mv.parity.per_group)
+    gtab["parity_stratified"] = gtab["group"].map(ms.parity.per_group)
+    gtab["group"] = [decode(g) for g in gtab["group"]]
+    sentences = V.synth_verdict_sentences(gtab, epsilon=epsilon, synthesizer=synthesizer,
+                                          accuracy_vanilla=mv.accuracy, accuracy_stratified=ms.accuracy,
+                                          majority=mv.majority_baseline)
+    strata = stratified.strata
+    n_models = int(strata["kept"].sum()) + int(strata["pooled"].any()) if strata is not None else 0
+    summary = pd.DataFrame([
+        ("Workload error (2-way tables)", mv.workload_global, ms.workload_global, "lower"),
+        ("Parity error (Definition 11)", mv.parity.total, ms.parity.total, "lower"),
+        ("Largest relative error of a group's column mean", mv.parity.max_disparity, ms.parity.max_disparity,
+         "lower"),
+        ("Classifier accuracy on real test rows", mv.accuracy, ms.accuracy, "higher"),
+        ("Positive-prediction rate, lowest group ÷ highest", mv.dpr, ms.dpr, "closer to 1"),
+        ("Missed positives (false-negative rate), highest group − lowest", mv.fnr_difference, ms.fnr_difference,
+         "lower"),
+    ], columns=["measure", "one model", "one model per group", "better when"])
+    people = gtab.rename(columns={
+        "size": "records", "error_vanilla": "workload error, one model",
+        "error_stratified": "workload error, one model per group",
+        "fallback_vanilla": "missing from the one-model sample", "fallback_stratified":
+        "missing from the per-group sample", "parity_vanilla": "parity term, one model",
+        "parity_stratified": "parity term, one model per group"})
+
+    def pct(v):
+        return percent(v) if v is not None and math.isfinite(v) else "n/a"
+    heads = (Headline("Workload error, one model", number(mv.workload_global, 3), raw=mv.workload_global),
+             Headline("Workload error, one model per group", number(ms.workload_global, 3), raw=ms.workload_global),
+             Headline("Accuracy, one model", pct(mv.accuracy), raw=mv.accuracy, note="real held-out rows"),
+             Headline("Accuracy, one model per group", pct(ms.accuracy), raw=ms.accuracy, note="real held-out rows"),
+             Headline("Accuracy of always guessing the commonest label", pct(mv.majority_baseline),
+                      raw=mv.majority_baseline),
+             Headline("Accuracy when trained on real data", pct(mv.real_baseline), raw=mv.real_baseline),
+             Headline("Models fitted per group", f"{n_models}", raw=float(n_models),
+                      note="Each receives the full ε (parallel composition)."))
+    missing = sorted(set(mv.parity.fallback_groups) | set(ms.parity.fallback_groups), key=str)
+    return TabView(headlines=heads, verdicts=sentences,
+                   tables=frozen_map({"summary": summary, "per_group": people, "strata": strata}),
+                   figures=frozen_map({"vanilla": mv, "stratified": ms, "missing": tuple(decode(g) for g in missing),
+                                       "n_models": n_models}),
+                   question=QUESTION_SYNTH, params=frozen_map(params), script=frozen_map(script), epsilon=epsilon,
+                   delta=delta, seed=seed)

@@ -10,6 +10,7 @@ import csv
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from dpdash import stratify_views as SV
 from dpdash.data import load_dataset
@@ -66,3 +67,135 @@ def test_group_codes_cross_two_columns_in_code_order():
     codes, labels = SV.group_codes(frame, ["a", "b"])
     assert labels == ["x × 1", "x × 2", "y × 1", "y × 2"]
     assert [labels[c] for c in codes] == ["y × 2", "x × 1", "y × 1", "x × 2"]
+
+
+# --------------------------------------------------------------------------- issue 22: one view per tab
+import math  # noqa: E402
+
+from scipy.special import digamma  # noqa: E402
+from scipy.optimize import brentq  # noqa: E402
+
+from dpdash import stratify as S  # noqa: E402
+from dpdash import synth as Y  # noqa: E402
+from dpdash.formatting import number, percent  # noqa: E402
+
+SIZES = np.array([1, 40, 400, 4000])
+MU = np.array([2.0, 0.5, -0.3, 0.1])
+
+
+def _runs(epsilons=(1.0,), reps=15):
+    return S.run_mean_experiment(sizes=SIZES, mu=MU, sigma=np.ones(4), epsilons=epsilons, R=3.0, gamma=0.05,
+                                 reps=reps, rng=11, min_frac=0.0)
+
+
+def _brute_means(df, level, method, eps):
+    out = {}
+    for r in df.itertuples():
+        if r.level == level and r.method == method and math.isclose(r.epsilon, eps):
+            out.setdefault(r.group, []).append(r.abs_err)
+    return {g: sum(v) / len(v) for g, v in out.items()}
+
+
+def test_mean_error_view_cards_and_sentences_agree_with_a_brute_force_count():
+    df = _runs()
+    view = SV.mean_error_view(df, epsilon=1.0, labels=list("ABCD"), status=["kept"] * 4, sizes=SIZES, reps=15, seed=0)
+    g = _brute_means(df, "group", "naive", 1.0)
+    s = _brute_means(df, "group", "stratified", 1.0)
+    helped = sum(1 for i in range(4) if s[i] < g[i])
+    assert view.headline("Groups helped").value == f"{helped} of 4"
+    pop_g = _brute_means(df, "population", "naive", 1.0)[-1]
+    pop_s = _brute_means(df, "population", "stratified", 1.0)[-1]
+    assert view.headline("Population error, one global release").raw == pytest.approx(pop_g)
+    assert view.headline("Population error, per group").raw == pytest.approx(pop_s)
+    # Issue 22 class: the sentence restates the cards' numbers with the cards' rounding.
+    text = " ".join(view.verdict_text)
+    assert f"from {number(pop_g)} to {number(pop_s)}" in text
+    assert view.headline("Population error, one global release").value == number(pop_g)
+    assert f"lowered the error of {helped} of 4 groups" in text or (helped == 4 and "all 4 groups" in text)
+    tone = "good" if helped == 4 else ("warning" if 2 * helped <= 4 else "neutral")
+    assert view.verdicts[0].tone == tone
+    # Group A (1 record, μ = 2 far from the rest) needs guidance? Not pooled here: no pooled warning.
+    assert all(v.tone != "warning" or "pooled" not in v.text for v in view.verdicts)
+
+
+def test_population_view_ratio_is_the_closed_form():
+    df = _runs()
+    an = S.analytic_mean_errors(SIZES, R=3.0, gamma=0.05, epsilon=1.0, mu=MU, sigma=np.ones(4))
+    view = SV.population_view(df, epsilon=1.0, reps=15, seed=0, analytic=an)
+    # Spec §2.4, written out: RMSE ratio = √(Σ C_i²)/C(n), C(m) = R + √log(m/γ).
+    C = [3.0 + math.sqrt(math.log(m / 0.05)) for m in SIZES]
+    want = math.sqrt(sum(c * c for c in C)) / (3.0 + math.sqrt(math.log(SIZES.sum() / 0.05)))
+    h = view.headline("Typical noise, per group ÷ one global release")
+    assert h.raw == pytest.approx(want, rel=1e-9) and h.value == number(want, 3)
+    cp = SV.population_view(df, epsilon=0.5, reps=15, seed=0, estimator="coinpress")
+    rho = 0.5 ** 2 / 2
+    assert cp.headline("Budget (each method)").raw == pytest.approx(rho)
+    assert cp.headline("As (ε, δ = 10⁻⁶)-DP").raw == pytest.approx(rho + 2 * math.sqrt(rho * math.log(1e6)))
+
+
+def test_sizes_view_theorem10_against_digamma():
+    sizes = np.array([600, 300, 80, 20])
+    view = SV.sizes_view(sizes, list("ABCD"), ["kept"] * 4, alpha=None, min_frac=0.001, seed=0)
+    v = sizes / sizes.sum()
+    k, n = 4, 1000
+    a_hat = brentq(lambda a: digamma(a) - digamma(k * a) - np.mean(np.log(v)), 1e-8, 1e8)
+    E = k * (digamma(a_hat) - digamma(k * a_hat) + math.log(n))
+    worst, best = k * math.log(n / k), (k - 1) + math.log(n - k)
+    gap = (worst - E) / (worst - best)
+    assert view.headline("Fitted imbalance α̂").raw == pytest.approx(a_hat, rel=1e-6)
+    assert view.headline("Expected Σ log (Theorem 10)").raw == pytest.approx(E, rel=1e-6)
+    assert view.headline("Share of the way to the best case").value == percent(gap)
+    # The sentence and the cards share their rounding (a card said 0.4123 beside "41%").
+    assert percent(gap) in view.verdicts[0].text
+    assert view.headline("Fitted imbalance α̂").value in view.verdicts[0].text
+
+
+def test_parity_view_against_definition_11_written_out():
+    df = _runs(reps=6)
+    view = SV.parity_view(df, epsilon=1.0, group_mask=None, normalized=False, reps=6, seed=0)
+    for method, label in (("naive", "Naive"), ("stratified", "Stratified")):
+        per_rep = {}
+        for r in df.itertuples():
+            if r.method == method and math.isclose(r.epsilon, 1.0):
+                d = per_rep.setdefault(r.rep, {"g": 0.0, "p": 0.0})
+                err = abs(r.truth - r.estimate)
+                if r.level == "group":
+                    d["g"] += err
+                else:
+                    d["p"] += err / 4  # ω = 1/k
+        want = sum(d["g"] + d["p"] for d in per_rep.values()) / len(per_rep)
+        h = view.headline(f"Parity error, {label}")
+        assert h.raw == pytest.approx(want) and h.value in view.verdicts[0].text
+
+
+def test_sweep_view_reads_the_worst_group_at_both_ends():
+    df = _runs(epsilons=(0.1, 1.0, 10.0), reps=5)
+    view = SV.sweep_view(df, paper_grid=True, seed=0)
+    worst = {}
+    for m in ("naive", "stratified"):
+        for e in (0.1, 10.0):
+            worst[m, e] = max(_brute_means(df, "group", m, e).values())
+    text = view.verdicts[0].text
+    assert (f"one global release goes from {number(worst['naive', 0.1])} to {number(worst['naive', 10.0])}"
+            in text)
+    assert f"per-group release from {number(worst['stratified', 0.1])} to {number(worst['stratified', 10.0])}" in text
+
+
+def test_synth_view_counts_groups_and_shows_accuracy_as_in_the_sentence():
+    table = Y.make_categorical_population(3000, 3, 1.0, rng=np.random.default_rng(0))
+    train, test = Y.train_test_split_table(table, rng=0)
+    runs = {v: Y.fit_and_evaluate(train, test, domain=table.domain, synthesizer="independent", epsilon=1.0,
+                                  variant=v, group_cols=list(table.group_cols), label_col=table.label_col, rng=0)
+            for v in ("vanilla", "stratified")}
+    view = SV.synth_view(runs["vanilla"], runs["stratified"], epsilon=1.0, synthesizer="Independent",
+                         decode=lambda g: f"G{g}", seed=0)
+    wv = runs["vanilla"].metrics.workload_per_group.set_index("group")["error"]
+    ws = runs["stratified"].metrics.workload_per_group.set_index("group")["error"]
+    helped = sum(1 for g in wv.index if ws[g] < wv[g])
+    first = view.verdicts[0]
+    assert (f"{helped} of {len(wv)} groups" in first.text) or (helped == len(wv) and "all" in first.text)
+    assert first.tone == ("good" if helped == len(wv) else ("warning" if 2 * helped <= len(wv) else "neutral"))
+    acc = view.headline("Accuracy, one model")
+    assert acc.value == percent(runs["vanilla"].metrics.accuracy) and acc.value in view.verdicts[1].text
+    kept = runs["stratified"].strata
+    assert view.headline("Models fitted per group").value == str(int(kept["kept"].sum()) + int(kept["pooled"].any()))

@@ -25,7 +25,7 @@ def _charts(at) -> list[str]:
 
 
 def _metrics(at) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
+    return {m.label.replace("\\", ""): m.value for m in at.metric}  # labels are Markdown-escaped
 
 
 def _verdicts(at) -> list[str]:

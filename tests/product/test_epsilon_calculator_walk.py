@@ -49,7 +49,16 @@ ALLOWED = [r"must be < 1/e|delta_g", r"held at a fixed accuracy need", r"the pla
 REL = 6e-4  # cards show 4 significant figures
 
 
+_SUP = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+
+
 def _num(text) -> float:
+    """A card's number, including the views' "1.428·10⁻¹¹" form for very large or small values."""
+    import re
+
+    m = re.search(r"(?:(-?[\d.,]+)·)?10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)", str(text))  # "1.4·10⁻¹¹" or "10⁻⁹"
+    if m:
+        return float((m.group(1) or "1").replace(",", "")) * 10.0 ** int(m.group(2).translate(_SUP))
     v = metric_number(text)
     assert v is not None, f"no number in {text!r}"
     return v
@@ -60,8 +69,8 @@ def _close(shown: float, expected: float, what: str, rel: float = REL) -> None:
 
 
 def _card(at, start: str) -> str:
-    for label, value in metrics(at).items():
-        if label.startswith(start):
+    for label, value in metrics(at).items():  # labels are Markdown-escaped ("± half\\-width")
+        if label.replace("\\", "").startswith(start):
             return value
     raise AssertionError(f"no card {start!r}: {list(metrics(at))}")
 
@@ -130,9 +139,14 @@ def oracle_noise(at) -> None:
     if w.get("eps_n1_usecol"):
         return  # the bounds come from the data (tests/pages check that case against the dataset)
     mech_, fix, conf = w["eps_n1_mech"], w["eps_n1_fix"], w["eps_n1_conf"] / 100
-    l1, l2 = sensitivity(w["eps_n1_query"], w["eps_n1_neigh"], w["eps_n1_lower"], w["eps_n1_upper"], w["eps_n1_n"])
+    if w["eps_n1_query"] in ("count", "histogram"):  # L, U and n play no part: not drawn (issue 25)
+        assert not {"eps_n1_lower", "eps_n1_upper", "eps_n1_n"} & set(w), "bounds drawn for a count"
+    l1, l2 = sensitivity(w["eps_n1_query"], w["eps_n1_neigh"], w.get("eps_n1_lower"), w.get("eps_n1_upper"),
+                         w.get("eps_n1_n"))
     beta = 1 - conf
-    delta = 10.0 ** w["eps_n1_delta"]
+    if "gaussian" not in mech_:  # pure ε: no δ control (issue 25: it was live and written to the link)
+        assert "eps_n1_delta" not in w, "a δ control is drawn for a Laplace mechanism"
+    delta = 10.0 ** w.get("eps_n1_delta", -6)
     rule = w.get("eps_n1_rule", "analytic")
     shown = {k: _card(at, k) for k in ("Noise scale", "Noise std", "± half-width", "ε", "ρ")}
     if mech_ == "laplace":
@@ -337,8 +351,9 @@ def oracle_maxinfo(at) -> None:
     w = widget_values(at)
     caps = [c.value for c in at.caption if c.value.startswith("log₂(|Y|/β)")]
     if caps and "eps_m_range" in w:
-        shown = float(re.search(r"\*\*([\d.e+-]+) bits", caps[0]).group(1))
+        shown = float(re.search(r"= ([\d.,]+) bits", caps[0]).group(1).replace(",", ""))
         _close(shown, math.log2(w["eps_m_range"] / 0.05), "description length", rel=REL)
+        assert f"|Y| = {int(w['eps_m_range']):,}" in caps[0]  # in full: 2²⁰ read "1048580" (issue 25)
 
 
 def oracle_public(at) -> None:

@@ -66,8 +66,8 @@ DEFAULTS: dict[str, object] = {
     "eps_t_trials": 1000, "eps_t_seed": 0, "eps_t_r": 2, "eps_t_c": 2, "eps_t_pi1": "2/3, 1/3", "eps_t_pi2": "1/2, 1/2",
     "eps_t_ishift": "", "eps_t_sweep": "n", "eps_t_points": 3,
     "eps_m_alpha": 0.05, "eps_m_eps": 0.01, "eps_m_n": 10_000, "eps_m_opt": True, "eps_m_beta": 0.01,
-    "eps_m_gamma": 0.01, "eps_m_range": float(2**20), "eps_m_cn": 27254.0, "eps_m_ca": 1.0, "eps_m_cb": 0.05,
-    "eps_m_cg": 2, "eps_m_cgam": 1521.0, "eps_m_ck": "pure",
+    "eps_m_gamma": 0.01, "eps_m_range": 2**20, "eps_m_cn": 27254, "eps_m_ca": 1.0, "eps_m_cb": 0.05,
+    "eps_m_cg": 2, "eps_m_cgam": 1521, "eps_m_ck": "pure",
 }
 
 
@@ -129,11 +129,12 @@ def show_table(df: pd.DataFrame, formats: dict | None = None, **kw) -> None:
     st.dataframe(shown.style.format(numeric), hide_index=True, width="stretch", **kw)
 
 
-def exports(prefix: str, *, table: pd.DataFrame | None, name: str) -> None:
-    """The tab's table as CSV, drawn where it is called (right under the table it downloads). Its parameters
-    leave through "Settings (JSON)" under "Take this away", which the sidebar can restore."""
+def exports(prefix: str, *, table: pd.DataFrame | None, name: str, what: str = "table") -> None:
+    """The tab's table as CSV, drawn where it is called: right under the table it downloads, its label naming it
+    where a tab has more than one (issue 25: two "Download table (CSV)" buttons far from their tables). Its
+    parameters leave through "Settings (JSON)" under "Take this away", which the sidebar can restore."""
     if table is not None:
-        download_csv(table, filename=f"{name}.csv", key=f"{prefix}_csv")
+        download_csv(table, filename=f"{name}.csv", key=f"{prefix}_csv", label=f"Download {what} (CSV)")
 
 
 def script_of(builder: Callable[..., str], view: TabView) -> str:

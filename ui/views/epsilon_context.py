@@ -38,7 +38,7 @@ def render_in_context(epsilon: float, delta: float | None) -> None:
     st.dataframe(people, hide_index=True, width="stretch",
                  column_config={"Source": st.column_config.LinkColumn("Source")})
     download_csv(dep.context_table_for_people(table, for_csv=True), filename="published_deployments.csv",
-                 key="eps_ctx_csv")
+                 key="eps_ctx_csv", label="Download deployments (CSV)")
     with methodology():
         st.markdown(
             "Each value is copied as its source states it, with the place it was read (column *Where the value was "

@@ -1152,6 +1152,166 @@ def run_mean_experiment_on_data(x, groups, *, epsilons, R: float, gamma: float, 
                             beta=_check_beta(beta))
 
 
+# ---------------------------------------------------------------------------------------------------------
+# From group summaries (issue 24 item 3): the Laplace releases need only each group's size and clipped sums
+# ---------------------------------------------------------------------------------------------------------
+
+#: Columns of a group summary: one row per (group, clipping bound); ``sum`` (unclipped) is optional.
+SUMMARY_COLUMNS = ("group", "size", "clipped_sum", "lower", "upper")
+
+
+def summary_bounds(sizes, *, R: float, gamma: float, mode: str = "paper", min_frac: float = 0.0,
+                   small_strata: str = "pool") -> pd.DataFrame:
+    """The clipping bounds a group summary must use for the Laplace releases, per group (group code, bound).
+
+    The global release clips every value at ±C(n); the per-group release clips group i at ±C(|S|) of its
+    stratum S (its own group, or the pooled stratum). C(m) is :func:`clip_halfwidth`; n and the sizes are public
+    (S4 L107), so a data holder computes these bounds without looking at values.
+    """
+    sizes = np.asarray(sizes, dtype=np.int64).ravel()
+    lay = strata_layout(sizes, min_frac=min_frac, small_strata=small_strata)
+    Cn = clip_halfwidth(int(sizes.sum()), R=R, gamma=gamma, mode=mode)
+    C = np.atleast_1d(clip_halfwidth(lay.strata_sizes, R=R, gamma=gamma, mode=mode))
+    rows = []
+    for i in np.flatnonzero(sizes > 0):
+        rows.append((int(i), float(Cn)))
+        if lay.stratum_of_group[i] >= 0 and not math.isclose(C[lay.stratum_of_group[i]], Cn):
+            rows.append((int(i), float(C[lay.stratum_of_group[i]])))
+    return pd.DataFrame(rows, columns=["group", "bound"])
+
+
+def summarise_groups(x, groups, *, R: float, gamma: float, mode: str = "paper", min_frac: float = 0.0,
+                     small_strata: str = "pool", k: int | None = None, with_sum: bool = True) -> pd.DataFrame:
+    """The group summary a data holder computes where the data live: size and clipped sum per group and bound.
+
+    One row per group and per bound of :func:`summary_bounds` (columns :data:`SUMMARY_COLUMNS`, and ``sum``, the
+    unclipped sum, when ``with_sum``: it gives the page the true means to measure errors against and is never
+    released). :func:`run_mean_experiment_on_summary` on the result equals :func:`run_mean_experiment_on_data`
+    on ``x, groups`` (Laplace estimator, same seed).
+    """
+    x, g, k = _xy(x, groups, k)
+    order = np.argsort(g, kind="stable")
+    xs, gs = x[order], g[order]
+    sizes = np.bincount(gs, minlength=k)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    rows = []
+    for i, bound in summary_bounds(sizes, R=R, gamma=gamma, mode=mode, min_frac=min_frac,
+                                   small_strata=small_strata).itertuples(index=False):
+        seg = xs[starts[i]:starts[i] + sizes[i]]
+        row = {"group": int(i), "size": int(sizes[i]), "clipped_sum": float(np.clip(seg, -bound, bound).sum()),
+               "lower": -bound, "upper": bound}
+        if with_sum:
+            row["sum"] = float(seg.sum())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _summary_sum(summary: pd.DataFrame, group: int, bound: float) -> float:
+    hit = summary[(summary["group"] == group) & np.isclose(summary["upper"], bound, rtol=1e-9, atol=0)
+                  & np.isclose(summary["lower"], -bound, rtol=1e-9, atol=0)]
+    if hit.empty:
+        have = ", ".join(f"[{lo:.6g}, {hi:.6g}]" for lo, hi in
+                         summary.loc[summary["group"] == group, ["lower", "upper"]].itertuples(index=False))
+        raise ValueError(f"group {group} has no clipped sum at the bounds [{-bound:.6g}, {bound:.6g}] this release "
+                         f"uses (it has {have or 'none'}); recompute the summary with dpdash.stratify."
+                         "summary_bounds for these R, γ and clipping mode")
+    return float(hit["clipped_sum"].iloc[0])
+
+
+def check_summary(summary: pd.DataFrame, k: int | None = None) -> tuple[pd.DataFrame, np.ndarray]:
+    """A group summary checked (columns, finite numbers, whole non-negative sizes, one size per group, sums within
+    size × bounds) and each group's size (codes 0..k−1, 0 for a group absent from the summary)."""
+    missing = [c for c in SUMMARY_COLUMNS if c not in summary.columns]
+    if missing:
+        raise ValueError(f"a group summary needs the columns {list(SUMMARY_COLUMNS)}; missing {missing}")
+    cols = list(SUMMARY_COLUMNS) + (["sum"] if "sum" in summary.columns else [])
+    num = summary[cols].apply(pd.to_numeric, errors="coerce")
+    if num.isna().any(axis=None) or not np.all(np.isfinite(num.to_numpy(float))):
+        raise ValueError("every cell of a group summary must be a finite number (group codes 0..k−1)")
+    g = num["group"].to_numpy(float)
+    size = num["size"].to_numpy(float)
+    if np.any(g < 0) or np.any(g % 1) or np.any(size < 0) or np.any(size % 1):
+        raise ValueError("group codes and sizes must be whole numbers ≥ 0")
+    if np.any(num["upper"] <= 0) or not np.allclose(num["lower"], -num["upper"]):
+        raise ValueError("the bounds must be symmetric, lower = −upper < 0 (S4 clips to [−C, C])")
+    if np.any(np.abs(num["clipped_sum"]) > size * num["upper"] * (1 + 1e-9)):
+        raise ValueError("a clipped sum exceeds size × bound: it cannot come from values clipped to those bounds")
+    kk = int(g.max()) + 1 if k is None else int(k)
+    sizes = np.zeros(kk, dtype=np.int64)
+    for gi, m in zip(g.astype(int), size.astype(np.int64)):
+        if sizes[gi] and sizes[gi] != m:
+            raise ValueError(f"group {gi} has two different sizes in the summary ({sizes[gi]} and {m})")
+        sizes[gi] = m
+    num["group"] = num["group"].astype(int)
+    return num, sizes
+
+
+def run_mean_experiment_on_summary(summary: pd.DataFrame, *, epsilons, R: float, gamma: float, reps: int, rng,
+                                   methods: Sequence[str] = ("naive", "stratified", "split"), min_frac: float = 0.0,
+                                   small_strata: str = "pool", mode: str = "paper",
+                                   k: int | None = None) -> pd.DataFrame:
+    """:func:`run_mean_experiment_on_data` from a group summary instead of rows (Laplace estimator).
+
+    The clipped Laplace releases (S4 Eq. 2–4) read each stratum's clipped mean, Σ clip(x, −C, C)/|S|, and the
+    population's at C(n): sums that :func:`summarise_groups` computes where the data live. Same noise draws,
+    same order: with the same seed the estimates equal the microdata run's (to rounding of the sums). The truths
+    are the unclipped means when the summary has a ``sum`` column, otherwise the clipped means at C(n) (said in
+    the page's note). Coinpress projects every row and cannot run from sums.
+    """
+    num, sizes = check_summary(summary, k)
+    k = sizes.size
+    eps_arr, R, gamma, reps = _check_experiment(epsilons, R, gamma, mode, reps, "laplace", methods)
+    lay = _layout(sizes, _check_min_frac(min_frac), _check_choice(small_strata, "small_strata", SMALL_STRATA))
+    n = int(sizes.sum())
+    Cn = clip_halfwidth(n, R=R, gamma=gamma, mode=mode)
+    pre = {"n": n, "Cn": Cn}
+    present = np.flatnonzero(sizes > 0)
+    clipped_n = np.array([_summary_sum(num, i, Cn) for i in present])
+    if any(m in methods for m in ("naive", "split")):
+        pre["clipped_all"] = float(clipped_n.sum() / n)
+    if any(m in methods for m in ("stratified", "split")):
+        C = np.asarray(clip_halfwidth(lay.strata_sizes, R=R, gamma=gamma, mode=mode), dtype=float).reshape(-1)
+        pre["C"] = C
+        gsum = np.zeros(k)
+        for i in present:
+            if lay.stratum_of_group[i] >= 0:
+                gsum[i] = _summary_sum(num, i, C[lay.stratum_of_group[i]])
+        rel = lay.stratum_of_group >= 0
+        sums = np.bincount(lay.stratum_of_group[rel], weights=gsum[rel], minlength=lay.strata_sizes.size)
+        pre["means"] = sums / lay.strata_sizes
+    if "sum" in num.columns:
+        raw = np.zeros(k)
+        for i in present:
+            raw[i] = float(num.loc[num["group"] == i, "sum"].iloc[0])
+    else:
+        raw = np.zeros(k)
+        raw[present] = clipped_n
+    grp = np.divide(raw, sizes, out=np.full(k, np.nan), where=sizes > 0)
+    truth = np.concatenate([[float(raw.sum() / n)], grp])
+    n_i = np.concatenate([[n], sizes])
+    gen = as_generator(rng)
+    rows = []
+    for rep in range(int(reps)):
+        for eps in eps_arr:
+            for name, pop, est in _laplace_methods(pre, lay, eps, methods, None, gen):
+                rows.append((rep, eps, name, np.concatenate([[pop], est])))
+    R_ = len(rows)
+    out = pd.DataFrame({
+        "rep": np.repeat([r[0] for r in rows], k + 1),
+        "epsilon": np.repeat(np.asarray([r[1] for r in rows], dtype=float), k + 1),
+        "method": np.repeat(np.asarray([r[2] for r in rows], dtype=object), k + 1),
+        "level": np.tile(np.array(["population"] + ["group"] * k, dtype=object), R_),
+        "group": np.tile(np.arange(-1, k), R_),
+        "n_i": np.tile(n_i, R_),
+        "estimate": np.concatenate([r[3] for r in rows]),
+        "truth": np.tile(truth, R_),
+        "empirical": np.tile(truth, R_),
+    })
+    out["abs_err"] = (out["estimate"] - out["truth"]).abs()
+    out["priv_err"] = out["estimate"] - out["empirical"]
+    return out
+
+
 def _laplace_precompute(x, g, lay, R, gamma, mode, methods) -> dict:
     n = lay.sizes.sum()
     Cn = clip_halfwidth(n, R=R, gamma=gamma, mode=mode)

@@ -161,3 +161,129 @@ def test_infeasible_plan_is_a_warning():
     v = _budget(specs, budget=0.1)
     assert [s.tone for s in v.verdicts] == ["warning", "warning"] and "cannot be met" in v.verdicts[0].text
     assert ev.budget_verdict(bud.plan_budget_first(list(specs), epsilon=0.1)) == v.verdicts[1].text
+
+
+# --------------------------------------------------------------------------- Tab 1: noise and accuracy
+def _noise(mechanism="laplace", query="count", fix="privacy", fixed=None, conf=95.0, delta=0.0, rule="analytic",
+           lower=None, upper=None, n=None, neighbour="replace"):
+    fixed = fixed or {"epsilon": 1.0}
+    s = mech.query_sensitivity(query, lower=lower or 0.0, upper=upper if upper is not None else 1.0, n=n,
+                               neighbour=neighbour)
+    gauss = "gaussian" in mechanism
+    cal = mech.calibrate(mechanism, sensitivity=s.l2 if gauss else s.l1, confidence=conf / 100, gaussian_rule=rule,
+                         **({"delta": delta} if gauss else {}), **fixed)
+    return evw.noise_view(cal, query=query, neighbour=neighbour, lower=lower, upper=upper, n=n, mechanism=mechanism,
+                          rule=rule, fix=fix, fixed=fixed, confidence_pct=conf, delta=delta, l1=s.l1, l2=s.l2,
+                          mechanisms=("laplace", "gaussian"), by_rho=False)
+
+
+def test_noise_view_laplace_count_against_the_closed_form():
+    """Laplace, Δ = 1, ε = 1: b = 1, std √2, ± = ln 20 = 2.996 at 95%; ρ = ε²/2 (Thm 2.1.2)."""
+    v = _noise()
+    assert v.headline("Noise scale").value == "1"
+    assert v.headline("Noise std").value == f"{math.sqrt(2):.4g}"
+    assert v.headline("± half-width").value == f"{LN20:.4g}" == "2.996"
+    assert v.headline("ε").value == "1" and v.headline("ρ (zCDP)").value == "0.5"
+    assert "within ±3.0 of its true value 95%" in v.verdicts[0].text
+    assert v.script["sensitivity"] == 1.0 and v.script["epsilon"] == 1.0
+    # a count has no bounds or n in its report (they play no part: issue 25)
+    assert not {"lower bound L", "upper bound U", "records n"} & set(v.params)
+
+
+def test_noise_view_gaussian_fixed_accuracy_against_scipy():
+    """Gaussian at fixed ±: σ = ± / z_{0.975}; ρ = Δ²/(2σ²) (Thm 2.2.2); the report names δ."""
+    from scipy import stats
+
+    v = _noise("gaussian", "mean", fix="accuracy", fixed={"half_width": 2.0}, delta=1e-6, lower=0.0, upper=1718.5,
+               n=1000)
+    sigma = 2.0 / stats.norm.ppf(0.975)
+    assert v.headline("Noise scale").raw == pytest.approx(sigma, rel=1e-9)
+    assert v.headline("ρ (zCDP)").raw == pytest.approx((1718.5 / 1000) ** 2 / (2 * sigma**2), rel=1e-9)
+    assert v.params["upper bound U"] == "1,718.5"  # issue 25: "U = 1718" for 1718.5
+    assert v.params["δ"] == "10⁻⁶" and v.headline("ε (δ = 10⁻⁶)").raw == v.epsilon
+    assert "computed from the fixed half-width" in v.figures["computed"]
+
+
+def test_noise_guidance_is_a_warning():
+    v = _noise(query="mean", lower=0.0, upper=100.0, n=10, fixed={"epsilon": 0.01})
+    assert [s.tone for s in v.verdicts] == ["good", "warning"] and "raise ε or n" in v.verdicts[1].text
+
+
+# --------------------------------------------------------------------------- Tab 2: composition
+def test_composition_view_basic_and_zcdp_against_the_sums():
+    """k Laplace releases of ε: basic Σε = kε (Thm 2.1.4); zCDP ρ = kε²/2 (Thm 2.2.3)."""
+    from dpdash import accounting as acc
+
+    ms = [acc.laplace(0.1, count=100)]
+    rules = ("basic", "zcdp")
+    table = acc.composition_table(ms, delta=1e-6, rules=rules)
+    curve = acc.composition_curve(ms, delta=1e-6, ks=[1, 10, 100], rules=rules)
+    v = evw.composition_view(curve, table, mechanisms=ms, delta=1e-6, rules=rules, log_axes=True)
+    basic = v.headlines[[h.label for h in v.headlines].index(evw.ef.RULE_PLAIN["basic"])]
+    assert basic.raw == pytest.approx(10.0) and basic.value == "10"
+    rho = 100 * 0.01 / 2
+    z = v.headlines[[h.label for h in v.headlines].index(evw.ef.RULE_PLAIN["zcdp"])].raw
+    assert z <= rho + 2 * math.sqrt(rho * math.log(1e6)) + 1e-9  # never looser than Bun–Steinke Prop. 1.3
+    assert "100 Laplace releases (ε = 0.1 each)" in v.verdicts[0].text
+    assert v.verdicts[-1].tone in ("good", "warning")
+    assert v.script["mechanisms"] == [{k: val for k, val in ms[0].__dict__.items() if val is not None}]
+
+
+# --------------------------------------------------------------------------- Tab 4: adaptive
+def test_adaptive_view_counts_the_basic_filter_by_hand():
+    """Basic filter (Thm 5.3.7): requests of ε = 0.01 until Σε would exceed ε_g = 1: exactly 100."""
+    from dpdash import accounting as acc
+
+    seq = [0.01] * 300
+    trace = acc.adaptive_trace(seq, epsilon_g=1.0, delta_g=1e-6, n=10_000)
+    halts = {r: acc.filter_trace(seq, epsilon_g=1.0, delta_g=1e-6, rule=r) for r in ("basic", "advanced", "zcdp")}
+    v = evw.adaptive_view(trace, halts, epsilons=seq, kind="constant", epsilon_g=1.0, delta_g=1e-6, n=10_000,
+                          rule="basic", seed=None, values={}, labels=acc.ADAPTIVE_LABELS)
+    assert v.headline("Requests answered by the basic filter").value == "100 of 300"
+    assert v.verdicts[0].tone == "neutral"  # not every request answered: not good news
+    t = v.tables["adaptive"].set_index("quantity")["value"]
+    assert t["requests allowed by the basic filter"] == 100
+    assert t[acc.ADAPTIVE_LABELS["basic"] + " after all requests"] == pytest.approx(3.0)  # Σε over 300
+
+
+# --------------------------------------------------------------------------- Tab 5: ε as risk
+def test_risk_view_posterior_and_advantage_closed_forms():
+    """Posterior ≤ p·e^ε / (p·e^ε + 1 − p) (Def. 2.1.1 with Bayes); advantage (e^ε − 1)/(e^ε + 1) = tanh(ε/2)."""
+    v = evw.risk_view(epsilon=1.0, delta=0.0, prior=0.1, shape="laplace", mu=None)
+    up = 0.1 * math.e / (0.1 * math.e + 0.9)
+    lo = 0.1 / (0.1 + 0.9 * math.e)
+    assert v.headline("Worst-case posterior belief").value == f"{lo:.1%} – {up:.1%}"
+    assert v.headline("Largest membership advantage").raw == pytest.approx(math.tanh(0.5), rel=1e-9)
+    assert f"{math.tanh(0.5):.4g}" in v.figures["caption_advantage"]
+    assert len(v.figures["curves"]) == 2 and v.verdicts[0].tone == "good"
+    w = evw.risk_view(epsilon=1.0, delta=1e-6, prior=0.1, shape="generic", mu=None)
+    assert any(s.tone == "warning" and "no uniform posterior bound" in s.text for s in w.verdicts)
+    assert evw.risk_view(epsilon=12.0, delta=0.0, prior=0.1, shape="generic", mu=None).verdicts[0].tone == "warning"
+
+
+# --------------------------------------------------------------------------- Tab 8: max-information
+def test_maxinfo_view_against_thm_152_and_144_written_out():
+    """Thm 1.5.2: m(β) = log₂e·(ε²n/2 + ε√(n ln(2/β)/2)); Thm 1.4.4: γ = (α − β)/2^m, at a fixed β."""
+    a, e, n, b = 0.05, 0.01, 10_000, 0.01
+    v = evw.maxinfo_view(alpha=a, epsilon=e, n=n, beta=b, target_gamma=0.01, outcomes=2**20)
+    m = math.log2(math.e) * (e * e * n / 2 + e * math.sqrt(n * math.log(2 / b) / 2))
+    assert v.headline("Max-information (product data)").raw == pytest.approx(m, rel=1e-9)
+    assert v.headline("Corrected threshold γ(α)").raw == pytest.approx((a - b) / 2**m, rel=1e-9)
+    # |Y| in full and log₂(|Y|/β) at β = 0.05 (Thm 1.5.1): 2²⁰ is 1,048,576, not 1048580 (issue 25)
+    assert "|Y| = 1,048,576" in v.figures["description"]
+    assert f"{math.log2(2**20 / 0.05):.4g} bits" in v.figures["description"]
+    assert v.headline("Corrected threshold γ(α)").value == f"{(a - b) / 2**m:.4g}"
+
+
+# --------------------------------------------------------------------------- Tab 7: private tests
+def test_tests_view_tone_and_headlines():
+    from scipy import stats
+
+    table = pd.DataFrame({"test": ["classical"], "critical value": [stats.chi2.isf(0.05, 3)]})
+    v = evw.tests_view(test="gof", n=10_000, privacy_words="ρ = 0.00125", alpha=0.05, table=table, naive_size=0.31,
+                       power=0.5, script={}, params={}, seed=0)
+    assert v.verdicts[0].tone == "warning" and "31%" in v.verdicts[0].text
+    assert v.headline("classical").value == f"{stats.chi2.isf(0.05, 3):.4g}"
+    ok = evw.tests_view(test="gof", n=10_000, privacy_words="ρ = 1", alpha=0.05, table=table, naive_size=0.051,
+                        power=None, script={}, params={}, seed=0)
+    assert ok.verdicts[0].tone == "good"

@@ -155,8 +155,9 @@ def simulation_view(pool: lx.Pool, mc, *, k: int, x, expected_min: float, n_draw
     if sampler == "independent":
         pmf = lx.poisson_binomial_pmf(x)
         lo, hi = lx.size_interval(x, coverage=0.95)
-        lines.append(f"Independent coins give exactly {k} members in {percent(float(pmf[k]))} of draws (95% of "
-                     f"draws: {lo} to {hi} members).")
+        # the range's own share of draws, summed from the exact size distribution (not the 95% it aims at)
+        lines.append(f"Independent coins give exactly {k} members in {percent(float(pmf[k]))} of draws; "
+                     f"{percent(float(pmf[lo:hi + 1].sum()))} of draws have {lo} to {hi} members.")
     lowest = U.min(axis=0)
     table = pd.DataFrame({
         "group": list(pool.group_names), "expected": mc.expected, "average in the draws": mc.mean,

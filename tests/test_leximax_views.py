@@ -59,6 +59,9 @@ def test_simulation_view_independent_coins_size_sentence():
              for bits in itertools.product([0, 1], repeat=6) if sum(bits) == 3)
     assert p3 == pytest.approx(5 / 9)
     assert f"exactly 3 members in {percent(p3)} of draws" in view.verdict_text[-1]
+    # sizes 2, 3, 4 carry all the mass (2/9 + 5/9 + 2/9): the range holds 100% of draws, not "95%"
+    assert "95% of draws" not in view.verdict_text[-1]
+    assert "100% of draws have 2 to 4 members" in view.verdict_text[-1]
 
 
 def _uniform_by_enumeration(V, k):

@@ -187,7 +187,7 @@ def quota_tab():
     qframe = qf.table
     with st.expander("Quotas (editable)", expanded=src == "tiny"):
         # keyed by the quota table itself: edits made for one file never land on another file's rows
-        qed = st.data_editor(qframe, key=f"lx_q_editor_{digest(qframe.to_csv(index=False))}",
+        qed = st.data_editor(qframe, key=f"lx_q_editor_{digest(qframe.to_csv(index=False))}", width="stretch",
                              disabled=["feature", "value", "min_flex", "max_flex"], hide_index=True, placeholder="")
         if qf.has_flex:
             st.caption("min_flex and max_flex: how far the Strat App may relax each quota. Kept, shown and written "

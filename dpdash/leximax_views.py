@@ -259,6 +259,15 @@ def quota_infeasible_view(report: lx.QuotaReport) -> TabView:
     return TabView(verdicts=(verdict,), tables=frozen_map(tables), sections=sections, question=QUOTA_QUESTION)
 
 
+def _compare_caption(baseline, minimum: float) -> str:
+    """The leximin-vs-uniform caption, with the share it names counted (it was a fixed claim, true or not)."""
+    below = float((np.asarray(baseline, dtype=float) < minimum - 1e-9).mean())
+    head = "Uniform over quota-meeting panels (estimated by rejection sampling) "
+    if below == 0:
+        return head + f"leaves nobody below the leximin minimum, {percent(minimum)}, on this pool."
+    return head + f"leaves {percent(below)} of people below the leximin minimum, {percent(minimum)}."
+
+
 def quota_view(pool: pd.DataFrame, quotas: Sequence[lx.Quota], dist: lx.PanelDistribution, *, k: int, seed: int,
                baseline=None, id_col: str = "person_id", source: str = "", colour: str | None = None,
                pool_code: str | None = None, pool_file: pd.DataFrame | None = None,
@@ -315,8 +324,7 @@ def quota_view(pool: pd.DataFrame, quotas: Sequence[lx.Quota], dist: lx.PanelDis
         "compare_alt": None if baseline is None else (
             f"Two step lines of everyone's chance sorted from smallest: leximin starts at {percent(met.minimum)}, "
             f"uniform over quota-meeting panels at {percent(float(np.min(baseline)))}."),
-        "compare_caption": ("Uniform over quota-meeting panels (estimated by rejection sampling) leaves more people "
-                            "below the leximin minimum."),
+        "compare_caption": None if baseline is None else _compare_caption(baseline, met.minimum),
         "baseline_note": None if baseline is not None else (
             "Comparison unavailable: quota-meeting panels are too rare for rejection sampling (fewer than 1 in "
             "10,000 random panels meet the quotas)."),

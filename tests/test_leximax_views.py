@@ -160,6 +160,12 @@ def test_quota_view_tiny_example():
     assert chances["P01"] == pytest.approx(3 / 4, abs=1e-7) and chances["P05"] == pytest.approx(1 / 4, abs=1e-7)
     assert view.tables["lottery"]["probability of this panel"].sum() == pytest.approx(1.0)
     assert view.script["pool_code"] == "lx.tiny_pool()" and view.script["pool_records"] is None
+    # the comparison caption counts its share (it was a fixed "leaves more people below", true or not)
+    base = np.array([0.2] * 3 + [0.3] * 9)
+    cap = lxv.quota_view(pool, quotas, dist, k=4, seed=0, baseline=base).figures["compare_caption"]
+    assert f"leaves {percent(3 / 12)} of people below the leximin minimum, 25%" in cap
+    flat = lxv.quota_view(pool, quotas, dist, k=4, seed=0, baseline=np.full(12, 1 / 3)).figures["compare_caption"]
+    assert "leaves nobody below the leximin minimum" in flat
 
 
 def test_quota_infeasible_view_lx10():

@@ -18,11 +18,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 __all__ = ["LABEL_NAMES", "MIN_LABEL_LEVELS", "MAX_LABEL_LEVELS", "MAX_LENS", "label_candidates",
            "default_label", "label_problem", "non_feature_reason", "default_lens", "Estimate", "run_estimate",
-           "time_words", "time_left_words"]
+           "time_words", "time_left_words", "MODEL_BUDGET_BYTES", "ModelFootprint", "probe_tree",
+           "footprint_problem", "level_counts"]
 
 #: Column names (case-insensitive) that say "this is the label" (issue 25: `label` with yes/no/maybe).
 LABEL_NAMES = ("label", "target", "outcome", "class", "y")
@@ -190,3 +192,89 @@ def time_left_words(done: int, total: int, elapsed_s: float) -> str:
         return f"{done}/{total} runs"
     left = elapsed_s / done * (total - done)
     return f"{done}/{total} runs, {time_words(left)} left"
+
+
+# ----------------------------------------------------------------------------------------- memory of a run
+#: Most memory the fitted models of one run may hold at once (issue 26: a 3.6 MB upload added 405 MB).
+MODEL_BUDGET_BYTES = 512 * 2**20
+
+
+@dataclass(frozen=True)
+class ModelFootprint:
+    """What the learner of one repetition will hold, measured on one tree grown as the learner grows its trees:
+    ``nodes`` per tree, ``bytes_per_tree`` (node records and class counts, at the tree's allocated capacity),
+    ``trees`` per model and ``workers`` fitting models at the same time."""
+
+    nodes: int
+    bytes_per_tree: float
+    trees: int
+    workers: int
+
+    @property
+    def peak_bytes(self) -> float:
+        return self.bytes_per_tree * self.trees * self.workers
+
+
+def probe_tree(raw: np.ndarray, y: np.ndarray, *, learner: str, trees: int, workers: int,
+               seed: int = 0) -> ModelFootprint | None:
+    """Grow one tree on a half of the data the way ``learner`` grows each of its trees (the forest: a bootstrap
+    sample, √d features per split; the single tree: all features), before any model of the run is built, and
+    scale its size to the run. None for learners that keep no trees (nearest neighbour, logistic regression keep
+    the data or a few coefficients, bounded by the data).
+
+    The forest's trees are grown to pure leaves, so their size depends on how many distinct records the lens
+    sees, not on the file's size in bytes: one probe tree measures it (spec §4 learners: scikit-learn defaults).
+    """
+    if learner not in ("random_forest", "decision_tree"):
+        return None
+    from sklearn.tree import DecisionTreeClassifier
+
+    rs = np.random.RandomState(seed)
+    n = raw.shape[0]
+    half = rs.permutation(n)[: n // 2]
+    X = np.asarray(raw[half], dtype=np.float32)
+    yy = np.asarray(y)[half]
+    if learner == "random_forest":
+        boot = rs.randint(0, X.shape[0], X.shape[0])
+        X, yy = X[boot], yy[boot]
+    if np.unique(yy).size < 2:
+        return ModelFootprint(nodes=1, bytes_per_tree=0.0, trees=int(trees), workers=int(workers))
+    tree = DecisionTreeClassifier(max_features="sqrt" if learner == "random_forest" else None,
+                                  random_state=seed).fit(X, yy).tree_
+    nodes = int(tree.node_count)
+    per_node = (tree.__getstate__()["nodes"].itemsize + tree.value[0].nbytes)
+    cap = int(getattr(tree, "capacity", nodes) or nodes)
+    return ModelFootprint(nodes=nodes, bytes_per_tree=float(per_node * max(cap, nodes)),
+                          trees=int(trees) if learner == "random_forest" else 1, workers=int(workers))
+
+
+def _mb(b: float) -> str:
+    return f"{b / 2**20:,.0f} MB"
+
+
+def footprint_problem(fp: ModelFootprint | None, *, many_levels: dict[str, int], rows: int,
+                      budget: float | None = None) -> str | None:
+    """A refusal, in words, when the run's models would hold more than ``budget`` bytes at once: what it would
+    take, why (the columns with many values), and what to change. None when it fits."""
+    budget = MODEL_BUDGET_BYTES if budget is None else budget
+    if fp is None or fp.peak_bytes <= budget:
+        return None
+    fit_trees = int(budget // max(fp.bytes_per_tree * fp.workers, 1.0))
+    what = (f"a {fp.trees}-tree random forest" if fp.trees > 1 else "a decision tree")
+    cols = ", ".join(f"{c} ({k:,} values)" for c, k in sorted(many_levels.items(), key=lambda kv: -kv[1])[:4])
+    s = (f"This run would need about {_mb(fp.peak_bytes)} of memory at once, more than the {_mb(budget)} this "
+         f"server allows per run: {what} grown on half of these {rows:,} rows has about {fp.nodes:,} branches "
+         f"per tree ({_mb(fp.bytes_per_tree)} a tree), and {fp.workers} are fitted at the same time.")
+    if cols:
+        s += f" The trees grow this large because the lens has columns with many different values: {cols}."
+    fixes = []
+    if fp.trees > 1 and fit_trees >= 1:
+        fixes.append(f"use at most {fit_trees} trees (Advanced)")
+    fixes.append("leave the many-valued columns out of the lens, or group them into a few ranges")
+    fixes.append("choose logistic regression or 1-nearest neighbour")
+    return s + " To run it, " + "; or ".join(fixes) + "."
+
+
+def level_counts(df: pd.DataFrame, columns: Sequence[str]) -> dict[str, int]:
+    """Distinct non-missing values of each column, counted before anything is encoded or expanded."""
+    return {c: int(df[c].nunique(dropna=True)) for c in columns}

@@ -402,9 +402,15 @@ if err:
     st.warning(f"These settings cannot be run: {md_escape(err, max_len=300)}")
     st.stop()
 n = prepared.n
+# The learner's trees are measured on one probe tree before any model of a preview or a run is built (issue 26).
+fp = cc.footprint(data_key, preview_config, prepared)
+many_levels = {c: k for c, k in ci.level_counts(df, lens).items() if k > co.MAX_LEVELS}
+if (too_big := ci.footprint_problem(fp, many_levels=many_levels, rows=n)) is not None:
+    st.warning(md_escape(too_big, max_len=1200))
+    st.stop()
 gamma = float(gamma_in) if gamma_mode == "members" else float(gamma_in) / 100.0 * n
 if gamma > n:
-    st.warning(f"γ = {gamma:,.0f} is larger than the dataset (n = {n:,}): no group can be kept.")
+    st.warning(f"γ = {cv.members_text(gamma)} is larger than the dataset (n = {n:,}): no group can be kept.")
 coll_names = ct.collection(prepared.group_sizes, gamma)
 in_coll = {nm: nm in coll_names for nm in prepared.group_sizes}
 n_groups = max(1, len(coll_names))  # |𝒞*| for the theorems
@@ -413,7 +419,7 @@ n_groups = max(1, len(coll_names))  # |𝒞*| for the theorems
 # The data and group details fold away under a one-line summary, so the open tab's verdict is near the top.
 n_kept = sum(in_coll.values())
 with st.expander(f"Data and groups: {n:,} labelled rows, {n_kept} of {len(in_coll)} groups kept "
-                 f"(at least γ = {gamma:,.0f} members)", icon=":material/groups:"):
+                 f"(at least γ = {cv.members_text(gamma)} members)", icon=":material/groups:"):
     dropped_note = f" — {prepared.n_dropped:,} rows without a label were dropped." if prepared.n_dropped else ""
     st.caption(data_title + dropped_note)
     cells = co.dp_domain_size(prepared.binned_levels) if prepared.binned_levels else None
@@ -444,8 +450,8 @@ with st.expander(f"Data and groups: {n:,} labelled rows, {n_kept} of {len(in_col
     st.dataframe(gt.style.format({"share": "{:.1%}", "members": "{:,}"}).apply(
         lambda r: ["color: #999" if r["kept (at least γ members)"] != "yes" else "" for _ in r], axis=1),
         hide_index=True, width="stretch", key="coh_group_table")
-    st.caption(f"n = {n:,} labelled rows; γ = {gamma:,.0f}: smaller groups are left out — with few members, random "
-               "splitting alone creates large distances.")
+    st.caption(f"n = {n:,} labelled rows; γ = {cv.members_text(gamma)}: smaller groups are left out — with few "
+               "members, random splitting alone creates large distances.")
 if release_kind in co.HISTOGRAM_KINDS and not math.isfinite(epsilon):
     st.warning(
         "Exact histogram (no noise): the released half is turned into a histogram over the released features and "
@@ -526,8 +532,8 @@ ctx = cc.Ctx(
                {"source": "shared", "name": ds.name} if source == "shared" else {"source": "upload"}),
     preview_config=preview_config, prepared=prepared, groups=groups, in_coll=in_coll, coll_names=coll_names, n=n,
     n_groups=n_groups, alpha=alpha, beta=beta, gamma=gamma, reps=int(reps), release_kind=release_kind,
-    release_choice=release_choice, coarsen=coarsen, epsilon=epsilon, delta=delta, output=output,
-    params=vw.settings_words(
+    release_choice=release_choice, coarsen=coarsen, epsilon=epsilon, delta=delta, output=output, footprint=fp,
+    many_levels=many_levels, params=vw.settings_words(
         data=data_title, label=label, sensitive=sensitive, lens=lens, seed=int(seed), alpha=alpha, gamma=gamma,
         release=RELEASES[release_choice] + ("" if release_kind not in co.HISTOGRAM_KINDS else f" (ε = {eps_label}"
                                            + (f", δ = {delta:g})" if release_kind == "gaussian_histogram" else ")")),

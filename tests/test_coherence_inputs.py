@@ -128,3 +128,47 @@ def test_estimate_refuses_nonsense():
         kw = dict(per_run_s=1.0, runs=5, workers=2, cores=2) | bad
         with pytest.raises(ValueError):
             ci.run_estimate(**kw)
+
+
+# ------------------------------------------------------------------------------------------ memory of a run
+def _many_valued(n=6000, seed=1):
+    rng = np.random.default_rng(seed)
+    raw = np.column_stack([rng.integers(0, 5000, n), rng.normal(size=n), rng.integers(0, 3, n)]).astype(float)
+    y = np.where(rng.random(n) < 0.2, -1, 1)
+    return raw, y
+
+
+def test_probe_tree_predicts_the_size_of_a_real_forest():
+    from sklearn.ensemble import RandomForestClassifier
+
+    raw, y = _many_valued()
+    fp = ci.probe_tree(raw, y, learner="random_forest", trees=20, workers=2, seed=3)
+    half = raw[: len(raw) // 2]
+    forest = RandomForestClassifier(20, random_state=0).fit(half.astype(np.float32), y[: len(raw) // 2])
+    actual = sum(t.tree_.__getstate__()["nodes"].nbytes + t.tree_.__getstate__()["values"].nbytes
+                 for t in forest.estimators_)
+    assert 0.7 < fp.bytes_per_tree * fp.trees / actual < 1.4
+    assert fp.peak_bytes == pytest.approx(2 * fp.bytes_per_tree * 20)
+    nodes = [t.tree_.node_count for t in forest.estimators_]
+    assert min(nodes) * 0.8 < fp.nodes < max(nodes) * 1.2
+    assert ci.probe_tree(raw, y, learner="logistic", trees=50, workers=2) is None
+    single = ci.probe_tree(raw, y, learner="decision_tree", trees=50, workers=1)
+    assert single.trees == 1 and single.peak_bytes == single.bytes_per_tree
+
+
+def test_a_run_that_would_blow_up_is_refused_with_what_to_change():
+    raw, y = _many_valued()
+    fp = ci.probe_tree(raw, y, learner="random_forest", trees=50, workers=2)
+    budget = fp.peak_bytes / 3  # a run three times over the budget
+    msg = ci.footprint_problem(fp, many_levels={"zone": 5000, "sex": 2}, rows=6000, budget=budget)
+    fit = int(budget // (fp.bytes_per_tree * 2))
+    assert 1 <= fit < 50
+    assert f"at most {fit} trees" in msg and "zone (5,000 values)" in msg and "6,000 rows" in msg
+    assert f"about {fp.nodes:,} branches per tree" in msg
+    assert ci.footprint_problem(fp, many_levels={}, rows=6000, budget=fp.peak_bytes * 1.01) is None
+    assert ci.footprint_problem(None, many_levels={}, rows=6000, budget=1.0) is None
+
+
+def test_level_counts_are_the_distinct_values():
+    df = pd.DataFrame({"a": [1, 2, 2, None], "b": ["x", "y", "z", "x"]})
+    assert ci.level_counts(df, ["a", "b"]) == {"a": 2, "b": 3}

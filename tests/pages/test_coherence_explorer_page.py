@@ -847,3 +847,54 @@ def test_default_groups_write_nothing_to_the_link():
     at = _app(coh_n="2000", coh_learner="Decision tree", coh_groups="everyone,sensitive").run()
     _ok(at)
     assert not _notice(at) and "coh_groups" not in dict(at.query_params)
+
+
+def _many_valued_upload(n=3000) -> bytes:
+    rng = __import__("numpy").random.default_rng(8)
+    rows = ["zone,age,income,label"]
+    for i in range(n):
+        rows.append(f"z{rng.integers(0, 2000)},{rng.integers(18, 90)},{rng.normal(3e4, 1e4):.2f},"
+                    f"{'yes' if rng.random() < 0.15 else 'no'}")
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_a_run_whose_models_would_not_fit_in_memory_is_refused_before_anything_is_fitted(monkeypatch):
+    """Issue 26: the learner's trees are measured on one probe tree first; over the budget, the page says what it
+    would take and what to change, and fits nothing (no preview, Run disabled)."""
+    from dpdash import coherence_inputs as ci
+
+    monkeypatch.setattr(ci, "MODEL_BUDGET_BYTES", 2**20)  # 1 MB: a 50-tree forest on 1,500 rows is more
+    at = _app(coh_source="upload", coh_tab=RUNS).run()
+    _upload(at, _many_valued_upload())
+    _ok(at)
+    warned = [_shown(w) for w in at.warning if "memory" in _shown(w)]
+    assert warned and "more than the 1 MB this server allows per run" in warned[0]
+    assert re.search(r"zone \(1,[0-9]{3} values\)", warned[0]) and "trees (Advanced)" in warned[0]
+    assert not _charts(at)  # nothing was fitted or drawn
+    at.slider(key="coh_trees").set_value(10).run()  # the advice works: fewer trees...
+    at.selectbox(key="coh_learner").set_value("logistic").run()  # ...or a learner without trees
+    _ok(at)
+    assert not [w for w in at.warning if "memory" in _shown(w)]
+    assert not at.button(key="coh_run").disabled
+
+
+def test_an_upload_is_read_once_and_reruns_reuse_it():
+    """Issue 26: reruns do not parse the file again nor copy the prepared data (kept per session)."""
+    at = _app(coh_source="upload", coh_learner="Decision tree").run()
+    _upload(at, _many_valued_upload(400))
+    _ok(at)
+    kept = at.session_state["_coh_upload_kept"]
+    at.slider(key="coh_alpha").set_value(0.5).run()
+    at.number_input(key="coh_gamma").set_value(30.0).run()
+    _ok(at)
+    assert at.session_state["_coh_upload_kept"] is kept and kept[1].frame.shape == (400, 4)
+
+
+def test_gamma_in_percent_is_said_as_the_members_a_group_needs():
+    """A fractional γ (from "% of n") is a size to reach: the summary says the rounded-up size the table keeps."""
+    at = _app(coh_n="2000", coh_learner="Decision tree", coh_gamma_mode="percent", coh_gamma="5.11").run()
+    _ok(at)
+    label = next(e.label for e in at.expander if e.label.startswith("Data and groups"))
+    n = int(re.search(r"Data and groups: ([\d,]+) labelled rows", label).group(1).replace(",", ""))
+    g = 5.11 / 100 * n
+    assert g != round(g) and f"at least γ = {math.ceil(g):,} members" in label

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,8 @@ class Ctx:
     delta: float
     output: str
     params: dict = field(default_factory=dict)
+    footprint: ci.ModelFootprint | None = None
+    many_levels: dict = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------------------------------ cached engine calls
@@ -74,6 +76,25 @@ def prepared(data_key: tuple, config: co.ExperimentConfig, _df: pd.DataFrame):
         return co.prepare(_df, config), None
     except ValueError as exc:
         return None, str(exc)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False, scope="session")
+def footprint(data_key: tuple, config: co.ExperimentConfig, _prepared: co.PreparedData):
+    """One probe tree's size scaled to one model of ``config`` (issue 26: counted before any model is built)."""
+    # the learner sees the release's encoding: the binned released features, or the raw released lens columns
+    rel = config.release
+    X = _prepared.binned if (rel.kind in co.HISTOGRAM_KINDS or rel.binned) and _prepared.binned is not None \
+        else _prepared.raw[:, list(_prepared.feature_idx)] if _prepared.feature_idx else _prepared.raw
+    return ci.probe_tree(X, _prepared.y, learner=config.learner.kind,
+                         trees=config.learner.n_estimators, workers=1, seed=int(config.rng))
+
+
+def run_problem(ctx: Ctx, runs: int) -> str | None:
+    """Why a run of ``runs`` repetitions would hold too much memory (the models fitted at once), or None."""
+    if ctx.footprint is None:
+        return None
+    fp = replace(ctx.footprint, workers=max(1, min(_parallelism(), runs)))
+    return ci.footprint_problem(fp, many_levels=ctx.many_levels, rows=ctx.n)
 
 
 def other_load() -> float:

@@ -56,10 +56,13 @@ def render(ctx: cc.Ctx) -> None:
     est_s, est_words = cc.estimate(ctx, ctx.reps, per_run, f"{ctx.reps} runs")
     if not perr:
         st.caption(est_words)
-    confirm = ctx.source == "upload" and not perr and est_s > 300
+    too_big = cc.run_problem(ctx, ctx.reps)
+    if too_big:
+        show.say_problem(too_big, level="warning")
+    confirm = ctx.source == "upload" and not perr and est_s > 300 and not too_big
     ok_long = st.checkbox("Yes, run the long experiment", key="coh_confirm_long") if confirm else True
     cluster.show_where(CORES)
-    if st.button("Run experiment", key="coh_run", type="primary", disabled=bool(perr) or not ok_long):
+    if st.button("Run experiment", key="coh_run", type="primary", disabled=bool(perr or too_big) or not ok_long):
         _run(ctx)
     stored = st.session_state.get("coh_result")
     if stored is None:

@@ -42,9 +42,12 @@ def render(ctx: cc.Ctx) -> None:
     if not perr:
         st.caption(cc.estimate(ctx, n_sweep, per_run,
                                f"{n_sweep} runs ({len(ct.SWEEP_EPSILONS)} ε × {sweep_reps})")[1])
+    too_big = cc.run_problem(ctx, n_sweep)
+    if too_big:
+        show.say_problem(too_big, level="warning")
     cluster.show_where(CORES)
     scfg = replace(ctx.config, repetitions=sweep_reps)
-    if st.button("Run ε sweep", key="coh_sweep_run"):
+    if st.button("Run ε sweep", key="coh_sweep_run", disabled=bool(too_big)):
         bar, progress = cc.progress_bar("Sweeping ε…")
         try:
             sw = cc.sweep(ctx, scfg, progress=progress)

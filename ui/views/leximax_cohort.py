@@ -332,7 +332,7 @@ def _cohort_tab():
     for sec in view.sections[:-1]:      # groups nobody serves
         verdict_area.info(md_escape(" ".join(sec.lines), max_len=600))
     verdict_box(view.verdicts, verdict_area)
-    cards(view.headlines, cards_area, columns=5)
+    cards(view.headlines, cards_area, columns=3)     # 5 in a row cut "✓ verified" in presenter mode at 1280 px
     cards_area.caption(view.sections[-1].lines[0])      # numbers and our solver names only
     fg = view.figures
     g1, g2 = st.columns(2)

@@ -1,4 +1,4 @@
-"""Browser test of the sampling designer: move the cluster-size slider, the cluster plots redraw and the URL
+"""Browser test of the sampling designer: type a cluster size, the cluster plots redraw and the URL
 gains the parameter; a deep link restores the cluster design and can open a tab directly (``sd_tab``)."""
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ def _cluster_tab(page):
 
 
 def _cluster_slider(panel):
-    return panel.get_by_test_id("stSlider").filter(has_text="Records per cluster c").get_by_role("slider")
+    """The "Records per cluster c" box (a number box with exact entry since issue 25; it was a slider)."""
+    return panel.get_by_test_id("stNumberInput").filter(has_text="Records per cluster c").locator("input")
 
 
 def _charts_svg(panel) -> list[str]:
@@ -35,8 +36,8 @@ def test_cluster_slider_redraws_and_updates_url(page, app_url):
     slider = _cluster_slider(panel)
     assert slider.input_value() == "2"
     before = _charts_svg(panel)
-    slider.focus()
-    page.keyboard.press("ArrowRight")
+    slider.fill("3")
+    slider.press("Enter")
     page.wait_for_function("() => location.search.includes('sd_c=3')")
     wait_idle(page)
     assert slider.input_value() == "3"

@@ -133,6 +133,19 @@ def _label(r: pd.Series) -> str:
     return f"{r['organisation']}: {r['product']}{year}"
 
 
+#: Widest line of a row label on the chart: long labels wrap, so the label margin leaves the dots room at
+#: 1280 px in presenter mode (issue 25: the plot area shrank to ~60 px behind one-line labels of ~100 characters).
+LABEL_WIDTH = 34
+
+
+def _wrapped(label: str) -> str:
+    """A row label wrapped at spaces into lines of at most ``LABEL_WIDTH`` characters (joined by ``<br>``; the
+    words and their order unchanged, so ``label.replace("<br>", " ")`` gives it back)."""
+    import textwrap
+
+    return "<br>".join(textwrap.wrap(label, LABEL_WIDTH, break_long_words=False, break_on_hyphens=False)) or label
+
+
 def make_context_figure(table: pd.DataFrame, *, epsilon: float, delta: float | None = None) -> go.Figure:
     """Deployments as dots on a log ε axis, one row each (sorted by ε), coloured local/central; the user's ε a line.
 
@@ -140,7 +153,7 @@ def make_context_figure(table: pd.DataFrame, *, epsilon: float, delta: float | N
     """
     e = check_epsilon(epsilon)
     t = table.sort_values(["epsilon", "organisation", "product"], ascending=[True, True, True]).reset_index(drop=True)
-    labels = [_label(r) for _, r in t.iterrows()]
+    labels = [_wrapped(_label(r)) for _, r in t.iterrows()]
     fig = go.Figure()
     for i, (model, text) in enumerate(MODELS.items()):
         g = t[t["model"] == model]
@@ -161,7 +174,8 @@ def make_context_figure(table: pd.DataFrame, *, epsilon: float, delta: float | N
     hi = max(e, float(t["epsilon"].max()))
     fig.update_layout(xaxis=log_axis(lo / 1.5, hi * 1.5, title="ε (log scale; units and periods differ by row)"),
                       yaxis=dict(title=None, categoryorder="array", categoryarray=labels, automargin=True),
-                      title="Your ε among published deployments", height=max(360, 40 * len(labels) + 190),
+                      title="Your ε among published deployments",
+                      height=max(360, sum(16 + 22 * lab.count("<br>") + 24 for lab in labels) + 190),
                       legend=dict(orientation="h", yanchor="top", y=-0.16, x=0))
     return fig
 

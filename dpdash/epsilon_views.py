@@ -127,7 +127,7 @@ def budget_view(plan, *, statistics: Sequence[Mapping], shares, mode: str, rule:
     if unit == "ρ" and math.isfinite(plan.epsilon):
         heads.append(Headline("Total ε", num(plan.epsilon), raw=float(plan.epsilon)))
     heads.append(Headline("δ", power_of_ten(d) if d > 0 else "0 (pure ε-DP)", raw=d))
-    if plan.feasible and plan.allocations:
+    if mode == "budget_first" and plan.feasible and plan.allocations:  # accuracy first meets every target
         w = max(plan.allocations, key=lambda a: a.ratio)
         heads.append(Headline("Furthest from its target", f"{num(w.ratio)}×", raw=float(w.ratio), note=w.name))
     totals = (f"Total ε = {num(plan.epsilon)}" + (f" at δ = {power_of_ten(d)}" if d > 0 else " (pure ε-DP, δ = 0)")

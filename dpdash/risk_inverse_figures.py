@@ -17,6 +17,8 @@ from dpdash.palette import palette_color
 
 Y_TITLES = {"posterior": "attacker's belief after the release", "advantage": "membership advantage",
             "power": "members found (true-positive rate)"}
+#: The y-axis titles, short enough to stay whole beside a 400 px chart at presenter size (issue 25: cut).
+Y_AXIS = {"posterior": "belief after the release", "advantage": "membership advantage", "power": "true-positive rate"}
 
 
 def risk_grid(res: risk.EpsilonForRisk, *, prior=None, fpr=None, points: int = 121) -> tuple[np.ndarray, np.ndarray]:
@@ -42,9 +44,10 @@ def make_risk_inverse_figure(res: risk.EpsilonForRisk, *, prior=None, fpr=None) 
                                  marker=dict(color="#000000", size=11, symbol="diamond"),
                                  hovertemplate="ε = %{x:.4g}<extra></extra>"))
     fig.update_layout(xaxis=log_axis(float(eps[0]), float(eps[-1]), title="ε (log scale)"),
-                      yaxis=dict(title=Y_TITLES[res.measure], range=[0, 1.02], tickformat=".0%"),
-                      title="The risk grows with ε: the largest ε below your target",
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+                      yaxis=dict(title=Y_AXIS[res.measure], range=[0, 1.02], tickformat=".0%", automargin=True),
+                      title="The risk grows with ε: the largest ε below your target", height=440,
+                      # the legend under the plot: above it, it ran into the title at 1280 px (issue 25)
+                      legend=dict(orientation="h", yanchor="top", y=-0.22, x=0), margin=dict(t=60, b=110))
     return fig
 
 

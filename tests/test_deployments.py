@@ -94,12 +94,12 @@ def test_chart_places_the_users_epsilon(eps):
     by_label = {}
     for tr in fig.data:
         if tr.mode == "markers":
-            by_label.update(zip(tr.y, tr.x))
+            by_label.update(zip((y.replace("<br>", " ") for y in tr.y), tr.x))  # labels wrap (issue 25)
     assert len(by_label) == len(RAW)
     for r in RAW:
         label = next(k for k in by_label if k.startswith(f"{r['organisation']}: {r['product']}"))
         assert by_label[label] == pytest.approx(float(r["epsilon"]))
-    order = list(fig.layout.yaxis.categoryarray)
+    order = [y.replace("<br>", " ") for y in fig.layout.yaxis.categoryarray]
     assert [by_label[k] for k in order] == sorted(by_label.values())
     # the log axis covers the data and the user's ε, with ticks inside the range
     lo, hi = fig.layout.xaxis.range

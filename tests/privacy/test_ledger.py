@@ -100,7 +100,16 @@ def test_mst_aim_spend_rho_of_the_stated_epsilon_delta(name):
             assert st.epsilon == pytest.approx(math.sqrt(8 * (rho / 3) / (d - 1)), rel=1e-7)
         assert sum(s.rho for s in led.steps("gaussian")[:d]) == pytest.approx(rho / 3, rel=1e-7)
     else:
-        assert led.steps("gaussian")[0].scale == pytest.approx(math.sqrt(2 * 3 / (1.8 * rho)), rel=1e-7)
+        # AIM (McKenna et al. 2022, Alg. 1): T = 2d rounds here; σ₀ = √(T/(1.8ρ)), ε₀ = √(0.8ρ/T): each round
+        # spends 0.9 of its ρ on the measurement and 0.1 on the selection, a split that σ/2, 2ε and the final
+        # round keep
+        T = 2 * len(LEVELS)
+        assert led.steps("gaussian")[0].scale == pytest.approx(math.sqrt(T / (1.8 * rho)), rel=1e-7)
+        sel, meas = led.steps("exponential"), led.steps("gaussian")[len(LEVELS):]
+        assert sel[0].epsilon == pytest.approx(math.sqrt(0.8 * rho / T), rel=1e-7)
+        assert len(sel) == len(meas) >= 1
+        for a, b in zip(sel, meas):
+            assert a.rho / b.rho == pytest.approx(1 / 9, rel=1e-7)
 
 
 def test_stratified_synthesizer_composes_in_parallel():

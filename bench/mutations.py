@@ -183,12 +183,36 @@ def run(mutation: Mutation, tmp: Path) -> tuple[bool, float, str]:
     return caught, time.perf_counter() - t0, detail
 
 
+def _replace_rows(out: Path, header: str, rows) -> None:
+    """Rewrite the rows of ``rows``' mutations inside the section starting with ``header``; recount its total."""
+    text = out.read_text()
+    start = text.index(header)
+    end = text.find("\n## ", start + 1)
+    end = len(text) if end < 0 else end
+    section = text[start:end].splitlines()
+    for m, caught, detail in rows:
+        prefix = f"| {m.module} | {m.what} |"
+        section = [f"{prefix} {'yes' if caught else '**no**'} | `{detail}` |" if ln.startswith(prefix) else ln
+                   for ln in section]
+    table = [ln for ln in section if ln.startswith("| ") and not ln.startswith("| module")]
+    n_yes = sum(ln.split(" | ")[2] == "yes" for ln in table)
+    section = [f"Caught {n_yes} of {len(table)}." if ln.startswith("Caught ") else ln for ln in section]
+    stamp = f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC"
+    if rows:
+        section[4:4] = [f"Rows re-run {stamp}: {'; '.join(m.what for m, _, _ in rows)}.", ""]
+    rest = text[end:]
+    out.write_text(text[:start] + "\n".join(section) + ("\n\n" + rest.lstrip("\n") if rest.strip() else "\n"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("-k", default="", help="only modules containing this text")
     ap.add_argument("--tests", default="", help="only mutations checked by exactly these test paths (one path)")
+    ap.add_argument("--what", default="", help="with --tests: only mutations whose description contains this; "
+                                               "their rows are replaced in that section of mutations.md")
     args = ap.parse_args()
-    chosen = [m for m in MUTATIONS if args.k in m.module and (not args.tests or m.tests == (args.tests,))]
+    chosen = [m for m in MUTATIONS if args.k in m.module and (not args.tests or m.tests == (args.tests,))
+              and args.what in m.what]
     with tempfile.TemporaryDirectory(prefix="dpdash-mutants-") as d:
         tmp = Path(d)
         archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, capture_output=True, check=True).stdout
@@ -206,7 +230,9 @@ def main() -> None:
         lines.append(f"| {m.module} | {m.what} | {'yes' if caught else '**no**'} | `{detail}` |")
     lines += ["", f"Caught {sum(c for _, c, _ in rows)} of {len(rows)}."]
     out = ROOT / "bench" / "results" / "mutations.md"
-    if args.tests and not args.k:
+    if args.tests and args.what and not args.k and out.exists():
+        _replace_rows(out, f"## Mutations checked by {args.tests}:", rows)
+    elif args.tests and not args.k:
         # one section per test path; other sections of the file stay as they were
         lines[0] = f"## Mutations checked by {args.tests}: one release's noise or budget share changed"
         kept = out.read_text().split(lines[0])[0].rstrip() if out.exists() else ""

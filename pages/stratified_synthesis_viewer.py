@@ -196,6 +196,7 @@ upload_table = None
 upload_frame = None
 upload_digest = ""
 upload_schema_groups: tuple = ()
+is_summary = False
 if source == "Shared dataset" and active_dataset() == "adult":
     source = "Adult"  # the shared picker's Adult is the curated Adult extract of this page (spec §6 item 4)
 
@@ -249,13 +250,48 @@ if source in TABLE_SOURCES:
                    "equal-width bins, in every view — bin edges computed from the data are not protected. A row is "
                    "left out only when it misses a value the view needs (the averaged column or a group column; in "
                    "synthetic data a group or the label), and the page says how many.")
-        if upload_frame is not None:
+        is_summary = upload_frame is not None and set(S.SUMMARY_COLUMNS) <= set(upload_frame.columns)
+        if is_summary:
+            # A group summary (issue 24): sizes and clipped sums computed where the data live; the mean view
+            # releases from them exactly as from the rows.
+            st.caption("This file is a **group summary** (group, size, clipped sum, bounds): the mean view "
+                       "releases from it exactly as from the rows it summarises. Synthetic data needs the rows.")
+        elif upload_frame is not None:
             _column_choices(upload_frame, upload_digest, upload_schema_groups)
 
 
 # ----------------------------------------------------------------------------------------------------------
 # Mean estimation
 # ----------------------------------------------------------------------------------------------------------
+
+def summary_inputs() -> dict:
+    """A group summary's sizes and sums, checked against the bounds the chosen R, γ and clipping need."""
+    try:
+        num, sizes = S.check_summary(upload_frame)
+        need = S.summary_bounds(sizes, R=R, gamma=gamma, mode=clip_mode, min_frac=min_frac, small_strata=small)
+    except ValueError as exc:
+        st.error(f"This group summary cannot be used: {md_escape(exc, max_len=400)}")
+        st.stop()
+    have = {(int(gr), round(float(u), 9)) for gr, u in num[["group", "upper"]].itertuples(index=False)}
+    lacking = need[[(int(gr), round(float(b), 9)) not in have for gr, b in need.itertuples(index=False)]]
+    if estimator != "laplace" or len(lacking):
+        why = ("Coinpress projects every row, so it needs the rows; choose the Laplace estimator."
+               if estimator != "laplace" else
+               f"{len(lacking)} of the clipped sums this release needs are missing: at R = {R:g}, γ = {gamma:g} "
+               f"({clip_mode} clipping) each group's values are clipped at the bounds in the table below. "
+               "Recompute the summary with them (dpdash.stratify.summarise_groups does it where the data live).")
+        st.warning(why)
+        if len(lacking):
+            st.dataframe(need.assign(lower=-need["bound"]).rename(columns={"bound": "upper"}), hide_index=True)
+        st.stop()
+    k_s = sizes.size
+    raw = "sum" in num.columns
+    return dict(kind="summary", summary=num, sizes=sizes, labels=[f"group {i}" for i in range(k_s)], k=k_s,
+                key=f"sum-{upload_digest}", name="Your group summary",
+                note=f"Your group summary: {int(sizes.sum()):,} records in {int((sizes > 0).sum())} groups. Errors are "
+                     + ("measured against the true means (its sum column)." if raw else
+                        "measured against the means clipped at C(n): the summary has no unclipped sums."))
+
 
 def mean_inputs():
     """Sizes, labels and either simulation parameters (μ, σ) or fixed data (x, groups) for the chosen source."""
@@ -275,7 +311,8 @@ def mean_inputs():
         mu = rng.normal(0.0, tau, kk) if tau > 0 else np.zeros(kk)
         sigma = np.ones(kk) if sigma_mode == "equal" else rng.uniform(0.1, 2.0, kk)
         return dict(kind="sim", sizes=np.asarray(sizes), labels=labels, mu=mu, sigma=sigma, note=note, name=source)
-    if source == "Adult" or (source in TABLE_SOURCES and upload_table is None) or source == "Categorical":
+    if source == "Adult" or (source in TABLE_SOURCES and upload_table is None and not is_summary) \
+            or source == "Categorical":
         if source == "Categorical":
             t = c_categorical(n, k, alpha, seed)
             x = t.df["y"].to_numpy(float)
@@ -301,6 +338,8 @@ def mean_inputs():
                 note = "No usable table yet, so Adult is shown. " + note
         name = "Simulated categorical table" if source == "Categorical" else "UCI Adult"
         return dict(kind="data", x=x, g=g, labels=labels, note=note, key=key, k=len(labels), name=name)
+    if is_summary:
+        return summary_inputs()
     # Upload with a table: a numeric column plus a public centre and scale. Only rows that miss the averaged
     # column or a group column are left out (issue 26 item 4), and the note says how many.
     groups = list(upload_table.group_cols)

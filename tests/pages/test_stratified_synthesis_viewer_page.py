@@ -634,3 +634,42 @@ def test_synthetic_file_from_adult_names_adult_in_its_provenance():
     assert meta["source"].startswith("UCI Adult") and "Mixture" not in json.dumps(meta)
     params = json.loads(next(v for name, v in files.items() if name.startswith("stratified_viewer_params")))
     assert params["source"].startswith("UCI Adult")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Issue 24 item 3: the mean view from a group summary gives the microdata's answer
+# ------------------------------------------------------------------------------------------------------------
+def test_group_summary_upload_gives_the_microdata_answer():
+    import re
+
+    import numpy as np
+
+    from dpdash import stratify as S
+    rng = np.random.default_rng(5)
+    labels = np.array(["A", "B", "C"])
+    g = rng.choice(3, size=600, p=[0.7, 0.25, 0.05])
+    v = np.round(rng.normal(np.array([0.5, -1.0, 2.0])[g], 1.0), 3)
+    micro = "g,v\n" + "\n".join(f"{labels[a]},{b}" for a, b in zip(g, v)) + "\n"
+    summary = S.summarise_groups(v, g, R=3.0, gamma=0.05, min_frac=0.001, small_strata="pool")
+
+    def population_sentence(at):
+        text = " ".join(_verdicts(at)).replace("\\", "")
+        return re.search(r"The population estimate's error went from [^.]*\.[^.]*\.", text).group(0), \
+            re.search(r"lowered the error of [^,;]*", text).group(0)
+
+    at = _app(sv_source="upload")
+    at.file_uploader(key="sv_upload").set_value(("micro.csv", micro.encode(), "text/csv")).run()
+    at.multiselect(key="sv_up_groups").set_value(["g"]).run()
+    at.selectbox(key="sv_up_value").set_value("v").run()
+    assert not at.exception and not at.error
+    want = population_sentence(at)
+    su = _app(sv_source="upload")
+    su.file_uploader(key="sv_upload").set_value(("summary.csv", summary.to_csv(index=False).encode(),
+                                                 "text/csv")).run()
+    assert not su.exception and not su.error
+    assert "group summary" in " ".join(c.value for c in su.caption)
+    assert population_sentence(su) == want
+    # At other clipping settings the page names the bounds it needs instead of guessing.
+    su.number_input(key="sv_R").set_value(5.0).run()
+    assert not su.exception
+    assert any("clipped sums this release needs are missing" in w.value for w in su.warning)

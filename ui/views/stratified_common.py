@@ -142,6 +142,14 @@ def c_mean_on_data(data_key: str, _x: np.ndarray, _g: np.ndarray, k: int, epsilo
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
+def c_mean_on_summary(data_key: str, _summary: pd.DataFrame, epsilons: tuple, R: float, gamma: float, reps: int,
+                      seed: int, min_frac: float, small: str, mode: str) -> pd.DataFrame:
+    return S.run_mean_experiment_on_summary(_summary, epsilons=epsilons, R=R, gamma=gamma, reps=reps,
+                                            rng=np.random.default_rng([seed, 3]), min_frac=min_frac,
+                                            small_strata=small, mode=mode)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
 def c_group_moments(data_key: str, _x: np.ndarray, _g: np.ndarray, k: int):
     return S.group_moments(_x, _g, k, var_floor=1e-6)
 

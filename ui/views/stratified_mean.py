@@ -26,6 +26,7 @@ from ui.tabs import lazy_tabs
 from ui.text import md_escape
 from ui.views.stratified_common import (ALPHA_NOTE, COINPRESS_LABEL, CROSSOVER_CAPTION, PAPER, SMALL_ALPHA,
                                         c_analytic, c_group_moments, c_mean_experiment, c_mean_on_data,
+                                        c_mean_on_summary,
                                         c_sizes_fig, c_ternary_fig, c_theorem10_fig, c_theorem10_mc, report, show)
 
 
@@ -57,6 +58,14 @@ def c_mean_result(spec: tuple, epsilon: float, _inp: dict) -> MeanResult:
         sizes, mu, sigma = inp["sizes"], inp["mu"], inp["sigma"]
         df = c_mean_experiment(tuple(int(v) for v in sizes), tuple(mu), tuple(sigma), eps_list, R_, gamma_, reps_,
                                seed_, estimator_, min_frac_, small_, weights_, holdout_, eps_w_, clip_)
+    elif inp["kind"] == "summary":
+        # From a group summary (issue 24): same releases, same noise; no rows, so no group spreads (σ = 1 for the
+        # closed-form curve, the standardised scale).
+        df = c_mean_on_summary(inp["key"], inp["summary"], eps_list, R_, gamma_, reps_, seed_, min_frac_, small_,
+                               clip_)
+        sizes = np.asarray(inp["sizes"])
+        truth = df[(df["rep"] == 0) & (df["level"] == "group")].drop_duplicates("group")["truth"].to_numpy(float)
+        mu, sigma = np.nan_to_num(truth), np.ones(sizes.size)
     else:
         df = c_mean_on_data(inp["key"], inp["x"], inp["g"], inp["k"], eps_list, R_, gamma_, reps_, seed_,
                             estimator_, min_frac_, small_, clip_)
@@ -84,7 +93,7 @@ def render_mean(slot, inp: dict, cfg) -> None:
     eps = cfg.eps
     eps_list = tuple(sorted(set((eps,) + (S.PAPER_EPSILONS if cfg.paper_grid else ()))))
     inp_key = (("sim", tuple(int(v) for v in inp["sizes"]), tuple(inp["mu"]), tuple(inp["sigma"]))
-               if inp["kind"] == "sim" else ("data", inp["key"]))
+               if inp["kind"] == "sim" else (inp["kind"], inp["key"]))
     spec = (inp_key, eps_list, cfg.R, cfg.gamma, cfg.reps, cfg.seed, cfg.estimator, cfg.min_frac, cfg.small,
             cfg.weights_mode, cfg.holdout, cfg.eps_w if cfg.weights_mode == "noisy" else None, cfg.clip_mode,
             tuple(map(str, inp["labels"])))

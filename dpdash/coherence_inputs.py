@@ -23,7 +23,7 @@ import pandas as pd
 
 __all__ = ["LABEL_NAMES", "MIN_LABEL_LEVELS", "MAX_LABEL_LEVELS", "MAX_LENS", "label_candidates",
            "default_label", "label_problem", "non_feature_reason", "default_lens", "Estimate", "run_estimate",
-           "time_words", "time_left_words", "MODEL_BUDGET_BYTES", "ModelFootprint", "probe_tree",
+           "time_words", "time_left_words", "calibration", "MODEL_BUDGET_BYTES", "ModelFootprint", "probe_tree",
            "footprint_problem", "level_counts"]
 
 #: Column names (case-insensitive) that say "this is the label" (issue 25: `label` with yes/no/maybe).
@@ -168,6 +168,22 @@ def run_estimate(*, per_run_s: float, runs: int, workers: int, cores: int, load:
     overhead = PARALLEL_OVERHEAD if w > 1 else 1.0
     return Estimate(seconds=per_run_s * batches * overhead / share, per_run_s=float(per_run_s), runs=int(runs),
                     workers=w, load=load, share=share)
+
+
+def calibration(ratio_before: float | None, *, predicted_s: float, actual_s: float) -> float:
+    """The server's correction to the cost model after a run: the ratio of the time a run took to the time the model
+    predicted for it (start-up of the worker processes, a busier machine than the load average says), averaged with
+    the ratio before (half weight each) and kept within [0.5, 100].
+
+    >>> calibration(None, predicted_s=3.0, actual_s=75.0), calibration(25.0, predicted_s=10.0, actual_s=50.0)
+    (25.0, 15.0)
+    """
+    if not (predicted_s > 0 and actual_s >= 0 and math.isfinite(actual_s)):
+        return ratio_before if ratio_before is not None else 1.0
+    r = actual_s / predicted_s
+    if ratio_before is not None and math.isfinite(ratio_before):
+        r = 0.5 * (r + ratio_before)
+    return min(100.0, max(0.5, r))
 
 
 def time_words(seconds: float) -> str:

@@ -201,8 +201,7 @@ def theory_view(*, epsilon: float, release_kind: str, release_epsilon: float, de
     tone = "warning" if sc.vacuous else "good" if th.kept and th.meets == len(th.kept) else "neutral"
     verdicts = [Sentence(text, tone)]
     if sc.vacuous:
-        verdicts.append(Sentence(f"Vacuous: γ = {cv.members_text(sc.gamma)} exceeds n = {n:,}; the theorem protects "
-                                 "no group here. Lower ε or raise α to get a guarantee.", "warning"))
+        verdicts.append(Sentence("Vacuous guarantee: lower ε or raise α to get one.", "warning"))
     heads = (Headline("Theorem 7: γ required", cv.members_text(sc.gamma), raw=sc.gamma,
                       note=f"Members a group needs at ε = {epsilon:g}, α = {a}. Binding term: "
                            f"{mi.TERM_LABELS[sc.binding_term]}"),

@@ -172,3 +172,13 @@ def test_a_run_that_would_blow_up_is_refused_with_what_to_change():
 def test_level_counts_are_the_distinct_values():
     df = pd.DataFrame({"a": [1, 2, 2, None], "b": ["x", "y", "z", "x"]})
     assert ci.level_counts(df, ["a", "b"]) == {"a": 2, "b": 3}
+
+
+def test_calibration_learns_the_servers_ratio_and_is_bounded():
+    # the run of the screenshot: the model said 3 s on a busy server, the run took 74.8 s (worker start-up)
+    r = ci.calibration(None, predicted_s=3.0, actual_s=74.8)
+    assert r == pytest.approx(74.8 / 3.0)
+    assert ci.calibration(r, predicted_s=10.0, actual_s=100.0) == pytest.approx((r + 10.0) / 2)
+    assert ci.calibration(None, predicted_s=1.0, actual_s=1e6) == 100.0
+    assert ci.calibration(None, predicted_s=1.0, actual_s=0.0) == 0.5
+    assert ci.calibration(4.0, predicted_s=0.0, actual_s=3.0) == 4.0  # nothing to learn from

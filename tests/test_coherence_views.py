@@ -205,7 +205,7 @@ def test_theory_view_vacuous_warns_and_table1_counts_from_the_formula():
     v = vw.theory_view(epsilon=1.0, release_kind="dp_histogram", release_epsilon=1.0, delta=1e-6, n=2000,
                        alpha=0.2, beta=0.05, group_sizes={"Everyone": 2000}, gamma=2, show_table1=True,
                        params=PARAMS, script={})
-    assert [s.tone for s in v.verdicts] == ["warning", "warning"] and v.verdicts[1].text.startswith("Vacuous")
+    assert [s.tone for s in v.verdicts] == ["warning", "warning"] and v.verdicts[1].text.startswith("Vacuous guarantee")
     n, b, g = 5e6, math.exp(-30), 100
     ok = sum(max(_thm7_terms(e, n, a, b, g)) <= 0.05 * n for a, e in vw.TABLE1_ROWS)
     assert v.sections[-1].lines[0].split("here. ")[1].startswith(f"{ok} of 8 printed ε")

@@ -116,3 +116,29 @@ def test_verdict_first_and_nothing_cut_at_1280(page, app_url):
         box = tab.bounding_box()
         assert box is not None and box["x"] + box["width"] <= 1280, name
     assert page.get_by_test_id("stException").count() == 0
+
+
+def test_fragment_controls_keep_the_verdict_and_charts(page, app_url):
+    """Issue 22 (the Tab 1 crash class): the theory panel and the prediction view are fragments; moving their own
+    controls reruns only the fragment, which must redraw its verdict and charts with no error element."""
+    open_page(page, f"{app_url}/coherence_explorer?{FAST}&coh_tab=Theory")
+    panel = page.get_by_role("tabpanel").first
+    panel.get_by_test_id("stAlert").first.wait_for()
+    hyp = page.get_by_test_id("stSlider").filter(has_text="Hypothetical ε").get_by_role("slider")
+    for _ in range(2):
+        hyp.focus()
+        hyp.press("ArrowRight")
+        page.wait_for_function("() => location.search.includes('coh_hyp_eps=')")
+        wait_idle(page)
+        assert "Theorem 7" in panel.get_by_test_id("stAlert").first.inner_text()
+        assert panel.get_by_test_id("stPlotlyChart").count() == 2
+        assert page.get_by_test_id("stException").count() == 0
+    page.get_by_role("tab", name="Single split (preview)").click()
+    wait_idle(page, timeout=60_000)
+    preview = page.get_by_role("tabpanel").first
+    preview.get_by_text("Distribution functions").click()
+    page.wait_for_function("() => location.search.includes('coh_ecdf=')")
+    wait_idle(page)
+    assert "exposes them" in preview.get_by_test_id("stAlert").first.inner_text()
+    assert preview.get_by_test_id("stPlotlyChart").count() == 2
+    assert page.get_by_test_id("stException").count() == 0

@@ -31,12 +31,16 @@ SUMMARY_COLUMNS = dict(
                    "W1 from chance alone (mean)": _NUM("W1 by chance", format="%.2f")})
 
 
-def _run(ctx: cc.Ctx) -> None:
+def _run(ctx: cc.Ctx, per_run_s: float) -> None:
     bar, progress = cc.progress_bar("Running repetitions…")
     try:
         where = cc.where_words()
+        cached = (ctx.data_key, ctx.config) in st.session_state.get("_memo_coh_experiment", {})
+        predicted = cc.model_seconds(ctx.reps, per_run_s)
         res = cc.experiment(ctx, progress=progress)
         cc.remember_rate(ctx, res.elapsed_s, res.w1.shape[0])
+        if not cached:  # a run replayed from this session's memory says nothing about the server
+            cc.learn(predicted, res.elapsed_s)
         bar.progress(1.0, text="Computing the split-noise floor…")
         fl = cc.floor(ctx.data_key, ctx.config, ctx.df)
         st.session_state["coh_result"] = ((ctx.data_key, ctx.config), res, fl, where)
@@ -63,7 +67,7 @@ def render(ctx: cc.Ctx) -> None:
     ok_long = st.checkbox("Yes, run the long experiment", key="coh_confirm_long") if confirm else True
     cluster.show_where(CORES)
     if st.button("Run experiment", key="coh_run", type="primary", disabled=bool(perr or too_big) or not ok_long):
-        _run(ctx)
+        _run(ctx, per_run)
     stored = st.session_state.get("coh_result")
     if stored is None:
         top.info("Press **Run experiment** to repeat the split R times and estimate how often the test fails.")

@@ -5,6 +5,7 @@ Controls and layout only; the verdict, chart, table and report come from :func:`
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import streamlit as st
@@ -50,7 +51,11 @@ def render(ctx: cc.Ctx) -> None:
     if st.button("Run ε sweep", key="coh_sweep_run", disabled=bool(too_big)):
         bar, progress = cc.progress_bar("Sweeping ε…")
         try:
+            cached = (ctx.data_key, scfg) in st.session_state.get("_memo_coh_sweep", {})
+            predicted, t0 = cc.model_seconds(n_sweep, per_run), time.perf_counter()
             sw = cc.sweep(ctx, scfg, progress=progress)
+            if not cached:  # a run replayed from this session's memory says nothing about the server
+                cc.learn(predicted, time.perf_counter() - t0)
             fl = cc.floor(ctx.data_key, scfg, ctx.df)
             st.session_state["coh_sweep"] = ((ctx.data_key, scfg), sw, fl)
         except ValueError as exc:

@@ -133,17 +133,21 @@ def _label(r: pd.Series) -> str:
     return f"{r['organisation']}: {r['product']}{year}"
 
 
-#: Widest line of a row label on the chart: long labels wrap, so the label margin leaves the dots room at
-#: 1280 px in presenter mode (issue 25: the plot area shrank to ~60 px behind one-line labels of ~100 characters).
-LABEL_WIDTH = 34
+#: Widest line of a row label on the chart, and at most two lines: long labels wrap (the rest is in the hover and
+#: the table), so the label margin leaves the dots room at 1280 px in presenter mode (issue 25: the plot area
+#: shrank to ~60 px behind one-line labels of up to ~100 characters).
+LABEL_WIDTH = 40
 
 
 def _wrapped(label: str) -> str:
-    """A row label wrapped at spaces into lines of at most ``LABEL_WIDTH`` characters (joined by ``<br>``; the
-    words and their order unchanged, so ``label.replace("<br>", " ")`` gives it back)."""
+    """A row label wrapped at spaces into at most two lines of about ``LABEL_WIDTH`` characters, joined by
+    ``<br>``; a longer label ends in "…" (its full text is in the hover and the table)."""
     import textwrap
 
-    return "<br>".join(textwrap.wrap(label, LABEL_WIDTH, break_long_words=False, break_on_hyphens=False)) or label
+    lines = textwrap.wrap(label, LABEL_WIDTH, break_long_words=False, break_on_hyphens=False) or [label]
+    if len(lines) > 2:
+        lines = [lines[0], lines[1][:LABEL_WIDTH - 1].rstrip() + "…"]
+    return "<br>".join(lines)
 
 
 def make_context_figure(table: pd.DataFrame, *, epsilon: float, delta: float | None = None) -> go.Figure:
@@ -153,7 +157,10 @@ def make_context_figure(table: pd.DataFrame, *, epsilon: float, delta: float | N
     """
     e = check_epsilon(epsilon)
     t = table.sort_values(["epsilon", "organisation", "product"], ascending=[True, True, True]).reset_index(drop=True)
-    labels = [_wrapped(_label(r)) for _, r in t.iterrows()]
+    full = [_label(r) for _, r in t.iterrows()]
+    labels = [_wrapped(x) for x in full]
+    if len(set(labels)) < len(labels):  # two labels cut alike: rows would merge, so keep the full text
+        labels = full
     fig = go.Figure()
     for i, (model, text) in enumerate(MODELS.items()):
         g = t[t["model"] == model]
@@ -175,7 +182,9 @@ def make_context_figure(table: pd.DataFrame, *, epsilon: float, delta: float | N
     fig.update_layout(xaxis=log_axis(lo / 1.5, hi * 1.5, title="ε (log scale; units and periods differ by row)"),
                       yaxis=dict(title=None, categoryorder="array", categoryarray=labels, automargin=True),
                       title="Your ε among published deployments",
-                      height=max(360, sum(16 + 22 * lab.count("<br>") + 24 for lab in labels) + 190),
+                      # rows are evenly spaced: each as tall as the tallest label (two lines at presenter size)
+                      height=max(360, len(labels) * (20 + 24 * (1 + max(lab.count("<br>") for lab in labels)))
+                                 + 190),
                       legend=dict(orientation="h", yanchor="top", y=-0.16, x=0))
     return fig
 

@@ -308,3 +308,36 @@ def synth_view(vanilla, stratified, *, epsilon: float, synthesizer: str, decode,
                                        "n_models": n_models}),
                    question=QUESTION_SYNTH, params=frozen_map(params), script=frozen_map(script), epsilon=epsilon,
                    delta=delta, seed=seed)
+
+
+QUESTION_PARTIAL = ("With public state totals and last month's counts, which release of county case and death counts "
+                    "is closest to the truth, and what does each guarantee?")
+
+
+def partial_release_view(loss: pd.DataFrame | None, guarantees: pd.DataFrame, *, epsilon: float, month: str,
+                         seed: int, params: dict | None = None) -> TabView:
+    """The "Partially private release" tab: which release is closest to the truth, and what each guarantees.
+
+    ``loss``: ``ui.views.ppd_jobs.loss_summary`` (method, mean total ℓ₂ loss, sd, draws) or None before any run;
+    ``guarantees``: ``dpdash.partial_release.guarantee_table`` rows of the methods shown. Cards and sentences
+    share one rounding (the report's cards had shown 4 significant figures beside the sentence's 2). Unequal
+    guarantees are a warning: errors compare fairly only at equal ε. Source: seed 001_cddb039cfb564267.txt §5.
+    """
+    verdicts = []
+    heads = []
+    if loss is not None:
+        verdicts.append(Sentence(V.release_verdict(loss, epsilon=epsilon, month=month)))
+        for _, row in loss.iterrows():
+            v = float(row["mean total ℓ₂ loss"])
+            heads.append(Headline(f"Mean total error, {row['method']}", number(v), raw=v,
+                                  note=f"{int(row['draws'])} draws, ℓ₂ over all counties"))
+    g = V.guarantee_verdict(guarantees)
+    if g:
+        verdicts.append(Sentence(g, "neutral" if g.startswith("Every method") else "warning"))
+    if "guaranteed epsilon" in guarantees:
+        for _, row in guarantees.iterrows():
+            v = float(row["guaranteed epsilon"])
+            heads.append(Headline(f"Guaranteed ε, {row['method']}", number(v), raw=v, note="one person's record"))
+    return TabView(headlines=tuple(heads), verdicts=tuple(verdicts),
+                   tables=frozen_map({"loss": loss, "guarantees": guarantees}), question=QUESTION_PARTIAL,
+                   params=frozen_map(params), epsilon=epsilon, seed=seed)

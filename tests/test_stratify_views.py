@@ -199,3 +199,22 @@ def test_synth_view_counts_groups_and_shows_accuracy_as_in_the_sentence():
     assert acc.value == percent(runs["vanilla"].metrics.accuracy) and acc.value in view.verdicts[1].text
     kept = runs["stratified"].strata
     assert view.headline("Models fitted per group").value == str(int(kept["kept"].sum()) + int(kept["pooled"].any()))
+
+
+def test_partial_release_view_cards_match_the_sentences():
+    from dpdash import partial_release
+    loss = pd.DataFrame({"method": ["PP (post-processing)", "WEM-naive"], "mean total ℓ₂ loss": [123.456, 987.6],
+                         "sd": [1.0, 2.0], "draws": [20, 20]})
+    gt = partial_release.guarantee_table(epsilon=1.0, sensitivity=2.0, kappa=2.0, pp_sensitivity=None)
+    view = SV.partial_release_view(loss, gt, epsilon=1.0, month="2021-03", seed=0)
+    first = view.verdicts[0].text
+    assert view.headline("Mean total error, PP (post-processing)").value in first  # "120" in both
+    assert view.headline("Mean total error, PP (post-processing)").raw == 123.456
+    # Spec §2.7: at Δ = κ = 2, PP carries 4ε/Δ = 2ε and WEM-naive 2ε/(κΔ) = ε/2: unequal, so a warning.
+    assert view.headline("Guaranteed ε, PP (post-processing)").raw == pytest.approx(2.0)
+    assert view.headline("Guaranteed ε, WEM-naive").raw == pytest.approx(0.5)
+    assert view.verdicts[1].tone == "warning"
+    assert view.headline("Guaranteed ε, WEM-naive").value in view.verdicts[1].text
+    same = partial_release.guarantee_table(epsilon=1.0, sensitivity=2.0, kappa=2.0, pp_sensitivity=4.0)
+    same = same[same["method"].isin(["PP (post-processing)"])]
+    assert SV.partial_release_view(None, same, epsilon=1.0, month="m", seed=0).verdicts[0].tone == "neutral"

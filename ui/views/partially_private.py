@@ -19,8 +19,9 @@ import streamlit as st
 from dpdash import partial_release as release
 from dpdash import partial_release_figures as figs
 from dpdash import script_stratified as SC
-from dpdash import stratify_verdicts as V
-from ui import cluster, dossier
+from dpdash import stratify_views as SV
+from ui import cluster
+from ui.show import take_away, verdict_box
 from ui.charts import show_figure
 from ui.common import CORES, methodology
 from ui.exports import download_csv, download_json
@@ -171,7 +172,7 @@ def _alg1_section(seed: int) -> None:
 @st.fragment
 def render_partially_private_release() -> None:
     """Third tab of the stratified synthesis viewer: "Partially private release" (spec §6)."""
-    verdict_box = st.empty()  # the verdict, first: filled once the results are known
+    verdict_slot = st.container()  # the verdict, first: filled once the results are known (same fragment)
     st.markdown(
         "County × month case and death counts, with the counties acting as strata. The **state total** of "
         "cases each month is public, counts satisfy cases ≥ deaths ≥ 0, and last month's counts are public. "
@@ -265,7 +266,6 @@ def render_partially_private_release() -> None:
     gt = release.guarantee_table(epsilon=eps, sensitivity=sens, kappa=kappa, pp_sensitivity=pp_sens)
     gt = gt[gt["method"].isin([release.METHOD_LABELS[m] for m in release.METHODS if m in active])]
     gt = gt.reset_index(drop=True)
-    guarantee_text = V.guarantee_verdict(gt)
     # The neighbour is the same for every method: said once in the caption below, not repeated per row.
     st.dataframe(gt.drop(columns=["neighbour"], errors="ignore").rename(columns={"guaranteed epsilon": "guaranteed ε"}),
                  hide_index=True, width="stretch")
@@ -321,17 +321,16 @@ def render_partially_private_release() -> None:
         st.caption("Press **Run at this ε** to add the WEM series to the plots below (results are cached).")
 
     # ------------------------------------------------------------ plots (ii)–(iv)
-    verdict: list[str] = []
     figures: list = []
     loss = None
     if frames:
         res = pd.concat(frames, ignore_index=True)
         loss = jobs.loss_summary(res)
-        verdict.append(V.release_verdict(loss, epsilon=float(eps), month=str(panel.months[t])))
-    if guarantee_text:
-        verdict.append(guarantee_text)
-    if verdict:
-        verdict_box.success(md_escape(" ".join(verdict), max_len=2000), icon=":material/fact_check:")
+    view = SV.partial_release_view(
+        loss, gt, epsilon=float(eps), month=str(panel.months[t]), seed=int(seed),
+        params={"Data": panel.source, "ε": f"{eps:g}", "Δ": f"{sens:g}", "κ": f"{kappa}",
+                "Month": str(panel.months[t]), "Draws": f"{reps}", "Seed": f"{seed}"})
+    verdict_box(view.verdicts, container=verdict_slot)
     if frames:
         st.subheader(f"Errors at ε = {eps:g}, {md_escape(panel.months[t])}")
         st.dataframe(loss, hide_index=True)
@@ -390,11 +389,6 @@ def render_partially_private_release() -> None:
 
     _alg1_section(int(seed))
     download_json(params, filename="ppd_parameters.json", key="pp_dl_json")
-    headlines = [] if loss is None else [
-        dossier.Headline(f"Mean total error, {row['method']}", f"{row['mean total ℓ₂ loss']:.4g}",
-                         f"{int(row['draws'])} draws, ℓ₂ over all counties") for _, row in loss.iterrows()]
-    headlines += [dossier.Headline(f"Guaranteed ε, {row['method']}", f"{row['guaranteed epsilon']:.3g}",
-                                   "one person's record") for _, row in gt.iterrows()]
     # "Copy as code" for exactly what this view computed: the methods whose losses are shown, the guarantee rows.
     upload = None if panel.synthetic else getattr(st.session_state.get("pp_upload"), "name", None)
     script = SC.partial_release_script(
@@ -403,16 +397,11 @@ def render_partially_private_release() -> None:
         pp_sensitivity=pp_sens, methods=[] if loss is None else list(pd.unique(res["method"])),
         guarantee_methods=[m for m in release.METHODS if m in active], repo_root=REPO_ROOT,
         csv_path=None if panel.synthetic else Path(upload or "your_county_data.csv").name)
-    dossier.artefacts(dossier.PageSummary(
-        page="stratified_synthesis_viewer", title="Stratified synthesis viewer: partially private release",
-        question="With public state totals and last month's counts, which release of county case and death counts "
-                 "is closest to the truth, and what does each guarantee?",
-        params={"Data": panel.source, "ε": f"{eps:g}", "Δ": f"{sens:g}", "κ": f"{kappa}",
-                "Month": str(panel.months[t]), "Draws": f"{reps}", "Seed": f"{seed}"},
-        headlines=headlines, verdicts=verdict, figures=figures,
+    take_away(
+        view, key="pp_art", page="stratified_synthesis_viewer",
+        title="Stratified synthesis viewer: partially private release", figures=figures, script=script,
         sources=["Seeman, Slavković & Reimherr, A Formal Privacy Framework for Partially Private Data (2022), "
                  "seed 001_cddb039cfb564267.txt, §5 (L432–518), Cor. 1, Thm. 1.",
                  "Errata applied: E1 κ = 2 by default (Thm. 1 proof drops the normaliser); E3 standard "
                  "Dirichlet-multinomial; E8–E9 stage 2 and notation as in the spec.",
-                 "Spec: shared/specs/partially_private.md."],
-        epsilon=float(eps), seed=int(seed), script=script), key="pp_art")
+                 "Spec: shared/specs/partially_private.md."])

@@ -11,11 +11,13 @@ that loses its value) are seen here and nowhere else.
 
 Steps per page: ``DPDASH_WALK_STEPS`` (40 in ``make test``; ``make walk-long`` runs 300). Seed:
 ``DPDASH_WALK_SEED``, else a fresh random one, printed at the start and named in every failure, so
-``DPDASH_WALK_SEED=<seed> make walk-long`` replays the same choices (the page's timing may still differ).
+``make walk-long WALK_SEED=<seed>`` replays the same choices (the page's timing may still differ).
+``DPDASH_WALK_DEBUG=1`` prints the HTML of each control the walk had to skip.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import random
@@ -266,9 +268,10 @@ def walk(page, url: str, path: str, steps: int, seed: int) -> None:
                    or "detached" in ln or "not enabled" in ln]
             done = f"skipped ({type(exc).__name__}: {(why or str(exc).splitlines())[-1][:160]})"
             page.keyboard.press("Escape")
-            if os.environ.get("DPDASH_WALK_DEBUG"):
-                html = page.locator(f"[data-walk-id='{ident}']").first.evaluate("e => e.outerHTML.slice(0, 3000)")
-                print(f"--- step {step + 1} {kind} {label!r}:\n{html}")
+            if os.environ.get("DPDASH_WALK_DEBUG"):  # what the skipped control looked like
+                with contextlib.suppress(PlaywrightError):
+                    html = page.locator(f"[data-walk-id='{ident}']").first.evaluate("e => e.outerHTML.slice(0, 3000)")
+                    print(f"--- step {step + 1} {kind} {label!r}:\n{html}")
         history.append(f"{step + 1}. {kind} {label!r}: {done}")
         try:
             wait_idle(page, STEP_TIMEOUT_MS)

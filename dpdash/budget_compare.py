@@ -17,6 +17,8 @@ Kamath & Steinke 2020 [X-CKS] need a whole-number Δ; their ± is a whole number
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import pandas as pd
@@ -95,7 +97,8 @@ def _noise_root(make, rule: str, *, epsilon: float, delta: float, k: int, guess:
         x = bracketed_root(f, guess - width, guess + width, increasing=False, step_lo=2 * width,
                            step_hi=2 * width, growth=2.0, max_steps=40, lo_min=guess - 60.0,
                            hi_max=guess + math.log(MAX_NOISE_FACTOR[kind]), what="the noise search",
-                           xtol=1e-9, rtol=1e-9)
+                           # whole-number noise has a whole-number ±: 1e-7 in ln scale is ample (fewer compositions)
+                           xtol=1e-7 if discrete else 1e-9, rtol=1e-9)
     except _NoBound:
         return math.nan
     except SearchLimitError as e:
@@ -159,12 +162,31 @@ def budget_row(rule: str, mechanism: str, *, epsilon, delta, k, sensitivity=1.0,
 
     A search that cannot reach the budget, or runs past ``deadline``, gives an invalid row whose note says so.
     """
+    key = (rule, mechanism, float(epsilon), float(delta), int(k), float(sensitivity), float(confidence))
+    with _ROW_LOCK:
+        if key in _ROW_CACHE:
+            _ROW_CACHE.move_to_end(key)
+            return _ROW_CACHE[key]
     try:
-        return _budget_row(rule, mechanism, epsilon=epsilon, delta=delta, k=k, sensitivity=sensitivity,
-                           confidence=confidence, deadline=deadline)
+        row = _budget_row(rule, mechanism, epsilon=epsilon, delta=delta, k=k, sensitivity=sensitivity,
+                          confidence=confidence, deadline=deadline)
     except SearchLimitError as e:
-        return BudgetRow(rule, mechanism, int(k), float(epsilon), float(delta), math.nan, math.nan, math.nan,
-                         math.nan, math.nan, float(confidence), False, str(e))
+        row = BudgetRow(rule, mechanism, int(k), float(epsilon), float(delta), math.nan, math.nan, math.nan,
+                        math.nan, math.nan, float(confidence), False, str(e))
+        if "time limit" in row.note:     # a row cut short by a shared budget is not the row's answer: not kept
+            return row
+    with _ROW_LOCK:
+        _ROW_CACHE[key] = row
+        while len(_ROW_CACHE) > ROW_CACHE_SIZE:
+            _ROW_CACHE.popitem(last=False)
+    return row
+
+
+#: Rows kept across calls (issue 23 item 3): turning whole-number noise on computes only the new rows, and a
+#: slider moved back redraws at once. Bounded; a row is a few numbers.
+ROW_CACHE_SIZE = 4096
+_ROW_CACHE: OrderedDict = OrderedDict()
+_ROW_LOCK = threading.Lock()
 
 
 def _budget_row(rule: str, mechanism: str, *, epsilon, delta, k, sensitivity, confidence,

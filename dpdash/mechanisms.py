@@ -134,6 +134,20 @@ def _dgauss_log_tail_em(sigma: float, x: np.ndarray) -> np.ndarray:
     return lq + np.log1p(mills * corr)
 
 
+def logsumexp(a) -> float:
+    """log Σ e^{aᵢ} of a 1-D array (−∞ entries allowed) with one max shift: ``scipy.special.logsumexp``'s algorithm
+    without its per-call array-API overhead (about 0.3 ms a call, thousands of calls per noise search).
+
+    >>> round(logsumexp(np.log([1.0, 2.0, 3.0])), 12) == round(math.log(6.0), 12)
+    True
+    """
+    a = np.asarray(a, dtype=float)
+    top = float(np.max(a)) if a.size else -math.inf
+    if not math.isfinite(top):
+        return top
+    return top + math.log(float(np.sum(np.exp(a - top))))
+
+
 def _dgauss_log_tail(sigma: float, thresholds: np.ndarray) -> np.ndarray:
     """log P(Y > x) for a discrete Gaussian with parameter sigma, vectorised in x (CKS)."""
     x = np.asarray(thresholds, dtype=float)
@@ -143,7 +157,7 @@ def _dgauss_log_tail(sigma: float, thresholds: np.ndarray) -> np.ndarray:
     ys = np.concatenate([-ys[:0:-1], ys])
     with np.errstate(over="ignore"):  # (y/σ)² → ∞ for tiny σ: a point mass at 0, not 0/0
         logp = -0.5 * (ys / sigma) ** 2
-    logz = special.logsumexp(logp)
+    logz = logsumexp(logp)
     logp = logp - logz
     # reverse cumulative log-sum: tail[j] = log Σ_{i ≥ j} p_i
     rev = np.logaddexp.accumulate(logp[::-1])[::-1]
@@ -173,7 +187,7 @@ def discrete_noise_pmf(mechanism: Mech, *, scale: float, values) -> np.ndarray:
                 logz = math.log(b * math.sqrt(2.0 * math.pi))
             else:
                 ys = _dgauss_support(b)
-                logz = float(special.logsumexp(np.concatenate([-0.5 * (ys[1:] / b) ** 2] * 2 + [[0.0]])))
+                logz = logsumexp(np.concatenate([-0.5 * (ys[1:] / b) ** 2] * 2 + [[0.0]]))
         return np.exp(logw - logz)
     raise ValueError(f"mechanism must be discrete_laplace or discrete_gaussian, got {mechanism!r}")
 

@@ -468,3 +468,42 @@ def test_kov_analytic_branches_really_differ():
              base + e0 * math.sqrt(2 * k * math.log(1 / dt))]
         picks.append(int(np.argmin(b)))
     assert sorted(picks) == [0, 1, 2]
+
+
+# --------------------------------------------------------------------------- live plans (issue 23 item 3)
+@pytest.mark.parametrize("m", [0.3, 0.82, 2.0, 13.0, 200.0])
+@pytest.mark.parametrize("vdi", [1e-4, 1e-3])
+def test_fast_gaussian_pld_is_dp_accountings_to_the_bit(m, vdi):
+    from dp_accounting.pld import privacy_loss_distribution as P
+    ref = P.from_gaussian_mechanism(m, pessimistic_estimate=True, value_discretization_interval=vdi)._pmf_remove
+    ours = A._gaussian_pld(m, vdi)._pmf_remove
+    assert type(ours) is type(ref) and ours._infinity_mass == ref._infinity_mass
+    if hasattr(ref, "_probs"):
+        assert ours._lower_loss == ref._lower_loss and np.array_equal(ours._probs, ref._probs)
+    else:
+        assert ours._loss_probs == ref._loss_probs
+
+
+def test_gaussian_rows_merge_exactly_and_match_dp_accounting():
+    # c runs of multipliers mᵢ are one Gaussian with m = (Σ cᵢ/mᵢ²)^(−1/2) (Dong–Roth–Su Cor. 3.3); the merged PLD
+    # is within the discretization of dp-accounting's own composition of the separate rows
+    ms = [A.gaussian(3.0, count=4), A.gaussian(7.5, count=9), A.gaussian(20.0, count=1)]
+    ref = _dp_accounting_pld([(dp_accounting.GaussianDpEvent(3.0), 4), (dp_accounting.GaussianDpEvent(7.5), 9),
+                              (dp_accounting.GaussianDpEvent(20.0), 1)], 1e-6, 1e-4)
+    ours = A.compose(ms, delta=1e-6, rule="pld").epsilon
+    assert ours <= ref + 1e-9 and ours == pytest.approx(ref, abs=2e-3)
+    m = (4 / 9 + 9 / 7.5**2 + 1 / 400) ** -0.5
+    assert ours == pytest.approx(M.gaussian_epsilon(1e-6, sigma=m), abs=2e-3)   # the exact merged Gaussian
+    assert ours >= M.gaussian_epsilon(1e-6, sigma=m) - 1e-12                    # pessimistic: never below it
+
+
+def test_pld_cache_is_bounded_and_returns_the_same_answer():
+    cache = A._PldCache(max_entries=3, max_points=10**6)
+    built = []
+    for e in (0.1, 0.2, 0.3, 0.4, 0.1):
+        cache.get(("k", e), lambda e=e: built.append(e) or A._pld_for(A.laplace(e), 0.0, 1e-3))
+    assert len(cache) == 3 and built == [0.1, 0.2, 0.3, 0.4, 0.1]     # 0.1 had been evicted
+    cache.get(("k", 0.4), lambda: built.append("again"))
+    assert built[-1] == 0.1                                          # 0.4 still cached
+    first = A.compose([A.laplace(0.3, count=7)], delta=1e-6, rule="pld").epsilon
+    assert A.compose([A.laplace(0.3, count=7)], delta=1e-6, rule="pld").epsilon == first

@@ -344,3 +344,36 @@ def test_discrete_gaussian_histogram_under_pld_matches_dp_accounting(neighbour, 
     one = pld.from_discrete_gaussian_mechanism(sigma, sensitivity=1, value_discretization_interval=1e-4)
     ref = one.self_compose(cells_changed).get_epsilon_for_delta(1e-6)
     assert plan.feasible and plan.epsilon == pytest.approx(ref, rel=2e-3)
+
+
+# --------------------------------------------------------------------------- live plans (issue 23 item 3)
+def _stats25():
+    out = []
+    for i in range(25):
+        q = ["count", "mean", "histogram", "sum"][i % 4]
+        out.append(B.StatisticSpec(f"s{i}", q, target_half_width=[50, 500, 100, 2000][i % 4] * (1 + 0.1 * i),
+                                   mechanism="laplace" if i % 2 == 0 else "gaussian", lower=0,
+                                   upper=[1, 200000, 1, 1000][i % 4], n=10000 if q == "mean" else None,
+                                   cells=10 if q == "histogram" else 1))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", B.PLAN_RULES)
+def test_every_rule_replans_25_statistics_live(rule):
+    # spec §7 / issue 23: ≤ 300 ms of engine time per re-plan; the test allows 3× that for a loaded test machine
+    # (bench/bench_targets.py reports the measured value against 300 ms)
+    import time
+    from dpdash import accounting as acc
+    acc.PLD_CACHE.clear()
+    acc.compose([acc.laplace(1.0)], delta=1e-6, rule="pld")          # imports, not planning
+    ss = _stats25()
+    t0 = time.process_time()
+    p = B.plan_accuracy_first(ss, rule=rule)
+    q = B.plan_budget_first(ss, rule=rule, epsilon=5.0)
+    spent = time.process_time() - t0
+    assert spent < 2 * 0.9
+    if rule == "kov_optimal":      # 25 distinct ε's: more than 10⁶ subset classes; the plan says so, at once
+        assert not p.feasible and "10⁶" in p.message or "1e6" in p.message
+    else:
+        assert p.feasible and q.feasible and q.epsilon <= 5.0 * (1 + 1e-9)

@@ -21,7 +21,9 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dpdash import sampling as sp  # noqa: E402
+from dpdash import sampling_census as cs  # noqa: E402
 from dpdash import sampling_figures as sf  # noqa: E402
+from dpdash import sampling_views as vw  # noqa: E402
 from dpdash import sampling_verdicts as sv  # noqa: E402
 from dpdash import script_sampling as ss  # noqa: E402
 
@@ -131,6 +133,13 @@ def tab_strata(N, mean, S, m, bounds):
                          value_max=1000.0, methods=("neyman", "proportional", "privacy_aware"))
 
 
+def engine_census(kw):
+    """The engine calls of the random-size tab's cards at n = 10⁹: Theorem 3's bounds and the calibration."""
+    law = cs.census_size_law(10**9, family="gaussian", low=0, high=0, **kw)
+    cs.amplify(law, epsilon=1.0)
+    cs.calibrate(law, epsilon_target=1.0)
+
+
 def main() -> None:
     rng = np.random.default_rng(0)
     N200 = rng.integers(500, 5000, 200).astype(float)
@@ -143,6 +152,16 @@ def main() -> None:
          "ε=10, n=10⁹", lambda: tab_simple(10.0, 10**9)),
         ("Random sample size", "n=10⁴, σ=100 (default)", lambda: tab_random(1.0, 10_000, 100.0, "gaussian"),
          "n=10⁶, σ=10⁵, mixture", lambda: tab_random(0.01, 10**6, 1e5)),
+        # census sizes (issue 23 item 4): the whole tab view (cards, calibration, σ-curve of 40 laws, size-law table)
+        ("Random sample size, n=10⁹", "Gaussian 5,000 ± 100",
+         lambda: vw.random_view(epsilon=1.0, n=10**9, target=1.0, family="gaussian", base="gaussian", mean=5000.0,
+                                sd=100.0, low=0, high=0, p_full=1e-10),
+         "mixture, n/2 ± 10⁷",
+         lambda: vw.random_view(epsilon=1.0, n=10**9, target=1.0, family="mixture", base="gaussian", mean=5e8,
+                                sd=1e7, low=0, high=0, p_full=1e-10)),
+        ("Theorem 3 bounds + calibration, n=10⁹", "Gaussian n/2 ± 2·10⁴",
+         lambda: engine_census(dict(mean=5e8, sd=2e4)), "Gaussian n/2 ± 10⁸", lambda: engine_census(dict(mean=5e8,
+                                                                                                      sd=1e8))),
         ("Rounding", "r=0.05, 200 pairs (default)", lambda: tab_rounding(1.0, 0.05, 200),
          "r=0.001, 2,000 pairs", lambda: tab_rounding(1.0, 0.001, 2000)),
         ("Cluster sampling", "100 clusters (default)", lambda: tab_cluster(np.full(100, 20.0), 10),

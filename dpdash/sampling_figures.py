@@ -123,12 +123,19 @@ def sigma_curve_table(*, n: int, mean: float, epsilon: float, points: int = 40, 
     its own row, flagged in the ``current`` column, so the card, the chart's marker and the CSV show one result.
     """
     sds = np.logspace(0, math.log10(max(n / 10, 1.0 + 1e-9)), points)
-    tm = sp.truncnorm_tilted_means(n, mean=mean, sds=sds, epsilon=epsilon, untilted=False, with_rest=True)
-    with np.errstate(divide="ignore"):
-        lower, upper = sp.theorem3_bounds_from_fraction(np.log(tm[:, 1] / n), np.log(tm[:, 2] / n),
-                                                        epsilon=epsilon)
-    df = pd.DataFrame({"sd": sds, "tilted_mean": tm[:, 1], "lower": lower, "upper": upper,
-                       "paper_shortcut": tm[:, 1] / n * epsilon, "current": False})
+    if n <= sp.MAX_RANDOM_SIZE_N:
+        tm = sp.truncnorm_tilted_means(n, mean=mean, sds=sds, epsilon=epsilon, untilted=False, with_rest=True)
+        tilted = tm[:, 1]
+        with np.errstate(divide="ignore"):
+            lf, lr = np.log(tm[:, 1] / n), np.log(tm[:, 2] / n)
+    else:   # census sizes: windowed / Euler–Maclaurin sums, cost independent of n (dpdash.sampling_census)
+        from dpdash import sampling_census as cs
+
+        fr = cs.sigma_fractions(n, mean=mean, sds=sds, epsilon=epsilon)
+        tilted, lf, lr = fr[:, 0], fr[:, 1], fr[:, 2]
+    lower, upper = sp.theorem3_bounds_from_fraction(lf, lr, epsilon=epsilon)
+    df = pd.DataFrame({"sd": sds, "tilted_mean": tilted, "lower": lower, "upper": upper,
+                       "paper_shortcut": tilted / n * epsilon, "current": False})
     if current is not None and current_sd is not None:
         row = pd.DataFrame({"sd": [float(current_sd)], "tilted_mean": [current.tilted_mean],
                             "lower": [current.epsilon_lower], "upper": [current.epsilon_upper],

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from dpdash import sampling as sp
+from dpdash import sampling_census as cs
 from dpdash import sampling_figures as sf
 from dpdash import sampling_verdicts as sv
 from dpdash.sampling_frames import parse_numbers
@@ -230,15 +231,22 @@ def random_view(*, epsilon: float, n: int, target: float, family: str, base: str
                 low: int, high: int, p_full: float) -> TabView:
     """Tab 2: Theorem 3's lower and upper ε′, the size law's plain and tilted means, calibration, P2 and P3.
 
-    Controls as :func:`random_design` settled them. Census-size populations (up to
-    :data:`dpdash.sampling.MAX_RANDOM_SIZE_N`) are handled by the windowed size laws of ``dpdash.sampling``.
+    Controls as :func:`random_design` settled them. Populations above the dense laws' 10⁶ (up to
+    :data:`dpdash.sampling_census.MAX_N` = 10⁹) use :mod:`dpdash.sampling_census` (cost independent of n).
     """
     eps = float(epsilon)
     shape = base if family == "mixture" else family
-    law = sp.size_law_from_controls(n, family=family, mean=mean, sd=sd, low=low, high=high, base=base,
-                                    p_full=p_full)
-    rv = sf.random_size_view(law, epsilon=eps, epsilon_target=target, mean=mean,
-                             current_sd=sd if family == "gaussian" and sd > 0 else None)
+    current_sd = sd if family == "gaussian" and sd > 0 else None
+    if n <= sp.MAX_RANDOM_SIZE_N:   # the dense law of n + 1 log-probabilities
+        law = sp.size_law_from_controls(n, family=family, mean=mean, sd=sd, low=low, high=high, base=base,
+                                        p_full=p_full)
+        rv = sf.random_size_view(law, epsilon=eps, epsilon_target=target, mean=mean, current_sd=current_sd)
+    else:   # census sizes (issue 23 item 4): windowed and closed-form sums, cost independent of n
+        law = cs.census_size_law(n, family=family, mean=mean, sd=sd, low=low, high=high, base=base, p_full=p_full)
+        b = cs.amplify(law, epsilon=eps)
+        sig = sf.sigma_curve_table(n=n, mean=mean, epsilon=eps, current_sd=current_sd,
+                                   current=b if current_sd is not None else None)
+        rv = sf.RandomSizeView(b, cs.calibrate(law, epsilon_target=target), cs.pmf_table(law, epsilon=eps), sig)
     b, cal = rv.bounds, rv.calibration
     text = sv.random_size_verdict(epsilon=eps, n=n, mean_size=b.mean_size, tilted_mean=b.tilted_mean,
                                   lower=b.epsilon_lower, upper=b.epsilon_upper)

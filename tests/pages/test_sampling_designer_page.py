@@ -359,9 +359,12 @@ def test_extreme_population_sizes(n):
     at.run()
     assert not at.exception
     if n > 10**6:
-        # a user-correctable state: a warning, and the tab's controls stay drawn (and in the link)
-        assert any("up to 1,000,000" in w.value for w in at.warning)
-        assert at.selectbox(key="sd_family") is not None
+        # census sizes (issue 23 item 4): the tab computes at n = 10⁹ (it refused above 10⁶); the default law
+        # (Gaussian, mean 5,000, σ = 100, ε = 1) tilts to μ + εσ² = 15,000 far from n: f = 1.5·10⁻⁵
+        f = 15_000 / n
+        assert metric_value(at, "upper ε′ (Thm 3)") == pytest.approx(math.log1p(f * math.expm1(1.0)), rel=1e-3)
+        assert metric_value(at, "weighted average size") == pytest.approx(15_000, rel=1e-3)
+        assert not any("up to 1,000,000" in w.value for w in at.warning)
     else:
         assert any("is larger than the population" in w.value for w in at.warning)
 

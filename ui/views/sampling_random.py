@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpdash import sampling as sp
+from dpdash import sampling_census as cs
 from dpdash import sampling_figures as sf
 from dpdash import sampling_views as vw
 from dpdash import script_sampling as ss
@@ -20,7 +20,7 @@ FAMILIES = {"gaussian": "Gaussian (discretised)", "point": "point mass", "unifor
             "mixture": "mixture with a tiny chance of taking everyone"}
 BASES = {k: v for k, v in FAMILIES.items() if k != "mixture"}
 KEYS = {"sd_family", "sd_base", "sd_mean", "sd_sigma", "sd_low", "sd_high", "sd_p_full"}
-MAX_N = sp.MAX_RANDOM_SIZE_N
+MAX_N = cs.MAX_N   # census sizes (issue 23 item 4); was the dense laws' 10⁶
 
 
 def figure2_setting() -> None:

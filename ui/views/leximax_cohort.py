@@ -22,7 +22,7 @@ from dpdash import leximax_views as lxv
 from dpdash import script_leximax as sl
 from ui import common as uc
 from ui.exports import download_csv
-from ui.show import cards, figure, verdict_box
+from ui.show import cards, figure, table, verdict_box
 from ui.text import md_escape, md_quote
 from ui.views.leximax_common import (REPO_ROOT, artefacts, cached_figure, changed, digest, files_not_in_links,
                                      from_link, show_problem, upload_frame, volunteer_cached)
@@ -364,7 +364,7 @@ def _cohort_tab():
         label = {"exact": "exact leximax", "slack": f"slack ε = {eps:g} at every level (cumulative, erratum L5)",
                  "custom": "custom slack per level (cumulative)"}[mode if approx is not None else "exact"]
         st.markdown(f"**Rule: {label}.** " + METHOD_TEXT.format(k=k))
-        st.dataframe(view.tables["levels"], hide_index=True)
+        table(view.tables["levels"], hide_index=True)
         download_csv(view.tables["levels"], filename="leximax_levels.csv", key="lx_dl_levels", label="Levels (CSV)")
         if st.button("Cross-check by another method (saturation)", key="lx_crosscheck",
                      help="Recompute the exact leximax utilities by an independent method (water-filling)."):
@@ -421,7 +421,7 @@ def simulation_section(pool, V, res, k, n, sampler):
            caption=sv.figures["caption"])
     with uc.methodology("How the draws are simulated"):
         st.markdown(md_escape(sv.sections[0].lines[0], max_len=1200))
-        st.dataframe(sv.tables["simulation"], hide_index=True)
+        table(sv.tables["simulation"], hide_index=True)
         download_csv(sv.tables["simulation"], filename="leximax_simulation.csv", key="lx_dl_sim",
                      label="Simulation summary (CSV)")
     return sv
@@ -451,13 +451,13 @@ def draw_section(pool, V, res, k, sampler, what, attrs) -> None:
         ids = set(last["members"].split())
         members = attrs[attrs["candidate"].astype(str).isin(ids)].copy()
         members.insert(1, "chance of selection", res.x[members.index.to_numpy()])
-        st.dataframe(members, hide_index=True)
+        table(members, hide_index=True)
         download_csv(members, filename="leximax_drawn_cohort.csv", key="lx_dl_cohort",
                      label="Drawn cohort, one row per member (CSV)")
     else:   # drawn under other settings: the log keeps it, the page does not present it as this cohort's
         st.caption("The last cohort was drawn with other settings (pool, k, rule or drawing); it is in the log.")
     with st.expander(f"Draw log ({len(log)} draws)"):
-        st.dataframe(pd.DataFrame(log), hide_index=True)
+        table(pd.DataFrame(log), hide_index=True)
         download_csv(pd.DataFrame(log), filename="leximax_draw_log.csv", key="lx_dl_log", label="Draw log (CSV)")
         st.caption("Each draw uses seed = page seed + number of earlier draws; re-running dependent rounding with "
                    "the logged seed reproduces the cohort exactly.")

@@ -18,7 +18,7 @@ from dpdash import leximax_views as lxv
 from dpdash import script_leximax as sl
 from ui import common as uc
 from ui.exports import download_csv, download_json
-from ui.show import figure, verdict_box
+from ui.show import figure, table, verdict_box
 from ui.views.leximax_common import REPO_ROOT, artefacts, changed, show_problem
 from ui.widgets import choice, log_slider
 
@@ -74,7 +74,7 @@ def finite_tab():
     e = Fraction(str(eps))
     view = lxv.finite_view(U, epsilon=e, example=FS_PRESETS[preset][0])
     verdict_box(view.verdicts, verdict_area)
-    st.dataframe(view.tables["membership"], hide_index=True)
+    table(view.tables["membership"], hide_index=True)
     download_csv(view.tables["membership"], filename="leximax_membership.csv", key="lx_dl_membership",
                  label="Membership table (CSV)")
     st.markdown(f"**{view.sections[0].title}:** {view.sections[0].lines[0]}")
@@ -122,11 +122,11 @@ def noise_section(U, ed, e, eps, preset, noisy) -> None:
                        f"δ = {float(d):.6g}: Lemmas 18–19 assume noise within δ. Raise δ to at least "
                        f"{float(dmax):.6g} or tick “δ = the largest difference between the matrices”.")
             return
-        st.dataframe(lx.lemma19_check(U, N, epsilon=e, delta=d), hide_index=True)
+        table(lx.lemma19_check(U, N, epsilon=e, delta=d), hide_index=True)
         st.caption("Corrected Lemma 19 (erratum L1): every ε-significant solution on the noisy utilities is "
                    "(ε−2δ, ε+2δ)-significant recursive on the true ones — the last column must be all ✓.")
         if e >= 2 * d:
-            st.dataframe(lx.lemma18_check(U, N, epsilon=e, delta=d), hide_index=True)
+            table(lx.lemma18_check(U, N, epsilon=e, delta=d), hide_index=True)
             st.caption("Lemma 18: (ε−2δ, 2δ)-significant-tradeoff on noisy ⇒ ε-tradeoff on true.")
         else:
             st.caption(f"Lemma 18 needs ε ≥ 2δ (here ε = {eps:g}, 2δ = {2 * float(d):.6g}): not shown.")

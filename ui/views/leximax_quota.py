@@ -20,7 +20,7 @@ from dpdash import script_leximax as sl
 from dpdash import sortition_files as sf
 from ui import common as uc
 from ui.exports import download_csv, download_json
-from ui.show import cards, figure, verdict_box
+from ui.show import cards, figure, table, verdict_box
 from ui.text import md_escape, md_quote
 from ui.views.leximax_common import (REPO_ROOT, artefacts, changed, digest, show_problem, upload_frame,
                                      volunteer_cached)
@@ -208,7 +208,7 @@ def quota_tab():
         for sec in bad.sections:
             st.markdown(f"**{md_escape(sec.title)}:** " + "; ".join(md_escape(t, max_len=400) for t in sec.lines)
                         + ".")
-            st.dataframe(bad.tables["relaxation"], hide_index=True)
+            table(bad.tables["relaxation"], hide_index=True)
             download_csv(bad.tables["relaxation"], filename="quota_relaxation.csv", key="lx_dl_relax",
                          label="Relaxation (CSV)")
         return
@@ -245,7 +245,7 @@ def quota_tab():
             "the next smallest, and so on** (Flanigan et al., *Nature* 596, 2021, cited as [b] ref. 13). Unlike "
             "the cohort tab, this equalises individuals' chances under hard quotas. People with the same "
             "features share one chance (a *type*); column generation with open-source HiGHS finds the lottery.")
-        st.dataframe(view.tables["types"], hide_index=True)
+        table(view.tables["types"], hide_index=True)
     d1, d2, d3, d4 = st.columns(4)
     with d1:
         download_csv(view.tables["chances"], filename="leximin_chances.csv", key="lx_dl_q_probs",
@@ -332,10 +332,10 @@ def panel_draw_section(pool, quotas, dist, k, id_col, seed, run_key, pool_file) 
         st.success(f"Panel drawn with seed **{last['seed']}** at {last['time (UTC)']} UTC.")
         qt = lx.panel_quota_table(pool, quotas, last["members"].split(), id_col=id_col)
         qt["met"] = qt["met"].map({True: "✓", False: "✗"})
-        st.dataframe(qt, hide_index=True)
+        table(qt, hide_index=True)
         # the respondents file's own rows and columns, as the Strat App writes "selected" and "remaining"
         selected, remaining = sf.panel_tables(pool_file, id_col, last["members"].split())
-        st.dataframe(selected, hide_index=True)
+        table(selected, hide_index=True)
         m1, m2, m3 = st.columns(3)
         with m1:
             download_csv(selected, filename="leximin_drawn_panel.csv", key="lx_dl_q_panel",

@@ -115,7 +115,9 @@ def test_injection_link_fetches_nothing(page, app_url):
     assert page.locator(f"img[src*='{evil_host}']").count() == 0
     from urllib.parse import urlparse
     assert not [u for u in requests if urlparse(u).hostname == evil_host]
-    assert page.get_by_text("![x](http://evil.invalid/p.png)").count() >= 1  # shown as typed
+    # shown as typed; md_escape puts an invisible word joiner after "http:" so no autolink forms (issue 26)
+    shown = [t.replace("\u2060", "") for t in page.get_by_test_id("stAlert").all_inner_texts()]
+    assert any("![x](http://evil.invalid/p.png)" in t for t in shown), shown
 
 
 # --------------------------------------------------------------------------- issue 22: the Tab 1 crash

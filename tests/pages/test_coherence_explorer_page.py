@@ -634,6 +634,11 @@ def test_upload_run_estimate_says_where_the_run_goes():
     _ok(at)
     at.run()
     assert any("measured on the last run of these settings" in c.value for c in at.caption)
+    # other settings: the cost model, corrected by what the finished run took against it (no "first run" caveat)
+    at.number_input(key="coh_seed").set_value(5).run()
+    _ok(at)
+    est = next(c.value for c in at.caption if c.value.startswith("Estimated time for 20 runs"))
+    assert "from the preview's time" in est and "a first run also starts" not in est
 
 
 def test_sweep_shows_a_run_time_estimate_for_all_its_runs():

@@ -162,18 +162,40 @@ def _parallelism() -> int:
     return max(1, where.threads) if where.on_cluster else CORES
 
 
+#: The server's correction to the cost model, learnt from finished runs of any session (a number only: no user
+#: data). A process-wide property of this server: its start-up costs and how busy it really is.
+_SERVER = {"ratio": None}
+
+
+def model_seconds(runs: int, per_run_s: float) -> float:
+    """The cost model's time for ``runs`` repetitions under the server's present load (uncalibrated)."""
+    return ci.run_estimate(per_run_s=per_run_s, runs=runs, workers=_parallelism(), cores=CORES,
+                           load=other_load()).seconds
+
+
 def estimate(ctx: Ctx, runs: int, per_run_s: float, what: str) -> tuple[float, str]:
-    """How long ``runs`` repetitions will take here now, in words: the engine's cost model under the server's
-    present load, or the rate measured on the last run of the same settings (issue 25)."""
+    """How long ``runs`` repetitions will take here now, in words: the rate measured on the last run of the same
+    settings, else the engine's cost model under the server's present load, corrected by what earlier runs on
+    this server took against the model (issue 25: an uncorrected estimate was 5× to 25× optimistic)."""
     measured = st.session_state.get("_coh_rate", {}).get((ctx.data_key, ctx.preview_config))
     if measured:
         secs = measured * runs
         return secs, (f"Estimated time for {what}: {ci.time_words(secs)} on {where_words()} (measured on the "
                       "last run of these settings).")
     est = ci.run_estimate(per_run_s=per_run_s, runs=runs, workers=_parallelism(), cores=CORES, load=other_load())
-    how = (f"from the preview's time; the server is busy ({est.load:.0f} other jobs), so each core is shared and "
-           "the run is slower than alone") if est.busy else "from the preview's time"
-    return est.seconds, f"Estimated time for {what}: {ci.time_words(est.seconds)} on {where_words()} ({how})."
+    ratio = _SERVER["ratio"]
+    secs = est.seconds * (ratio or 1.0)
+    how = "from the preview's time"
+    if est.busy:
+        how += f"; the server is busy ({est.load:.0f} other jobs), so each core is shared"
+    how += (f"; runs here have taken {ratio:.1f}× the model's time, which is included" if ratio and ratio > 1.05
+            else "; a first run also starts its worker processes, which can take longer" if ratio is None else "")
+    return secs, f"Estimated time for {what}: {ci.time_words(secs)} on {where_words()} ({how})."
+
+
+def learn(predicted_s: float, actual_s: float) -> None:
+    """Correct the cost model with a finished run's time (see :func:`dpdash.coherence_inputs.calibration`)."""
+    _SERVER["ratio"] = ci.calibration(_SERVER["ratio"], predicted_s=predicted_s, actual_s=actual_s)
 
 
 def remember_rate(ctx: Ctx, elapsed_s: float, runs: int) -> None:

@@ -575,3 +575,13 @@ def test_budget_default_table_stays_out_of_the_link_and_pure_plan_disables_delta
     assert not any("10⁻⁶" in m.value for m in at.markdown if m.value.startswith("**Total ε"))
     at = fresh(eps_tab=BUDGET, eps_b_rule="zcdp")  # zCDP converts ρ to ε at δ: δ matters
     assert not at.slider(key="eps_b_delta").disabled
+
+
+def test_engine_message_and_hint_read_as_two_sentences():
+    """A refused plan's message and the hint after it were run together ("got -1 Expected per row")."""
+    rows = {"cols": ["name", "query", "mechanism", "L", "U", "n", "cells", "target ±", "confidence", "hold ±",
+                     "hold share", "weight"],
+            "rows": [["a", "count", "laplace", 0, 1, None, 1, -1.0, 0.95, None, None, 1.0]]}
+    at = fresh(eps_tab=BUDGET, eps_b_rows=json.dumps(rows))
+    text = " ".join(said(w) for w in at.warning)
+    assert "got -1. Expected per row" in text, text

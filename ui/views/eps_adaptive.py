@@ -14,7 +14,7 @@ from dpdash import script_epsilon as se
 from ui import eps_codecs as ec
 from ui.common import methodology
 from ui.show import cards, figure, say_problem, verdict_box
-from ui.views.eps_common import CACHE, ENGINE_ERRORS, bind, exports, pick, report, script_of
+from ui.views.eps_common import ended, CACHE, ENGINE_ERRORS, bind, exports, pick, report, script_of
 from ui.widgets import delta_exponent, log_slider, seed_input
 
 
@@ -71,7 +71,7 @@ def tab_adaptive(outputs: bool = True) -> None:
     try:
         trace, halts = cached_adaptive(tuple(seq), eg, dg, int(n))
     except ENGINE_ERRORS as e:
-        say_problem(e, "Change the sequence, ε_g, δ_g or n.", container=c2)
+        say_problem(ended(e), "Change the sequence, ε_g, δ_g or n.", container=c2)
         return
     view = evw.adaptive_view(trace, halts, epsilons=seq, kind=kind, epsilon_g=eg, delta_g=dg, n=int(n), rule=rule,
                              seed=seed, values={k: v for k, v in st.session_state.items()

@@ -21,8 +21,8 @@ from ui import eps_codecs as ec
 from ui.common import methodology
 from ui.show import cards, figure, fmt, say_problem, verdict_box
 from ui.views.budget_compare import render_budget_comparison
-from ui.views.eps_common import (CACHE, ENGINE_ERRORS, MECH_FMT, QUERY_FMT, bind, encode_table, exports, pick, report,
-                                 script_of, table_state)
+from ui.views.eps_common import (CACHE, ENGINE_ERRORS, MECH_FMT, QUERY_FMT, bind, encode_table, ended, exports, pick,
+                                 report, script_of, table_state)
 from ui.widgets import delta_exponent, log_slider
 
 OBJECTIVE_FMT = {"equal_ratio": "the same multiple of each target", "weighted_mse": "least weighted squared error"}
@@ -140,7 +140,7 @@ def tab_budget(outputs: bool = True) -> None:
         jc = float(min(s.confidence for s in specs)) if joint and specs else None
         plan = cached_plan(specs, mode, rule, delta, reserve, jc, budget, objective)
     except ENGINE_ERRORS as e:  # the rows, rule and δ chosen cannot be planned: a state the user can change
-        say_problem(e, hint, container=c2, level="warning")
+        say_problem(ended(e), hint, container=c2, level="warning")
         return
     view = evw.budget_view(plan, statistics=[dataclasses.asdict(x) for x in specs], shares=bud.budget_shares(plan),
                            mode=mode, rule=rule, delta=delta, reserve=reserve, joint_confidence=jc, budget=budget,

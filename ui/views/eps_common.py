@@ -151,3 +151,10 @@ def report(view: TabView, key: str, *, sources: Sequence[str] = (), figures: Seq
     """Report, Settings and Copy as code of the open tab, all from its view (``ui.show.take_away``)."""
     take_away(view, key=key, page="epsilon_calculator", title="Epsilon calculator", sources=[SEED_PLAIN, *sources],
               figures=figures, script=script)
+
+
+def ended(err: Exception | str) -> str:
+    """An engine message as a sentence (one full stop), so a hint after it reads as the next sentence: "…; got -1.
+    Expected per row: …" (it read "got -1 Expected per row")."""
+    text = str(err).strip()
+    return text if text.endswith((".", "!", "?")) else text + "."

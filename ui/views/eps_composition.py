@@ -17,7 +17,7 @@ from ui import eps_codecs as ec
 from ui.common import methodology
 from ui.show import figure, say_problem, session_memo, verdict_box
 from ui.text import md_escape
-from ui.views.eps_common import (CACHE, ENGINE_ERRORS, bind, encode_table, exports, pick, report, script_of,
+from ui.views.eps_common import (ended, CACHE, ENGINE_ERRORS, bind, encode_table, exports, pick, report, script_of,
                                  show_table, table_state)
 from ui.widgets import delta_exponent, log_slider
 
@@ -144,7 +144,7 @@ def tab_composition(outputs: bool = True) -> None:
     try:
         curve, table = _results(c2, ms, delta, ks, rules, trules, with_pld, big_pld)
     except ENGINE_ERRORS as e:
-        say_problem(e, "Change the list or δ.", container=c2)
+        say_problem(ended(e), "Change the list or δ.", container=c2)
         return
     view = evw.composition_view(curve, table, mechanisms=ms, delta=delta, rules=trules, log_axes=log_axes)
     verdict_box(view.verdicts, top)

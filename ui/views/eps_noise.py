@@ -17,7 +17,7 @@ from dpdash import script_epsilon as se
 from ui import load_active_dataset
 from ui.common import methodology
 from ui.show import cards, figure, say_problem, verdict_box
-from ui.views.eps_common import CACHE, DEFAULTS, ENGINE_ERRORS, bind, exports, pick, report, script_of
+from ui.views.eps_common import ended, CACHE, DEFAULTS, ENGINE_ERRORS, bind, exports, pick, report, script_of
 from ui.widgets import delta_exponent, log_slider
 
 #: δ of the chart's Gaussian curves while a Laplace kind is chosen (its δ control is then not drawn: issue 25).
@@ -102,7 +102,7 @@ def tab_noise(outputs: bool = True) -> None:
         sens = mech.query_sensitivity(query, lower=lower if lower is not None else 0.0,
                                       upper=upper if upper is not None else 1.0, n=n, neighbour=neighbour)
     except ENGINE_ERRORS as e:
-        say_problem(e, "Change the query, the bounds or the neighbouring relation.", level="warning")
+        say_problem(ended(e), "Change the query, the bounds or the neighbouring relation.", level="warning")
         return
     is_int = lambda x: abs(x - round(x)) < 1e-12  # noqa: E731
     mechs = tuple(m for m in mech.MECHANISMS if m == "laplace" or m == "gaussian"
@@ -166,7 +166,7 @@ def noise_outputs(inputs: dict, sens: mech.Sensitivity, mechs: tuple, outputs: b
         cal = cached_calibrate(mechanism, sensitivity, fix, eps, rho, inputs["scale"], inputs["half_width"], delta,
                                conf / 100, rule)
     except ENGINE_ERRORS as e:
-        say_problem(e, "Change the mechanism, rule or the fixed value.", level="warning")
+        say_problem(ended(e), "Change the mechanism, rule or the fixed value.", level="warning")
         return
     fixed = {"privacy": {"rho": rho} if by_rho else {"epsilon": eps}, "scale": {"scale": inputs["scale"]},
              "accuracy": {"half_width": inputs["half_width"]}}[fix]

@@ -21,7 +21,7 @@ from ui import eps_codecs as ec
 from ui.common import CORES, methodology
 from ui.show import figure, say_problem, session_memo, verdict_box
 from ui.text import md_escape
-from ui.views.eps_common import CACHE, ENGINE_ERRORS, bind, exports, pick, report, script_of
+from ui.views.eps_common import ended, CACHE, ENGINE_ERRORS, bind, exports, pick, report, script_of
 from ui.widgets import log_slider, seed_input
 
 
@@ -319,7 +319,7 @@ def tab_tests(outputs: bool = True) -> None:
                     lambda f: bar.progress(min(1.0, f), text=f"Simulating… {f:.0%}")), max_entries=4)
             except ENGINE_ERRORS as e:
                 status.update(label="Simulation not run", state="error")
-                say_problem(e, "The data are drawn from the null and from the null + Δ: both need entries > 0.")
+                say_problem(ended(e), "The data are drawn from the null and from the null + Δ: both need entries > 0.")
                 return
             bar.empty()
             status.update(label="Simulation done", state="complete")

@@ -14,7 +14,7 @@ from dpdash import mechanisms as mech
 from dpdash import script_epsilon as se
 from ui.common import methodology
 from ui.show import cards, figure, say_problem, verdict_box
-from ui.views.eps_common import CACHE, ENGINE_ERRORS, bind, exports, pick, report, script_of, show_table
+from ui.views.eps_common import ended, CACHE, ENGINE_ERRORS, bind, exports, pick, report, script_of, show_table
 
 
 @st.cache_data(**CACHE)
@@ -43,7 +43,7 @@ def tab_widths(outputs: bool = True) -> None:
     try:
         widths = cached_widths(int(n), float(beta), noise)
     except ENGINE_ERRORS as e:
-        say_problem(e, "Change n or β.", container=c1)
+        say_problem(ended(e), "Change n or β.", container=c1)
         return
     view = evw.widths_view(widths, n=int(n), beta=float(beta), noise=noise)
     verdict_box(view.verdicts, top)

@@ -230,6 +230,7 @@ def test_stratified_mean_release_noise():
                                "stratified means")
 
 
+@pytest.mark.slow
 def test_split_budget_release_noise():
     # S4 L133: global mean at ε/2 and stratum means at ε/2.
     x, g = _groups(k=100, each=20)

@@ -255,3 +255,13 @@ def test_pp_without_public_info_spends_the_same():
     assert led.total().epsilon == pytest.approx(2 * EPS, rel=REL)
 
 
+
+
+@pytest.mark.parametrize("method", ["naive", "stratified", "split"])
+def test_mean_experiment_from_a_group_summary_spends_epsilon(method):
+    # The summary upload path runs the same releases from per-group clipped sums.
+    x, g = _groups(k=5, each=30)
+    summary = S.summarise_groups(x, g, R=R_, gamma=GAMMA)
+    with ledger.recording() as led:
+        S.run_mean_experiment_on_summary(summary, epsilons=[EPS], R=R_, gamma=GAMMA, reps=1, rng=0, methods=(method,))
+    assert led.total().epsilon == pytest.approx(EPS, rel=REL)

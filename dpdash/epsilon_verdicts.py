@@ -2,7 +2,9 @@
 
 Each function takes the numbers a tab already computed (engine results, not widgets) and returns plain text
 (no Markdown), so the page, the report and the tests read the same sentence. Numbers are rounded for reading
-(:func:`number`, 2 significant figures unless stated); the tables and downloads keep full precision.
+(:func:`sig4`, 4 significant figures, wherever a card or table beside the sentence shows the same number, so
+both read alike (issue 22); :func:`number`, 2 significant figures, for the rest); the downloads keep full
+precision.
 
 References
 ----------
@@ -45,17 +47,17 @@ def noise_verdict(*, mechanism: str, query: str, half_width: float, confidence: 
     mech = MECH_WORDS.get(mechanism, mechanism)
     conf = f"{100 * confidence:.4g}%"
     # a value the user set reads as typed; a computed one is rounded
-    show = given if fix == "privacy" else number
+    show = given if fix == "privacy" else sig4
     privacy = f"ρ = {show(rho)}" if by_rho and rho is not None else (
         f"ε = {show(epsilon)}" if epsilon <= 1e4 else "ε above 10,000 (no useful privacy)")
     if delta > 0 and not by_rho:
         privacy += f" and δ = {power_of_ten(delta)}"
-    hw = number(half_width)
+    hw = sig4(half_width)
     if fix == "accuracy":
         return (f"To keep {what} within ±{given(half_width)} of its true value {conf} of the time, {mech} noise needs "
                 f"{privacy}.")
     if fix == "scale" and scale is not None:
-        return (f"{mech} noise of scale {number(scale)} gives {privacy} and keeps {what} within ±{hw} of its "
+        return (f"{mech} noise of scale {sig4(scale)} gives {privacy} and keeps {what} within ±{hw} of its "
                 f"true value {conf} of the time.")
     return f"With {privacy}, {mech} noise keeps {what} within ±{hw} of its true value {conf} of the time."
 
@@ -72,7 +74,7 @@ def noise_guidance(*, query: str, half_width: float, lower: float, upper: float,
         noun = {"mean": f"the whole range of the mean ({number(lower, 3)} to {number(upper, 3)})",
                 "sum": "the largest possible sum", "count": f"the number of records ({n:,})",
                 "histogram": f"the number of records ({n:,})"}[query]
-        return (f"The noise (±{number(half_width)}) is wider than {noun}: the released value says almost "
+        return (f"The noise (±{sig4(half_width)}) is wider than {noun}: the released value says almost "
                 f"nothing. To fix: {fix}.")
     return None
 
@@ -117,7 +119,7 @@ def composition_verdict(table: pd.DataFrame, *, releases: str, delta: float) -> 
         return (f"No rule you selected gives a finite bound for {releases} at δ = {power_of_ten(delta)}: select "
                 "another rule or change the list.")
     best = ok.loc[ok["epsilon"].idxmin()]
-    head = (f"Composing {releases} costs ε = {number(best['epsilon'])} at δ = {power_of_ten(delta)} under "
+    head = (f"Composing {releases} costs ε = {sig4(best['epsilon'])} at δ = {power_of_ten(delta)} under "
             f"{RULE_WORDS.get(best['rule'], best['rule'])}")
     basic = ok[ok["rule"] == "basic"]
     if best["rule"] == "basic" or basic.empty:
@@ -126,8 +128,8 @@ def composition_verdict(table: pd.DataFrame, *, releases: str, delta: float) -> 
     b = float(basic["epsilon"].iloc[0])
     gain = b - float(best["epsilon"])
     if gain <= 0.005 * b:
-        return head + f", the same as the basic sum ({number(b)})."
-    return head + f", {number(gain)} less than the basic sum ({number(b)})."
+        return head + f", within 0.5% of the basic sum ({sig4(b)})."
+    return head + f", {sig4(gain)} less than the basic sum ({sig4(b)})."
 
 
 def total_guidance(table: pd.DataFrame) -> str | None:
@@ -136,7 +138,7 @@ def total_guidance(table: pd.DataFrame) -> str | None:
     if ok.empty or float(ok["epsilon"].min()) <= 10:
         return None
     best = float(ok["epsilon"].min())
-    return (f"A total ε of {number(best)} protects almost nothing (an attacker's odds can grow by a factor of "
+    return (f"A total ε of {sig4(best)} protects almost nothing (an attacker's odds can grow by a factor of "
             f"{number(math.exp(best)) if best < 13 else _big(math.exp(min(best, 700)))}). To fix: publish fewer "
             "releases, or spend less ε on each.")
 
@@ -299,7 +301,7 @@ def widths_verdict(widths: pd.DataFrame, *, n: int, crossover: WidthCrossover | 
     k0, ks = x.first, x.shown
     capped = " (capped: no useful answer)" if x.split[ks] >= 0.5 else ""
     return (f"With n = {n:,} records, DP answers k adaptive queries more accurately than splitting the data from "
-            f"k = {k0:,} on (at k = {ks:,}: ±{number(x.dp[ks])} with DP against ±{number(x.split[ks])}{capped} by "
+            f"k = {k0:,} on (at k = {ks:,}: ±{sig4(x.dp[ks])} with DP against ±{sig4(x.split[ks])}{capped} by "
             "splitting, for all answers at once).")
 
 
@@ -320,7 +322,7 @@ def private_tests_verdict(*, n: float, privacy: str, alpha: float, naive_size: f
 def maxinfo_verdict(*, alpha: float, gamma: float, epsilon: float, n: int, bits: float) -> str:
     """"After a selection step with ε = 0.01 on 10,000 records, reject only when p ≤ 0.012 …"."""
     return (f"After choosing the hypothesis with an ε = {given(epsilon)} step on {int(n):,} records (which leaks "
-            f"at most {number(bits)} bits), reject only when p ≤ {number(gamma)}, not p ≤ {alpha:g}, to keep the "
+            f"at most {sig4(bits)} bits), reject only when p ≤ {sig4(gamma)}, not p ≤ {alpha:g}, to keep the "
             f"false-rejection rate at {given(100 * alpha)}%.")
 
 

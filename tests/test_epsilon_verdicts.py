@@ -30,8 +30,9 @@ def test_noise_verdict_laplace_count_is_the_ln20_interval():
     text = ev.noise_verdict(mechanism="laplace", query="count", half_width=cal.half_width, confidence=0.95,
                             fix="privacy", epsilon=cal.epsilon)
     hw = stats.laplace.isf(0.025)  # P(|Y| > t) = 0.05 for Laplace(1): t = ln 20 = 2.996
-    assert f"±{hw:.1f}" == "±3.0"
-    assert text == "With ε = 1, Laplace noise keeps a count within ±3.0 of its true value 95% of the time."
+    # 4 significant figures, as the card beside it reads (issue 22: a sentence never coarser than its card)
+    assert f"±{hw:.4g}" == "±2.996"
+    assert text == "With ε = 1, Laplace noise keeps a count within ±2.996 of its true value 95% of the time."
 
 
 def test_noise_verdict_gaussian_names_delta_and_the_balle_wang_interval():
@@ -44,7 +45,7 @@ def test_noise_verdict_gaussian_names_delta_and_the_balle_wang_interval():
     hw = stats.norm.isf(0.025) * sigma
     text = ev.noise_verdict(mechanism="gaussian", query="histogram", half_width=cal.half_width, confidence=0.95,
                             fix="privacy", epsilon=cal.epsilon, delta=delta)
-    assert f"within ±{nf.number(hw)} " in text and "δ = 10⁻⁶" in text and "each count of a histogram" in text
+    assert f"within ±{hw:.4g} " in text and "δ = 10⁻⁶" in text and "each count of a histogram" in text
 
 
 def test_noise_verdict_fixed_accuracy_asks_for_the_epsilon():
@@ -52,7 +53,7 @@ def test_noise_verdict_fixed_accuracy_asks_for_the_epsilon():
     text = ev.noise_verdict(mechanism="laplace", query="count", half_width=cal.half_width, confidence=0.95,
                             fix="accuracy", epsilon=cal.epsilon)
     assert text.startswith("To keep a count within ±10 ")
-    assert f"needs ε = {nf.number(math.log(20) / 10)}." in text  # b = 10/ln 20, ε = 1/b = 0.30
+    assert f"needs ε = {math.log(20) / 10:.4g}." in text  # b = 10/ln 20, ε = 1/b = 0.2996
 
 
 def test_noise_guidance_warns_when_the_noise_swamps_a_mean_and_when_epsilon_is_extreme():
@@ -76,14 +77,14 @@ def test_composition_verdict_names_pld_and_the_saving_against_the_basic_sum():
     pld = ind.get_epsilon(1e-6)
     releases = ev.describe_releases(["laplace"], [1000], [0.1], [None])
     text = ev.composition_verdict(table, releases=releases, delta=1e-6)
-    assert text == (f"Composing 1,000 Laplace releases (ε = 0.1 each) costs ε = {nf.number(pld)} at δ = 10⁻⁶ under "
-                    f"privacy loss distributions (PLD), {nf.number(100 - pld)} less than the basic sum (100).")
+    assert text == (f"Composing 1,000 Laplace releases (ε = 0.1 each) costs ε = {pld:.4g} at δ = 10⁻⁶ under "
+                    f"privacy loss distributions (PLD), {100 - pld:.4g} less than the basic sum (100).")
 
 
 def test_composition_verdict_when_the_basic_sum_is_tightest_or_nothing_is_valid():
     table = acc.composition_table([acc.laplace(0.1)], delta=1e-6, rules=("basic", "advanced"))
     text = ev.composition_verdict(table, releases="1 Laplace release", delta=1e-6)
-    assert "ε = 0.10" in text and "the basic sum is already the tightest" in text
+    assert "ε = 0.1 " in text and "the basic sum is already the tightest" in text
     bad = pd.DataFrame({"rule": ["kov_analytic"], "epsilon": [math.nan], "valid": [False]})
     assert "No rule you selected" in ev.composition_verdict(bad, releases="x", delta=1e-6)
 
@@ -133,7 +134,8 @@ def test_widths_verdict_finds_the_first_k_where_dp_wins():
     widths = pd.DataFrame(rows, columns=["method", "k", "tau"])
     # split: 0.01, 0.032, 0.1, 0.32; DP: 0.051, 0.052, 0.053, 0.056 → DP is better from k = 100
     text = ev.widths_verdict(widths, n=6400)
-    assert "from k = 100 on" in text and "±0.056 with DP against ±0.32 by splitting" in text
+    # at the table's precision: 0.05 + 0.001·1000^¼ = 0.05562, 0.01·√1000 = 0.3162
+    assert "from k = 100 on" in text and "±0.05562 with DP against ±0.3162 by splitting" in text
     never = pd.DataFrame([("split_binomial", 10, 0.1), ("dfhprr", 10, 0.5)], columns=["method", "k", "tau"])
     assert "splitting the data is at least as accurate" in ev.widths_verdict(never, n=100)
 
@@ -142,7 +144,7 @@ def test_private_tests_and_maxinfo_and_public_info_verdicts_name_their_numbers()
     t = ev.private_tests_verdict(n=10_000, privacy="ρ = 0.00125", alpha=0.05, naive_size=0.3123, power=0.8)
     assert "false alarms 31% of the time instead of 5%" in t and "probability 80%" in t
     m = ev.maxinfo_verdict(alpha=0.05, gamma=0.0123, epsilon=0.01, n=10_000, bits=1.234)
-    assert "p ≤ 0.012, not p ≤ 0.05" in m and "1.2 bits" in m
+    assert "p ≤ 0.0123, not p ≤ 0.05" in m and "1.234 bits" in m  # as the cards read them
     assert "1.5× the nominal ε" in ev.invariant_verdict(epsilon=1.0, eps_star=1.5, N=100)
     assert "adds nothing" in ev.correlated_verdict(epsilon=1.0, effective=1.0, delta_z=1)
     assert "like ε = 12" in ev.correlated_verdict(epsilon=1.0, effective=12.0, delta_z=12)
@@ -160,6 +162,6 @@ def test_total_guidance_only_when_the_tightest_total_is_extreme():
     # advanced composition of 1,000 × 0.5: Σε·tanh(ε/2) + √(2·Σε²·ln(1/δ)) ≈ 122 + 83 — still far above 10
     adv = 1000 * 0.5 * math.tanh(0.25) + math.sqrt(2 * 1000 * 0.25 * math.log(1e6))
     g = ev.total_guidance(big)
-    assert g and f"A total ε of {nf.number(adv)}" in g and "publish fewer releases" in g
+    assert g and f"A total ε of {adv:.4g}" in g and "publish fewer releases" in g
     small = acc.composition_table([acc.laplace(0.1, count=10)], delta=1e-6, rules=("basic",))
     assert ev.total_guidance(small) is None

@@ -26,13 +26,13 @@ def test_noise_verdict_fixed_scale_names_the_scale_the_epsilon_and_the_interval(
     assert cal.epsilon == pytest.approx(2.0 / 4.0) and cal.half_width == pytest.approx(4.0 * LN20)
     text = ev.noise_verdict(mechanism="laplace", query="sum", half_width=cal.half_width, confidence=0.95,
                             fix="scale", epsilon=cal.epsilon, scale=4.0)
-    assert text == ("Laplace noise of scale 4.0 gives ε = 0.50 and keeps a sum within ±12 of its true value 95% "
+    assert text == ("Laplace noise of scale 4 gives ε = 0.5 and keeps a sum within ±11.98 of its true value 95% "
                     "of the time.")
-    assert f"±{nf.number(4.0 * LN20)} " in text  # 11.98 → "12"
+    assert f"±{4.0 * LN20:.4g} " in text  # 11.98, as the card
     # without a scale the sentence falls back to the "With ε …" form (nothing invented)
     fallback = ev.noise_verdict(mechanism="laplace", query="sum", half_width=cal.half_width, confidence=0.95,
                                 fix="scale", epsilon=cal.epsilon)
-    assert fallback.startswith("With ε = 0.50, Laplace noise keeps a sum within ±12 ")
+    assert fallback.startswith("With ε = 0.5, Laplace noise keeps a sum within ±11.98 ")
 
 
 def test_describe_releases_for_a_list_counts_releases_and_distinct_kinds():
@@ -50,19 +50,19 @@ def test_composition_verdict_calls_a_gain_under_half_a_percent_the_same_as_the_b
     within = basic * (1 - 0.004)  # 0.4% tighter: below the 0.5% threshold
     table = pd.DataFrame({"rule": ["basic", "kov_optimal"], "epsilon": [basic, within], "valid": [True, True]})
     text = ev.composition_verdict(table, releases="10 Laplace releases (ε = 0.1 each)", delta=1e-6)
-    assert text == ("Composing 10 Laplace releases (ε = 0.1 each) costs ε = 1.0 at δ = 10⁻⁶ under optimal "
-                    f"composition, the same as the basic sum ({nf.number(basic)}).")
+    assert text == (f"Composing 10 Laplace releases (ε = 0.1 each) costs ε = {within:.4g} at δ = 10⁻⁶ under optimal "
+                    f"composition, within 0.5% of the basic sum ({basic:.4g}).")
     # just past the threshold the saving is named
     beyond = pd.DataFrame({"rule": ["basic", "kov_optimal"], "epsilon": [basic, 0.99 * basic], "valid": [True, True]})
     assert ev.composition_verdict(beyond, releases="x", delta=1e-6).endswith(
-        f", {nf.number(0.01 * basic)} less than the basic sum (1.0).")
+        f", {0.01 * basic:.4g} less than the basic sum (1).")
 
 
 def test_composition_verdict_from_the_engine_for_a_single_release_names_no_false_saving():
     # one Laplace release of ε = 0.1: every rule's total is ε itself, so no rule can beat the basic sum by 0.5%
     table = acc.composition_table([acc.laplace(0.1)], delta=1e-6, rules=("basic", "kov_optimal"))
     text = ev.composition_verdict(table, releases="1 Laplace release", delta=1e-6)
-    assert "ε = 0.10 at δ = 10⁻⁶" in text
+    assert "ε = 0.1 at δ = 10⁻⁶" in text
     assert "less than the basic sum" not in text
 
 

@@ -184,7 +184,7 @@ def test_noise_view_laplace_count_against_the_closed_form():
     assert v.headline("Noise std").value == f"{math.sqrt(2):.4g}"
     assert v.headline("± half-width").value == f"{LN20:.4g}" == "2.996"
     assert v.headline("ε").value == "1" and v.headline("ρ (zCDP)").value == "0.5"
-    assert "within ±3.0 of its true value 95%" in v.verdicts[0].text
+    assert "within ±2.996 of its true value 95%" in v.verdicts[0].text  # as the card reads it
     assert v.script["sensitivity"] == 1.0 and v.script["epsilon"] == 1.0
     # a count has no bounds or n in its report (they play no part: issue 25)
     assert not {"lower bound L", "upper bound U", "records n"} & set(v.params)

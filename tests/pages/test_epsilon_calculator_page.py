@@ -534,7 +534,7 @@ def test_bad_news_is_a_warning_not_a_green_box():
 
 def test_verdicts_name_the_independent_numbers():
     at = fresh()
-    assert "within ±3.0 of its true value 95% of the time" in said(at.success[0])  # ln 20 = 2.996
+    assert "within ±2.996 of its true value 95% of the time" in said(at.success[0])  # ln 20 = 2.996, as the card
     at = fresh(eps_tab=RISK)
     # Bayes with likelihood ratio e: 0.1e/(0.1e + 0.9) = 23%; tanh(1/2) = 0.46
     assert "at most 23% sure" in said(at.success[0]) and "46 percentage points" in said(at.success[0])

@@ -371,6 +371,25 @@ def _configure_jax(jax) -> None:
     # A size limit turns on JAX's file lock around every cache read and write: without it a process could read an
     # entry another process was still writing ("Error -5 while decompressing" with concurrent MST runs, issue 26).
     jax.config.update("jax_compilation_cache_max_size", JAX_CACHE_MAX_BYTES)
+    _stamp_unstamped_entries(path)
+
+
+def _stamp_unstamped_entries(path: Path) -> None:
+    """Give every cached program an access-time file, as JAX's size-limited cache expects.
+
+    A cache written without a size limit has no ``-atime`` files; JAX's eviction scan then fails on the first one
+    ("Error writing persistent compilation cache entry … FileNotFoundError …-atime") and no new program is kept.
+    """
+    import time
+
+    stamp = time.time_ns().to_bytes(8, "little")
+    try:
+        for entry in path.glob("*-cache"):
+            atime = entry.with_name(entry.name[: -len("-cache")] + "-atime")
+            if not atime.exists():
+                atime.write_bytes(stamp)
+    except OSError:
+        pass  # a read-only or vanishing cache only costs compile time
 
 
 def _import_mbi():

@@ -419,3 +419,14 @@ def test_the_shared_compilation_cache_is_read_and_written_under_a_file_lock():
 
     cache = lru_cache.LRUCache(str(Y.jax_cache_dir()), max_size=jax.config.jax_compilation_cache_max_size)
     assert cache.eviction_enabled and type(cache.lock).__name__.endswith("FileLock")  # an OS-level lock
+
+
+def test_a_cache_written_without_a_size_limit_gets_access_times(tmp_path):
+    """Entries from before the size limit have no '-atime' file; JAX's eviction scan failed on them and kept no
+    new program. Configuring the cache stamps them."""
+    (tmp_path / "jit_f-abc-cache").write_bytes(b"x")
+    (tmp_path / "jit_g-def-cache").write_bytes(b"y")
+    (tmp_path / "jit_g-def-atime").write_bytes((7).to_bytes(8, "little"))
+    Y._stamp_unstamped_entries(tmp_path)
+    assert (tmp_path / "jit_f-abc-atime").is_file()
+    assert (tmp_path / "jit_g-def-atime").read_bytes() == (7).to_bytes(8, "little")  # an existing stamp is kept

@@ -247,7 +247,7 @@ def make_pmf_figure(df: pd.DataFrame, *, tilted_mean: float) -> go.Figure:
     return go.Figure(data=traces, layout=dict(
         title="Sample-size distribution and its tilt", shapes=[shape], annotations=notes,
         xaxis=dict(title="sample size m", range=[x0 - pad, x1 + pad]),
-        yaxis=dict(title="relative chance (most likely size = 1)", range=[0, 1.12], tickvals=[0, 0.25, 0.5, 0.75, 1]),
+        yaxis=dict(title="chance ÷ peak", range=[0, 1.12], tickvals=[0, 0.25, 0.5, 0.75, 1]),
         legend=dict(orientation="h", y=-0.35)))
 
 
@@ -279,7 +279,7 @@ def make_sawtooth_figure(df: pd.DataFrame, *, epsilon: float, theorem6: float, w
                          line=dict(color="black", dash="dot", width=2))]
     return go.Figure(data=traces, layout=dict(
         title="What a released sample size reveals (size channel)", xaxis=dict(title="population size N (pair N, N+1)"),
-        yaxis=dict(title="privacy loss from the size", rangemode="tozero"), legend=dict(orientation="h", y=-0.35)))
+        yaxis=dict(title="loss from the size", rangemode="tozero"), legend=dict(orientation="h", y=-0.35)))
 
 
 # ----------------------------------------------------------------------------------------------------------

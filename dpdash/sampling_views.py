@@ -59,8 +59,10 @@ SCHEME_CURVES = {"srswor": "SRSWOR", "poisson": "Poisson", "srswr": "SRSWR"}   #
 def g4(v) -> str:
     """4 significant digits (spec §7; the full value goes in the tooltip); whole numbers with separators.
 
-    >>> g4(0.0138503030), g4(12), g4(None), g4(float("inf")), g4(9998.46)
-    ('0.01385', '12', '—', '∞', '9998')
+    Large values keep separators, not exponents (a weighted mean size of 15,000 read "1.5e+04").
+
+    >>> g4(0.0138503030), g4(12), g4(None), g4(float("inf")), g4(9998.46), g4(15000.000001), g4(4.2e-7)
+    ('0.01385', '12', '—', '∞', '9,998', '15,000', '4.2e-07')
     """
     if v is None:
         return "—"
@@ -69,6 +71,8 @@ def g4(v) -> str:
     v = float(v)
     if not math.isfinite(v):
         return "∞" if v > 0 else str(v)
+    if 1e3 <= abs(v) < 1e15:
+        return f"{float(f'{v:.4g}'):,.0f}"
     return f"{v:.4g}"
 
 

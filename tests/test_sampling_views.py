@@ -206,7 +206,7 @@ def test_strata_view_sp18_theorem11_and_neyman_shift():
     assert f"ε′ = {g2(t11)} (Theorem 11)" in v.verdicts[0].text and "by 10 in total" in v.verdicts[0].text
     assert v.verdicts[0].tone == "warning"
     assert "by 10 in total (up to 5 in one stratum)" in v.figures["errors"][0]
-    assert "value 2000 in stratum “s2”" in v.figures["shift"]["worst"]
+    assert "value 2,000 in stratum “s2”" in v.figures["shift"]["worst"]
 
 
 def test_strata_view_census_is_epsilon():

@@ -663,3 +663,21 @@ def test_stratified_census_is_the_unsampled_mechanism():
     alerts = _alerts(at)
     assert not any("4.6" in a for a in alerts), alerts
     assert any("ε′ = ε = 1" in a for a in alerts), alerts
+
+
+def test_size_and_count_controls_take_exact_values_and_refuse_invalid_minimums():
+    """Issue 25: "Records per cluster c" was a 0–10,000 slider (c = 0 accepted, no box to type into)."""
+    at = fresh(CLUSTER)
+    at.query_params["sd_c"] = "0"
+    at.run()
+    assert not at.exception
+    box = at.number_input(key="sd_c")
+    assert box.min == 1 and box.value >= 1            # a link's c = 0 is not used
+    box.set_value(4321).run()                          # any exact value, typed
+    assert not at.exception and at.number_input(key="sd_c").value == 4321
+    for key, lo in (("sd_k", 2), ("sd_ell", 1)):
+        assert at.number_input(key=key).min == lo
+    at = fresh(ROUNDING).run()
+    assert at.number_input(key="sd_saw_len").min == 10 and at.number_input(key="sd_pair_n").min == 1
+    at = fresh(STRATA).run()
+    assert at.number_input(key="sd_mmin").min == 1 and at.number_input(key="sd_alloc_m").min == 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dpdash import sampling as sp
 from dpdash import sampling_census as cs
 from dpdash import sampling_figures as sf
 from dpdash import sampling_views as vw
@@ -20,6 +21,7 @@ FAMILIES = {"gaussian": "Gaussian (discretised)", "point": "point mass", "unifor
             "mixture": "mixture with a tiny chance of taking everyone"}
 BASES = {k: v for k, v in FAMILIES.items() if k != "mixture"}
 KEYS = {"sd_family", "sd_base", "sd_mean", "sd_sigma", "sd_low", "sd_high", "sd_p_full"}
+DENSE_N = sp.MAX_RANDOM_SIZE_N   # the dense laws (and the script built on them) stop here
 MAX_N = cs.MAX_N   # census sizes (issue 23 item 4); was the dense laws' 10⁶
 
 
@@ -83,5 +85,6 @@ def tab_random(eps: float, n: int, target: float, outputs: bool = True) -> None:
              key="sd_fig_sigma", filename="random_size_bounds_vs_sigma", shown=shown)
     sc.chart(sf.make_pmf_figure(pmf["table"], tilted_mean=pmf["tilted_mean"]), pmf, key="sd_fig_pmf",
              filename="random_size_pmf", shown=shown)
+    # the "Copy as code" script recomputes with the dense laws (n ≤ 10⁶); above, no script rather than one that fails
     sc.take_away(view, tab="random", shown=shown,
-                 script=ss.random_size_script(repo_root=sc.REPO_ROOT, **view.script))
+                 script=ss.random_size_script(repo_root=sc.REPO_ROOT, **view.script) if n <= DENSE_N else None)

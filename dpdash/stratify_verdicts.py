@@ -266,11 +266,19 @@ def pooled_guidance(labels: Sequence[str], sizes, status: Sequence[str]) -> str 
     return None
 
 
-def sizes_verdict(*, k: int, n: int, gap: float, alpha_hat: float) -> str:
-    """Theorem 10 in one sentence: where these sizes sit between equal sizes (worst) and one big group (best)."""
+def sizes_verdict(*, k: int, n: int, gap: float, alpha_hat: float, alpha: float | None = None) -> str:
+    """Theorem 10 in one sentence: where these sizes sit between equal sizes (worst) and one big group (best).
+
+    ``alpha``: the Dirichlet α the expectation (and so ``gap``) was computed with, when it is not the fitted α̂
+    (simulated sizes drawn with the slider's α); the sentence then names it, so the share is not read as α̂'s.
+    """
     if not math.isfinite(gap):
         return f"{k} groups share {n:,} records."
     shape = "equal sizes" if math.isinf(alpha_hat) else f"a fitted imbalance α̂ = {number(alpha_hat, 3)}"
+    if alpha is not None:
+        return (f"{k} groups share {n:,} records ({shape}): for sizes drawn with α = {alpha:g}, the stratified "
+                f"error's size term is expected {percent(gap)} of the way from the worst case (equal groups) to the "
+                "best case (one big group).")
     return (f"{k} groups share {n:,} records ({shape}): the stratified error's size term sits {percent(gap)} "
             "of the way from the worst case (equal groups) to the best case (one big group).")
 

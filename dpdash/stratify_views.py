@@ -215,7 +215,7 @@ def sizes_view(sizes, labels: Sequence[str], status: Sequence[str], *, alpha: fl
              Headline("Best case (one big group)", number(b.best, 3), raw=b.best),
              Headline("Share of the way to the best case", percent(gap), raw=gap))
     return TabView(headlines=heads,
-                   verdicts=(Sentence(V.sizes_verdict(k=kk, n=ntot, gap=gap, alpha_hat=alpha_hat)),),
+                   verdicts=(Sentence(V.sizes_verdict(k=kk, n=ntot, gap=gap, alpha_hat=alpha_hat, alpha=alpha)),),
                    tables=frozen_map({"sizes": table}),
                    figures=frozen_map({"k": kk, "n": ntot, "alpha": a_used, "alpha_hat": alpha_hat,
                                        "realized": realized, "threshold": threshold}), seed=seed)

@@ -218,3 +218,17 @@ def test_partial_release_view_cards_match_the_sentences():
     same = partial_release.guarantee_table(epsilon=1.0, sensitivity=2.0, kappa=2.0, pp_sensitivity=4.0)
     same = same[same["method"].isin(["PP (post-processing)"])]
     assert SV.partial_release_view(None, same, epsilon=1.0, month="m", seed=0).verdicts[0].tone == "neutral"
+
+
+def test_sizes_view_names_the_alpha_its_share_uses():
+    # The Mixture's sizes are drawn with the slider's α; the share of the way to the best case is E at that α,
+    # and the sentence said "a fitted imbalance α̂ = 0.533 … 41%" as if the share were α̂'s.
+    sizes = np.array([600, 300, 80, 20])
+    view = SV.sizes_view(sizes, list("ABCD"), ["kept"] * 4, alpha=0.3, min_frac=0.001, seed=0)
+    k, n = 4, 1000
+    E = k * (digamma(0.3) - digamma(k * 0.3) + math.log(n))
+    worst, best = k * math.log(n / k), (k - 1) + math.log(n - k)
+    gap = (worst - E) / (worst - best)
+    assert view.headline("Share of the way to the best case").value == percent(gap)
+    assert f"for sizes drawn with α = 0.3, the stratified error's size term is expected {percent(gap)}" \
+        in view.verdicts[0].text

@@ -7,8 +7,6 @@ shared/specs/stratified_synthesis_viewer.md.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -44,8 +42,6 @@ def _thousands(v: int) -> str:
 SYNTH_OPTIONS = {"independent": "Independent", "full_histogram": "Full histogram", "mwem": "MWEM",
                  "mst": "MST (Run)", "aim": "AIM (Run)"}
 UPLOAD_MAX_BYTES = 10_000_000
-METHODS_TEXT = {"naive": "Naive", "stratified": "Stratified", "split": "Split budget", "coinpress": "Coinpress",
-                "strat_coinpress": "StratCoinpress"}
 
 PUBLIC_SIZES = ("**Assumption:** the number of records n and every group's size are public (as in the paper, "
                 "which takes group sizes from census tables). Only the values inside the groups are protected.")
@@ -59,7 +55,6 @@ ADULT_ATTRIBUTION = ("UCI Adult: Becker, B. & Kohavi, R. (1996), *Adult*, UCI Ma
                      "doi:10.24432/C5XW20, licensed CC BY 4.0.")
 
 
-
 def show(fig, *, key: str, filename: str, alt: str, caption: str | None = None, table=None) -> None:
     """Chart (with ``alt`` text for screen readers) + plain-language reading + exports (``ui.charts.show_figure``:
     HTML, PNG, SVG, built only on click) + the chart's table as CSV. ``table`` is a frame or a function returning
@@ -71,7 +66,6 @@ def show(fig, *, key: str, filename: str, alt: str, caption: str | None = None, 
                            mime="text/csv", key=f"{key}_csv", on_click="ignore")
     elif table is not None:
         download_csv(table, filename=f"{filename}.csv", key=f"{key}_csv")
-
 
 
 SOURCES_TEXT = ["Rosenblatt, Stoyanovich & Musco, A Simple and Practical Method for Reducing the Disparate Impact "
@@ -93,10 +87,6 @@ def report(view: TabView, *, key: str, figures=(), script: str | None = None) ->
 
 def num_label(v) -> str:
     return f"{v:g}"
-
-
-#: The settings every view reads (the page's control values), as attributes: eps, seed, source, n, k, alpha, …
-Settings = SimpleNamespace
 
 
 # Cached engine calls (the engine never imports streamlit)
@@ -185,11 +175,6 @@ def c_theorem10_fig(k: int, n: int, alpha: float, alpha_hat: float, seed: int, r
 def c_ternary_fig(seed: int):
     return F.make_dirichlet_ternary_figure(c_ternary(seed))
 
-
-def _summary_table(df: pd.DataFrame, labels) -> pd.DataFrame:
-    summ = S.summarize_mean_experiment(df)
-    summ["group_label"] = [("population" if gi < 0 else labels[gi]) for gi in summ["group"]]
-    return summ
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

@@ -9,6 +9,7 @@ working tree), runs the test files that cover the module, and records whether at
     .venv/bin/python bench/mutations.py -k risk    # those whose module contains "risk"
     .venv/bin/python bench/mutations.py --tests tests/privacy   # the release-noise rows (issue 26); rewrites
                                                                 # only their section of mutations.md
+    .venv/bin/python bench/mutations.py --views   # the tab views' rows (issue 22); rewrites only their section
 """
 
 from __future__ import annotations
@@ -161,7 +162,39 @@ MUTATIONS = (
          "radius = rng.gamma(shape=int(d), scale=scale, size=size)",
          "radius = rng.gamma(shape=int(d), scale=scale / 2, size=size)"),
     )),
+    # Issue 22: the tab views are engine code. Each row changes what a reader sees (a headline number, a threshold
+    # that sets a sentence's tone, a count in a card) and the view's own tests must go red.
+    *(Mutation(mod, what, old, new, (f"tests/test_{mod}.py",)) for mod, what, old, new in (
+        ("epsilon_views", "budget plan: a statistic more than 0.05% off its target is a warning → only beyond 5% "
+         "(1.044× its target read as good news)",
+         "worst.ratio > 1.0005", "worst.ratio > 1.05"),
+        ("epsilon_views", "private χ² tests: false alarms above 1.5α are a warning → only above 10α",
+         "naive_size > 1.5 * alpha", "naive_size > 10 * alpha"),
+        ("leximax_views", "quota tab headline: equal share k/n → (k + 1)/n",
+         "equal = k / n", "equal = (k + 1) / n"),
+        ("leximax_views", "single draws: share of draws at the lowest value, ≤ lowest → < lowest",
+         "(U <= lowest + lv.VALUE_TOL).mean(axis=0)", "(U < lowest).mean(axis=0)"),
+        ("sampling_views", "cluster tab: the design's guarantee ignores the within-cluster rate (single-stage "
+         "bound beside the two-stage card)",
+         "design = two if rw < 1 else b.worst_upper", "design = b.worst_upper"),
+        ("sampling_views", "stratified tab: a census is m ≥ N → m > N (m = N no longer read as a census)",
+         "census = m >= total", "census = m > total"),
+        ("stratify_views", "population card: noise ratio per group ÷ global → global ÷ per group",
+         "r = analytic.pop_strat_rmse / analytic.pop_naive_rmse",
+         "r = analytic.pop_naive_rmse / analytic.pop_strat_rmse"),
+        ("stratify_views", "partial release: tone of the guarantee sentence flipped (unequal guarantees neutral, "
+         "equal ones a warning)",
+         '"neutral" if g.startswith("Every method") else "warning"',
+         '"warning" if g.startswith("Every method") else "neutral"'),
+        ("coherence_views", "single split: a kept group counts as above α only beyond 2α",
+         "above = [j for j in kept if w[j] > alpha]", "above = [j for j in kept if w[j] > 2 * alpha]"),
+        ("coherence_views", "Section 7 tone: good while at most β·R splits exceed the bound → at most R/2",
+         "exceeded <= beta * reps", "exceeded <= 0.5 * reps"),
+    )),
 )
+
+VIEWS_HEADER = ("## Mutations in the tab views (issue 22): a headline number, a threshold or a sentence's tone "
+                "changed")
 
 
 def run(mutation: Mutation, tmp: Path) -> tuple[bool, float, str]:
@@ -204,15 +237,29 @@ def _replace_rows(out: Path, header: str, rows) -> None:
     out.write_text(text[:start] + "\n".join(section) + ("\n\n" + rest.lstrip("\n") if rest.strip() else "\n"))
 
 
+def _write_section(out: Path, header: str, lines: list[str]) -> None:
+    """Replace the section starting with ``header`` by ``lines`` (or append it); other sections stay as they were."""
+    text = out.read_text() if out.exists() else ""
+    start = text.find(header)
+    if start < 0:
+        out.write_text((text.rstrip() + "\n\n" if text.strip() else "") + "\n".join(lines) + "\n")
+        return
+    end = text.find("\n## ", start + 1)
+    rest = "" if end < 0 else text[end:].lstrip("\n")
+    out.write_text(text[:start] + "\n".join(lines) + "\n" + ("\n" + rest if rest else ""))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("-k", default="", help="only modules containing this text")
     ap.add_argument("--tests", default="", help="only mutations checked by exactly these test paths (one path)")
     ap.add_argument("--what", default="", help="with --tests: only mutations whose description contains this; "
                                                "their rows are replaced in that section of mutations.md")
+    ap.add_argument("--views", action="store_true", help="only the tab views' rows (issue 22); rewrites only "
+                                                                "their section (with --what: only those rows)")
     args = ap.parse_args()
     chosen = [m for m in MUTATIONS if args.k in m.module and (not args.tests or m.tests == (args.tests,))
-              and args.what in m.what]
+              and args.what in m.what and (not args.views or m.module.endswith("_views"))]
     with tempfile.TemporaryDirectory(prefix="dpdash-mutants-") as d:
         tmp = Path(d)
         archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, capture_output=True, check=True).stdout
@@ -230,13 +277,19 @@ def main() -> None:
         lines.append(f"| {m.module} | {m.what} | {'yes' if caught else '**no**'} | `{detail}` |")
     lines += ["", f"Caught {sum(c for _, c, _ in rows)} of {len(rows)}."]
     out = ROOT / "bench" / "results" / "mutations.md"
-    if args.tests and args.what and not args.k and out.exists():
+    if args.views and not args.k:
+        lines[0] = VIEWS_HEADER
+        lines[2] = lines[2].replace("mutations.py`", "mutations.py --views`")
+        if args.what and out.exists() and VIEWS_HEADER in out.read_text():
+            _replace_rows(out, VIEWS_HEADER, rows)
+        else:
+            _write_section(out, VIEWS_HEADER, lines)
+    elif args.tests and args.what and not args.k and out.exists():
         _replace_rows(out, f"## Mutations checked by {args.tests}:", rows)
     elif args.tests and not args.k:
         # one section per test path; other sections of the file stay as they were
         lines[0] = f"## Mutations checked by {args.tests}: one release's noise or budget share changed"
-        kept = out.read_text().split(lines[0])[0].rstrip() if out.exists() else ""
-        out.write_text((kept + "\n\n" if kept else "") + "\n".join(lines) + "\n")
+        _write_section(out, lines[0], lines)
     elif not args.k:
         out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

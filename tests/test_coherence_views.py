@@ -232,3 +232,42 @@ def test_settings_words_use_the_readers():
     p = vw.settings_words(data="d", label="y", sensitive="1", lens=["a", "b"], release="clear", learner="tree",
                           alpha=1e-160, gamma=1022.3, seed=4)
     assert p["α (largest W1 tolerated)"] == "10⁻¹⁶⁰" and p["γ (smallest group kept)"] == "1,023"
+
+
+# ------------------------------------------------------------------------------------------ branches (issue 22)
+# Expected values written out from the seed's theorems (000_f379639b976c7ffb.txt), never read from the views.
+def test_preview_view_with_every_group_left_out_has_no_cards_and_no_bad_news():
+    v = vw.preview_view(trial=_trial([0.9, 0.5], [[0.1, 0.1], [0.2, 0.1]]), names=["A", "B"], sizes=[10, 12],
+                        in_collection=[False, False], alpha=0.2, output="hard", release=co.ReleaseSpec(), seed=1,
+                        elapsed_s=0.1, params=PARAMS, script={})
+    assert v.headlines == () and v.verdicts[0].tone == "neutral"  # nothing kept, so nothing above α
+    assert v.sections[0].lines == ("W1, A: 0.90 (10 members, left out: fewer than γ members)",
+                                   "W1, B: 0.50 (12 members, left out: fewer than γ members)")
+
+
+def test_runs_view_without_a_defined_run_says_why_as_a_warning():
+    w1 = np.full((4, 2), np.nan)  # no group has members in both halves in any run
+    v = vw.runs_view(result=_result(w1), floor=None, alpha=0.2, gamma=0, beta=0.05, where="h", stale=False,
+                     params=PARAMS, script=None)
+    assert [s.tone for s in v.verdicts] == ["warning"] and "no defined run" in v.verdicts[0].text
+    assert [h.label for h in v.headlines] == ["Run time"]  # no failure rate to show
+
+
+def test_theory_view_gaussian_release_reads_theorem8s_delta_bound():
+    sizes = {"Everyone": 27254, "Small": 1521}
+    kw = dict(epsilon=0.1, release_kind="gaussian_histogram", n=27254, alpha=1.0, beta=0.05, group_sizes=sizes,
+              gamma=2, show_table1=False, params=PARAMS, script={})
+    dmax = (0.1 * 0.05 / 2 / (120 * 27254)) ** 2  # Theorem 8: δ ≤ ε²(β/|𝒞|)²/(120n)², |𝒞| = 2 kept groups
+    loose = vw.theory_view(release_epsilon=0.1, delta=1e-6, **kw)
+    assert (f"Theorem 8 needs δ ≤ {dmax:.3g}; this release uses δ = 1e-06 — the theorem does not apply."
+            in loose.sections[0].lines)
+    tight = vw.theory_view(release_epsilon=0.1, delta=1e-30, **kw)
+    assert f"Theorem 8 needs δ ≤ {dmax:.3g}; this release uses δ = 1e-30." in tight.sections[0].lines
+    big = vw.theory_view(release_epsilon=0.8, delta=1e-6, **kw)  # Theorem 8 holds only for ε ≤ 1/2
+    assert "Theorem 8 needs ε ≤ 0.5; it does not apply to this release." in big.sections[0].lines
+
+
+def test_section7_intro_states_theorem11s_gamma_rounded_up():
+    g11 = 112 * math.sqrt(1000 * math.log(10 * 1000 * 2 / 0.05)) / 0.2  # Theorem 11: 112·√(n ln(10n|𝒞|/β′))/α
+    assert f"(Theorem 11: γ = {math.ceil(g11):,}, an asymptotic bound)" in vw.section7_intro(
+        n=1000, alpha=0.2, beta=0.05, n_groups=2)

@@ -244,3 +244,18 @@ def test_strata_view_uncovered_strata_show_no_guarantee():
 def test_strata_feasible():
     assert vw.strata_feasible(np.array([5, 5]), m=1, m_min=1).startswith("The minimum per stratum (1)")
     assert vw.strata_feasible(np.array([5, 5]), m=4, m_min=2) is None
+
+
+def test_strata_view_m_equal_to_n_is_read_as_a_census_everywhere():
+    """Issue 22: m = N samples everyone (3,000 + 1,000 + 250 = 4,250 units), so no sampling happens: the card group
+    is titled a census and the calibration spends ε = ε′; one unit fewer is proportional sampling again."""
+    assert sum(SP18["N"]) == 4250
+    kw = dict(epsilon=1.0, target=0.5, strata=_strata(**SP18, eps=1.0), value_max=2000.0, m_min=1, methods=(),
+              strata_words="preset")
+    v = vw.strata_view(m=4250, **kw)
+    assert v.figures["groups"][0]["title"] == "A census: everyone sampled"
+    assert v.sections[0].lines[1] == "A census (m = N = 4,250): no sampling, so ε = ε′."
+    assert v.verdicts[0].tone == "warning"  # sampling everyone keeps all of ε: no gain to report as good news
+    part = vw.strata_view(m=4249, **kw)
+    assert part.figures["groups"][0]["title"] == "Proportional allocation, randomised rounding (Thm 11)"
+    assert part.sections[0].lines[1].startswith(f"Proportional allocation at r = m/N = {4249 / 4250:.4g};")

@@ -259,3 +259,82 @@ def test_strata_view_m_equal_to_n_is_read_as_a_census_everywhere():
     part = vw.strata_view(m=4249, **kw)
     assert part.figures["groups"][0]["title"] == "Proportional allocation, randomised rounding (Thm 11)"
     assert part.sections[0].lines[1].startswith(f"Proportional allocation at r = m/N = {4249 / 4250:.4g};")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Branches the engine tests missed (issue 22: views under the coverage floor); expected values written out here
+# ---------------------------------------------------------------------------------------------------------------
+
+def _theorem3(sizes, log_p, n, eps):
+    """Theorem 3 from a size law written out: E_t̃[m] with weights p(m)·e^(ε·m); bounds
+    ∓log(1 + (E_t̃[m]/n)(e^(±ε) − 1))."""
+    m = np.asarray(sizes, dtype=float)
+    lw = np.asarray(log_p, dtype=float) + eps * m
+    et = math.exp(logsumexp(lw, b=np.where(m > 0, m, 1e-300)) - logsumexp(lw))
+    f = mp.mpf(et) / n
+    return float(-mp.log1p(f * mp.expm1(-eps))), float(mp.log1p(f * mp.expm1(eps))), et
+
+
+def test_simple_design_caps_m_at_n_and_keeps_a_whole_rate():
+    m, q, notes = vw.simple_design(n=100, mode="m", m=150, rate=0.0)
+    assert (m, q) == (100, 1.0) and notes[0].tone == "warning"
+    assert vw.simple_design(n=100, mode="m", m=40, rate=0.0) == (40, 0.4, ())
+    assert vw.simple_design(n=100, mode="rate", m=1, rate=0.25) == (25, 0.25, ())   # q·n = 25 exactly: no note
+
+
+def test_simple_view_without_a_scheme_asks_for_one():
+    v = vw.simple_view(epsilon=1.0, delta=0.0, n=1000, m=100, rate=0.1, schemes=(), target=0.5)
+    assert [(s.text, s.tone) for s in v.verdicts] == [("Pick at least one sampling scheme to see its guarantee.",
+                                                       "neutral")]
+    assert v.figures["groups"] == () and v.epsilon is None and v.params["schemes"] == "none"
+
+
+def test_random_view_census_population_point_law_is_theorem2():
+    """n = 2·10⁶ is above the dense laws' 10⁶: the census sums must give Theorem 3 for a fixed size m = n/4."""
+    v = vw.random_view(epsilon=1.0, n=2_000_000, target=0.5, family="point", base="gaussian", mean=500_000.0,
+                       sd=0.0, low=0, high=0, p_full=0.0)
+    assert v.headline("upper ε′ (Thm 3)").raw == pytest.approx(float(srs(1, mp.mpf(1) / 4)), rel=1e-9)
+    assert v.headline("lower ε′ (Thm 3)").raw == pytest.approx(float(-mp.log1p(mp.expm1(-1) / 4)), rel=1e-9)
+    assert v.headline("weighted average size").raw == pytest.approx(500_000, rel=1e-12)
+    assert v.verdicts[0].tone == "good" and len(v.verdicts) == 1
+
+
+def test_random_view_without_gain_says_how_to_get_one():
+    n = 1000
+    uni = vw.random_view(epsilon=5.0, n=n, target=0.5, family="uniform", base="gaussian", mean=0.0, sd=0.0, low=0,
+                         high=n, p_full=0.0)
+    lo, up, et = _theorem3(np.arange(n + 1), np.zeros(n + 1), n, 5.0)
+    assert uni.headline("upper ε′ (Thm 3)").raw == pytest.approx(up, rel=1e-9)
+    assert uni.headline("weighted average size").raw == pytest.approx(et, rel=1e-9)
+    assert [s.tone for s in uni.verdicts] == ["warning", "warning"]
+    assert "use a smaller ε or a smaller largest size" in uni.verdicts[1].text
+    mix = vw.random_view(epsilon=1.0, n=n, target=0.5, family="mixture", base="point", mean=100.0, sd=0.0, low=0,
+                         high=0, p_full=0.5)
+    lo, up, et = _theorem3([100, n], [math.log(0.5), math.log(0.5)], n, 1.0)
+    assert mix.headline("upper ε′ (Thm 3)").raw == pytest.approx(up, rel=1e-9)
+    assert mix.verdicts[-1].tone == "warning" and "remove the chance of sampling everyone" in mix.verdicts[-1].text
+
+
+def test_rounding_view_small_population_and_empty_delta_list_are_warnings():
+    v = vw.rounding_view(epsilon=0.3, n=10, target=0.5, rate=0.02, pair_n=24, saw_from=0, saw_len=5, delta_text="")
+    assert any(s.tone == "warning" and "at least 1/r = 50 records" in s.text for s in v.verdicts)   # 1/0.02
+    assert v.figures["degradation"].tone == "warning" and "enter at least one number" in v.figures["degradation"].text
+
+
+def test_strata_view_per_stratum_epsilon_note():
+    df = pd.DataFrame({"stratum": ["s0", "s1", "s2"], "N_h": SP18["N"], "S_h": SP18["S"], "mean_h": SP18["mean"],
+                       "lo_h": SP18["lo"], "hi_h": SP18["hi"], "eps_h": ["0.5", "", ""]})
+    v = vw.strata_view(epsilon=1.0, target=0.5, strata=sp.strata_from_table(df, epsilon=1.0), m=120,
+                       value_max=2000.0, m_min=1, methods=(), strata_words="preset")
+    assert any(n.startswith("This card uses the global ε") for n in v.figures["groups"][0]["notes"])
+
+
+def test_frame_to_editor_with_and_without_a_value_column():
+    t = pd.DataFrame({"stratum": ["a", "b"], "N_h": [10.0, 20.0], "sd_h": [1.5, np.nan], "mean_h": [3.0, 4.0],
+                      "min_h": [0.0, 1.0], "max_h": [9.0, 8.0]})
+    ed = vw.frame_to_editor(sp.FrameSummary(n=30, strata=t, cluster_sizes=None))
+    assert ed["N_h"].tolist() == [10, 20] and ed["S_h"].tolist() == [1.5, 0.0]   # one-record spread reads 0
+    assert ed["lo_h"].tolist() == [0.0, 1.0] and ed["hi_h"].tolist() == [9.0, 8.0] and ed["eps_h"].tolist() == ["", ""]
+    bare = vw.frame_to_editor(sp.FrameSummary(n=30, strata=t.assign(mean_h=np.nan), cluster_sizes=None))
+    assert bare["S_h"].tolist() == [1.0, 1.0] and bare["lo_h"].tolist() == [0.0, 0.0]
+    assert bare["hi_h"].tolist() == [1.0, 1.0]

@@ -585,3 +585,11 @@ def test_engine_message_and_hint_read_as_two_sentences():
     at = fresh(eps_tab=BUDGET, eps_b_rows=json.dumps(rows))
     text = " ".join(said(w) for w in at.warning)
     assert "got -1. Expected per row" in text, text
+
+
+def test_budget_comparison_discrete_rows_are_bounded():
+    """A random walk found eps_cmp_discrete=true with a sensitivity of 10⁹ ran the server out of memory (the discrete
+    sums run over ~Δ/ε terms); above 10⁶ the comparison shows the continuous rows and says why."""
+    at = fresh(eps_tab=BUDGET, eps_cmp_discrete="true", eps_cmp_sens="1000000000", eps_cmp_k="142",
+               eps_cmp_eps="0.01")
+    assert any("Whole-number noise is computed for a sensitivity up to 1,000,000" in said(i) for i in at.info)

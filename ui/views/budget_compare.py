@@ -17,6 +17,10 @@ from ui.text import md_escape
 from ui.widgets import choice, delta_exponent, log_slider
 
 
+#: Largest sensitivity for which the discrete rows are computed (bounded work: 10⁷ took 30 s, 10⁹ ran out of memory).
+DISCRETE_MAX_SENSITIVITY = 1e6
+
+
 @st.cache_data(show_spinner="Composing…", max_entries=64)
 def _table(epsilon: float, delta: float, k: int, sensitivity: float, confidence: float, mechanisms: tuple[str, ...]):
     return bc.budget_table(epsilon=epsilon, delta=delta, k=k, sensitivity=sensitivity, confidence=confidence,
@@ -58,6 +62,12 @@ def render_budget_comparison(key_prefix: str = "eps_cmp_") -> None:
     discrete = c4.toggle("Also whole-number (discrete) noise", value=False, key=f"{p}discrete",
                          bind="query-params", help="Discrete Laplace and Gaussian noise keep counts whole numbers; "
                          "computing them takes a few seconds more.")
+    if discrete and sens > DISCRETE_MAX_SENSITIVITY:
+        # the discrete distributions are summed term by term over ~sensitivity/ε values: at Δ = 10⁹ that ran out
+        # of memory (a random walk found it); at this size whole-number noise is the continuous noise rounded
+        st.info(f"Whole-number noise is computed for a sensitivity up to {DISCRETE_MAX_SENSITIVITY:,.0f}; at "
+                f"{sens:,.6g} it behaves like the continuous noise rounded, so only the continuous rows are shown.")
+        discrete = False
     mechs = bc.MECHANISMS if discrete else bc.DEFAULT_MECHANISMS
     rows = _table(eps, delta, k, sens, conf, mechs)
     st.markdown(f"**{md_escape(bc.budget_verdict(rows), max_len=500)}**")

@@ -99,3 +99,18 @@ def run_key(kind: str, settings: Hashable, data_hash: str, *, upload_session: st
 
 #: The server's one shared cache (a module global lives as long as the server process).
 RUNS = SharedRuns()
+
+
+def session_id() -> str:
+    """The running Streamlit session's id ("" outside a session, e.g. in plain tests)."""
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+    except ImportError:  # pragma: no cover - streamlit is a dependency of the app
+        return ""
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else ""
+
+
+def shared_or_session(kind: str, settings: Hashable, data_key: str, *, uploaded: bool) -> tuple:
+    """:func:`run_key` for bundled data (shared by every session) or an upload (this session only)."""
+    return run_key(kind, settings, data_key, upload_session=session_id() if uploaded else None)

@@ -245,6 +245,20 @@ def test_mst_runs_on_button_and_states_delta():
     # Cached by parameters and seed: a rerun shows the result without pressing Run again.
     at.run()
     assert len(_charts(at)) >= 2
+    # Issue 23 item 5: a second session with the same settings on the same bundled data gets the result at once
+    # (the server-wide cache), without a Run button and without a second fit.
+    from ui.shared_runs import RUNS
+
+    computed = RUNS.computed
+    other = AppTest.from_file(PAGE, default_timeout=300)
+    for k, v in dict(sv_mode="synthetic", sv_synth="mst", sv_source="categorical", sv_n="1,000",
+                     sv_k="3").items():
+        other.query_params[k] = v
+    other.run()
+    assert not other.exception and not other.error
+    assert not any(b.key == "sv_run_mbi" for b in other.button) and len(_charts(other)) >= 2
+    assert RUNS.computed == computed
+    assert any("already ran on this server" in c.value for c in other.caption)
 
 
 def test_synthetic_paper_grid_sweep_runs_on_button():

@@ -20,6 +20,7 @@ from dpdash import stratify_views as SV
 from dpdash import synth as Y
 from dpdash.data import DATASETS, MISSING_LEVEL
 from ui import cluster
+from ui.shared_runs import RUNS, shared_or_session
 from ui.common import CORES, methodology
 from ui.exports import csv_bytes, download_csv, download_json
 from ui.show import cards, fmt, verdict_box
@@ -70,6 +71,11 @@ def privacy_line(cfg, n_strata: int, small_s: str) -> None:
                f"because the groups do not overlap (parallel composition); {small_text}.")
 
 
+def _uploaded(table_key: str) -> bool:
+    """Whether the table came from this session's upload (its runs are then never shared with other sessions)."""
+    return not (table_key == "adult" or table_key.startswith(("cat-", "up-shared-")))
+
+
 def run_pair(cfg, table_key, table, small_s, clf):
     """Vanilla and stratified runs for the current settings (live for built-ins, on a button for MST/AIM)."""
     store = st.session_state.setdefault("_sv_runs", {})
@@ -78,6 +84,14 @@ def run_pair(cfg, table_key, table, small_s, clf):
     if cfg.synth in ("mst", "aim"):
         if key in store:
             return store[key]
+        # another session may have run these settings on the same bundled data: take its result at once
+        shared = shared_or_session("synth_pair", key, table_key, uploaded=_uploaded(table_key))
+        found, out = RUNS.peek(shared)
+        if found:
+            store[key] = out
+            st.caption(f"{name} with these settings already ran on this server; its result is shown (same seed, "
+                       "same numbers).")
+            return out
         st.info(f"{name} takes tens of seconds (the first run compiles code); press Run.")
         cluster.show_where(CORES)
         if not st.button(f"Run {name}", key="sv_run_mbi", type="primary"):
@@ -90,11 +104,11 @@ def run_pair(cfg, table_key, table, small_s, clf):
             def prog(f, msg):
                 bar.progress(min(f, 1.0), text=msg[:120])
             try:
-                out = cluster.run(
+                out = RUNS.get(shared, lambda: cluster.run(
                     Y.fit_and_evaluate_variants, train, test, domain=table.domain, synthesizer=cfg.synth,
                     epsilon=cfg.eps, variants=("vanilla", "stratified"), group_cols=list(table.group_cols),
                     label_col=table.label_col, rng=cfg.seed, min_frac=cfg.min_frac, small_strata=small_s,
-                    real_baseline=base, classifier=clf, progress=prog, n_jobs=CORES)
+                    real_baseline=base, classifier=clf, progress=prog, n_jobs=CORES))
             except Y.SynthesizerUnavailable as exc:
                 status.update(label="Unavailable", state="error")
                 st.error(md_escape(exc, max_len=400))
@@ -274,6 +288,11 @@ def _sweep(cfg, table, table_key, small_s, clf, synth_figs) -> None:
     st.subheader("Quality against ε (paper grid)")
     skey = ("sweep", table_key, cfg.synth, cfg.seed, cfg.min_frac, small_s, clf)
     store = st.session_state.setdefault("_sv_runs", {})
+    shared = shared_or_session("synth_sweep", skey, table_key, uploaded=_uploaded(table_key))
+    if skey not in store:
+        found, long = RUNS.peek(shared)
+        if found:
+            store[skey] = long
     if skey not in store:
         if cfg.synth in ("mst", "aim"):
             st.caption("A sweep of MST/AIM over six ε values takes several minutes.")
@@ -286,9 +305,9 @@ def _sweep(cfg, table, table_key, small_s, clf, synth_figs) -> None:
                     bar.progress(min(f, 1.0), text=msg[:120])
                 try:
                     # Same seeds whatever runs the fits (local cores or a Dask cluster): same numbers.
-                    store[skey] = cluster.run(SW.synth_epsilon_sweep, table, synthesizer=cfg.synth, rng=cfg.seed,
-                                              min_frac=cfg.min_frac, small_strata=small_s, classifier=clf,
-                                              n_jobs=CORES, progress=prog)
+                    store[skey] = RUNS.get(shared, lambda: cluster.run(
+                        SW.synth_epsilon_sweep, table, synthesizer=cfg.synth, rng=cfg.seed, min_frac=cfg.min_frac,
+                        small_strata=small_s, classifier=clf, n_jobs=CORES, progress=prog))
                 except (ValueError, Y.SynthesizerUnavailable) as exc:
                     status.update(label="Could not run", state="error")
                     st.error(md_escape(exc, max_len=400))

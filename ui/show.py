@@ -159,13 +159,15 @@ def presenter_frame(df, column_config: dict | None = None, *, hide_index: bool =
     return frame
 
 
-def table(df, *, column_config: dict | None = None, hide_index: bool = True, key: str | None = None,
+def table(data, *, column_config: dict | None = None, hide_index: bool | None = True, key: str | None = None,
           **kwargs: Any) -> None:
     """A results table: an interactive grid normally; in presenter mode an HTML table whose cells wrap at 18 px,
-    so a projected table needs no sideways scroll (issue 25). Downloads keep full precision (``ui.exports``)."""
+    so a projected table needs no sideways scroll (issue 25). ``data`` is a frame or a pandas Styler (its formats
+    are kept in both modes); downloads keep full precision (``ui.exports``)."""
     from ui.common import presenter_mode
 
     if presenter_mode():
-        st.table(presenter_frame(df, column_config, hide_index=hide_index), hide_index=hide_index)
+        shown = presenter_frame(data, column_config, hide_index=bool(hide_index)) if column_config else data
+        st.table(shown, hide_index=hide_index)
         return
-    st.dataframe(df, column_config=column_config, hide_index=hide_index, key=key, **kwargs)
+    st.dataframe(data, column_config=column_config, hide_index=hide_index, key=key, **kwargs)

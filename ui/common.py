@@ -194,7 +194,7 @@ h1 { font-size: 2.6rem !important; } h2 { font-size: 2.0rem !important; } h3 { f
 [data-testid="stButtonGroup"] > div { flex-wrap: wrap; }
 [data-testid="stButtonGroup"] button p { white-space: normal; }
 /* A data frame is drawn on a canvas in 14 px type: zoom it so its cells read at 18 px. */
-[data-testid="stDataFrame"] { zoom: 1.3; width: calc(100% / 1.3) !important; }
+[data-testid="stElementContainer"]:has([data-testid="stDataFrame"]) { zoom: 1.3; width: calc(100% / 1.3) !important; }
 """
 
 

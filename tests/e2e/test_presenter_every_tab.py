@@ -55,7 +55,7 @@ CHECK_JS = """
   }
   for (const grid of document.querySelectorAll('[data-testid=stDataFrame]')) {
     if (!visible(grid) || inSidebar(grid)) continue;
-    const zoom = parseFloat(getComputedStyle(grid).zoom || '1');
+    const zoom = grid.currentCSSZoom || parseFloat(getComputedStyle(grid).zoom || '1');  // effective zoom
     if (14 * zoom < minPx - 0.01) out.small.push(`dataframe cells at ${(14 * zoom).toFixed(1)}px`);
   }
   for (const el of document.querySelectorAll('[data-testid=stMain] *')) {

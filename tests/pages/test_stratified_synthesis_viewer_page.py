@@ -174,6 +174,9 @@ def test_synthetic_mode_categorical_and_classifier():
     assert not at.exception
     before = at.dataframe[0].value.to_dict()
     at.radio(key="sv_classifier").set_value("forest").run()
+    # a random forest is long work: it waits for its button (it ran live, past 180 s on Adult under load)
+    assert not at.exception and any(b.key == "sv_run_mbi" for b in at.button)
+    at.button(key="sv_run_mbi").click().run()
     assert not at.exception and at.dataframe[0].value.to_dict() != before
     script = next(c.value for c in at.code if "fit_and_evaluate_variants" in c.value)
     # the link's n (written as the slider shows it, "2,000") is the one the table and the script use

@@ -47,7 +47,8 @@ def _new_session(browser):
 
 
 def _no_error(pg) -> None:
-    assert pg.get_by_test_id("stException").count() == 0, pg.url
+    shown = pg.get_by_test_id("stException")
+    assert shown.count() == 0, shown.all_inner_texts()
     assert ERROR_TEXT not in pg.locator("body").inner_text(), pg.url
     errors = pg.get_by_test_id("stAlertContentError")
     assert errors.count() == 0, errors.all_inner_texts()
@@ -69,9 +70,18 @@ def _wait_running(pg) -> None:
         " return b && Number(b.getAttribute('aria-valuenow')) > 0; }", timeout=RUN_TIMEOUT_MS)
 
 
+RESULT_OR_ERROR_JS = """(card) => {
+  if (document.querySelector('[data-testid=stException]')) return true;
+  if (document.body.innerText.includes('This app has encountered an error')) return true;
+  return Array.from(document.querySelectorAll('[data-testid=stMetricLabel]')).some(e => e.innerText.includes(card));
+}"""
+
+
 def _result(pg) -> dict[str, str]:
     """The run's headline numbers: every card but the wall time, and the verdict sentence."""
-    pg.locator("[data-testid=stMetricLabel]", has_text=DONE_CARD).first.wait_for(timeout=RUN_TIMEOUT_MS)
+    # the cards, or an error element (then fail at once with what it says, not after the whole timeout)
+    pg.wait_for_function(RESULT_OR_ERROR_JS, arg=DONE_CARD, timeout=RUN_TIMEOUT_MS)
+    _no_error(pg)
     wait_idle(pg, timeout=RUN_TIMEOUT_MS)
     panel = pg.get_by_role("tabpanel", name="Repeated runs")
     labels = [t.strip() for t in panel.get_by_test_id("stMetricLabel").all_inner_texts()]
@@ -162,7 +172,7 @@ KINDS = {
         done="[data-testid=stMetricLabel]", done_text="Equal share k/n"),
     "coherence upload": dict(
         link="coherence_explorer?coh_source=upload&coh_learner=" + quote("Decision tree"),
-        done="[data-testid=stTabPanel], [role=tabpanel]", done_text=""),
+        done="[data-testid=stCaption]", done_text="Uploaded file: 2,000 rows"),  # acs12 has 2,000 rows
 }
 BUTTONS = {"coherence run": RUN_BUTTON, "stratified MST": "Run MST", "leximax quota": "Compute leximin"}
 UPLOAD_FILE = ROOT / "data" / "acs12" / "acs12.csv"

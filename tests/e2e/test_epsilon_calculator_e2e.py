@@ -182,3 +182,19 @@ def test_every_tab1_control_keeps_the_verdict_charts_and_downloads(page, app_url
     _tab1_intact(page, "You set (back to Privacy)")
     nudge(page, page.locator(".st-key-eps_epsilon input[type='range']").first, "eps_epsilon=")
     _tab1_intact(page, "ε")
+
+
+def test_public_information_sections_redraw_their_verdicts(page, app_url):
+    """Each section of the Public information tab is a nested fragment: moving its control reruns it alone, and
+    its verdict must be drawn in a container of its own (the random walk found StreamlitInvalidLayoutContextError
+    when it drew into the outer fragment's placeholder)."""
+    open_page(page, f"{app_url}/epsilon_calculator?eps_tab={quote('Public information')}", timeout=120_000)
+    first = page.get_by_test_id("stAlert").filter(has_text="lies in 0…").first
+    first.wait_for(timeout=60_000)
+    before = first.inner_text()
+    nudge(page, page.locator(".st-key-pi_N input[type=range]").first, "pi_N=")
+    nudge(page, page.locator(".st-key-pi_z0 input[type=range]").first, "pi_z0=")
+    assert page.get_by_test_id("stException").count() == 0
+    assert "encountered an error" not in page.inner_text("body")
+    after = page.get_by_test_id("stAlert").filter(has_text="lies in 0…").first.inner_text()
+    assert after != before  # the section redrew its own verdict for the new N

@@ -129,13 +129,18 @@ def _section_downloads(name: str, params: dict, numbers: list[dict]) -> None:
 # Each section is a nested fragment: moving one of its controls redraws that section only; moving the shared
 # ε slider reruns the whole tab (the outer fragment), never the host page's other tabs.
 def _verdict(slot, text: str) -> None:
-    """A section's answer in plain words, drawn in the slot the tab reserved at its top."""
-    (slot if slot is not None else st.empty()).success(md_escape(text, max_len=600))
+    """A section's answer in plain words, in the container the section made under its title.
+
+    The container is made inside the section's own fragment: a placeholder made by the outer fragment cannot be
+    drawn into on the section's fragment reruns (StreamlitInvalidLayoutContextError, found by the random walk).
+    """
+    slot.success(md_escape(text, max_len=600))
 
 
 @st.fragment
-def _pi_invariant(eps: float, outputs: bool = True, slot=None) -> None:
+def _pi_invariant(eps: float, outputs: bool = True) -> None:
     st.subheader("1. Publishing an invariant (Lemma 5)")
+    slot = st.container()
     c1, c2 = st.columns(2)
     N = c1.select_slider("Invariant: the count is known to lie in 0…N, N =", options=N_GRID, value=100,
                          key="pi_N", bind="query-params")
@@ -201,8 +206,9 @@ def _prior_input() -> float:
 
 
 @st.fragment
-def _pi_correlated(eps: float, outputs: bool = True, slot=None) -> None:
+def _pi_correlated(eps: float, outputs: bool = True) -> None:
     st.subheader("2. Correlated public information (Example 3)")
+    slot = st.container()
     st.markdown("A count of n people is released. The public information says how the others' records depend "
                 "on the target's secret: if the target's bit is 1, each other bit is 1 with probability z₁; if "
                 "it is 0, with probability z₀. Equal values mean no dependence.")
@@ -343,7 +349,6 @@ def render_public_information_tab(outputs: bool = True) -> None:
     ``outputs=False`` (the tab is closed) draws every control, so their values and URL parameters survive, but
     none of the numbers and figures: hidden charts slow every redraw of the open tab in the browser.
     """
-    slot_a, slot_b = st.empty(), st.empty()  # the verdicts of sections 1 and 2, first
     st.markdown(
         "Official statistics are often published next to **public information**: totals that are fixed "
         "(invariants), earlier releases, or known correlations. This tab shows how such information changes "
@@ -353,8 +358,8 @@ def render_public_information_tab(outputs: bool = True) -> None:
     eps = log_slider("Nominal ε (privacy budget of the mechanism)", key="pi_epsilon", min_value=0.01,
                      max_value=20.0, value=1.0, help="The ε the mechanism was calibrated for, ignoring public "
                      "information. Used by every section below.")
-    _pi_invariant(eps, outputs, slot_a)
-    _pi_correlated(eps, outputs, slot_b)
+    _pi_invariant(eps, outputs)
+    _pi_correlated(eps, outputs)
     _pi_ledger()
     _pi_em(eps, outputs)
     _pi_info_loss(eps, outputs)

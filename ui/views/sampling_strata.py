@@ -77,12 +77,12 @@ def _editor(base: pd.DataFrame, base_name: str) -> pd.DataFrame:
 
 def table(df) -> None:
     """A result table that wraps instead of scrolling: a static table up to 40 rows (the canvas grid cut its last
-    columns at 1280 px in presenter mode, issue 25), the scrolling grid beyond."""
+    columns at 1280 px in presenter mode, issue 25); beyond, ``ui.show.table`` (static in presenter mode too)."""
     rows = len(df.data) if hasattr(df, "data") else len(df)
     if rows <= 40:
         st.table(df)
     else:
-        st.dataframe(df, width="stretch")
+        show.table(df, hide_index=None, width="stretch")
 
 
 def _draw(N: tuple, m: int, eps: float, seed: int) -> None:

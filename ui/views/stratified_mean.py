@@ -21,7 +21,7 @@ from dpdash import stratify_views as SV
 from dpdash.view import TabView
 from ui.common import methodology
 from ui.exports import download_csv, download_json
-from ui.show import cards, verdict_box
+from ui.show import cards, table, verdict_box
 from ui.tabs import lazy_tabs
 from ui.text import md_escape
 from ui.views.stratified_common import (ALPHA_NOTE, COINPRESS_LABEL, CROSSOVER_CAPTION, PAPER, SMALL_ALPHA,
@@ -139,7 +139,7 @@ def render_mean(slot, inp: dict, cfg) -> None:
                                               "sizes." if analytic is not None else " Dots: one repetition each "
                                               "(the closed-form lines describe the Laplace estimator and are not "
                                               "drawn for Coinpress).") + f" Seed {cfg.seed}.")
-            st.dataframe(comp, hide_index=True, column_config={
+            table(comp, hide_index=True, column_config={
                 c: st.column_config.NumberColumn(format="%.4g") for c in comp.columns if c.startswith("mean")})
     with tabs[1].container:
         if tabs[1].open:

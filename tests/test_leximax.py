@@ -872,3 +872,24 @@ def test_a_pool_from_many_distinct_values_is_refused_before_it_is_expanded():
     assert peak < 50e6  # refused before the 10,000 × 10,000 matrix (800 MB) exists
     small = lx.pool_from_attributes(df.head(50), groups[:50], id_col="id")
     assert small.values.shape == (50, 50) and small.values.trace() == 50
+
+
+# --------------------------------------------------------------------------- bounded work (issue 26 item 2)
+@pytest.mark.slow
+def test_leximin_honours_its_time_limit_and_says_the_result_is_partial():
+    import time as _time
+    pool = lx.volunteer_pool(2000, rng=1)
+    quotas = lx.volunteer_quotas(100)
+    t0 = _time.perf_counter()
+    d = lx.leximin_panels(pool, quotas, k=100, rng=0, time_limit_s=4.0)
+    spent = _time.perf_counter() - t0
+    assert spent <= 4.0 * 1.1 + 1.0          # the limit goes into every HiGHS call, not only between them
+    assert not d.complete
+    assert d.never_selectable == ()          # a solver stopped by the clock is not "can never be selected"
+    assert abs(d.probabilities.sum() - 100) < 1e-6
+
+
+def test_a_solver_timeout_is_never_read_as_never_selectable():
+    pool = lx.volunteer_pool(500, rng=1)
+    d = lx.leximin_panels(pool, lx.volunteer_quotas(40), k=40, rng=0, time_limit_s=1e-3)
+    assert not d.complete and d.never_selectable == ()

@@ -183,6 +183,24 @@ def test_run_experiment_and_exports():
     assert any("Settings changed" in w.value for w in at.warning)
 
 
+def test_a_second_session_gets_the_same_run_without_recomputing():
+    """Issue 23 item 5: identical coherence runs are computed once per server (generated data, same settings)."""
+    from ui.shared_runs import RUNS as SHARED
+
+    params = dict(coh_n="2000", coh_reps="4", coh_learner="Decision tree", coh_tab=RUNS)
+    first = _app(**params).run()
+    first.button(key="coh_run").click().run()
+    _ok(first)
+    computed = SHARED.computed
+    mine = next(m.value for m in first.metric if m.label == "Runs failing at α")
+    second = _app(**params).run()  # another browser session: no click
+    _ok(second)
+    assert SHARED.computed == computed
+    assert next(m.value for m in second.metric if m.label == "Runs failing at α") == mine
+    assert any("already ran on this server" in c.value for c in second.caption)
+    assert len(_charts(second)) == 3
+
+
 def test_epsilon_sweep_button():
     at = _app(coh_n="2000", coh_reps="5", coh_learner="Decision tree", coh_release=DP, coh_tab=SWEEP).run()
     _ok(at)

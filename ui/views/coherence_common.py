@@ -26,6 +26,7 @@ from dpdash import script_coherence as sc_script
 from dpdash.data import census_population
 from dpdash.view import TabView
 from ui import cluster, show
+from ui.shared_runs import RUNS, shared_or_session
 from ui.common import CORES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,10 +125,24 @@ def preview(data_key: tuple, config: co.ExperimentConfig, _df: pd.DataFrame):
     return trial, None, took, took * min(1.0, CORES / (others + 1.0))
 
 
+def _shared_key(kind: str, data_key: tuple, config: co.ExperimentConfig) -> tuple:
+    """The server-wide key of a run (issue 23 item 5): bundled or generated data are shared by every session, an
+    upload stays with the session that uploaded it."""
+    return shared_or_session(kind, config, repr(data_key), uploaded=data_key[0] == "upload")
+
+
 def experiment(ctx: Ctx, progress=None):
+    key = _shared_key("coh_experiment", ctx.data_key, ctx.config)
     return show.session_memo("coh_experiment", (ctx.data_key, ctx.config),
-                             lambda: cluster.run(co.run_experiment, ctx.df, ctx.config, n_jobs=CORES,
-                                                 progress=progress), max_entries=4)
+                             lambda: RUNS.get(key, lambda: cluster.run(co.run_experiment, ctx.df, ctx.config,
+                                                                       n_jobs=CORES, progress=progress)),
+                             max_entries=4)
+
+
+def finished_elsewhere(ctx: Ctx, config: co.ExperimentConfig | None = None, kind: str = "coh_experiment"):
+    """The result another session already computed on this server for these settings and data, else None."""
+    found, res = RUNS.peek(_shared_key(kind, ctx.data_key, config or ctx.config))
+    return res if found else None
 
 
 @st.cache_data(max_entries=8, show_spinner=False, scope="session")
@@ -136,9 +151,11 @@ def floor(data_key: tuple, config: co.ExperimentConfig, _df: pd.DataFrame):
 
 
 def sweep(ctx: Ctx, config: co.ExperimentConfig, progress=None):
+    key = _shared_key("coh_sweep", ctx.data_key, config)
     return show.session_memo("coh_sweep", (ctx.data_key, config),
-                             lambda: cluster.run(co.run_epsilon_sweep, ctx.df, config, ct.SWEEP_EPSILONS,
-                                                 n_jobs=CORES, progress=progress), max_entries=4)
+                             lambda: RUNS.get(key, lambda: cluster.run(co.run_epsilon_sweep, ctx.df, config,
+                                                                       ct.SWEEP_EPSILONS, n_jobs=CORES,
+                                                                       progress=progress)), max_entries=4)
 
 
 @st.cache_data(max_entries=8, show_spinner=False, scope="session")

@@ -69,6 +69,13 @@ def render(ctx: cc.Ctx) -> None:
     if st.button("Run experiment", key="coh_run", type="primary", disabled=bool(perr or too_big) or not ok_long):
         _run(ctx, per_run)
     stored = st.session_state.get("coh_result")
+    if stored is None or stored[0] != (ctx.data_key, ctx.config):
+        res = cc.finished_elsewhere(ctx)  # the same run, already computed by another session on this server
+        if res is not None:
+            st.session_state["coh_result"] = stored = ((ctx.data_key, ctx.config), res,
+                                                       cc.floor(ctx.data_key, ctx.config, ctx.df), cc.where_words())
+            st.caption("This experiment already ran on this server with these settings; its result is shown "
+                       "(same seed, same numbers).")
     if stored is None:
         top.info("Press **Run experiment** to repeat the split R times and estimate how often the test fails.")
         return

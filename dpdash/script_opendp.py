@@ -98,6 +98,7 @@ def budget_plan_script(*, rows: Sequence[Mapping], data: str, max_rows: int, cat
         raise ValueError(f"max_rows must be at least 1, got {max_rows}")
     lines = [_HEAD.format(title="The budget planner's statistics, released with OpenDP.", made_with=made_with(),
                           data=str(data)),
+             "# Each statistic reads the column named in its query below: change the names to your data's columns.",
              "total_epsilon = 0.0", "total_rho = 0.0", ""]
     for row in rows:
         name, column, query = str(row["name"]), str(row["column"]), str(row["query"])

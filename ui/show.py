@@ -171,3 +171,14 @@ def table(data, *, column_config: dict | None = None, hide_index: bool | None = 
         st.table(shown, hide_index=hide_index)
         return
     st.dataframe(data, column_config=column_config, hide_index=hide_index, key=key, **kwargs)
+
+
+def where_the_data_lives(script: str, *, key: str, filename: str) -> None:
+    """The tab's OpenDP script, which performs the release on data too big to upload (``dpdash.script_opendp``)."""
+    with st.expander("Run it where the data lives (OpenDP)", icon=":material/database:"):
+        st.caption("Performs this release with OpenDP on a Polars LazyFrame: point DATA at your file (CSV or "
+                   "Parquet); it prints OpenDP's noise scale beside this page's for every statistic, then releases. "
+                   "README, 'Run it where the data lives', says how to run it on a database or a cluster.")
+        st.code(script, language="python")
+        st.download_button("OpenDP script (.py)", script.encode("utf-8"), file_name=filename,
+                           mime="text/x-python", key=f"{key}_opendp", on_click="ignore", icon=":material/code:")

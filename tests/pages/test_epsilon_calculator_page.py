@@ -593,3 +593,16 @@ def test_budget_comparison_discrete_rows_are_bounded():
     at = fresh(eps_tab=BUDGET, eps_cmp_discrete="true", eps_cmp_sens="1000000000", eps_cmp_k="142",
                eps_cmp_eps="0.01")
     assert any("Whole-number noise is computed for a sensitivity up to 1,000,000" in said(i) for i in at.info)
+
+
+def test_budget_planner_offers_the_opendp_script_with_the_plans_budget():
+    """Issue 24 item 3: beside "Copy as code", the plan performed with OpenDP (each row's ε as planned)."""
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.query_params["eps_tab"] = "Budget planner"
+    at.run()
+    assert not at.exception
+    opendp = [c.value for c in at.code if "opendp.prelude" in c.value]
+    assert len(opendp) == 1
+    src = opendp[0]
+    compile(src, "opendp_plan", "exec")
+    assert "dp.Context.compositor" in src and "app_scale" in src and "pl.scan_csv" in src

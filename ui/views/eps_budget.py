@@ -7,6 +7,7 @@ the one view.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pandas as pd
 import streamlit as st
@@ -17,9 +18,10 @@ from dpdash import epsilon_figures as ef
 from dpdash import epsilon_views as evw
 from dpdash import mechanisms as mech
 from dpdash import script_epsilon as se
+from dpdash import script_opendp as sopendp
 from ui import eps_codecs as ec
 from ui.common import methodology
-from ui.show import cards, figure, fmt, say_problem, verdict_box
+from ui.show import cards, figure, fmt, say_problem, verdict_box, where_the_data_lives
 from ui.views.budget_compare import render_budget_comparison
 from ui.views.eps_common import (CACHE, ENGINE_ERRORS, MECH_FMT, QUERY_FMT, bind, encode_table, ended, exports, pick,
                                  report, script_of, table_state)
@@ -174,3 +176,24 @@ def tab_budget(outputs: bool = True) -> None:
                        + (f", reserve {fmt(shares.reserve)}" if shares.reserve > 0 else "") + ".")
     report(view, "eps_b_art", sources=["Thms 2.1.4, 2.2.3–2.2.5", "Harvard PSI budgeter (hold, reserve)"],
            figures=figs, script=script_of(se.budget_script, view))
+    opendp = _opendp_script(specs, plan)
+    if opendp:
+        where_the_data_lives(opendp, key="eps_b", filename="budget_plan_opendp.py")
+
+
+def _opendp_script(specs, plan) -> str | None:
+    """The plan performed with OpenDP (issue 24 item 3): each statistic's column is named after the statistic
+    (the script says to map it); None when a row has no finite budget (nothing to release)."""
+    by_name = {a.name: a for a in plan.allocations}
+    rows = []
+    for s in specs:
+        a = by_name.get(s.name)
+        if a is None or not (math.isfinite(a.scale) and a.scale > 0 and math.isfinite(a.epsilon)):
+            return None
+        rows.append(dict(name=s.name, column=s.name, query=s.query, mechanism=s.mechanism, neighbour=s.neighbour,
+                         lower=s.lower, upper=s.upper, n=s.n, epsilon=a.epsilon, scale=a.scale))
+    try:
+        return sopendp.budget_plan_script(rows=rows, data="your_data.csv", max_rows=10**8,
+                                          categories={s.name: int(s.cells) for s in specs if s.query == "histogram"})
+    except ValueError:
+        return None

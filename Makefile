@@ -21,7 +21,7 @@ ifndef HYPOTHESIS_SEED
 HYPOTHESIS_SEED := $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
 endif
 
-.PHONY: run test lint test-engine test-pages test-e2e test-hypothesis-random bench clean
+.PHONY: run test lint test-engine test-pages test-e2e test-hypothesis-random bench bench-targets clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; print(f"Using Python {v[0]}.{v[1]}"); \
@@ -72,6 +72,17 @@ test-e2e: $(VENV)/.stamp-dev
 
 bench: $(VENV)/.stamp-dev
 	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+# Issue 23 targets beside their measured values and same-run baselines (numbers in README "Targets").
+# sortition-algorithms runs in its own venv: its attrs >= 25 conflicts with dp-accounting's attrs < 24.
+ORACLE_VENV := bench/_scratch/venv-oracle
+$(ORACLE_VENV)/.stamp: bench/requirements-oracle.txt
+	$(PYTHON) -m venv $(ORACLE_VENV)
+	$(ORACLE_VENV)/bin/python -m pip install --quiet -r bench/requirements-oracle.txt
+	touch $@
+
+bench-targets: $(VENV)/.stamp-dev $(ORACLE_VENV)/.stamp
+	$(BIN)/python bench/bench_targets.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .coverage

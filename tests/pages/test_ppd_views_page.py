@@ -233,3 +233,12 @@ def test_release_uploaded_month_names_are_inert():
     texts = [e.value for kind in ("subheader", "markdown", "caption", "info", "success", "warning")
              for e in getattr(at, kind)]
     assert not [t for t in texts if "](http://evil" in t]
+
+
+def test_partially_private_release_offers_the_opendp_script():
+    """Issue 24 item 3: the PP release with OpenDP's noise, where the county file lives, at the tab's ε and Δ_PP."""
+    at = _app(TAB_B)
+    src = [c.value for c in at.code if "opendp.prelude" in c.value]
+    assert len(src) == 1
+    compile(src[0], "ppd_opendp", "exec")
+    assert "dp.m.make_laplace" in src[0] and "release.postprocess" in src[0] and "EPSILON = 1.0" in src[0]

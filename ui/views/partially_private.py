@@ -16,12 +16,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dpdash import script_opendp as sopendp
 from dpdash import partial_release as release
 from dpdash import partial_release_figures as figs
 from dpdash import script_stratified as SC
 from dpdash import stratify_views as SV
 from ui import cluster
-from ui.show import take_away, verdict_box
+from ui.show import take_away, verdict_box, where_the_data_lives
 from ui.charts import show_figure
 from ui.common import CORES, methodology
 from ui.exports import download_csv, download_json
@@ -405,3 +406,8 @@ def render_partially_private_release() -> None:
                  "Errata applied: E1 κ = 2 by default (Thm. 1 proof drops the normaliser); E3 standard "
                  "Dirichlet-multinomial; E8–E9 stage 2 and notation as in the spec.",
                  "Spec: shared/specs/partially_private.md."])
+    # the PP release performed with OpenDP's noise where the county file lives (issue 24 item 3)
+    where_the_data_lives(sopendp.partial_release_script(
+        data=Path(upload or "your_county_data.csv").name, month=str(panel.months[t]), epsilon=float(eps),
+        pp_sensitivity=float(pp_sens if pp_sens is not None else sens), exact_share=float(cfg["public"][4])),
+        key="pp", filename="ppd_opendp.py")

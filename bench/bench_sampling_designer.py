@@ -61,7 +61,7 @@ def tab_simple(eps, n, m=None):
     sf.for_people(df)
     sv.simple_verdict(epsilon=eps, epsilon_population=cards[0].epsilon_population, rate=q, scheme="srswor", m=m, n=n,
                       shortcut=cards[0].epsilon_paper_approx)
-    ss.simple_script(repo_root=".", epsilon=eps, n=n, m=m, rate=q)
+    ss.simple_script(epsilon=eps, n=n, m=m, rate=q)
 
 
 def tab_random(eps, n, sd, family="mixture"):
@@ -74,7 +74,7 @@ def tab_random(eps, n, sd, family="mixture"):
     sf.make_pmf_figure(view.pmf_table, tilted_mean=b.tilted_mean)
     sv.random_size_verdict(epsilon=eps, n=n, mean_size=b.mean_size, tilted_mean=b.tilted_mean, lower=b.epsilon_lower,
                            upper=b.epsilon_upper)
-    ss.random_size_script(repo_root=".", epsilon=eps, n=n, family=family, mean=n / 2, sd=sd, low=0, high=n,
+    ss.random_size_script(epsilon=eps, n=n, family=family, mean=n / 2, sd=sd, low=0, high=n,
                           base="gaussian", p_full=1e-10)
 
 
@@ -92,7 +92,7 @@ def tab_rounding(eps, r, pairs):
     worst = sp.amplify_poisson(epsilon=eps, rate=r).epsilon_population
     sf.make_sawtooth_figure(df, epsilon=eps, theorem6=amp.epsilon_population, worst_channel=worst)
     sv.rounding_verdict(epsilon=eps, rate=r, epsilon_population=amp.epsilon_population, crossover=rstar)
-    ss.rounding_script(repo_root=".", epsilon=eps, rate=r, pair_n=14)
+    ss.rounding_script(epsilon=eps, rate=r, pair_n=14)
 
 
 def tab_cluster(sizes, ell, eps=1.0, rw=0.1):
@@ -106,7 +106,7 @@ def tab_cluster(sizes, ell, eps=1.0, rw=0.1):
     sf.make_cluster_bars_figure(sf.cluster_bars_table(sizes, b), epsilon=eps, naive=b.naive_srs)
     sv.cluster_verdict(epsilon=eps, n_drawn=ell, n_clusters=k, worst_lower=b.worst_lower, worst_upper=b.worst_upper,
                        naive_srs=b.naive_srs)
-    ss.cluster_script(repo_root=".", epsilon=eps, sizes=sizes, n_drawn=ell, within_rate=rw)
+    ss.cluster_script(epsilon=eps, sizes=sizes, n_drawn=ell, within_rate=rw)
     return two
 
 
@@ -129,7 +129,7 @@ def tab_strata(N, mean, S, m, bounds):
     sv.stratified_verdict(epsilon=eps, m=m, population=int(N.sum()),
                           epsilon_population=pa.amplification.epsilon_population, covered=pa.theorem11_applies,
                           shift_total=int(shift.l1_rounded), shift_loss=deg.loss_all_counts)
-    ss.stratified_script(repo_root=".", epsilon=eps, N_h=N, S_h=S, epsilon_h=np.full(len(N), eps), m=m,
+    ss.stratified_script(epsilon=eps, N_h=N, S_h=S, epsilon_h=np.full(len(N), eps), m=m,
                          value_max=1000.0, methods=("neyman", "proportional", "privacy_aware"))
 
 

@@ -199,7 +199,7 @@ print(f"difference runs above alpha = {abs(failures_independent - failures)}")
 ''')
 
 
-def runs_script(*, repo_root: str, data: Mapping[str, object], config: co.ExperimentConfig, alpha: float,
+def runs_script(*, data: Mapping[str, object], config: co.ExperimentConfig, alpha: float,
                 gamma: float, repetitions: int = SCRIPT_REPS) -> str:
     """A runnable script recomputing the repeated runs' headline numbers for ``config`` (integer ``rng``) on the
     page's data.
@@ -242,7 +242,7 @@ def runs_script(*, repo_root: str, data: Mapping[str, object], config: co.Experi
     return "\n".join(lines) + "\n"
 
 
-def _header(title: str, *, repo_root: str, data: Mapping[str, object]) -> list[str]:
+def _header(title: str, *, data: Mapping[str, object]) -> list[str]:
     return [f'"""{title}\n\n{made_with()}\n"""', "import math", "", *version_check().splitlines(), "",
             "from dpdash import coherence as co", *_data_lines(data), ""]
 
@@ -359,7 +359,7 @@ for e in EPSILONS:
 ''')
 
 
-def sweep_script(*, repo_root: str, data: Mapping[str, object], config: co.ExperimentConfig,
+def sweep_script(*, data: Mapping[str, object], config: co.ExperimentConfig,
                  epsilons: tuple[float, ...], repetitions: int = SCRIPT_SWEEP_REPS,
                  floor_reps: int = FLOOR_REPS) -> str:
     """A runnable script recomputing the "W1 vs ε" tab's mean W1 per group at each ε (a DP histogram ``config``
@@ -375,7 +375,7 @@ def sweep_script(*, repo_root: str, data: Mapping[str, object], config: co.Exper
     eps_src = "(" + ", ".join(_literal(float(e)) for e in epsilons) + ("," if len(epsilons) == 1 else "") + ")"
     lines = [
         *_header("Coherence explorer, W1 vs epsilon: mean W1 per group at each epsilon, twice.",
-                 repo_root=repo_root, data=data),
+                 data=data),
         "# Runs 0..R-1 are the page's first R runs at every epsilon; the page averaged "
         f"{int(config.repetitions)}: set R = {int(config.repetitions)} for its means exactly.",
         f"R = {R}  # runs per epsilon recomputed here, to stay quick",
@@ -476,7 +476,7 @@ for name, value in independent.items():  # NaN on both sides: neither certifies 
 ''')
 
 
-def theory_script(*, repo_root: str, data: Mapping[str, object], config: co.ExperimentConfig, epsilon: float,
+def theory_script(*, data: Mapping[str, object], config: co.ExperimentConfig, epsilon: float,
                   alpha: float, beta: float, gamma: float) -> str:
     """A runnable script recomputing the theory tab's numbers (Theorem 7's γ, the groups meeting it, the largest ε
     certifying the smallest kept group, Theorem 8's and 9's γ, the smallest α certified per group) with the engine
@@ -486,7 +486,7 @@ def theory_script(*, repo_root: str, data: Mapping[str, object], config: co.Expe
     """
     lines = [
         *_header("Coherence explorer, theory: what Theorems 7, 8 and 9 certify here, twice.",
-                 repo_root=repo_root, data=data),
+                 data=data),
         f"EPSILON = {_literal(float(epsilon))}  # the release's epsilon, or the tab's hypothetical one",
         f"ALPHA = {float(alpha)!r}  # largest W1 tolerated",
         f"BETA = {float(beta)!r}  # allowed failure probability",
@@ -558,7 +558,7 @@ print(f"difference splits above the bound = {abs(above_independent - above)}")
 ''')
 
 
-def section7_script(*, repo_root: str, data: Mapping[str, object], label: str, column: str, one_value: str,
+def section7_script(*, data: Mapping[str, object], label: str, column: str, one_value: str,
                     groups, seed: int, beta: float, curator: str, reps: int = 1000) -> str:
     """A runnable script recomputing the Section 7 tab's numbers (largest W1 per group over the splits, the
     paper's bound, the splits above it) with the engine (``dpdash.coherence_tabs.section7_result``) and
@@ -567,7 +567,7 @@ def section7_script(*, repo_root: str, data: Mapping[str, object], label: str, c
     """
     lines = [
         *_header("Coherence explorer, Section 7: one yes/no column released in the clear, twice.",
-                 repo_root=repo_root, data=data),
+                 data=data),
         "import numpy as np",
         "",
         f"LABEL = {label!r}  # rows without a label are left out",

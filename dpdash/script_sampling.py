@@ -58,16 +58,16 @@ def dp_accounting_poisson(epsilon, rate):
 '''
 
 
-def _head(title: str, repo_root: str, pld: bool = False) -> str:
+def _head(title: str, pld: bool = False) -> str:
     head = HEADER.format(title=title, made_with=made_with(), version_check=version_check())
     return head + (PLD_HELPER if pld else "")
 
 
 # --------------------------------------------------------------------------- Tab 1
-def simple_script(*, repo_root: str, epsilon: float, n: int, m: int, rate: float, delta: float = 0.0,
+def simple_script(*, epsilon: float, n: int, m: int, rate: float, delta: float = 0.0,
                   epsilon_target: float = 1.0) -> str:
     """SRS without replacement of m from n, Poisson at ``rate``, and the calibration for ``epsilon_target``."""
-    return _head("Simple random samples: population ε′ (Theorem 2, [BBG18]) and the calibrated ε.", repo_root,
+    return _head("Simple random samples: population ε′ (Theorem 2, [BBG18]) and the calibrated ε.",
                  pld=True) + f'''
 epsilon, n, m, rate, delta, target = {epsilon!r}, {n!r}, {m!r}, {rate!r}, {delta!r}, {epsilon_target!r}
 
@@ -99,10 +99,10 @@ show("difference_calibration", cal.epsilon_sample - mp.log1p(mp.expm1(target) / 
 
 
 # --------------------------------------------------------------------------- Tab 2
-def random_size_script(*, repo_root: str, epsilon: float, n: int, family: str, mean: float, sd: float, low: int,
+def random_size_script(*, epsilon: float, n: int, family: str, mean: float, sd: float, low: int,
                        high: int, base: str, p_full: float, epsilon_target: float = 1.0) -> str:
     """Theorem 3's lower and upper ε′ for a random sample size, and the calibration's round trip."""
-    return _head("Random sample size: Theorem 3's bounds on the population ε′.", repo_root) + f'''
+    return _head("Random sample size: Theorem 3's bounds on the population ε′.") + f'''
 from scipy.special import logsumexp
 
 epsilon, n, target = {epsilon!r}, {n!r}, {epsilon_target!r}
@@ -160,11 +160,10 @@ show("difference_calibration_round_trip", theorem3(cal.epsilon_sample)[2] - targ
 
 
 # --------------------------------------------------------------------------- Tab 3
-def rounding_script(*, repo_root: str, epsilon: float, rate: float, pair_n: int,
+def rounding_script(*, epsilon: float, rate: float, pair_n: int,
                     epsilon_target: float = 1.0) -> str:
     """Theorem 6's ε′, the crossover rate r*, the calibration and the size channel of the pair (N, N + 1)."""
-    return _head("Randomised rounding: Theorem 6, the crossover rate and what a released size reveals.",
-                 repo_root) + f'''
+    return _head("Randomised rounding: Theorem 6, the crossover rate and what a released size reveals.") + f'''
 from fractions import Fraction
 
 epsilon, rate, pair_n, target = {epsilon!r}, {rate!r}, {pair_n!r}, {epsilon_target!r}
@@ -238,13 +237,13 @@ show("difference_size_loss_randomized", losses["randomized"] - indep["randomized
 
 
 # --------------------------------------------------------------------------- Tab 4
-def cluster_script(*, repo_root: str, epsilon: float, sizes: Sequence[int], n_drawn: int, within_rate: float = 1.0,
+def cluster_script(*, epsilon: float, sizes: Sequence[int], n_drawn: int, within_rate: float = 1.0,
                    epsilon_target: float = 1.0) -> str:
     """Theorems 7–8 for the whole design, the simple-random-sample reading, the two-stage bound, calibration.
 
     The sizes are written as {size: number of clusters} (compact for 100,000 clusters)."""
     counts = dict(sorted(Counter(int(s) for s in sizes).items()))
-    return _head("Cluster sampling: Theorems 7–8 (lower and upper ε′) and the two-stage bound.", repo_root,
+    return _head("Cluster sampling: Theorems 7–8 (lower and upper ε′) and the two-stage bound.",
                  pld=True) + f'''
 epsilon, n_drawn, within_rate, target = {epsilon!r}, {n_drawn!r}, {within_rate!r}, {epsilon_target!r}
 size_counts = {counts!r}   # records per cluster: number of clusters
@@ -290,15 +289,14 @@ show("difference_calibration_round_trip", B(cal_within, order[-1] + order[-2]) -
 
 
 # --------------------------------------------------------------------------- Tab 5
-def stratified_script(*, repo_root: str, epsilon: float, N_h: Sequence[int], S_h: Sequence[float],
+def stratified_script(*, epsilon: float, N_h: Sequence[int], S_h: Sequence[float],
                       epsilon_h: Sequence[float], m: int, value_max: float, methods: Sequence[str] = (),
                       m_min: int = 1, epsilon_target: float = 1.0) -> str:
     """Theorem 11 for proportional allocation, the calibration, and the error of each allocation compared."""
     N = [int(x) for x in N_h]
     S = [float(x) for x in S_h]
     E = [float(x) for x in epsilon_h]
-    return _head("Stratified sampling: Theorem 11 and the error of the private stratified mean per allocation.",
-                 repo_root) + f'''
+    return _head("Stratified sampling: Theorem 11 and the error of the private stratified mean per allocation.") + f'''
 epsilon, m, U, m_min, target = {epsilon!r}, {m!r}, {float(value_max)!r}, {m_min!r}, {epsilon_target!r}
 N_h = np.array({N!r}, dtype=float)
 S_h = np.array({S!r}, dtype=float)

@@ -114,19 +114,19 @@ print(f"engine.population_error.per_group = {{pop.mean()['stratified']:.6g}}")
 
 def mean_script(*, sizes: Sequence[int], mu: Sequence[float], sigma: Sequence[float], epsilon: float,
                 R: float, gamma: float, reps: int, seed: int, min_frac: float, small_strata: str, mode: str,
-                labels: Sequence[str], repo_root: str, epsilons: Sequence[float] | None = None) -> str:
+                labels: Sequence[str], epsilons: Sequence[float] | None = None) -> str:
     """The mean-estimation view's script for a simulated mixture (Laplace estimator, exact public weights).
 
     ``epsilons`` is the ε grid the page ran (the noise stream depends on it); default ``(epsilon,)``.
 
     >>> src = mean_script(sizes=[5, 95], mu=[0.0, 1.0], sigma=[1.0, 1.0], epsilon=1.0, R=3.0, gamma=0.05, reps=2,
-    ...                   seed=0, min_frac=0.0, small_strata="pool", mode="paper", labels=["A", "B"], repo_root=".")
+    ...                   seed=0, min_frac=0.0, small_strata="pool", mode="paper", labels=["A", "B"])
     >>> compile(src, "script", "exec") is not None
     True
     """
     return _MEAN_TEMPLATE.format(
         version_check=version_check(), made_with=made_with(),
-        repo_root=str(repo_root), sizes=[int(v) for v in sizes], mu=[float(v) for v in mu],
+        sizes=[int(v) for v in sizes], mu=[float(v) for v in mu],
         sigma=[float(v) for v in sigma], labels=[str(v) for v in labels], epsilon=float(epsilon),
         epsilons=tuple(float(e) for e in (epsilons if epsilons is not None else (epsilon,))), R=float(R),
         gamma=float(gamma), mode=str(mode), reps=int(reps), seed=int(seed), min_frac=float(min_frac),
@@ -269,7 +269,7 @@ _CLASSIFIERS = {
 
 
 def synth_script(*, source: str, synthesizer: str, synthesizer_label: str, epsilon: float, seed: int,
-                 min_frac: float, small_strata: str, classifier: str, repo_root: str, n: int | None = None,
+                 min_frac: float, small_strata: str, classifier: str, n: int | None = None,
                  k: int | None = None, alpha: float | None = None, csv_path: str | None = None,
                  group_cols: Sequence[str] = (), label_col: str | None = None,
                  synth_options: dict | None = None) -> str:
@@ -281,7 +281,7 @@ def synth_script(*, source: str, synthesizer: str, synthesizer_label: str, epsil
     ``synth_options`` are passed to the synthesizer (e.g. fewer MST iterations in a test); the page passes none.
 
     >>> src = synth_script(source="adult", synthesizer="mst", synthesizer_label="MST", epsilon=1.0, seed=0,
-    ...                    min_frac=0.001, small_strata="drop", classifier="logreg", repo_root=".")
+    ...                    min_frac=0.001, small_strata="drop", classifier="logreg")
     >>> compile(src, "script", "exec") is not None and "seed = 0" in src
     True
     """
@@ -311,7 +311,7 @@ def synth_script(*, source: str, synthesizer: str, synthesizer_label: str, epsil
     options = f",\n                                   synth_options={dict(synth_options)!r}" if synth_options else ""
     return _SYNTH_TEMPLATE.format(
         version_check=version_check(), made_with=made_with(),
-        repo_root=str(repo_root), synth_label=str(synthesizer_label), epsilon=float(epsilon), seed=int(seed),
+        synth_label=str(synthesizer_label), epsilon=float(epsilon), seed=int(seed),
         load_import=load_import, load_code=load_code, synth=str(synthesizer), min_frac=float(min_frac),
         small=str(small_strata), classifier=str(classifier), options=options, clf_module=module, clf_class=cls,
         clf_call=call, clf_words=words)
@@ -452,7 +452,7 @@ for m, df in frames.items():
 
 def partial_release_script(*, t: int, month: str, epsilon: float, sensitivity: float, kappa: float, alpha: float,
                            reps: int, sweeps: int, seed: int, public: Sequence, pp_sensitivity: float | None,
-                           methods: Sequence[str], guarantee_methods: Sequence[str], repo_root: str,
+                           methods: Sequence[str], guarantee_methods: Sequence[str],
                            csv_path: str | None = None) -> str:
     """The partially private view's script: engine releases, then the guarantees and losses recomputed.
 
@@ -463,7 +463,7 @@ def partial_release_script(*, t: int, month: str, epsilon: float, sensitivity: f
 
     >>> src = partial_release_script(t=23, month="Month 24", epsilon=1.0, sensitivity=2.0, kappa=2.0, alpha=1.0,
     ...                              reps=3, sweeps=30, seed=0, public=(True, True, True, True, 0.0),
-    ...                              pp_sensitivity=None, methods=["pp"], guarantee_methods=["pp"], repo_root=".")
+    ...                              pp_sensitivity=None, methods=["pp"], guarantee_methods=["pp"])
     >>> compile(src, "script", "exec") is not None and "seed = 0" in src
     True
     """
@@ -478,7 +478,7 @@ def partial_release_script(*, t: int, month: str, epsilon: float, sensitivity: f
         raise ValueError(f"public must have 5 entries, got {len(pub)}")
     return _PP_TEMPLATE.format(
         version_check=version_check(), made_with=made_with(),
-        repo_root=str(repo_root), seed=int(seed), load_code=load_code, t=int(t), month=str(month),
+        seed=int(seed), load_code=load_code, t=int(t), month=str(month),
         epsilon=float(epsilon), sensitivity=float(sensitivity), kappa=float(kappa), alpha=float(alpha),
         pp_sensitivity=None if pp_sensitivity is None else float(pp_sensitivity), reps=int(reps),
         sweeps=int(sweeps), public=(bool(pub[0]), bool(pub[1]), bool(pub[2]), bool(pub[3]), float(pub[4])),

@@ -9,7 +9,6 @@ arXiv 2312.11712); spec shared/specs/stratified_synthesis_viewer.md.
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -32,7 +31,6 @@ from ui.views.stratified_synth import render_synth
 from ui.widgets import choice, log_slider, seed_input
 
 page_setup("Stratified synthesis viewer", icon=":material/stacked_bar_chart:")
-REPO_ROOT = str(Path(__file__).resolve().parents[1])
 
 # ----------------------------------------------------------------------------------------------------------
 # Header and controls
@@ -377,7 +375,7 @@ def settings(data_name: str) -> SimpleNamespace:
         eps=eps, paper_grid=paper_grid, alpha=alpha, k=k, n=n, reps=reps, min_frac=min_frac, small=small,
         estimator=estimator, R=R, gamma=gamma, clip_mode=clip_mode, tau=tau, sigma_mode=sigma_mode,
         weights_mode=weights_mode, holdout=holdout, eps_w=eps_w, parity_norm=parity_norm, seed=seed, source=source,
-        synth=synth, repo_root=REPO_ROOT, data_name=data_name)
+        synth=synth, data_name=data_name)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -41,21 +41,21 @@ _COHERENCE = co.ExperimentConfig(
 def _scripts() -> dict[str, str]:
     """One generated script per page (small settings, so the whole run takes seconds)."""
     return {
-        "epsilon_calculator": se.noise_script(repo_root=".", mechanism="laplace", sensitivity=1.0, fix="privacy",
+        "epsilon_calculator": se.noise_script(mechanism="laplace", sensitivity=1.0, fix="privacy",
                                               epsilon=1.0, confidence=0.95),
-        "sampling_designer": ss.simple_script(repo_root=".", epsilon=1.0, n=10_000, m=100, rate=0.01),
-        "leximax_cohort_picker": sl.cohort_script(repo_root=".", k=3, values_code="lx.LX1_VALUES"),
+        "sampling_designer": ss.simple_script(epsilon=1.0, n=10_000, m=100, rate=0.01),
+        "leximax_cohort_picker": sl.cohort_script(k=3, values_code="lx.LX1_VALUES"),
         "stratified_synthesis_viewer": sst.mean_script(sizes=[40, 60], mu=[0.0, 1.0], sigma=[1.0, 1.0],
                                                        epsilon=1.0, R=3.0, gamma=0.05, reps=5, seed=0,
                                                        min_frac=0.0, small_strata="pool", mode="paper",
-                                                       labels=["A", "B"], repo_root="."),
-        "coherence_explorer": scc.runs_script(repo_root=".", data={"source": "synthetic", "n": 1000, "seed": 3},
+                                                       labels=["A", "B"]),
+        "coherence_explorer": scc.runs_script(data={"source": "synthetic", "n": 1000, "seed": 3},
                                               config=_COHERENCE, alpha=0.2, gamma=50.0, repetitions=1),
         # the synthetic-data view on UCI Adult: the script loads the dataset bundled in the wheel
         "stratified_synthesis_viewer_adult": sst.synth_script(source="adult", synthesizer="independent",
                                                               synthesizer_label="Independent", epsilon=1.0, seed=0,
                                                               min_frac=0.001, small_strata="drop",
-                                                              classifier="logreg", repo_root="."),
+                                                              classifier="logreg"),
     }
 
 

@@ -87,20 +87,20 @@ SYN_CONFIG = _config(co.ReleaseSpec(kind="dp_histogram", epsilon=1.0, features=S
 
 
 def _scripts(csv_path: Path) -> dict[str, str]:
-    out = {name: runs_script(repo_root=str(ROOT), data=SYN, config=_config(rel, lrn, reps=20), alpha=0.2,
+    out = {name: runs_script(data=SYN, config=_config(rel, lrn, reps=20), alpha=0.2,
                              gamma=50.0, repetitions=3) for name, (rel, lrn) in RUNS.items()}
-    out["runs_histogram"] = runs_script(repo_root=str(ROOT), data={"source": "synthetic", "n": N, "seed": 1},
+    out["runs_histogram"] = runs_script(data={"source": "synthetic", "n": N, "seed": 1},
                                         config=_HIST, alpha=0.2, gamma=0.0, repetitions=2)
     for name, (rel, lrn) in SWEEPS.items():
-        out[name] = sweep_script(repo_root=str(ROOT), data=SYN, config=_config(rel, lrn), epsilons=ct.SWEEP_EPSILONS)
+        out[name] = sweep_script(data=SYN, config=_config(rel, lrn), epsilons=ct.SWEEP_EPSILONS)
     for name, (label, column, one, groups, curator, reps, n) in S7.items():
-        out[name] = section7_script(repo_root=str(ROOT), data={"source": "synthetic", "n": n, "seed": SEED},
+        out[name] = section7_script(data={"source": "synthetic", "n": n, "seed": SEED},
                                     label=label, column=column, one_value=one, groups=groups, seed=SEED, beta=0.05,
                                     curator=curator, reps=reps)
-    out["theory_spec"] = theory_script(repo_root=str(ROOT), data={"source": "upload", "path": str(csv_path)},
+    out["theory_spec"] = theory_script(data={"source": "upload", "path": str(csv_path)},
                                        config=SPEC_CONFIG, **THEORY_SPEC)
-    out["theory_syn"] = theory_script(repo_root=str(ROOT), data=SYN, config=SYN_CONFIG, **THEORY_SYN)
-    out["theory_t2"] = theory_script(repo_root=str(ROOT), data={"source": "synthetic", "n": 20000, "seed": SEED},
+    out["theory_syn"] = theory_script(data=SYN, config=SYN_CONFIG, **THEORY_SYN)
+    out["theory_t2"] = theory_script(data={"source": "synthetic", "n": 20000, "seed": SEED},
                                      config=T2_CONFIG, **THEORY_T2)
     # the same scripts with one constant changed in the independent half: the checks below must catch each
     out["mutant_theory"] = _mutate(out["theory_spec"], "math.log(16 * G / BETA)", "math.log(17 * G / BETA)")

@@ -84,24 +84,24 @@ def _budget_specs(frame: pd.DataFrame) -> list[bud.StatisticSpec]:
 
 
 def build_scripts() -> dict[str, str]:
-    s = {f"noise{i}": se.noise_script(repo_root=ROOT, **c) for i, c in enumerate(NOISE_CASES)}
-    s["comp_mixed"] = se.composition_script(repo_root=ROOT, mechanisms=COMP_ROWS, delta=1e-6)
-    s["comp_laplace"] = se.composition_script(repo_root=ROOT, mechanisms=[dict(kind="laplace", epsilon=0.1, count=100)],
+    s = {f"noise{i}": se.noise_script(**c) for i, c in enumerate(NOISE_CASES)}
+    s["comp_mixed"] = se.composition_script(mechanisms=COMP_ROWS, delta=1e-6)
+    s["comp_laplace"] = se.composition_script(mechanisms=[dict(kind="laplace", epsilon=0.1, count=100)],
                                               delta=1e-6, rules=("basic", "pld"))
-    s["comp_zcdp"] = se.composition_script(repo_root=ROOT, mechanisms=[dict(kind="zcdp", rho=0.1, count=3)],
+    s["comp_zcdp"] = se.composition_script(mechanisms=[dict(kind="zcdp", rho=0.1, count=3)],
                                            delta=1e-6, rules=("basic", "zcdp"))
-    s["risk_pure"] = se.risk_script(repo_root=ROOT, epsilon=1.0, delta=0.0, prior=0.1)
-    s["risk_approx"] = se.risk_script(repo_root=ROOT, epsilon=3.0, delta=1e-3, prior=0.01)
+    s["risk_pure"] = se.risk_script(epsilon=1.0, delta=0.0, prior=0.1)
+    s["risk_approx"] = se.risk_script(epsilon=3.0, delta=1e-3, prior=0.01)
     for name, (frame, kw) in BUDGET_CASES.items():
-        s[name] = se.budget_script(repo_root=ROOT, statistics=[dataclasses.asdict(x) for x in _budget_specs(frame)],
+        s[name] = se.budget_script(statistics=[dataclasses.asdict(x) for x in _budget_specs(frame)],
                                    **kw)
     for name, kw in ADAPTIVE_CASES.items():
         seq = ec.epsilon_sequence(kw["kind"], kw["values"])
-        s[name] = se.adaptive_script(repo_root=ROOT, epsilons=seq if kw["kind"] == "pasted" else None, **kw)
-    s.update({name: se.widths_script(repo_root=ROOT, **kw) for name, kw in WIDTHS_CASES.items()})
-    s.update({name: se.tests_script(repo_root=ROOT, **kw) for name, kw in TESTS_CASES.items()})
-    s.update({name: se.maxinfo_script(repo_root=ROOT, **kw) for name, kw in MAXINFO_CASES.items()})
-    s.update({name: se.public_info_script(repo_root=ROOT, **kw) for name, kw in PUBLIC_CASES.items()})
+        s[name] = se.adaptive_script(epsilons=seq if kw["kind"] == "pasted" else None, **kw)
+    s.update({name: se.widths_script(**kw) for name, kw in WIDTHS_CASES.items()})
+    s.update({name: se.tests_script(**kw) for name, kw in TESTS_CASES.items()})
+    s.update({name: se.maxinfo_script(**kw) for name, kw in MAXINFO_CASES.items()})
+    s.update({name: se.public_info_script(**kw) for name, kw in PUBLIC_CASES.items()})
     return s
 
 
@@ -363,7 +363,7 @@ def test_every_script_is_readable_python_within_120_columns():
     import ast
 
     scripts = build_scripts()
-    scripts["pasted_long"] = se.adaptive_script(repo_root=ROOT, kind="pasted", values={}, epsilons=[0.125] * 300,
+    scripts["pasted_long"] = se.adaptive_script(kind="pasted", values={}, epsilons=[0.125] * 300,
                                                 epsilon_g=1.0, delta_g=1e-6, n=100)
     for name, src in scripts.items():
         ast.parse(src)

@@ -25,14 +25,14 @@ TINY_QUOTAS = [(q.feature, q.value, q.min, q.max) for q in lx.tiny_quotas()]
 
 #: name → script source; every one of them runs once, in the same subprocess
 SCRIPTS = {
-    "cohort_lx1_exact": sl.cohort_script(repo_root=str(ROOT), k=3, values_code="lx.LX1_VALUES"),
-    "cohort_embedded_slack": sl.cohort_script(repo_root=str(ROOT), k=4, values=V_SLACK, alpha=ALPHA),
-    "panel_tiny": sl.panel_script(repo_root=str(ROOT), k=4, quotas=TINY_QUOTAS, seed=0, pool_code="lx.tiny_pool()",
+    "cohort_lx1_exact": sl.cohort_script(k=3, values_code="lx.LX1_VALUES"),
+    "cohort_embedded_slack": sl.cohort_script(k=4, values=V_SLACK, alpha=ALPHA),
+    "panel_tiny": sl.panel_script(k=4, quotas=TINY_QUOTAS, seed=0, pool_code="lx.tiny_pool()",
                                   n_people=12),
-    "panel_embedded_records": sl.panel_script(repo_root=str(ROOT), k=4, quotas=TINY_QUOTAS, seed=1,
+    "panel_embedded_records": sl.panel_script(k=4, quotas=TINY_QUOTAS, seed=1,
                                               pool_records=lx.tiny_pool().to_dict("records")),
     # [b] Example 13 (ε = 0.01): S1 is leximax, the ε-significant set is {S2}
-    "finite_example_13": sl.finite_script(repo_root=str(ROOT), rows=[["0.01", "0.5"], ["0", "1"]],
+    "finite_example_13": sl.finite_script(rows=[["0.01", "0.5"], ["0", "1"]],
                                           epsilon="0.01"),
 }
 
@@ -81,11 +81,11 @@ def test_panel_script_tiny_example(outputs):
 
 def test_panel_script_embedded_records_and_skip(outputs):
     assert "independent.smallest_chance" in outputs["panel_embedded_records"]
-    big = sl.panel_script(repo_root=str(ROOT), k=40, quotas=[("a", "b", 0, 40)], seed=0,
+    big = sl.panel_script(k=40, quotas=[("a", "b", 0, 40)], seed=0,
                           pool_code="lx.volunteer_pool()", n_people=500)
     assert "skipped" in big and "itertools.combinations(range" not in big
     with pytest.raises(ValueError):
-        sl.cohort_script(repo_root=".", k=1)
+        sl.cohort_script(k=1)
 
 
 def test_finite_script_example_13(outputs):

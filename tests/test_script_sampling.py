@@ -16,7 +16,6 @@ import pytest
 
 from dpdash import sampling as sp
 from dpdash import script_sampling as ss
-from tests.conftest import ROOT
 from tests.script_runner import run_scripts
 
 # one interpreter importing the engine and dp-accounting, then every script (~2 s CPU each for the PLD parts)
@@ -35,23 +34,22 @@ def random_size_params(family: str, base: str) -> dict:
 
 def build_scripts() -> dict[str, str]:
     """Every case's script, by name (the settings of the former one-subprocess-per-test version)."""
-    root = str(ROOT)
     scripts = {
-        "simple_defaults": ss.simple_script(repo_root=root, epsilon=1.0, n=10_000, m=100, rate=0.01, delta=1e-6,
+        "simple_defaults": ss.simple_script(epsilon=1.0, n=10_000, m=100, rate=0.01, delta=1e-6,
                                             epsilon_target=1.0),
-        "simple_large_epsilon": ss.simple_script(repo_root=root, epsilon=5.0, n=1000, m=50, rate=0.0503),
+        "simple_large_epsilon": ss.simple_script(epsilon=5.0, n=1000, m=50, rate=0.0503),
         # spec SP9: ε = 0.3, r = 0.02; §4.3 pair N = 14 at r = 0.1
-        "rounding_sp9": ss.rounding_script(repo_root=root, epsilon=0.3, rate=0.02, pair_n=14, epsilon_target=0.5),
-        "rounding_pair": ss.rounding_script(repo_root=root, epsilon=1.0, rate=0.1, pair_n=14),
-        "cluster_sp14": ss.cluster_script(repo_root=root, epsilon=0.2, sizes=[3] * 50, n_drawn=5, within_rate=0.1,
+        "rounding_sp9": ss.rounding_script(epsilon=0.3, rate=0.02, pair_n=14, epsilon_target=0.5),
+        "rounding_pair": ss.rounding_script(epsilon=1.0, rate=0.1, pair_n=14),
+        "cluster_sp14": ss.cluster_script(epsilon=0.2, sizes=[3] * 50, n_drawn=5, within_rate=0.1,
                                           epsilon_target=0.05),
-        "cluster_sp15": ss.cluster_script(repo_root=root, epsilon=0.05, sizes=[3, 8, 15, 40], n_drawn=1),
-        "stratified_sp19": ss.stratified_script(repo_root=root, epsilon=1.0, N_h=[40, 25, 15], S_h=[2, 6, 15],
+        "cluster_sp15": ss.cluster_script(epsilon=0.05, sizes=[3, 8, 15, 40], n_drawn=1),
+        "stratified_sp19": ss.stratified_script(epsilon=1.0, N_h=[40, 25, 15], S_h=[2, 6, 15],
                                                 epsilon_h=[1.0] * 3, m=24, value_max=30.0,
                                                 methods=("neyman", "proportional", "privacy_aware")),
     }
     for (family, base), name in RANDOM_CASES.items():
-        scripts[name] = ss.random_size_script(repo_root=root, **random_size_params(family, base))
+        scripts[name] = ss.random_size_script(**random_size_params(family, base))
     return scripts
 
 

@@ -96,13 +96,13 @@ def out(tmp_path_factory) -> dict[str, dict[str, str]]:
     """Every case's script, built as the page builds it and run once, all in one subprocess."""
     work = tmp_path_factory.mktemp("stratified_scripts")
     csv = _upload_csv(work / "county_health.csv")
-    scripts = {"mean": SC.mean_script(**MEAN, repo_root=str(ROOT)),
-               "mean_closed": SC.mean_script(**MEAN_CLOSED, repo_root=str(ROOT))}
+    scripts = {"mean": SC.mean_script(**MEAN),
+               "mean_closed": SC.mean_script(**MEAN_CLOSED)}
     for name, case in SYNTH.items():
         extra = dict(csv_path=str(csv)) if case["source"] == "upload" else {}
-        scripts[name] = SC.synth_script(**case, **extra, repo_root=str(ROOT))
+        scripts[name] = SC.synth_script(**case, **extra)
     for name, case in PP.items():
-        scripts[name] = SC.partial_release_script(**case, repo_root=str(ROOT))
+        scripts[name] = SC.partial_release_script(**case)
     out = {name: _parse(stdout) for name, stdout in run_scripts(scripts, work).items()}
     out["_csv"] = {"path": str(csv)}
     return out
@@ -273,14 +273,14 @@ def test_partial_release_defaults_state_the_specs_guarantees(out):
 def test_synth_script_refuses_settings_it_cannot_write(change, message):
     """A script the page could not have computed is refused by name, never written with a silent default."""
     kw = dict(source="adult", synthesizer="mst", synthesizer_label="MST", epsilon=1.0, seed=0, min_frac=0.001,
-              small_strata="drop", classifier="logreg", repo_root=".")
+              small_strata="drop", classifier="logreg")
     with pytest.raises(ValueError, match=message):
         SC.synth_script(**{**kw, **change})
 
 
 def test_partial_release_script_needs_all_five_public_facts():
     kw = dict(t=3, month="Month 4", epsilon=1.0, sensitivity=2.0, kappa=2.0, alpha=1.0, reps=1, sweeps=10, seed=0,
-              pp_sensitivity=None, methods=["pp"], guarantee_methods=["pp"], repo_root=".")
+              pp_sensitivity=None, methods=["pp"], guarantee_methods=["pp"])
     with pytest.raises(ValueError, match="public must have 5 entries"):
         SC.partial_release_script(public=(True, True, True, True), **kw)
     src = SC.partial_release_script(public=(True, True, True, True, 0.0), csv_path="counties.csv", **kw)

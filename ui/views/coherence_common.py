@@ -245,7 +245,7 @@ def script_text(view: TabView) -> str | None:
         return None
     kwargs: dict[str, Any] = dict(view.script)
     builder = getattr(sc_script, kwargs.pop("builder"))
-    return builder(repo_root=str(ROOT), **kwargs)
+    return builder(**kwargs)
 
 
 def take_away(view: TabView, tab: str, figures=()) -> None:

@@ -6,9 +6,7 @@ Widgets, layout and calls only: numbers and sentences come from ``dpdash.epsilon
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -22,7 +20,6 @@ from ui.widgets import choice
 
 SEED = "Rogers 2017, *Leveraging Privacy in Data Analysis* (seed 002_802572da4c9a19ad.txt)"
 SEED_PLAIN = SEED.replace("*", "")
-REPO_ROOT = str(Path(__file__).resolve().parents[2])
 CACHE = dict(max_entries=256, show_spinner=False)
 MECH_FMT = {"laplace": "Laplace", "gaussian": "Gaussian", "discrete_laplace": "Discrete Laplace",
             "discrete_gaussian": "Discrete Gaussian"}
@@ -138,12 +135,8 @@ def exports(prefix: str, *, table: pd.DataFrame | None, name: str, what: str = "
 
 
 def script_of(builder: Callable[..., str], view: TabView) -> str:
-    """The tab's "Copy as code" script from the view's keyword arguments (``repo_root`` only where the builder
-    still takes it)."""
-    kw = dict(view.script)
-    if "repo_root" in inspect.signature(builder).parameters:
-        kw["repo_root"] = REPO_ROOT
-    return builder(**kw)
+    """The tab's "Copy as code" script from the view's keyword arguments."""
+    return builder(**view.script)
 
 
 def report(view: TabView, key: str, *, sources: Sequence[str] = (), figures: Sequence = (),

@@ -24,7 +24,7 @@ from ui import common as uc
 from ui.exports import download_csv
 from ui.show import cards, figure, table, verdict_box
 from ui.text import md_escape, md_quote
-from ui.views.leximax_common import (REPO_ROOT, artefacts, cached_figure, changed, digest, files_not_in_links,
+from ui.views.leximax_common import (artefacts, cached_figure, changed, digest, files_not_in_links,
                                      from_link, show_problem, upload_frame, volunteer_cached)
 from ui.widgets import choice, log_slider, seed_input
 
@@ -253,7 +253,7 @@ def cohort_tab():
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def cohort_script_cached(V: np.ndarray, k: int, code: str | None, alpha: tuple | None) -> str:
-    return sl.cohort_script(repo_root=REPO_ROOT, k=k, values_code=code, values=V if code is None else None,
+    return sl.cohort_script(k=k, values_code=code, values=V if code is None else None,
                             alpha=None if alpha is None else list(alpha))
 
 

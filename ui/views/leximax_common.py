@@ -9,7 +9,6 @@ Henzinger, Peale, Reingold, Shen, *Leximax Approximations and Representative Coh
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 import numpy as np
 import streamlit as st
@@ -20,7 +19,6 @@ from ui.show import take_away
 from ui.text import md_escape
 from ui.upload import csv_uploader
 
-REPO_ROOT = str(Path(__file__).resolve().parents[2])
 PAGE = "leximax_cohort_picker"
 TITLE = "Leximax cohort picker"
 PAPER = "Henzinger, Peale, Reingold & Shen, *Leximax Approximations and Representative Cohort Selection* (FORC 2022)"

@@ -19,7 +19,7 @@ from dpdash import script_leximax as sl
 from ui import common as uc
 from ui.exports import download_csv, download_json
 from ui.show import figure, table, verdict_box
-from ui.views.leximax_common import REPO_ROOT, artefacts, changed, show_problem
+from ui.views.leximax_common import artefacts, changed, show_problem
 from ui.widgets import choice, log_slider
 
 #: token → (label, clean utilities, noisy utilities or None, ε of the paper's example)
@@ -92,7 +92,7 @@ def finite_tab():
     download_json({"example": preset, "epsilon": eps, "U": [[str(v) for v in r] for r in U]},
                   filename="leximax_finite_parameters.json", key="lx_dl_fs_params")
     artefacts(view, key="lx_art_finite", figures=[(view.figures["alt"], fig)],
-              script=sl.finite_script(repo_root=REPO_ROOT, **view.script))
+              script=sl.finite_script(**view.script))
 
 
 def noise_section(U, ed, e, eps, preset, noisy) -> None:

@@ -22,7 +22,7 @@ from ui import common as uc
 from ui.exports import download_csv, download_json
 from ui.show import cards, figure, table, verdict_box
 from ui.text import md_escape, md_quote
-from ui.views.leximax_common import (REPO_ROOT, artefacts, changed, digest, show_problem, upload_frame,
+from ui.views.leximax_common import (artefacts, changed, digest, show_problem, upload_frame,
                                      volunteer_cached)
 from ui.widgets import choice, seed_input
 
@@ -264,7 +264,7 @@ def quota_tab():
     panel_draw_section(pool, quotas, dist, k, id_col, seed, run_key, pool_file)
     download_json({"source": src, "k": k, "time_limit_s": tlim, "seed": seed,
                    "quotas": [q.__dict__ for q in quotas]}, filename="leximin_parameters.json", key="lx_dl_q_params")
-    artefacts(view, key="lx_art_quota", figures=figs, script=sl.panel_script(repo_root=REPO_ROOT, **view.script))
+    artefacts(view, key="lx_art_quota", figures=figs, script=sl.panel_script(**view.script))
 
 
 def _solve(pool, quotas, k, id_col, *, shared: bool, verdict_area):

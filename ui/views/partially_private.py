@@ -35,7 +35,6 @@ from ui.widgets import choice, log_grid, log_slider, multi_choice, seed_input
 EPS_MIN, EPS_MAX = 0.1, 10.0
 ALPHA_OPTIONS = log_grid(1e-4, 100.0, 4)
 CONTRACTION_EPS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
-REPO_ROOT = str(Path(__file__).resolve().parents[2])
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
@@ -396,7 +395,7 @@ def render_partially_private_release() -> None:
         t=int(t), month=str(panel.months[t]), epsilon=float(eps), sensitivity=float(sens), kappa=float(kappa),
         alpha=float(alpha), reps=int(reps), sweeps=int(sweeps), seed=int(seed), public=cfg["public"],
         pp_sensitivity=pp_sens, methods=[] if loss is None else list(pd.unique(res["method"])),
-        guarantee_methods=[m for m in release.METHODS if m in active], repo_root=REPO_ROOT,
+        guarantee_methods=[m for m in release.METHODS if m in active],
         csv_path=None if panel.synthetic else Path(upload or "your_county_data.csv").name)
     take_away(
         view, key="pp_art", page="stratified_synthesis_viewer",

@@ -10,7 +10,6 @@ Source: Seeman, Slavković & Reimherr, *A Formal Privacy Framework for Partially
 from __future__ import annotations
 
 import inspect
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -27,7 +26,6 @@ from ui.exports import download_csv, download_json
 from ui.text import md_escape
 from ui.widgets import choice, log_slider
 
-REPO_ROOT = str(Path(__file__).resolve().parents[2])  # the "Copy as code" script imports the engine from here
 _TAKES_ALT = "alt" in inspect.signature(show_figure).parameters
 
 
@@ -387,5 +385,5 @@ def _take_away(eps: float) -> None:
         sources=[f"{PAPER.replace('*', '')}: Lemmas 2–5, Examples 1–3, Lemma 7, Theorem 2",
                  "Errata E1 (κ = 2), E4 (Δ_z on L288), E5 (Theorem 2 and clamping)"],
         epsilon=eps,
-        script=se.public_info_script(repo_root=REPO_ROOT, epsilon=eps, N=N, kind=kind, n=n, z0=z0, z1=z1)),
+        script=se.public_info_script(epsilon=eps, N=N, kind=kind, n=n, z0=z0, z1=z1)),
         key="pi_art")

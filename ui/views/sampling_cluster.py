@@ -126,7 +126,7 @@ def tab_cluster(eps: float, target: float, frame: sp.FrameSummary | None, output
              key="sd_fig_heat", filename="cluster_heatmap", shown=shown)
     sc.chart(sf.make_cluster_bars_figure(bars["table"], epsilon=bars["epsilon"], naive=bars["naive"]), bars,
              key="sd_fig_bars", filename="cluster_bounds", shown=shown)
-    sc.take_away(view, tab="cluster", shown=shown, script=ss.cluster_script(repo_root=sc.REPO_ROOT, **view.script))
+    sc.take_away(view, tab="cluster", shown=shown, script=ss.cluster_script(**view.script))
 
 
 def sv_range(s: np.ndarray) -> str:

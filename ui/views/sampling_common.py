@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from pathlib import Path
 
 import streamlit as st
 
@@ -19,7 +18,6 @@ from ui import show
 from ui import exports
 from ui.text import md_escape
 
-REPO_ROOT = str(Path(__file__).resolve().parents[2])
 PAGE, TITLE = "sampling_designer", "Sampling designer"
 #: Short badges (issue 25: "paper shortcut — do not use" was cut at 1280 px in presenter mode); the method note
 #: says what each means.

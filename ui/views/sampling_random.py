@@ -87,4 +87,4 @@ def tab_random(eps: float, n: int, target: float, outputs: bool = True) -> None:
              filename="random_size_pmf", shown=shown)
     # the "Copy as code" script recomputes with the dense laws (n ≤ 10⁶); above, no script rather than one that fails
     sc.take_away(view, tab="random", shown=shown,
-                 script=ss.random_size_script(repo_root=sc.REPO_ROOT, **view.script) if n <= DENSE_N else None)
+                 script=ss.random_size_script(**view.script) if n <= DENSE_N else None)

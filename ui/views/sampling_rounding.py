@@ -66,4 +66,4 @@ def tab_rounding(eps: float, n: int, target: float, outputs: bool = True) -> Non
     sc.chart(sf.make_sawtooth_figure(spec["table"], epsilon=spec["epsilon"], theorem6=spec["theorem6"],
                                      worst_channel=spec["worst_channel"]), spec,
              key="sd_fig_saw", filename="rounding_size_channel", shown=shown)
-    sc.take_away(view, tab="rounding", shown=shown, script=ss.rounding_script(repo_root=sc.REPO_ROOT, **view.script))
+    sc.take_away(view, tab="rounding", shown=shown, script=ss.rounding_script(**view.script))

@@ -83,4 +83,4 @@ def tab_simple(eps: float, delta: float, n: int, target: float, outputs: bool = 
     sc.chart(fig, spec, key="sd_fig_rate", filename="sampling_rate_curve", shown=shown)
     if schemes:
         sc.take_away(view, tab="simple", shown=shown,
-                     script=ss.simple_script(repo_root=sc.REPO_ROOT, **view.script))
+                     script=ss.simple_script(**view.script))

@@ -207,4 +207,4 @@ def tab_strata(eps: float, target: float, frame: sp.FrameSummary | None, frame_i
         sc.chart(sf.make_cbp_figure(spec["table"]), spec, key="sd_fig_cbp", filename="cbp_example", shown=shown,
                  delta="change")
     sc.take_away(view, tab="strata", shown=shown,
-                 script=ss.stratified_script(repo_root=sc.REPO_ROOT, **view.script))
+                 script=ss.stratified_script(**view.script))

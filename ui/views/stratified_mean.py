@@ -112,7 +112,7 @@ def render_mean(slot, inp: dict, cfg) -> None:
         script = dict(sizes=[int(v) for v in sizes], mu=[float(v) for v in res.mu],
                       sigma=[float(v) for v in res.sigma], epsilon=eps, R=cfg.R, gamma=cfg.gamma, reps=cfg.reps,
                       seed=cfg.seed, min_frac=cfg.min_frac, small_strata=cfg.small, mode=cfg.clip_mode,
-                      labels=list(map(str, labels)), repo_root=cfg.repo_root, epsilons=eps_list)
+                      labels=list(map(str, labels)), epsilons=eps_list)
     view = SV.mean_error_view(
         df, epsilon=eps, labels=list(map(str, labels)), status=status, sizes=sizes, reps=cfg.reps, seed=cfg.seed,
         clipped=res.clipped, raw=inp.get("raw"), script=script,

@@ -169,7 +169,7 @@ def synth_script(cfg, table_key: str, table, small_s: str, clf: str) -> str:
         data = dict(source="upload", csv_path=name, group_cols=list(table.group_cols), label_col=table.label_col)
     return SC.synth_script(**data, synthesizer=cfg.synth, synthesizer_label=SYNTH_OPTIONS[cfg.synth].split(" (")[0],
                            epsilon=cfg.eps, seed=cfg.seed, min_frac=cfg.min_frac, small_strata=small_s,
-                           classifier=clf, repo_root=cfg.repo_root)
+                           classifier=clf)
 
 
 def render_synth(cfg, upload_table, upload_digest: str) -> None:

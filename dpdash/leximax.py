@@ -1366,6 +1366,12 @@ class PanelDistribution:
     seconds: float
 
 
+def _limit(h, seconds: float) -> None:
+    """Give a persistent HiGHS object ``seconds`` more: its time limit counts the run time summed over every
+    ``run()`` of the object (``getRunTime``), not the time of the next run."""
+    h.setOptionValue("time_limit", float(h.getRunTime()) + max(1e-3, float(min(seconds, 1e9))))
+
+
 class _Pricer:
     """Persistent HiGHS MIP: maximise w·c over quota-feasible count vectors c, with its LP relaxation beside it.
 
@@ -1423,7 +1429,7 @@ class _Pricer:
         if above is not None and force is None:
             r = self.relax
             r.changeColsCost(self.T, self.cols, w)
-            r.setOptionValue("time_limit", max(1e-3, float(min(time_left, 1e9))))
+            _limit(r, time_left)
             r.run()
             self.relax_solves += 1
             if self._status(r) == "optimal":
@@ -1437,7 +1443,7 @@ class _Pricer:
         h.changeColsCost(self.T, self.cols, w)
         if force is not None:
             h.changeColBounds(int(force), 1.0, self.sizes[force])
-        h.setOptionValue("time_limit", max(1e-3, float(min(time_left, 1e9))))
+        _limit(h, time_left)
         h.run()
         self.solves += 1
         status = self._status(h)
@@ -1581,7 +1587,7 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
         if left() <= 0:
             complete = False
             break
-        h.setOptionValue("time_limit", max(1e-3, left()))
+        _limit(h, left())
         h.run()
         lp_solves += 1
         stt = h.getModelStatus()

@@ -206,8 +206,9 @@ def conversion_note(method: str = "best") -> str:
     'ε is converted from ρ by the tightest of three published bou'
     """
     notes = {
-        "best": ("ε is converted from ρ by the tightest of three published bounds: Bun and Steinke (2016), and the "
-                 "exact conversion of Canonne, Kamath and Steinke (2020, Prop. 12), which OpenDP also uses."),
+        "best": ("ε is converted from ρ by the tightest of three published bounds: Bun and Steinke's two (2016, "
+                 "Prop. 1.3 and Lemma 3.6) and the conversion of Canonne, Kamath and Steinke (2020, Prop. 12), "
+                 "which OpenDP also uses."),
         "cks": "ε is converted from ρ by the conversion of Canonne, Kamath and Steinke (2020, Prop. 12).",
         "standard": "ε is converted from ρ by the standard bound ρ + 2√(ρ ln(1/δ)) (Bun and Steinke 2016, Prop. 1.3).",
         "bun_steinke": "ε is converted from ρ by Bun and Steinke's bound (2016, Lemma 3.6).",

@@ -113,10 +113,17 @@ def sigma_for(e):
     return optimize.brentq(lambda s_: bw_delta(e, s_) - delta, 1e-6 * sensitivity, 1e6 * sensitivity, rtol=1e-14)
 
 
-def eps_of_rho(r):
+def eps_of_rho(r):  # the smallest of Bun–Steinke Prop. 1.3, their Lemma 3.6 and Canonne–Kamath–Steinke Cor. 13
     std = r + 2 * math.sqrt(r * math.log(1 / delta))
     thesis = r + 2 * math.sqrt(r * max(0.0, math.log(math.sqrt(math.pi * r) / delta)))
-    return min(std, thesis)
+    return min(std, thesis, cks(r, delta))
+
+
+def cks(r, d):  # min over α > 1 of αρ + ln(1 − 1/α) + (ln(1/δ) − ln α)/(α − 1), searched in t = ln(α − 1)
+    def f(t):
+        u = math.exp(t)
+        return (1 + u) * r + t - math.log1p(u) + (math.log(1 / d) - math.log1p(u)) / u
+    return optimize.minimize_scalar(f, bounds=(-40.0, 40.0), method="bounded", options={"xatol": 1e-12}).fun
 
 
 '''
@@ -335,10 +342,13 @@ for i, (st_, a) in enumerate(zip(statistics, plan.allocations), 1):
 
 if rule == "basic":  # Thm 2.1.4: the ε add up
     total = math.fsum(ind_eps)
-elif rule == "zcdp":  # ρ add up (Thm 2.2.3); ε at δ the smaller of Bun–Steinke Prop. 1.3 and the thesis's Thm 2.2.4
+elif rule == "zcdp":  # ρ add up (Thm 2.2.3); ε at δ the smallest of Bun–Steinke's two bounds and CKS Cor. 13
     rho = math.fsum(ind_rho)
+    cks_f = lambda t: ((1 + math.exp(t)) * rho + t - math.log1p(math.exp(t))
+                       + (math.log(1 / delta) - math.log1p(math.exp(t))) / math.exp(t))
     total = min(rho + 2 * math.sqrt(rho * math.log(1 / delta)),
-                rho + 2 * math.sqrt(rho * max(0.0, math.log(math.sqrt(math.pi * rho) / delta))))
+                rho + 2 * math.sqrt(rho * max(0.0, math.log(math.sqrt(math.pi * rho) / delta))),
+                optimize.minimize_scalar(cks_f, bounds=(-40.0, 40.0), method="bounded", options={"xatol": 1e-12}).fun)
     print(f"independent.total_rho = {rho:.12g}")
 elif rule == "pld" and pld_ok:  # Google's dp-accounting: compose each statistic's PLD (resolution 1e-4, pessimistic)
     from dp_accounting.pld import common, privacy_loss_distribution as pldlib

@@ -375,9 +375,14 @@ def test_budget_chart_zcdp_is_in_rho_and_sums_to_rho_budget():
     assert not at.exception and not at.error
     d = 1e-6
 
-    def eps_of(r):  # the tighter of Bun–Steinke Prop. 1.3 and the thesis's Thm 2.2.4
+    def cks(r):  # Canonne–Kamath–Steinke Cor. 13: min over α > 1, searched in t = ln(α − 1)
+        f = lambda t: ((1 + math.exp(t)) * r + t - math.log1p(math.exp(t))
+                       + (math.log(1 / d) - math.log1p(math.exp(t))) / math.exp(t))
+        return optimize.minimize_scalar(f, bounds=(-40.0, 40.0), method="bounded", options={"xatol": 1e-12}).fun
+
+    def eps_of(r):  # the tightest of Bun–Steinke Prop. 1.3, their Lemma 3.6 and CKS (spec §4.2 amended)
         return min(r + 2 * math.sqrt(r * math.log(1 / d)),
-                   r + 2 * math.sqrt(r * max(0.0, math.log(math.sqrt(math.pi * r) / d))))
+                   r + 2 * math.sqrt(r * max(0.0, math.log(math.sqrt(math.pi * r) / d))), cks(r))
     rho_b = optimize.brentq(lambda r: eps_of(r) - 1.0, 1e-12, 1.0, xtol=1e-15)
     fig = _fig(at, "eps_b_fig")
     assert "ρ" in fig["layout"]["xaxis"]["title"]["text"]

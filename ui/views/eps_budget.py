@@ -12,6 +12,7 @@ import math
 import pandas as pd
 import streamlit as st
 
+from dpdash.conversions import conversion_note
 from dpdash import accounting as acc
 from dpdash import budget as bud
 from dpdash import epsilon_figures as ef
@@ -109,6 +110,8 @@ def tab_budget(outputs: bool = True) -> None:
     mode = pick("Mode", evw.MODE_WORDS, key="eps_b_mode", widget="radio", container=c1)
     rule = pick("Composition rule", {r: acc.RULE_LABELS.get(r, r) for r in bud.PLAN_RULES}, key="eps_b_rule",
                 container=c1)
+    if rule == "zcdp":
+        c1.caption(conversion_note())  # which zCDP → (ε, δ) conversion the plan's ε used (issue 23)
     edited = _editor(editor_box)
     # δ plays no part in a plan of pure ε rows summed by the basic rule (issue 25): shown, but disabled
     pure = rule == "basic" and "mechanism" in edited and edited["mechanism"].dropna().isin(PURE).all()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from dpdash.conversions import conversion_note
 from dpdash import accounting as acc
 from dpdash import epsilon_figures as ef
 from dpdash import epsilon_verdicts as ev
@@ -94,6 +95,7 @@ def tab_composition(outputs: bool = True) -> None:
     st.subheader("Composition: total privacy loss after many releases")
     top = st.container()
     with methodology():
+        st.markdown(f"zCDP line: {conversion_note()}")
         st.markdown("All curves are valid upper bounds. PLD is the tightest numerical bound. Optimal composition is "
                     "the best possible given only each mechanism's (ε, δ). Basic: Thm 2.1.4; advanced: Thm 2.1.5; "
                     "optimal: Kairouz–Oh–Viswanath 2015 / Murtagh–Vadhan 2016; zCDP: Thms 2.2.3–2.2.5; RDP: Mironov "

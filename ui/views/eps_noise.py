@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dpdash.conversions import conversion_note
 from dpdash import epsilon_figures as ef
 from dpdash import epsilon_views as evw
 from dpdash import mechanisms as mech
@@ -149,6 +150,8 @@ def noise_outputs(inputs: dict, sens: mech.Sensitivity, mechs: tuple, outputs: b
         eps = log_slider("ε (privacy loss)", key="eps_epsilon", value=1.0, container=c[0])
     elif fix == "privacy":
         rho = log_slider("ρ (zCDP)", key="eps_n1_rho", min_value=1e-6, max_value=10.0, value=0.1, container=c[0])
+    if gauss and rule == "zcdp":
+        c[0].caption(conversion_note())  # which zCDP → (ε, δ) conversion the shown ε used (issue 23)
     computed_slot = c[0].empty() if fix != "privacy" else None
     if gauss:
         delta = delta_exponent(key="eps_n1_delta", container=c[1],

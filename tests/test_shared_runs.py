@@ -61,3 +61,10 @@ def test_a_failed_run_is_not_cached_and_the_next_caller_retries():
 def test_max_entries_must_be_positive():
     with pytest.raises(ValueError, match="max_entries"):
         SharedRuns(0)
+
+
+def test_a_disabled_cache_computes_every_run():
+    cache, calls = SharedRuns(4, enabled=False), []
+    assert cache.get("k", lambda: calls.append(1) or "a") == "a"
+    assert cache.get("k", lambda: calls.append(2) or "b") == "b"
+    assert calls == [1, 2] and cache.peek("k") == (False, None)

@@ -11,6 +11,7 @@ mutate them. Streamlit-free, so it is tested as plain Python.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -23,12 +24,17 @@ WAIT_SECONDS = 600.0
 
 
 class SharedRuns:
-    """A thread-safe, bounded LRU of finished runs, with in-flight de-duplication."""
+    """A thread-safe, bounded LRU of finished runs, with in-flight de-duplication.
 
-    def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
+    ``enabled=False`` (the server started with ``DPDASH_SHARED_RUNS=0``) computes every run in its own session:
+    the browser tests' server uses it so that concurrent sessions really run concurrently.
+    """
+
+    def __init__(self, max_entries: int = MAX_ENTRIES, *, enabled: bool = True) -> None:
         if max_entries < 1:
             raise ValueError(f"max_entries must be at least 1, got {max_entries}")
         self.max_entries = max_entries
+        self.enabled = enabled
         self._lock = threading.Lock()
         self._done: OrderedDict[Hashable, Any] = OrderedDict()
         self._running: dict[Hashable, threading.Event] = {}
@@ -40,6 +46,8 @@ class SharedRuns:
 
     def peek(self, key: Hashable) -> tuple[bool, Any]:
         """``(True, result)`` if ``key`` is finished, else ``(False, None)``; never computes."""
+        if not self.enabled:
+            return False, None
         with self._lock:
             if key in self._done:
                 self._done.move_to_end(key)
@@ -52,6 +60,8 @@ class SharedRuns:
         A run that raises is not cached (the next caller tries again); a waiting caller whose owner failed, or
         that waited ``wait_seconds`` in vain, computes the result itself.
         """
+        if not self.enabled:
+            return compute()
         with self._lock:
             if key in self._done:
                 self._done.move_to_end(key)
@@ -98,7 +108,7 @@ def run_key(kind: str, settings: Hashable, data_hash: str, *, upload_session: st
 
 
 #: The server's one shared cache (a module global lives as long as the server process).
-RUNS = SharedRuns()
+RUNS = SharedRuns(enabled=os.environ.get("DPDASH_SHARED_RUNS", "1") != "0")
 
 
 def session_id() -> str:

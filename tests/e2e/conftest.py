@@ -73,7 +73,9 @@ def app_url():
          "--server.address", "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none",
          "--browser.gatherUsageStats", "false", "--logger.messageFormat", LOG_FORMAT],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-        env={**os.environ, "DPDASH_WARMUP": "0"},  # no background MST fit competing with the tests for the cores
+        # no background MST fit competing with the tests for the cores; no run shared across sessions, so concurrent
+        # sessions really compute concurrently (tests/e2e/test_sessions.py; sharing is tested with AppTest)
+        env={**os.environ, "DPDASH_WARMUP": "0", "DPDASH_SHARED_RUNS": "0"},
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60

@@ -21,6 +21,7 @@ from dpdash import coherence_tabs as ct
 from dpdash import coherence_verdicts as cv
 from dpdash import coherence_views as vw
 from ui import load_active_dataset, page_end, page_setup
+from ui.show import table as results_table
 from ui.common import methodology
 from ui.tabs import lazy_tabs
 from ui.text import md_escape, md_quote
@@ -447,7 +448,7 @@ with st.expander(f"Data and groups: {n:,} labelled rows, {n_kept} of {len(in_col
         "kept (at least γ members)": ["yes" if in_coll[g] else "no: fewer than γ members"
                                  for g in prepared.group_sizes],
     })
-    st.dataframe(gt.style.format({"share": "{:.1%}", "members": "{:,}"}).apply(
+    results_table(gt.style.format({"share": "{:.1%}", "members": "{:,}"}).apply(
         lambda r: ["color: #999" if r["kept (at least γ members)"] != "yes" else "" for _ in r], axis=1),
         hide_index=True, width="stretch", key="coh_group_table")
     st.caption(f"n = {n:,} labelled rows; γ = {cv.members_text(gamma)}: smaller groups are left out — with few "

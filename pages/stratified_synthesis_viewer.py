@@ -19,6 +19,7 @@ from dpdash import stratify as S
 from dpdash import stratify_views as SV
 from dpdash.data import drop_missing
 from ui import active_dataset, load_active_dataset, page_end, page_setup
+from ui.show import table as results_table
 from ui.links import accept_plain_number
 from ui.text import md_escape
 from ui.upload import csv_uploader
@@ -280,7 +281,7 @@ def summary_inputs() -> dict:
                "Recompute the summary with them (dpdash.stratify.summarise_groups does it where the data live).")
         st.warning(why)
         if len(lacking):
-            st.dataframe(need.assign(lower=-need["bound"]).rename(columns={"bound": "upper"}), hide_index=True)
+            results_table(need.assign(lower=-need["bound"]).rename(columns={"bound": "upper"}), hide_index=True)
         st.stop()
     k_s = sizes.size
     raw = "sum" in num.columns

@@ -9,7 +9,7 @@ the page lists:
 - **cut text**: an element drawn with an ellipsis (``text-overflow: ellipsis``) or whose text is wider than its
   clipped box;
 - **tables that scroll sideways**: an ``st.table`` or ``st.dataframe`` whose columns need a horizontal scroll
-  (except a raw-data preview, in a container keyed ``*_preview``: it shows a file's columns as they are);
+  (except a raw-data preview, in a container keyed ``*_preview``, and a data editor, a keyed control);
 - **charts too narrow to read**: a Plotly plot area under 240 px wide or 80 px high.
 
 Screenshots go to a temporary folder (printed), one per tab and size, to look at.
@@ -69,6 +69,8 @@ CHECK_JS = """
   }
   for (const t of document.querySelectorAll('[data-testid=stTable], [data-testid=stDataFrame] .dvn-scroller')) {
     if (!visible(t) || t.closest('[class*="_preview"]')) continue;  // a file's raw columns, as they are
+    const box = t.closest('.stElementContainer');
+    if (box && box.className.includes('st-key-')) continue;  // a data editor: a control, its grid stays interactive
     if (t.scrollWidth > t.clientWidth + 2) out.scroll.push(label(t.closest('[data-testid]') || t));
   }
   for (const p of document.querySelectorAll('.js-plotly-plot .nsewdrag')) {

@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dpdash import budget_compare as bc
+from ui.show import table as results_table
 from ui.charts import show_figure
 from ui.common import methodology
 from ui.exports import download_csv
@@ -50,7 +51,7 @@ def render_budget_comparison(key_prefix: str = "eps_cmp_") -> None:
                         container=c2)
         totals = _totals(e0, k, delta)
         st.markdown(f"**{md_escape(bc.totals_verdict(totals), max_len=400)}**")
-        st.dataframe(totals, hide_index=True, width="stretch")
+        results_table(totals, hide_index=True, width="stretch")
         download_csv(totals, filename=f"total_epsilon_k{k}.csv", key=f"{p}totals_csv")
         return
     eps = log_slider("Total ε for all statistics", key=f"{p}eps", min_value=1e-2, max_value=20.0, value=1.0,
@@ -75,7 +76,7 @@ def render_budget_comparison(key_prefix: str = "eps_cmp_") -> None:
                 alt=bc.budget_figure_alt(rows))
     people = bc.rows_for_people(rows)
     numbers = [c for c in people.columns if people[c].dtype.kind == "f"]
-    st.dataframe(people.style.format("{:.4g}", na_rep="—", subset=numbers), hide_index=True, width="stretch")
+    results_table(people.style.format("{:.4g}", na_rep="—", subset=numbers), hide_index=True, width="stretch")
     download_csv(people, filename=f"budget_comparison_k{k}.csv", key=f"{p}csv")
     with methodology():
         st.markdown(

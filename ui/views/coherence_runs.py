@@ -14,6 +14,7 @@ import streamlit as st
 from dpdash import coherence_figures as cf
 from dpdash import coherence_views as vw
 from ui import cluster, show
+from ui.show import table as results_table
 from ui.common import CORES, methodology
 from ui.exports import download_csv, download_json
 from ui.views import coherence_common as cc
@@ -108,7 +109,7 @@ def render(ctx: cc.Ctx) -> None:
               caption="Smaller groups have larger distances, partly from the split alone (chance) and partly from "
                       "the predictor singling them out.")
     people = view.tables["summary"]
-    st.dataframe(people, hide_index=True, width="stretch", key="coh_summary_table", **SUMMARY_COLUMNS)
+    results_table(people, hide_index=True, width="stretch", key="coh_summary_table", **SUMMARY_COLUMNS)
     e1, e2, e3 = st.columns(3)
     with e1:
         download_csv(view.tables["runs"], filename="coherence_w1_per_run.csv", key="coh_dl_w1")

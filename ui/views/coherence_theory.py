@@ -14,6 +14,7 @@ from dpdash import coherence as co
 from dpdash import coherence_figures as cf
 from dpdash import coherence_views as vw
 from ui import show
+from ui.show import table as results_table
 from ui.common import methodology
 from ui.text import md_escape
 from ui.views import coherence_common as cc
@@ -59,13 +60,13 @@ def render(ctx: cc.Ctx, full: bool = True) -> None:
     st.caption(md_escape(reading[0], max_len=600))
     for line in reading[1:]:
         st.markdown(md_escape(line, max_len=600))
-    st.dataframe(view.tables["alpha_min"], hide_index=True, width="stretch", key="coh_alpha_min_table")
+    results_table(view.tables["alpha_min"], hide_index=True, width="stretch", key="coh_alpha_min_table")
     fig = cc.figure(view, "theory", cf.make_theory_figure, key="coh_fig_theory", filename="coherence_theory.html",
                     caption="A group is protected by the theorem at the ε where its horizontal line lies above the "
                             "curve. Above the black line (n) the guarantee is vacuous.")
     cc.figure(view, "terms", cf.make_terms_figure, key="coh_fig_terms", filename="coherence_gamma_terms.html",
               caption="γ is the largest of five terms (Theorem 3, Eq. 2); the highlighted one sets it.")
     if "table1" in view.tables:
-        st.dataframe(view.tables["table1"], hide_index=True, width="stretch", key="coh_table1_df")
+        results_table(view.tables["table1"], hide_index=True, width="stretch", key="coh_table1_df")
         st.caption(view.sections[-1].lines[0])
     cc.take_away(view, "theory", figures=[fig])

@@ -12,6 +12,7 @@ from dpdash import epsilon_figures as ef
 from dpdash import epsilon_views as evw
 from dpdash import script_epsilon as se
 from ui import eps_codecs as ec
+from ui.show import table as results_table
 from ui.common import methodology
 from ui.show import cards, figure, say_problem, verdict_box
 from ui.views.eps_common import ended, CACHE, ENGINE_ERRORS, bind, exports, pick, report, script_of
@@ -84,7 +85,7 @@ def tab_adaptive(outputs: bool = True) -> None:
                caption="Running bound after each request. A filter stops at its vertical line; odometers keep "
                        "counting. The black line is the budget.")
     table = view.tables["adaptive"]
-    st.dataframe(table.style.format({"value": "{:.4g}"}), hide_index=True, width="stretch")
+    results_table(table.style.format({"value": "{:.4g}"}), hide_index=True, width="stretch")
     exports("eps_a", table=table, name="adaptive")
     report(view, "eps_a_art", figures=[("Privacy-loss bound as requests arrive", fig)],
            sources=["Thm 5.3.7, Thm 5.5.1 (eq. 5.12), Lemma 5.6.4, Thms 5.6.1, 5.6.5, 5.7.5–5.7.6"],

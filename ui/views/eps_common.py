@@ -14,6 +14,7 @@ import streamlit as st
 from dpdash import accounting as acc
 from dpdash.view import TabView
 from ui import eps_codecs as ec
+from ui.show import table as results_table
 from ui.exports import download_csv
 from ui.show import take_away
 from ui.widgets import choice
@@ -123,7 +124,7 @@ def show_table(df: pd.DataFrame, formats: dict | None = None, **kw) -> None:
                         for v, m in zip(shown[c], missing)]
     numeric = {c: f for c, f in formats.items() if c in shown and not shown[c].isna().any()
                and pd.api.types.is_numeric_dtype(shown[c])}
-    st.dataframe(shown.style.format(numeric), hide_index=True, width="stretch", **kw)
+    results_table(shown.style.format(numeric), hide_index=True, width="stretch", **kw)
 
 
 def exports(prefix: str, *, table: pd.DataFrame | None, name: str, what: str = "table") -> None:

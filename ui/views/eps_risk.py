@@ -15,6 +15,7 @@ from dpdash import epsilon_figures as ef
 from dpdash import epsilon_views as evw
 from dpdash import script_epsilon as se
 from dpdash.formatting import given
+from ui.show import table as results_table
 from ui.show import cards, figure, verdict_box
 from ui.views.eps_common import CACHE, ENGINE_ERRORS, bind, exports, pick, report, script_of
 from ui.views.eps_composition import comp_mechanisms
@@ -61,7 +62,7 @@ def tab_risk(outputs: bool = True) -> None:
     with c2:
         cards(view.headlines, columns=2)
         table = view.tables["posterior"]
-        st.dataframe(table.style.format("{:.2%}"), hide_index=True, width="stretch")
+        results_table(table.style.format("{:.2%}"), hide_index=True, width="stretch")
         exports("eps_r", table=table, name="risk", what="posterior table")  # right under its table (issue 25)
     trade_fig = ef.make_tradeoff_figure(view.figures["fpr"], dict(view.figures["curves"]))
     figure(trade_fig, key="eps_r_fig_trade", filename="tradeoff.html", alt=view.figures["alt_tradeoff"],

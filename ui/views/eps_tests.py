@@ -18,6 +18,7 @@ from dpdash import private_tests as pt
 from dpdash import script_epsilon as se
 from ui import cluster
 from ui import eps_codecs as ec
+from ui.show import table as results_table
 from ui.common import CORES, methodology
 from ui.show import figure, say_problem, session_memo, verdict_box
 from ui.text import md_escape
@@ -215,7 +216,7 @@ def tab_tests(outputs: bool = True) -> None:
                                          "AsymptGOF (weighted χ², Thm 6.1.7)",
                                          "projected 𝒬 (χ²_{d−1}, Thm 7.2.6)", "nonprojected Q (χ²_d, Thm 7.2.3)"],
                                 "critical value": [cv.classical, cv.asympt_gof, cv.projected, cv.nonprojected]})
-            st.dataframe(cvt.style.format({"critical value": "{:.4g}"}), hide_index=True, width="stretch")
+            results_table(cvt.style.format({"critical value": "{:.4g}"}), hide_index=True, width="stretch")
             exports("eps_t", table=cvt, name="private_tests", what="critical values")  # under its table (issue 25)
             if priv == "eps":
                 st.caption("With Laplace noise the projected test uses a Monte Carlo critical value (Alg. 16); the "
@@ -250,7 +251,7 @@ def tab_tests(outputs: bool = True) -> None:
                                   "critical value": [icv.classical, icv.asympt_indep, icv.projected]})
             st.markdown(f"**{r} × {c} table**, null π⁽¹⁾π⁽²⁾ᵀ with π⁽¹⁾ = ({', '.join(f'{v:.3g}' for v in pi1)}), "
                         f"π⁽²⁾ = ({', '.join(f'{v:.3g}' for v in pi2)}). Critical values (reject above):")
-            st.dataframe(table.style.format({"critical value": "{:.4g}"}), hide_index=True, width="stretch")
+            results_table(table.style.format({"critical value": "{:.4g}"}), hide_index=True, width="stretch")
             exports("eps_t", table=table, name="private_tests", what="critical values")  # under its table (issue 25)
             st.caption("AsymptIndep first projects the noisy table onto {h ≥ 0, Σh = n} (2MLE, Alg. 11) and reads the "
                        "marginals off the projection; in a test its weights use those estimated marginals. No "
@@ -281,7 +282,7 @@ def tab_tests(outputs: bool = True) -> None:
                     "statistic": [x.statistic for x in res_], "critical value": [x.critical_value for x in res_],
                     "decision": ["no conclusion" if x.statistic is None else ("reject" if x.reject else "do not reject")
                                  for x in res_]})
-                st.dataframe(dec.style.format({"statistic": "{:.4g}", "critical value": "{:.4g}"}, na_rep="n/a"),
+                results_table(dec.style.format({"statistic": "{:.4g}", "critical value": "{:.4g}"}, na_rep="n/a"),
                              hide_index=True, width="stretch")
     vectors = ({"p0": list(map(float, p0)), "shift": list(map(float, shift))} if test == "gof"
                else {"pi1": list(map(float, pi1)), "pi2": list(map(float, pi2))})
@@ -338,7 +339,7 @@ def tab_tests(outputs: bool = True) -> None:
                    f"error bars: left, the share of {int(trials)} simulated null datasets each test rejected "
                    f"(α = {alpha:g} dashed); right, the share of shifted datasets it rejected (power).")
         show = ef.simulation_table_for_people(res, privacy=pname)
-        st.dataframe(show.style.format({"rejection rate": "{:.3f}", "standard error": "{:.3f}",
+        results_table(show.style.format({"rejection rate": "{:.3f}", "standard error": "{:.3f}",
                                         ("ρ" if pname == "rho" else "ε"): "{:.4g}"}), hide_index=True, width="stretch")
         exports("eps_t_sim", table=show, name="private_tests_simulation", what="simulation")
     report(view, "eps_t_art", sources=["Thm 6.1.7, Lemma 6.2.3, Thms 7.2.3, 7.2.6; Algs 8, 11, 13, 15, 16"],

@@ -15,6 +15,7 @@ import streamlit as st
 from dpdash import deployments as dep
 from dpdash import risk
 from dpdash import risk_inverse_figures as rfig
+from ui.show import table as results_table
 from ui.charts import show_figure
 from ui.common import methodology
 from ui.exports import download_csv
@@ -35,7 +36,7 @@ def render_in_context(epsilon: float, delta: float | None) -> None:
     show_figure(fig, key="eps_ctx_fig", filename="epsilon_in_context.html", alt=dep.figure_alt(table, place))
     st.markdown("\n".join(f"- {md_escape(c, max_len=300)}" for c in dep.CAVEATS))
     people = dep.context_table_for_people(table)
-    st.dataframe(people, hide_index=True, width="stretch",
+    results_table(people, hide_index=True, width="stretch",
                  column_config={"Source": st.column_config.LinkColumn("Source")})
     download_csv(dep.context_table_for_people(table, for_csv=True), filename="published_deployments.csv",
                  key="eps_ctx_csv", label="Download deployments (CSV)")

@@ -22,6 +22,7 @@ from dpdash import partial_release_figures as figs
 from dpdash import script_stratified as SC
 from dpdash import stratify_views as SV
 from ui import cluster
+from ui.show import table as results_table
 from ui.show import take_away, verdict_box, where_the_data_lives
 from ui.charts import show_figure
 from ui.common import CORES, methodology
@@ -158,7 +159,7 @@ def _alg1_section(seed: int) -> None:
             **{f"sd p{i + 1}": [x.sd[i] for x in (ex, rj, lit)] for i in range(3)},
             "acceptance rate": [ex.acceptance, rj.acceptance, lit.acceptance],
         })
-        st.dataframe(table, hide_index=True, width="stretch")
+        results_table(table, hide_index=True, width="stretch")
         st.caption(f"{ex.n_compositions:,} tables enumerated; samplers use 200,000 proposals, seed {seed}. The "
                    "exact acceptance rate is Σ_x DM(x)·r^‖y−x‖₁.")
         show_figure(figs.make_alg1_figure({"exact": ex, "Algorithm 1 (corrected)": rj,
@@ -267,8 +268,8 @@ def render_partially_private_release() -> None:
     gt = gt[gt["method"].isin([release.METHOD_LABELS[m] for m in release.METHODS if m in active])]
     gt = gt.reset_index(drop=True)
     # The neighbour is the same for every method: said once in the caption below, not repeated per row.
-    st.dataframe(gt.drop(columns=["neighbour"], errors="ignore").rename(columns={"guaranteed epsilon": "guaranteed ε"}),
-                 hide_index=True, width="stretch")
+    results_table(gt.drop(columns=["neighbour"], errors="ignore").rename(
+        columns={"guaranteed epsilon": "guaranteed ε"}), hide_index=True, width="stretch")
     st.caption("Privacy loss for one person's record changing county and/or death status with the state total "
                "fixed. At the defaults (Δ = κ = 2) PP carries 2ε while the constrained WEMs carry ε; tick "
                "\"Calibrate PP\" to equalise. Temporal dependence through public previous-month counts can enlarge "
@@ -333,7 +334,7 @@ def render_partially_private_release() -> None:
     verdict_box(view.verdicts, container=verdict_slot)
     if frames:
         st.subheader(f"Errors at ε = {eps:g}, {md_escape(panel.months[t])}")
-        st.dataframe(loss, hide_index=True)
+        results_table(loss, hide_index=True)
         fig = figs.make_relerr_figure(res)
         alt = (f"Scatter of each county's relative error against its population at ε = {eps:g}, one colour per "
                "method, log scales.")

@@ -20,6 +20,7 @@ from dpdash import stratify_views as SV
 from dpdash import synth as Y
 from dpdash.data import DATASETS, MISSING_LEVEL
 from ui import cluster
+from ui.show import table as results_table
 from ui.shared_runs import RUNS, shared_or_session
 from ui.common import CORES, methodology
 from ui.exports import csv_bytes, download_csv, download_json
@@ -225,7 +226,7 @@ def _render_runs(view, runs, cfg, table, table_key, small_s, synth_figs, slot) -
     privacy_line(cfg, view.figures["n_models"], small_s)
     summary = view.tables["summary"]
     # Shown as text so an undefined value reads "n/a" (the CSV keeps the numbers, empty where undefined).
-    st.dataframe(summary.assign(**{c: summary[c].map(fmt) for c in ("one model", "one model per group")}),
+    results_table(summary.assign(**{c: summary[c].map(fmt) for c in ("one model", "one model per group")}),
                  hide_index=True)
     cards(view.headlines[4:], columns=3)
     download_csv(summary, filename="synth_metrics.csv", key="sv_dl_synth_metrics", label="Download metrics (CSV)")
@@ -268,7 +269,7 @@ def _render_runs(view, runs, cfg, table, table_key, small_s, synth_figs, slot) -
             stab[gc] = [labs[v] if v < len(labs) else v for v in stab[gc]]
         stab = stab.rename(columns={"size": "records", "kept": "own model", "pooled": "in the pooled model",
                                     "weight": "share of the synthetic sample"})
-        st.dataframe(stab, hide_index=True)
+        results_table(stab, hide_index=True)
         download_csv(stab, filename="strata.csv", key="sv_dl_strata", label="Download the groups table (CSV)")
     # Synthetic sample download (decoded labels). A plain CSV that reads back with any CSV reader (and into
     # this page's upload); how it was made goes in a JSON sidecar, not in comment lines.

@@ -9,6 +9,7 @@ multipart body: a file just under the upload limit must come out of it still in 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 
 import streamlit as st
 from starlette.datastructures import Headers
@@ -30,7 +31,9 @@ def _parse(payload: bytes):
 
     parser = MultiPartParser(Headers({"content-type": f"multipart/form-data; boundary={BOUNDARY}"}), stream(),
                              max_part_size=len(body))
-    return asyncio.run(parser.parse())["file"]
+    # in a thread of its own: a pytest worker that ran browser tests has Playwright's event loop in this thread
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, parser.parse()).result()["file"]
 
 
 def test_an_upload_at_the_limit_stays_in_memory():

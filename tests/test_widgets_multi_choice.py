@@ -120,7 +120,7 @@ def test_a_link_naming_the_default_stays_short():
 def test_unknown_items_are_named_and_the_known_ones_kept():
     at = _run(sch="srswr,bogus,Poisson", meth="Neyman (take-all),![x](http://evil.example/p)")
     assert _out(at) == "OUT=srswr|poisson;neyman"
-    notice = _notice(at)
+    notice = _notice(at).replace("\u2060", "")  # md_escape breaks autolinks with a word joiner (issue 26)
     assert "**sch** (“bogus” is not an option; the other items were used)" in notice
     assert "**meth** (“\\!\\[x\\]\\(http\\://evil\\.example/p\\)” is not an option" in notice
     assert "](http" not in notice

@@ -100,6 +100,50 @@ def group_codes(frame: pd.DataFrame, groups: Sequence[str], *, bins: int = BINS,
     return inv.astype(int), names
 
 
+def opendp_group_keys(frame: pd.DataFrame, groups: Sequence[str], *, bins: int = BINS,
+                      max_levels: int = MAX_LEVELS) -> dict[str, dict]:
+    """How the OpenDP script names each row's group as :func:`group_codes` does (``dpdash.data.code_column``).
+
+    Per group column: ``{"kind": "text"}`` (a text column: its value), ``{"kind": "levels", ...}`` (a numeric
+    column of at most ``max_levels`` values: the page's labels of its sorted values), ``{"kind": "bins", ...}``
+    (more values: ``bins`` equal-width bins between min and max, left-closed). Read by
+    ``dpdash.script_opendp.stratified_means_script``.
+    """
+    out = {}
+    for g in groups:
+        present = frame[g].dropna()
+        levels = present.unique()
+        numeric = pd.api.types.is_numeric_dtype(present)
+        if len(levels) <= max_levels and numeric:
+            values = sorted(levels.tolist())
+            out[str(g)] = {"kind": "levels", "values": [float(v) for v in values], "labels": [str(v) for v in values]}
+        elif len(levels) <= max_levels:
+            out[str(g)] = {"kind": "text"}
+        else:
+            _, labels = code_column(frame[g], bins=bins, max_levels=max_levels)
+            edges = np.linspace(float(present.min()), float(present.max()), bins + 1)
+            out[str(g)] = {"kind": "bins", "edges": [float(e) for e in edges], "labels": list(labels)[:bins]}
+    return out
+
+
+def opendp_script_params(source: dict | None, *, sizes, labels: Sequence[str], epsilon: float, R: float,
+                         gamma: float, mode: str, min_frac: float, small_strata: str, estimator: str,
+                         weights_mode: str = "exact") -> dict | None:
+    """The keyword arguments of ``dpdash.script_opendp.stratified_means_script`` for what the mean view releases.
+
+    ``source``: where the rows live and how to read them (``data``, ``groups``, ``value``, ``center``, ``scale``,
+    ``group_keys``), from the page's inputs. None (no script) for Coinpress (zCDP, not the Laplace release the
+    script performs) and for estimated weights (a noisy or holdout weight changes the release).
+    """
+    if source is None or estimator != "laplace" or weights_mode != "exact":
+        return None
+    return dict(data=str(source["data"]), groups=list(source["groups"]), value=str(source["value"]),
+                center=float(source.get("center", 0.0)), scale=float(source.get("scale", 1.0)),
+                group_keys=source.get("group_keys"), epsilon=float(epsilon), R=float(R), gamma=float(gamma),
+                mode=str(mode), min_frac=float(min_frac), small_strata=str(small_strata),
+                sizes=[int(v) for v in np.asarray(sizes).ravel()], labels=[str(v) for v in labels])
+
+
 # =========================================================================== tab views (issue 22)
 QUESTION_MEAN = ("Does releasing each group's mean on its own (full ε each) make the group means more accurate than "
                  "one global release, and what does the population mean pay?")
@@ -122,13 +166,16 @@ def population_errors(df: pd.DataFrame, epsilon: float) -> tuple[float, float]:
 
 def mean_error_view(df: pd.DataFrame, *, epsilon: float, labels: Sequence[str], status: Sequence[str], sizes,
                     reps: int, seed: int, params: dict | None = None, clipped: tuple[int, int] | None = None,
-                    raw=None, script: dict | None = None) -> TabView:
+                    raw=None, script: dict | None = None, opendp: dict | None = None) -> TabView:
     """The mean view's lead and its "Error per group" tab.
 
     Verdicts: how many groups the per-group release helped (tone by :func:`~dpdash.stratify_verdicts.count_tone`),
     the population's price (tone by the ratio), then the guidance warnings (many groups, a pooled stratum of one,
     clipped values). Headlines restate the same counts and errors with the sentences' rounding. Tables: the
-    per-group comparison. Figures: the long run table. Source: seed 004 Eq. 2–4, Prop. 8.
+    per-group comparison. Figures: the long run table. Script: ``recompute`` (keyword arguments of
+    ``dpdash.script_stratified.mean_script``, "Copy as code") and ``opendp`` (of
+    ``dpdash.script_opendp.stratified_means_script``, :func:`opendp_script_params`), each None when not offered.
+    Source: seed 004 Eq. 2–4, Prop. 8.
     """
     sizes = np.asarray(sizes)
     comp = V.group_error_comparison(df, epsilon=epsilon, labels=list(labels), status=list(status))
@@ -152,7 +199,7 @@ def mean_error_view(df: pd.DataFrame, *, epsilon: float, labels: Sequence[str], 
     )
     return TabView(headlines=headlines, verdicts=tuple(sentences), tables=frozen_map({"comparison": comp}),
                    figures=frozen_map({"runs": df}), question=QUESTION_MEAN, params=frozen_map(params),
-                   script=frozen_map(script), epsilon=epsilon, seed=seed)
+                   script=frozen_map({"recompute": script, "opendp": opendp}), epsilon=epsilon, seed=seed)
 
 
 def population_view(df: pd.DataFrame, *, epsilon: float, reps: int, seed: int, analytic=None,
@@ -209,10 +256,11 @@ def sizes_view(sizes, labels: Sequence[str], status: Sequence[str], *, alpha: fl
     realized = S.realized_logsum(sizes[nz])
     a_text = "unbounded (equal sizes)" if alpha_hat == math.inf else number(alpha_hat, 3)
     heads = (Headline("Fitted imbalance α̂", a_text, raw=alpha_hat),
-             Headline("Σ log(group size), these sizes", number(realized, 3), raw=realized),
-             Headline("Expected Σ log (Theorem 10)", number(E, 3), raw=E),
-             Headline("Worst case (equal sizes)", number(b.worst, 3), raw=b.worst),
-             Headline("Best case (one big group)", number(b.best, 3), raw=b.best),
+             # four figures: the log-sums sit close together (53.47 against a worst case of 53.93)
+             Headline("Σ log(group size), these sizes", number(realized, 4), raw=realized),
+             Headline("Expected Σ log (Theorem 10)", number(E, 4), raw=E),
+             Headline("Worst case (equal sizes)", number(b.worst, 4), raw=b.worst),
+             Headline("Best case (one big group)", number(b.best, 4), raw=b.best),
              Headline("Share of the way to the best case", percent(gap), raw=gap))
     return TabView(headlines=heads,
                    verdicts=(Sentence(V.sizes_verdict(k=kk, n=ntot, gap=gap, alpha_hat=alpha_hat, alpha=alpha)),),

@@ -71,7 +71,9 @@ def test_nothing_overflows(page, app_url, tmp_path_factory, path, present):
     for w, h in SIZES:
         page.set_viewport_size({"width": w, "height": h})
         page.wait_for_timeout(600)
-        wait_idle(page)
+        # as long as the page load's own wait: on the shared 2-core CI box the other test worker can starve this
+        # server for tens of seconds (seen: 30 s passed without the app reporting itself connected and idle)
+        wait_idle(page, timeout=120_000)
         shot = shots / f"{path or 'home'}_{'presenter' if present else 'normal'}_{w}x{h}.png"
         page.screenshot(path=str(shot))
         print(shot)

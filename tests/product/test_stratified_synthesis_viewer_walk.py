@@ -32,6 +32,7 @@ import base64
 import io
 import json
 import math
+import re
 import sys
 import time
 from pathlib import Path
@@ -67,9 +68,21 @@ def _title(spec: dict) -> str:
 
 
 def _close(shown: str, expected: float, what: str, rel: float = REL) -> None:
+    """``shown`` is ``expected`` to ``rel``, or to half a unit of its last digit where the card shows fewer digits
+    (a share as "41%" is 0.41 ± 0.005)."""
     got = metric_number(shown)
     assert got is not None, f"{what}: no number in {shown!r}"
-    assert abs(got - expected) <= rel * abs(expected) + 1e-12, f"{what}: shows {shown!r}, expected {expected!r}"
+    plain = shown.replace(",", "")
+    decimals = re.search(r"\.(\d+)", plain)
+    if decimals:
+        unit = 10.0 ** -len(decimals.group(1))
+    else:  # a whole number's trailing zeros are rounding ("180%" at two figures is 175–185%)
+        whole = re.search(r"\d+", plain).group()
+        unit = 10.0 ** (len(whole) - len(whole.rstrip("0"))) if whole.strip("0") else 1.0
+    if shown.strip().endswith("%"):
+        got, unit = got / 100, unit / 100
+    tol = max(rel * abs(expected), unit / 2 * (1 + 1e-9)) + 1e-12
+    assert abs(got - expected) <= tol, f"{what}: shows {shown!r}, expected {expected!r}"
 
 
 # ------------------------------------------------------------------------------------------- mean view

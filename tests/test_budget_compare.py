@@ -255,3 +255,45 @@ def test_comparison_table_honours_its_time_budget():
     assert time.monotonic() - t0 < 3.0
     late = [r for r in rows if not r.valid and "time limit" in r.note]
     assert late and all(r.note.endswith("stopped at its time limit of 0.3 s") for r in late)
+
+
+# --------------------------------------------------------------------------- the staircase search (issue 23 item 3)
+def _staircase(jump: float):
+    """A decreasing step function (as a PLD's ε is, its loss rounded to a grid) that crosses 0 only at ``jump``."""
+    return lambda x: 0.001 * math.floor((jump - x) / 0.01) + (0.0005 if x < jump else -0.0005)
+
+
+@pytest.mark.parametrize("jump", [0.0, 0.0009, -0.0013, 0.37, -0.52])   # inside, and either side of, ±0.002
+def test_bisection_finds_the_first_point_that_meets_the_budget(jump):
+    calls = []
+
+    def f(x):
+        calls.append(x)
+        return _staircase(jump)(x)
+    x = B._bisect_root(f, -0.002, 0.002, step=0.004, growth=2.0, max_steps=40, lo_min=-60, hi_max=3.0, xtol=1e-7)
+    assert f(x) <= 0 < f(x - 1e-7)             # meets the budget, and 1e-7 less does not
+    assert x - jump < 1e-7 and x >= jump
+    assert len(calls) <= 2 + 2 * 8 + 30         # two ends, ≤ 8 widenings each way, bisection of ≤ 1.1 to 1e-7
+
+
+def test_bisection_stops_at_its_bounds():
+    with pytest.raises(B.SearchLimitError, match="largest value"):
+        B._bisect_root(lambda x: 1.0, 0.0, 0.1, step=0.2, growth=2.0, max_steps=40, lo_min=-1.0, hi_max=1.0,
+                       xtol=1e-7)
+    with pytest.raises(B.SearchLimitError, match="widening its bracket 3 times"):
+        B._bisect_root(lambda x: 1.0, 0.0, 0.1, step=0.2, growth=1.0, max_steps=3, lo_min=-1.0, hi_max=9.0,
+                       xtol=1e-7)
+    # every noise meets the budget: the smallest it may try
+    assert B._bisect_root(lambda x: -1.0, 0.0, 0.1, step=0.2, growth=2.0, max_steps=40, lo_min=-1.0, hi_max=1.0,
+                          xtol=1e-7) == -1.0
+
+
+def test_pld_whole_number_rows_sit_on_the_crossing(discrete_rows):
+    """dp-accounting's own PLD (pessimistic, resolution 1e-3) meets ε at the row's noise and not 1e-6 below it."""
+    for m, make in (("discrete_gaussian", lambda s: pldlib.from_discrete_gaussian_mechanism(
+                        s, sensitivity=2, value_discretization_interval=1e-3)),
+                    ("discrete_laplace", lambda t: pldlib.from_discrete_laplace_mechanism(
+                        1 / t, sensitivity=2, value_discretization_interval=1e-3))):
+        s = discrete_rows[("pld", m)].scale
+        assert make(s).self_compose(K).get_epsilon_for_delta(DELTA) <= EPS
+        assert make(s * (1 - 1e-6)).self_compose(K).get_epsilon_for_delta(DELTA) > EPS

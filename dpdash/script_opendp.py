@@ -25,6 +25,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from dpdash.mechanisms import query_sensitivity
 from dpdash.script_common import made_with
 
@@ -148,56 +150,205 @@ def budget_plan_script(*, rows: Sequence[Mapping], data: str, max_rows: int, cat
     return "\n".join(lines) + "\n"
 
 
-def stratified_means_script(*, data: str, groups: Sequence[str], value: str, lower: float, upper: float,
-                            epsilon: float, max_rows: int, max_groups: int) -> str:
-    """One DP mean per group (public group sizes, clipped to [lower, upper], Laplace with ε each: the groups do
-    not overlap, so the release costs ε), and the one global mean for comparison (another ε).
+#: The name the scripts give the stratum of the groups pooled below the size threshold (spec §2.3).
+POOLED = "(pooled)"
+#: The per-stratum sums are taken on integers: a value scaled to [−1, 1] by its stratum's bound, on a grid of
+#: 1/FIXED. Integer sums are exact, so OpenDP's scale is exactly 2/ε at any data size (its float sums add an
+#: allowance for rounding that grows with the square of the group size: +9 % at 10⁷ rows a group).
+FIXED = 2 ** 20
 
-    The page's per-group noise is Laplace((U − L)/(m ε)) for a group of m rows (seed 004, the stratified
-    estimator with bounds [−C, C]: b = 2C/(mε)).
 
-    >>> src = stratified_means_script(data="acs12.csv", groups=["gender"], value="income", lower=0, upper=1e5,
-    ...                               epsilon=1.0, max_rows=2000, max_groups=2)
-    >>> compile(src, "means", "exec") is not None
+def _group_key_code(column: str, spec: Mapping | None) -> str:
+    """Polars code naming a row's level of one group column as the page labels it (``dpdash.data.code_column``).
+
+    ``spec``: None or ``{"kind": "text"}`` (the value as text); ``{"kind": "levels", "values": [...], "labels":
+    [...]}`` (numeric levels, e.g. integer codes, to the page's labels; other values keep their text);
+    ``{"kind": "bins", "edges": [...], "labels": [...]}`` (equal-width bins, left-closed, the outer ones open).
+    """
+    c = f"pl.col({column!r})"
+    kind = (spec or {}).get("kind", "text")
+    if kind == "text":
+        return f"{c}.cast(pl.String)"
+    labels = [str(v) for v in spec["labels"]]
+    if kind == "levels":
+        values = [float(v) for v in spec["values"]]
+        if len(values) != len(labels):
+            raise ValueError(f"group column {column!r}: {len(values)} levels but {len(labels)} labels")
+        return (f"{c}.cast(pl.Float64).replace_strict({values!r}, {labels!r}, default={c}.cast(pl.String), "
+                "return_dtype=pl.String)")
+    if kind == "bins":
+        edges = [float(v) for v in spec["edges"]]
+        if len(edges) != len(labels) + 1 or len(labels) < 2:
+            raise ValueError(f"group column {column!r}: {len(labels)} bins need {len(labels) + 1} edges")
+        return (f"{c}.cast(pl.Float64).cut({edges[1:-1]!r}, labels={labels!r}, left_closed=True)"
+                ".cast(pl.String)")
+    raise ValueError(f"group column {column!r}: unknown kind {kind!r} (text, levels or bins)")
+
+
+def page_strata(sizes: Sequence[int], labels: Sequence[str], *, R: float, gamma: float, epsilon: float,
+                mode: str = "paper", min_frac: float = 0.0, small_strata: str = "pool") -> dict[str, tuple]:
+    """The page's strata: name → (records, clipping half-width C, Laplace scale 2C/(mε) of the mean).
+
+    A group with its own stratum keeps its label; the groups pooled below ``min_frac``·n share :data:`POOLED`;
+    dropped and empty groups have none. Source: spec §2.2–2.3 (``dpdash.stratify.strata_layout``,
+    ``clip_halfwidth``, ``laplace_scale``; seed 004 L111–135).
+    """
+    from dpdash import stratify as S
+
+    sizes = [int(v) for v in sizes]
+    if len(sizes) != len(labels):
+        raise ValueError(f"{len(sizes)} group sizes but {len(labels)} labels")
+    lay = S.strata_layout(sizes, min_frac=min_frac, small_strata=small_strata)
+    names = [str(labels[i]) for i in range(len(sizes)) if lay.kept[i]]
+    if lay.pooled.any():
+        names.append(POOLED)
+    m = lay.strata_sizes.astype(float)
+    C = np.atleast_1d(S.clip_halfwidth(m, R=R, gamma=gamma, mode=mode))
+    b = np.atleast_1d(S.laplace_scale(m, R=R, gamma=gamma, epsilon=epsilon, mode=mode))
+    return {nm: (int(mm), float(c), float(bb)) for nm, mm, c, bb in zip(names, m, C, b)}
+
+
+def stratified_means_script(*, data: str, groups: Sequence[str], value: str, epsilon: float, R: float,
+                            gamma: float, sizes: Sequence[int], labels: Sequence[str], mode: str = "paper",
+                            min_frac: float = 0.0, small_strata: str = "pool", center: float = 0.0,
+                            scale: float = 1.0, group_keys: Mapping[str, Mapping] | None = None,
+                            include_global: bool = False) -> str:
+    """The stratified viewer's per-group release with OpenDP: each stratum's clipped mean at its own bound, full ε.
+
+    The page's release (spec §2.2–2.3; seed 004 Eq. 3–4, Prop. 8, L111–135): values standardised by a public
+    centre and scale, x = (v − center)/scale; groups of at most ``min_frac``·n records pooled into one stratum
+    (``"pool"``) or left out (``"drop"``); each stratum S of m = |S| records released as mean(clip(x, −C, C)) +
+    Lap(2C/(mε)) with C = C(m) = R + √log(m/γ) (``"paper"``) or R + √(2 log(2m/γ)) (``"rigorous"``); the
+    population as Σ (|S|/n) p̂_S over the released strata. Neighbours replace one record's value; n and the group
+    sizes are public (L107), so the strata, their bounds and the weights are public too.
+
+    OpenDP: one query, ``group_by`` the stratum with the stratum sizes public (``Margin(invariant="lengths")``,
+    ``unit_of(changes=1)``) and ε for the whole query: OpenDP composes the disjoint strata in parallel. Each row is
+    divided by its stratum's bound (clip(x, −C, C)/C = clip(x/C, −1, 1), a public map of the row), OpenDP clips to
+    [−1, 1] and sums with noise 2/ε, and the script multiplies back by C/m: the mean's scale is 2C/(mε), the page's.
+    The sums are on a grid of C/:data:`FIXED` (integers, see there). The script computes the strata from the
+    data's group sizes by the page's rule and prints OpenDP's scale beside the page's for each stratum
+    (``sizes``, ``labels``: the page's groups, for that comparison).
+
+    ``group_keys``: how each group column's values become the page's labels (:func:`_group_key_code`).
+    ``include_global``: also release the one global mean (clipped at C(n), scale 2C(n)/(nε)), which the page
+    compares with; a second release, another ε.
+
+    >>> src = stratified_means_script(data="acs12.csv", groups=["race"], value="age", epsilon=1.0, R=3.0,
+    ...                               gamma=0.05, sizes=[87, 206, 152, 1555], labels=["asian", "black", "other",
+    ...                               "white"], min_frac=0.08, center=40.0, scale=20.0)
+    >>> compile(src, "means", "exec") is not None and "'(pooled)': (239," in src
     True
     """
-    lo, hi, eps = float(lower), float(upper), float(epsilon)
-    if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
-        raise ValueError(f"need finite bounds with upper > lower, got {lower!r}, {upper!r}")
+    eps = float(epsilon)
     if not eps > 0:
         raise ValueError(f"epsilon must be > 0, got {epsilon!r}")
     if not groups:
         raise ValueError("name at least one group column")
+    center, scale = float(center), float(scale)
+    if not (math.isfinite(center) and math.isfinite(scale) and scale > 0):
+        raise ValueError(f"need a finite centre and a finite scale > 0, got {center!r}, {scale!r}")
+    if mode not in ("paper", "rigorous"):
+        raise ValueError(f"mode must be 'paper' or 'rigorous', got {mode!r}")
+    strata = page_strata(sizes, labels, R=R, gamma=gamma, epsilon=eps, mode=mode, min_frac=min_frac,
+                         small_strata=small_strata)
     by = [str(g) for g in groups]
-    expr = _expression("sum", str(value), lo, hi)
-    return _HEAD.format(title="DP means per group and for everyone, released with OpenDP.", made_with=made_with(),
-                        data=str(data)) + f'''
-GROUPS = {by!r}
-BOUNDS = ({lo!r}, {hi!r})
-EPSILON = {eps!r}
+    keys = ", ".join(_group_key_code(g, (group_keys or {}).get(g)) for g in by)
+    n = int(sum(int(v) for v in sizes))
+    from dpdash import stratify as S
 
-# ---- one mean per group: group sizes are public, so a group's mean noise is its sum's noise over its size
+    page_global = float(S.laplace_scale(max(n, 1), R=R, gamma=gamma, epsilon=eps, mode=mode))
+    page = ",\n    ".join(f"{k!r}: {v!r}" for k, v in strata.items())
+    head = _HEAD.format(title="The stratified viewer's per-group means, released with OpenDP.",
+                        made_with=made_with(), data=str(data))
+    return head + f'''import math
+
+GROUPS = {by!r}   # the page's group columns
+VALUE = {str(value)!r}   # the averaged column
+CENTER, SCALE = {center!r}, {scale!r}   # public: the page averages x = (value - CENTER) / SCALE
+GROUP_KEY = pl.concat_str([{keys}], separator=" × ")   # each row's group, named as on the page
+EPSILON = {eps!r}   # every stratum gets the full epsilon (disjoint strata: parallel composition)
+R, GAMMA, CLIPPING = {float(R)!r}, {float(gamma)!r}, {mode!r}   # clipping half-width C(m) of a stratum of m records
+MIN_FRAC, SMALL_STRATA = {float(min_frac)!r}, {small_strata!r}   # groups of <= MIN_FRAC * n records: pool or drop
+RELEASE_GLOBAL = {bool(include_global)!r}   # also release one global mean (a second release: another epsilon)
+POOLED = {POOLED!r}
+FIXED = {FIXED}   # sums on integers: a row's clip(x / C, -1, 1) on a grid of 1 / FIXED (exact sums)
+# The page's strata: name -> (records, C, noise scale of the mean 2C/(m epsilon)), printed as app_scale
+PAGE_STRATA = {{
+    {page},
+}}
+PAGE_GLOBAL_SCALE = {page_global!r}   # 2C(n)/(n epsilon), n = {n}
+
+
+def halfwidth(m):
+    """C(m): R + sqrt(log(m/gamma)) ("paper") or R + sqrt(2 log(2m/gamma)) ("rigorous"); seed 004 L113."""
+    if CLIPPING == "paper":
+        return R + math.sqrt(math.log(m / GAMMA))
+    return R + math.sqrt(2.0 * math.log(2.0 * m / GAMMA))
+
+
+# ---- the rows the page uses (a finite value and every group column present), each named by its group
+rows = (data.filter(pl.all_horizontal([pl.col(c).is_not_null() for c in [VALUE, *GROUPS]]))
+        .with_columns(((pl.col(VALUE).cast(pl.Float64) - CENTER) / SCALE).alias("_x"), GROUP_KEY.alias("_group"))
+        .filter(pl.col("_x").is_finite()))
+
+# ---- the strata, from the group sizes: public under the page's privacy model (as in the paper, which takes
+#      them from census tables), so reading them here spends nothing
+sizes = dict(rows.group_by("_group").agg(pl.len()).collect().iter_rows())
+n = sum(sizes.values())
+small = {{g for g, m in sizes.items() if m <= MIN_FRAC * n}}
+stratum_of = {{g: POOLED if g in small else g for g in sizes if g not in small or SMALL_STRATA == "pool"}}
+if not stratum_of:
+    raise SystemExit("Every group is below MIN_FRAC * n and left out: lower MIN_FRAC or pool the small groups.")
+strata = {{}}
+for g, s in stratum_of.items():
+    strata[s] = strata.get(s, 0) + sizes[g]
+bound = {{s: halfwidth(m) for s, m in strata.items()}}
+
+# ---- one query: each row divided by its stratum's bound (a public map of the row: clip(x, -C, C) / C equals
+#      clip(x / C, -1, 1)); OpenDP clips to [-1, 1], sums per stratum with the stratum sizes public, and adds
+#      noise of scale 2/EPSILON to each sum; the mean C * sum / m then has the page's scale 2C/(m EPSILON)
+prepared = (rows.filter(pl.col("_group").is_in(list(stratum_of)))
+            .with_columns(pl.col("_group").replace_strict(stratum_of, return_dtype=pl.String).alias("_stratum"))
+            .with_columns((pl.col("_x") / pl.col("_stratum").replace_strict(bound, return_dtype=pl.Float64))
+                          .clip(-1.0, 1.0).mul(FIXED).round().cast(pl.Int64).alias("_unit"))
+            .select("_stratum", "_unit"))
 ctx = dp.Context.compositor(
-    data=data, privacy_unit=dp.unit_of(changes=1), privacy_loss=dp.loss_of(epsilon=EPSILON), split_evenly_over=1,
-    margins=[dp.polars.Margin(by=GROUPS, max_length={int(max_rows)}, max_groups={int(max_groups)},
+    data=prepared, privacy_unit=dp.unit_of(changes=1), privacy_loss=dp.loss_of(epsilon=EPSILON),
+    split_evenly_over=1,
+    margins=[dp.polars.Margin(by=["_stratum"], max_length=max(strata.values()), max_groups=len(strata),
                               invariant="lengths")])
-query = ctx.query().group_by(GROUPS).agg({expr})
-sum_scale = query.summarize()["scale"][0]
-print(f"per_group.sum_scale = {{sum_scale:.10g}}   # app: (U - L)/epsilon = {{(BOUNDS[1] - BOUNDS[0]) / EPSILON:.10g}}")
-sizes = data.group_by(GROUPS).agg(pl.len().alias("n")).collect()
-released = query.release().collect().join(sizes, on=GROUPS)
-for row in released.sort(GROUPS).iter_rows(named=True):
-    name = " x ".join(str(row[g]) for g in GROUPS)
-    print(f"mean[{{name}}] = {{row[{str(value)!r}] / row['n']:.6g}}   # noise scale {{sum_scale / row['n']:.6g}}")
+query = ctx.query().group_by("_stratum").agg(pl.col("_unit").clip(-FIXED, FIXED).dp.sum(bounds=(-FIXED, FIXED)))
+unit_scale = query.summarize()["scale"][0] / FIXED   # noise on the sum of clip(x / C, -1, 1)
+released = dict(query.release().collect().iter_rows())
+population = 0.0
+for s in sorted(strata, key=lambda s: (s == POOLED, s)):
+    m, C = strata[s], bound[s]
+    mean = C * released[s] / (FIXED * m)
+    population += m / sum(strata.values()) * mean   # public weights |S| / n over the released strata
+    print(f"stratum[{{s}}].records = {{m}}")
+    print(f"stratum[{{s}}].bound = {{C:.10g}}")
+    print(f"stratum[{{s}}].opendp_scale = {{C * unit_scale / m:.10g}}")
+    print(f"stratum[{{s}}].app_scale = {{PAGE_STRATA.get(s, (0, 0, float('nan')))[2]:.10g}}")
+    print(f"stratum[{{s}}].release = {{mean:.10g}}   # in data units: {{CENTER + SCALE * mean:.6g}}")
+for g in sorted(sizes):
+    print(f"group[{{g}}] = " + (f"stratum {{stratum_of[g]}}" if g in stratum_of else "not released (too small)"))
+print(f"population.release = {{population:.10g}}   # in data units: {{CENTER + SCALE * population:.6g}}")
+spent = EPSILON
 
-# ---- one mean for everyone, for comparison (a second release: another epsilon)
-ctx = dp.Context.compositor(
-    data=data, privacy_unit=dp.unit_of(changes=1), privacy_loss=dp.loss_of(epsilon=EPSILON), split_evenly_over=1,
-    margins=[dp.polars.Margin(by=[], max_length={int(max_rows)}, invariant="lengths")])
-query = ctx.query().select({expr})
-n = data.select(pl.len()).collect().item()
-global_scale = query.summarize()["scale"][0] / n
-print(f"global.mean = {{query.release().collect().item() / n:.6g}}   # noise scale {{global_scale:.6g}}")
+# ---- one global mean for comparison: every row clipped at C(n), scale 2C(n)/(n EPSILON)
+if RELEASE_GLOBAL:
+    whole = rows.with_columns((pl.col("_x") / halfwidth(n)).clip(-1.0, 1.0).mul(FIXED).round().cast(pl.Int64)
+                              .alias("_unit")).select("_unit")
+    ctx = dp.Context.compositor(
+        data=whole, privacy_unit=dp.unit_of(changes=1), privacy_loss=dp.loss_of(epsilon=EPSILON),
+        split_evenly_over=1, margins=[dp.polars.Margin(by=[], max_length=n, invariant="lengths")])
+    query = ctx.query().select(pl.col("_unit").clip(-FIXED, FIXED).dp.sum(bounds=(-FIXED, FIXED)))
+    print(f"global.opendp_scale = {{halfwidth(n) * query.summarize()['scale'][0] / (FIXED * n):.10g}}")
+    print(f"global.app_scale = {{PAGE_GLOBAL_SCALE:.10g}}")
+    print(f"global.release = {{halfwidth(n) * query.release().collect().item() / (FIXED * n):.10g}}")
+    spent += EPSILON
+print(f"total_epsilon = {{spent:.10g}}   # the strata compose in parallel; the global mean adds its own")
 '''
 
 

@@ -9,6 +9,7 @@ arXiv 2312.11712); spec shared/specs/stratified_synthesis_viewer.md.
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -17,7 +18,7 @@ import streamlit as st
 
 from dpdash import stratify as S
 from dpdash import stratify_views as SV
-from dpdash.data import drop_missing
+from dpdash.data import ADULT_NUMERIC_DESIGN, drop_missing
 from ui import active_dataset, load_active_dataset, page_end, page_setup
 from ui.show import table as results_table
 from ui.links import accept_plain_number
@@ -285,8 +286,12 @@ def summary_inputs() -> dict:
         st.stop()
     k_s = sizes.size
     raw = "sum" in num.columns
+    # The OpenDP script runs on the rows the summary came from: their group column holds the codes 0..k-1.
+    where = dict(data="your_data.csv", groups=["group"], value="value",
+                 group_keys={"group": {"kind": "levels", "values": list(range(k_s)),
+                                       "labels": [f"group {i}" for i in range(k_s)]}})
     return dict(kind="summary", summary=num, sizes=sizes, labels=[f"group {i}" for i in range(k_s)], k=k_s,
-                key=f"sum-{upload_digest}", name="Your group summary",
+                key=f"sum-{upload_digest}", name="Your group summary", opendp=where,
                 note=f"Your group summary: {int(sizes.sum()):,} records in {int((sizes > 0).sum())} groups. Errors are "
                      + ("measured against the true means (its sum column)." if raw else
                         "measured against the means clipped at C(n): the summary has no unclipped sums."))
@@ -309,7 +314,11 @@ def mean_inputs():
         kk = len(sizes)
         mu = rng.normal(0.0, tau, kk) if tau > 0 else np.zeros(kk)
         sigma = np.ones(kk) if sigma_mode == "equal" else rng.uniform(0.1, 2.0, kk)
-        return dict(kind="sim", sizes=np.asarray(sizes), labels=labels, mu=mu, sigma=sigma, note=note, name=source)
+        # Simulated values: the OpenDP script is for the user's own rows with these groups (a "group" column
+        # holding the names shown here, a "value" column).
+        where = dict(data="your_data.csv", groups=["group"], value="value", group_keys={"group": {"kind": "text"}})
+        return dict(kind="sim", sizes=np.asarray(sizes), labels=labels, mu=mu, sigma=sigma, note=note, name=source,
+                    opendp=where)
     if source == "Adult" or (source in TABLE_SOURCES and upload_table is None and not is_summary) \
             or source == "Categorical":
         if source == "Categorical":
@@ -320,6 +329,8 @@ def mean_inputs():
             note = (f"Simulated categorical table (n = {n:,}, k = {k}, α = {alpha:g}, seed {seed}): the estimated "
                     "mean is the share of y = 1 in each group.")
             key = f"cat-{n}-{k}-{alpha}-{seed}"
+            where = dict(data="your_data.csv", groups=["group"], value="y",
+                         group_keys={"group": {"kind": "levels", "values": list(range(k)), "labels": labels}})
         else:
             a = c_adult_numeric()
             col = choice("Adult column", {"age": "Age", "hours_per_week": "Hours worked per week",
@@ -333,10 +344,14 @@ def mean_inputs():
                     "constants (not learned from the data). The data are the population: repetitions redraw only "
                     "the noise. " + ADULT_ATTRIBUTION)
             key = f"adult-{col}"
+            center, scale = ADULT_NUMERIC_DESIGN[col]
+            where = dict(data="adult.csv", groups=["sex", "race"], value=col, center=center, scale=scale,
+                         group_keys={"sex": {"kind": "text"}, "race": {"kind": "text"}})
             if source in TABLE_SOURCES:
                 note = "No usable table yet, so Adult is shown. " + note
         name = "Simulated categorical table" if source == "Categorical" else "UCI Adult"
-        return dict(kind="data", x=x, g=g, labels=labels, note=note, key=key, k=len(labels), name=name)
+        return dict(kind="data", x=x, g=g, labels=labels, note=note, key=key, k=len(labels), name=name,
+                    opendp=where)
     if is_summary:
         return summary_inputs()
     # Upload with a table: a numeric column plus a public centre and scale. Only rows that miss the averaged
@@ -364,7 +379,11 @@ def mean_inputs():
                    "numbers. Choose a centre near the column's typical values and a scale near its spread.")
         st.stop()
     what = "Your upload" if source == "Upload" else f"Shared dataset {upload_digest.removeprefix('shared-')}"
-    return dict(kind="data", x=x, g=g_codes, labels=g_labels, raw=frame[col].to_numpy(float),
+    file = (f"{upload_digest.removeprefix('shared-')}.csv" if source == "Shared dataset" else
+            Path(getattr(st.session_state.get("sv_upload"), "name", None) or "your_data.csv").name)
+    where = dict(data=file, groups=groups, value=col, center=float(center), scale=float(scale),
+                 group_keys=SV.opendp_group_keys(frame, groups))
+    return dict(kind="data", x=x, g=g_codes, labels=g_labels, raw=frame[col].to_numpy(float), opendp=where,
                 note=f"{what}: {len(x):,} rows, {len(g_labels)} groups. {kept_note}", name=what,
                 key=f"up-{upload_digest}-{col}-{center}-{scale}-{groups}", k=len(g_labels))
 

@@ -35,11 +35,11 @@ def test_opendp_builders_refuse_what_they_cannot_map():
         so.budget_plan_script(rows=[dict(name="c", column="c", query="count", mechanism="laplace", epsilon=1.0,
                                          scale=1.0)], data="x.csv", max_rows=0)
     with pytest.raises(ValueError, match="epsilon must be > 0"):
-        so.stratified_means_script(data="x.csv", groups=["g"], value="v", lower=0, upper=1, epsilon=0, max_rows=1,
-                                   max_groups=1)
+        so.stratified_means_script(data="x.csv", groups=["g"], value="v", epsilon=0, R=3, gamma=0.05, sizes=[1],
+                                   labels=["a"])
     with pytest.raises(ValueError, match="group column"):
-        so.stratified_means_script(data="x.csv", groups=[], value="v", lower=0, upper=1, epsilon=1, max_rows=1,
-                                   max_groups=1)
+        so.stratified_means_script(data="x.csv", groups=[], value="v", epsilon=1, R=3, gamma=0.05, sizes=[1],
+                                   labels=["a"])
     with pytest.raises(ValueError, match="PP sensitivity"):
         so.partial_release_script(data="x.csv", month="m", epsilon=1.0, pp_sensitivity=0.0)
     rho_rows = [dict(name="g", column="x", query="sum", mechanism="gaussian", neighbour="add_remove", lower=0,

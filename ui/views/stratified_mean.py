@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dpdash import script_opendp as sopendp
 from dpdash import script_stratified as SC
 from dpdash import stratify as S
 from dpdash import stratify_figures as F
@@ -21,7 +22,7 @@ from dpdash import stratify_views as SV
 from dpdash.view import TabView
 from ui.common import methodology
 from ui.exports import download_csv, download_json
-from ui.show import cards, table, verdict_box
+from ui.show import cards, table, verdict_box, where_the_data_lives
 from ui.tabs import lazy_tabs
 from ui.text import md_escape
 from ui.views.stratified_common import (ALPHA_NOTE, COINPRESS_LABEL, CROSSOVER_CAPTION, PAPER, SMALL_ALPHA,
@@ -113,9 +114,14 @@ def render_mean(slot, inp: dict, cfg) -> None:
                       sigma=[float(v) for v in res.sigma], epsilon=eps, R=cfg.R, gamma=cfg.gamma, reps=cfg.reps,
                       seed=cfg.seed, min_frac=cfg.min_frac, small_strata=cfg.small, mode=cfg.clip_mode,
                       labels=list(map(str, labels)), epsilons=eps_list)
+    # the same release performed with OpenDP where the rows live (issue 24 item 3)
+    opendp = SV.opendp_script_params(inp.get("opendp"), sizes=sizes, labels=list(map(str, labels)), epsilon=eps,
+                                     R=cfg.R, gamma=cfg.gamma, mode=cfg.clip_mode, min_frac=cfg.min_frac,
+                                     small_strata=cfg.small, estimator=cfg.estimator,
+                                     weights_mode=cfg.weights_mode if inp["kind"] == "sim" else "exact")
     view = SV.mean_error_view(
         df, epsilon=eps, labels=list(map(str, labels)), status=status, sizes=sizes, reps=cfg.reps, seed=cfg.seed,
-        clipped=res.clipped, raw=inp.get("raw"), script=script,
+        clipped=res.clipped, raw=inp.get("raw"), script=script, opendp=opendp,
         params={"Data": cfg.data_name, "ε": f"{eps:g}", "Groups": f"{int(nz.sum())}", "Records": f"{ntot:,}",
                 "Repetitions": f"{cfg.reps}", "Estimator": cfg.estimator.capitalize(), "Seed": f"{cfg.seed}"})
     # Verdict first (above the controls): from the same repetitions the charts and downloads show.
@@ -184,8 +190,14 @@ def render_mean(slot, inp: dict, cfg) -> None:
         download_csv(df, filename="mean_runs.csv", key="sv_dl_runs", label="Download all repetitions (CSV)")
     with c2:
         download_json(params, filename="stratified_viewer_params.json", key="sv_dl_params_mean")
-    report(view, key="sv_art_mean", figures=figures,
-           script=SC.mean_script(**view.script) if view.script else None)
+    recompute = view.script["recompute"]
+    report(view, key="sv_art_mean", figures=figures, script=SC.mean_script(**recompute) if recompute else None)
+    if view.script["opendp"]:
+        where_the_data_lives(sopendp.stratified_means_script(**view.script["opendp"]), key="sv_mean",
+                             filename="stratified_means_opendp.py")
+    elif cfg.estimator != "laplace":
+        st.caption("The OpenDP script (“Run it where the data lives”) performs the Laplace release; Coinpress is "
+                   "ρ-zCDP and is not offered there.")
 
 
 def _population_tab(df, analytic, inp, cfg, figures) -> None:

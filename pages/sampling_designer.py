@@ -127,11 +127,12 @@ FRAME, FRAME_ID = frame_upload()
 TAB_LABELS = ["Simple random samples", "Random sample size", "Rounding & data-dependent size", "Cluster sampling",
               "Stratified sampling & allocation"]
 # Bound tabs track which one is open (a switch reruns the page), so only the open tab computes and draws its
-# numbers and charts: a global slider then redraws one tab, not five. Every tab still draws its heading and its
-# controls column, laid out as when open, so the URL keeps the design and the Simple tab can overlay the Cluster
+# numbers and charts: a global slider then redraws one tab, not five. Every tab still draws its heading and all
+# its controls, laid out as when open, so the URL keeps the design and the Simple tab can overlay the Cluster
 # tab's design. (Drawing a control at another place when its tab opens left the URL stale after the next move in
-# 1–3 of 10 tab switches, Streamlit 1.67; the few controls placed among the outputs are therefore drawn only when
-# their tab is open, and keep their value for the session, not in a link copied on another tab.)
+# 1–3 of 10 tab switches, Streamlit 1.67; so a control shown among a tab's outputs — the Stratified tab's toggles
+# and seed, the Cluster tab's Theorem 9 sliders — is drawn in the same place in both states, with the outputs in
+# containers made before it. Drawn only while their tab was open, they left the link: issue 25.)
 # Tabs never opened in this session and not named in the link draw nothing (ui/tabs.py): their controls are at
 # their defaults, so the link loses nothing. The Cluster tab always runs: the Simple tab overlays its design.
 # A link parameter with one of these keys belongs to that tab.

@@ -112,3 +112,28 @@ def test_uploaded_frame_drives_the_allocation_plots(page, app_url):
     svg = " ".join(charts.nth(i).locator(".main-svg").first.inner_html() for i in range(charts.count()))
     assert all(name in svg for name in sizes)   # the allocation bars are the uploaded strata
     assert page.get_by_test_id("stException").count() == 0
+
+
+def test_stratified_toggle_stays_in_link_while_another_tab_is_open(page, app_url):
+    # Issue 25: the stratified tab's toggles sat among its outputs, drawn only while the tab was open, so they left
+    # the link (and the session) as soon as another tab was opened
+    from tests.e2e.helpers import control_value
+
+    strata = "Stratified sampling & allocation"
+    open_page(page, f"{app_url}/sampling_designer?sd_tab={'Stratified sampling %26 allocation'}")
+    panel = page.get_by_role("tabpanel", name=strata)
+    toggle = panel.locator(".st-key-sd_logy")
+    toggle.wait_for(state="visible", timeout=30_000)
+    toggle.get_by_text("Log scale").click()
+    page.wait_for_function("() => location.search.includes('sd_logy=true')")
+    wait_idle(page)
+    page.get_by_role("tab", name="Simple random samples").click()
+    simple = page.get_by_role("tabpanel", name="Simple random samples")
+    simple.get_by_text("Population ε′ against sampling rate").first.wait_for(state="visible")
+    wait_idle(page)
+    nudge(page, page.locator("[data-testid='stSlider'] input[type='range']").first, "sd_eps=")   # global ε
+    assert "sd_logy=true" in page.url   # the closed tab's toggle is still in the link a presenter would copy
+    page.get_by_role("tab", name=strata).click()
+    panel.get_by_text("How sensitive is Neyman allocation").first.wait_for(state="visible")
+    wait_idle(page)
+    assert control_value(page, "sd_logy") == "true"   # and the reopened tab shows it

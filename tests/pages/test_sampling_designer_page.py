@@ -137,8 +137,10 @@ def test_closed_tabs_draw_controls_but_no_outputs(base):
                       ("number_input", "sd_saw_len"), ("number_input", "sd_mmin")):
         with pytest.raises(KeyError):
             getattr(at, kind)(key=key)
-    # the few controls placed among a tab's outputs are drawn only when that tab is open
-    for kind, key in (("slider", "sd_et"), ("toggle", "sd_logy"), ("number_input", "sd_draw_seed")):
+    # the Cluster tab's controls shown among its outputs are drawn too (issue 25: they left the link)
+    at.slider(key="sd_et")
+    at.slider(key="sd_ec_share")
+    for kind, key in (("toggle", "sd_logy"), ("number_input", "sd_draw_seed")):   # the Stratified tab: never opened
         with pytest.raises(KeyError):
             getattr(at, kind)(key=key)
 

@@ -77,7 +77,8 @@ def _sizes(src: str, k: int | None, frame) -> tuple[tuple | None, int | None]:
 @st.fragment
 @sc.guarded
 def tab_cluster(eps: float, target: float, frame: sp.FrameSummary | None, outputs: bool = True) -> None:
-    """Tab 4 (design controls always, so the Simple tab can overlay the design; the rest only when ``outputs``)."""
+    """Tab 4 (every control always, so the Simple tab can overlay the design and a link copied on another tab keeps
+    them all; cards and charts only when ``outputs``)."""
     st.subheader("Cluster sampling: draw ℓ of k clusters, keep everyone in them (Theorems 7–9)")
     slot = st.container()
     c1, c2 = st.columns([1, 2])
@@ -87,28 +88,32 @@ def tab_cluster(eps: float, target: float, frame: sp.FrameSummary | None, output
         k = int(st.number_input("Number of clusters k", min_value=2, max_value=MAX_CLUSTERS, value=100, step=1,
                                 key="sd_k", bind="query-params")) if src in ("equal", "lognormal") else None
         sizes, k = _sizes(src, k, frame)
-        if sizes is None:
-            st.session_state.pop(CLUSTER_STATE, None)   # no design: no overlay on the Simple tab
-            return
+        # drawn (greyed out) even without a usable design, so they keep their value and link
         ell = int(st.number_input("Clusters drawn ℓ", min_value=1, max_value=MAX_CLUSTERS - 1, value=10, step=1,
-                                  key="sd_ell", bind="query-params"))
-        if ell >= k:
+                                  key="sd_ell", bind="query-params", disabled=sizes is None))
+        if sizes is not None and ell >= k:
             st.warning(f"ℓ must be below k = {k:,}; using ℓ = {k - 1:,}.")
             ell = k - 1
         rw = log_slider("Within-cluster rate r_w (1 = single stage)", key="sd_rw", min_value=1e-3,
-                        max_value=1.0, value=1.0)
-    st.session_state[CLUSTER_STATE] = (sizes, ell)
-    if not outputs:
-        return
+                        max_value=1.0, value=1.0, disabled=sizes is None)
+    # The Theorem 9 sliders are drawn whether the tab is open or not (and in the same place): drawn only while it
+    # was open, they left the link and the session when another tab was opened (issue 25).
     top = c2.container()   # the cards and calibration, above the Theorem 9 explorer whose sliders they read
     with c2, st.expander("Theorem 9: a test that spots whether a cluster was drawn"):
         share = st.slider("ε_c as a share of ε (loss given the cluster is drawn)", min_value=0.0, max_value=1.0,
-                          value=1.0, step=0.05, key="sd_ec_share", bind="query-params")
+                          value=1.0, step=0.05, key="sd_ec_share", bind="query-params", disabled=sizes is None)
         e_t = st.slider("ε_T: how well a test tells 'drawn' from 'not drawn' (log likelihood ratio)",
-                        min_value=0.0, max_value=20.0, value=2.0, step=0.1, key="sd_et", bind="query-params")
+                        min_value=0.0, max_value=20.0, value=2.0, step=0.1, key="sd_et", bind="query-params",
+                        disabled=sizes is None)
         thm9 = st.container()
         st.caption("As ε_T grows the bound approaches ε_c: once drawn clusters can be recognised, the "
                    "secrecy of the sample is gone (§5.2).")
+    if sizes is None:
+        st.session_state.pop(CLUSTER_STATE, None)   # no design: no overlay on the Simple tab
+        return
+    st.session_state[CLUSTER_STATE] = (sizes, ell)
+    if not outputs:
+        return
     s = np.asarray(sizes, dtype=float)
     words = f"{sv_range(s)} ({SIZE_SOURCES[src]})"
     view = c_view(tuple(sizes), eps, ell, rw, target, words, share, e_t)

@@ -94,16 +94,23 @@ def _draw(N: tuple, m: int, eps: float, seed: int) -> None:
 @sc.guarded
 def tab_strata(eps: float, target: float, frame: sp.FrameSummary | None, frame_id: str | None,
                outputs: bool = True) -> None:
-    """Tab 5 (table and top controls always; cards, allocations and plots only when ``outputs``)."""
+    """Tab 5 (table and every control always; cards, allocations and plots only when ``outputs``).
+
+    Every control is drawn in every run, in the same place whether the tab is open or not: a control Streamlit
+    does not draw loses its link parameter and its value, so the toggles and the seed placed among the outputs
+    left a link copied on another tab (issue 25). The outputs go into containers made before those controls.
+    """
     st.subheader("Stratified sampling: how many to sample per stratum (§6)")
     slot = st.container()
     use_frame = frame is not None and frame.strata is not None
+    # disabled, not hidden, while a frame fills the table: it keeps its value and its link for when the frame goes
+    preset = choice("Preset", PRESET_NAMES, key="sd_preset", disabled=use_frame,
+                    help="The uploaded frame fills the strata table." if use_frame else None)
     if use_frame:
         base_name, base = f"frame-{frame_id}", vw.frame_to_editor(frame)
         st.caption("The strata table was filled from your uploaded frame.")
         default_m = min(120, int(base["N_h"].sum()))
     else:
-        preset = choice("Preset", PRESET_NAMES, key="sd_preset")
         base_name, base = PRESET_NAMES[preset], PRESETS[preset]
         default_m = PRESET_M[preset]
     # m and U default from the strata: when the source changes (preset, frame), they follow it; a link's values
@@ -117,19 +124,20 @@ def tab_strata(eps: float, target: float, frame: sp.FrameSummary | None, frame_i
     # there it gets a column that the zoom brings back to the page's width
     with st.columns([3, 1])[0] if presenter_mode() else st.container():
         edited = _editor(base, base_name)
+    table_problem = st.container()
+    strata = None
     if outputs:
         try:
             strata = sp.strata_from_table(pd.DataFrame(edited), epsilon=eps, max_strata=MAX_STRATA)
         except ValueError as exc:
-            st.warning(f"The strata table cannot be used: {md_escape(exc, max_len=300)}")
-            return
-        N, total_N = strata["N_h"], int(strata["N_h"].sum())
+            table_problem.warning(f"The strata table cannot be used: {md_escape(exc, max_len=300)}")
     c1, c2, c3 = st.columns(3)
     # a default only where the state holds none (passing both makes Streamlit warn)
     m = int(c1.number_input("Total sample size m", min_value=1, max_value=10**7, step=1, key="sd_alloc_m",
                             bind="query-params",
                             **({} if "sd_alloc_m" in st.session_state else {"value": default_m})))
-    if outputs and m > total_N:
+    if strata is not None and m > int(strata["N_h"].sum()):
+        total_N = int(strata["N_h"].sum())
         c1.warning(f"m exceeds the population ({total_N:,}); using m = {total_N:,}.")
         m = total_N
     U_in = float(c2.number_input("Value bound U (0 = largest in table)", min_value=0.0, max_value=1e12,
@@ -141,17 +149,28 @@ def tab_strata(eps: float, target: float, frame: sp.FrameSummary | None, frame_i
                                 bind="query-params"))
     # a row of its own: beside the number boxes the chips were cut ("Neyma…") at 1280 px in presenter mode
     methods = tuple(multi_choice("Allocation methods", METHODS, key="sd_methods"))
-    if not outputs:
+    problem = vw.strata_feasible(strata["N_h"], m=m, m_min=m_min) if strata is not None else None
+    if problem:
+        st.warning(problem)
+    # greyed out while the open tab has nothing for them to change (their value and link are kept)
+    idle = outputs and (strata is None or bool(problem))
+    outside = st.toggle("Sensitivity: allow the added value outside its stratum's bounds", value=False,
+                        key="sd_outside", bind="query-params", disabled=idle)
+    cc = st.columns([1, 2])
+    cards = cc[0].container()
+    seed = seed_input(key="sd_draw_seed", value=0, label="Seed for a random draw", container=cc[0],
+                      disabled=idle)
+    draw_slot = cc[0].container()
+    allocations = st.container()   # heading, assumptions, tables and the allocation chart, above the Log scale
+    log_y = st.toggle("Log scale", value=False, key="sd_logy", bind="query-params", disabled=idle or not methods,
+                      help="Log scale for the variance chart." if methods else "Choose an allocation method.")
+    rest = st.container()
+    if not outputs or idle:
         return
+    N = strata["N_h"]
     U = U_in if U_in > 0 else float(max(strata["hi_h"].max(), 1e-9))
     if U_in <= 0:   # the value in use, beside the control that reads 0
         c2.caption(f"Using U = {vw.g4(U)}, the largest value in the table.")
-    problem = vw.strata_feasible(N, m=m, m_min=m_min)
-    if problem:
-        st.warning(problem)
-        return
-    outside = st.toggle("Sensitivity: allow the added value outside its stratum's bounds", value=False,
-                        key="sd_outside", bind="query-params")
     got = st.session_state.get(DRAW_STATE)
     draw = (got[0], got[3]) if got and got[1] == m and got[2] == tuple(N) else None
     words = "uploaded frame" if use_frame else base_name
@@ -160,10 +179,9 @@ def tab_strata(eps: float, target: float, frame: sp.FrameSummary | None, frame_i
     view = c_view(eps, target, key, strata, m, U, m_min, methods, not outside, words, draw)
     with slot:
         show.verdict_box(view.verdicts)
-    cc = st.columns([1, 2])
-    with cc[0]:
+    with cards:
         sc.groups(view, which=(0,))
-        seed = seed_input(key="sd_draw_seed", value=0, label="Seed for a random draw")
+    with draw_slot:
         # the callback stores the draw before the rerun the click causes, so the view shows it at once
         st.button("Draw an allocation", key="sd_draw", on_click=_draw, args=(tuple(N), m, eps, seed),
                   help="Draw one randomised-rounding allocation with this seed (Theorem 11's design).")
@@ -172,6 +190,19 @@ def tab_strata(eps: float, target: float, frame: sp.FrameSummary | None, frame_i
     with cc[1]:
         sc.calibration(view)
     shown: list = []
+    with allocations:
+        _allocations(view, methods, shown)
+    if methods:
+        with rest:
+            spec = view.figures["variance"]
+            sc.chart(sf.make_variance_figure(view.tables["allocation"], log_y=log_y), spec, key="sd_fig_var",
+                     filename="allocation_variance", shown=shown)
+    with rest:
+        _sensitivity(view, shown)
+
+
+def _allocations(view, methods: tuple, shown: list) -> None:
+    """The allocation comparison down to its first chart (the variance chart follows the Log scale toggle)."""
     st.markdown("#### Allocations and the error of the private stratified mean " + sc.BADGE["derived"])
     with methodology("Assumptions of the allocation comparison"):
         st.markdown(
@@ -189,10 +220,10 @@ def tab_strata(eps: float, target: float, frame: sp.FrameSummary | None, frame_i
         spec = view.figures["allocation"]
         sc.chart(sf.make_allocation_figure(spec["table"]), spec, key="sd_fig_alloc", filename="allocation_sizes",
                  shown=shown)
-        log_y = st.toggle("Log scale", value=False, key="sd_logy", bind="query-params")
-        spec = view.figures["variance"]
-        sc.chart(sf.make_variance_figure(view.tables["allocation"], log_y=log_y), spec, key="sd_fig_var",
-                 filename="allocation_variance", shown=shown)
+
+
+def _sensitivity(view, shown: list) -> None:
+    """The Neyman sensitivity panel, the paper's CBP example and the tab's take-away."""
     st.markdown("#### How sensitive is Neyman allocation to one person? " + sc.BADGE["derived"])
     sc.errors(view)
     sc.groups(view, which=(1,), per_row=4)

@@ -232,3 +232,35 @@ def test_sizes_view_names_the_alpha_its_share_uses():
     assert view.headline("Share of the way to the best case").value == percent(gap)
     assert f"for sizes drawn with α = 0.3, the stratified error's size term is expected {percent(gap)}" \
         in view.verdicts[0].text
+
+
+# --------------------------------------------------------------------------- issue 24 item 3: the OpenDP script
+def test_opendp_group_keys_name_every_row_as_the_page_does():
+    """Polars, reading the file itself, names each row's group as ``group_codes`` labels it from pandas: text
+    levels, numeric levels (integers and floats) and equal-width bins, combined with " × "."""
+    import polars as pl
+
+    from dpdash.script_opendp import _group_key_code
+    from dpdash.data import drop_missing
+
+    for groups in (["race", "gender"], ["hrs_work"], ["gender", "income"], ["age"]):
+        frame, _ = drop_missing(pd.read_csv(ACS12), groups)
+        codes, labels = SV.group_codes(frame, groups)
+        keys = SV.opendp_group_keys(frame, groups)
+        expr = eval("pl.concat_str([" + ", ".join(_group_key_code(g, keys[g]) for g in groups)
+                    + "], separator=' × ')", {"pl": pl})
+        got = (pl.scan_csv(ACS12).filter(pl.all_horizontal([pl.col(g).is_not_null() for g in groups]))
+               .select(expr.alias("k")).collect()["k"].to_list())
+        assert got == [labels[c] for c in codes], groups
+    assert SV.opendp_group_keys(pd.read_csv(ACS12), ["income"])["income"]["kind"] == "bins"
+
+
+def test_opendp_script_params_only_for_the_laplace_release_with_exact_weights():
+    source = dict(data="d.csv", groups=["g"], value="v", center=1.0, scale=2.0, group_keys=None)
+    common = dict(sizes=np.array([3, 4]), labels=["a", "b"], epsilon=0.5, R=3.0, gamma=0.05, mode="paper",
+                  min_frac=0.01, small_strata="pool")
+    p = SV.opendp_script_params(source, estimator="laplace", **common)
+    assert p["sizes"] == [3, 4] and p["center"] == 1.0 and p["scale"] == 2.0 and p["epsilon"] == 0.5
+    assert SV.opendp_script_params(source, estimator="coinpress", **common) is None
+    assert SV.opendp_script_params(source, estimator="laplace", weights_mode="noisy", **common) is None
+    assert SV.opendp_script_params(None, estimator="laplace", **common) is None

@@ -691,3 +691,30 @@ def test_group_summary_upload_gives_the_microdata_answer():
     su.number_input(key="sv_R").set_value(5.0).run()
     assert not su.exception
     assert any("clipped sums this release needs are missing" in w.value for w in su.warning)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Issue 24 item 3: the mean view's release as an OpenDP script ("Run it where the data lives")
+# ------------------------------------------------------------------------------------------------------------
+def _opendp_code(at) -> str | None:
+    codes = [c.value for c in at.code if "import opendp.prelude as dp" in c.value]
+    assert len(codes) <= 1
+    return codes[0] if codes else None
+
+
+def test_mean_view_offers_the_opendp_script_of_its_release():
+    at = _app(sv_source="shared", dataset="acs12", sv_eps="0.5", sv_min_frac="0.05")
+    assert not at.exception and not at.error
+    assert any(e.label == "Run it where the data lives (OpenDP)" for e in at.expander)
+    code = _opendp_code(at)
+    assert code is not None
+    # the page's data, groups, averaged column, ε and small-strata rule, and one page stratum per released stratum
+    assert "DATA = 'acs12.csv'" in code and "GROUPS = ['race', 'gender']" in code and "VALUE = 'income'" in code
+    assert "EPSILON = 0.5   #" in code and "MIN_FRAC, SMALL_STRATA = 0.05, 'pool'" in code
+    page = code.split("PAGE_STRATA = {", 1)[1].split("}", 1)[0]
+    assert "'(pooled)'" in page and "'white × male'" in page
+    compile(code, "opendp", "exec")
+    # Coinpress is zCDP: no Laplace script, and the page says why
+    at.radio(key="sv_estimator").set_value("coinpress").run()
+    assert not at.exception and _opendp_code(at) is None
+    assert any("Coinpress is ρ-zCDP and is not offered there" in c.value for c in at.caption)

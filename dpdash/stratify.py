@@ -8,7 +8,10 @@ Seed ``004_c5ca305e20a1adba.txt`` ("S4"): Rosenblatt, Stoyanovich & Musco, *A Si
 for Reducing the Disparate Impact of Differential Privacy* (arXiv 2312.11712v1). Line numbers (L…) refer to
 the seed file. Normative restatement and errata E1–E14: ``shared/specs/stratified_synthesis_viewer.md`` §2.
 
-Privacy model (S4 L60, L107): neighbours add or remove one record; n and the group sizes |G_i| are public.
+Privacy model (S4 L107): n and the group sizes |G_i| are public, so the mean releases' neighbours replace one
+record's value within its group (sizes unchanged): a clipped mean's sensitivity is then 2C/m and its Laplace
+scale 2C/(mε). S4 L60 calls a record "modified or removed"; with public sizes only the modification is a
+neighbour, and it is the one these scales protect.
 Disjoint strata each receive the *full* budget (parallel composition, Def. 7, Prop. 8, L97–138), and
 recombining the group estimates with public weights is post-processing.
 """

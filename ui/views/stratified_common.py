@@ -44,7 +44,9 @@ SYNTH_OPTIONS = {"independent": "Independent", "full_histogram": "Full histogram
 UPLOAD_MAX_BYTES = 10_000_000
 
 PUBLIC_SIZES = ("**Assumption:** the number of records n and every group's size are public (as in the paper, "
-                "which takes group sizes from census tables). Only the values inside the groups are protected.")
+                "which takes group sizes from census tables). Only the values inside the groups are protected: the "
+                "mean estimates are private between data sets that differ in one person's value, every size "
+                "unchanged.")
 CROSSOVER_CAPTION = ("Each group's estimate uses the full ε; groups smaller than their crossover size are better "
                      "served by the pooled estimate.")
 SMALL_ALPHA = "Small α ⇒ one or two dominant groups; α = 1 spreads sizes uniformly; large α ⇒ near-equal groups."

@@ -7,6 +7,7 @@ Each panel is rendered by a tiny script that calls its render function, as the h
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -28,8 +29,8 @@ def _app(script: str) -> AppTest:
 
 
 def _metric(at: AppTest, label_start: str) -> str:
-    for m in at.metric:
-        if m.label.startswith(label_start):
+    for m in at.metric:  # labels read as shown: ui.show.cards Markdown-escapes them (as tests/product/walk.py reads)
+        if re.sub(r"\\(.)", r"\1", m.label).replace("\u2060", "").startswith(label_start):
             return m.value
     raise AssertionError(f"no metric starting with {label_start!r}: {[m.label for m in at.metric]}")
 

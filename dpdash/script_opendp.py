@@ -23,6 +23,7 @@ sensitivities; Rosenblatt, Stoyanovich & Musco (seed 004) for the per-group mean
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -212,7 +213,7 @@ def stratified_means_script(*, data: str, groups: Sequence[str], value: str, eps
                             gamma: float, sizes: Sequence[int], labels: Sequence[str], mode: str = "paper",
                             min_frac: float = 0.0, small_strata: str = "pool", center: float = 0.0,
                             scale: float = 1.0, group_keys: Mapping[str, Mapping] | None = None,
-                            include_global: bool = False) -> str:
+                            include_global: bool = False, note: str = "") -> str:
     """The stratified viewer's per-group release with OpenDP: each stratum's clipped mean at its own bound, full ε.
 
     The page's release (spec §2.2–2.3; seed 004 Eq. 3–4, Prop. 8, L111–135): values standardised by a public
@@ -232,7 +233,8 @@ def stratified_means_script(*, data: str, groups: Sequence[str], value: str, eps
 
     ``group_keys``: how each group column's values become the page's labels (:func:`_group_key_code`).
     ``include_global``: also release the one global mean (clipped at C(n), scale 2C(n)/(nε)), which the page
-    compares with; a second release, another ε.
+    compares with; a second release, another ε. ``note``: a sentence for the reader about the data (e.g. that the
+    page's values were simulated), written as a comment.
 
     >>> src = stratified_means_script(data="acs12.csv", groups=["race"], value="age", epsilon=1.0, R=3.0,
     ...                               gamma=0.05, sizes=[87, 206, 152, 1555], labels=["asian", "black", "other",
@@ -261,9 +263,9 @@ def stratified_means_script(*, data: str, groups: Sequence[str], value: str, eps
     page = ",\n    ".join(f"{k!r}: {v!r}" for k, v in strata.items())
     head = _HEAD.format(title="The stratified viewer's per-group means, released with OpenDP.",
                         made_with=made_with(), data=str(data))
-    return head + f'''import math
-
-GROUPS = {by!r}   # the page's group columns
+    head = head.replace("import opendp", "import math\n\nimport opendp", 1)
+    comment = "".join(f"# {line}\n" for line in textwrap.wrap(" ".join(str(note).split()), 110))
+    return head + "\n" + comment + f'''GROUPS = {by!r}   # the page's group columns
 VALUE = {str(value)!r}   # the averaged column
 CENTER, SCALE = {center!r}, {scale!r}   # public: the page averages x = (value - CENTER) / SCALE
 GROUP_KEY = pl.concat_str([{keys}], separator=" × ")   # each row's group, named as on the page

@@ -132,8 +132,9 @@ def opendp_script_params(source: dict | None, *, sizes, labels: Sequence[str], e
     """The keyword arguments of ``dpdash.script_opendp.stratified_means_script`` for what the mean view releases.
 
     ``source``: where the rows live and how to read them (``data``, ``groups``, ``value``, ``center``, ``scale``,
-    ``group_keys``), from the page's inputs. None (no script) for Coinpress (zCDP, not the Laplace release the
-    script performs) and for estimated weights (a noisy or holdout weight changes the release).
+    ``group_keys``, ``note`` for the reader), from the page's inputs. None (no script) for Coinpress (zCDP, not
+    the Laplace release the script performs) and for estimated weights (a noisy or holdout weight changes the
+    release).
     """
     if source is None or estimator != "laplace" or weights_mode != "exact":
         return None
@@ -141,7 +142,8 @@ def opendp_script_params(source: dict | None, *, sizes, labels: Sequence[str], e
                 center=float(source.get("center", 0.0)), scale=float(source.get("scale", 1.0)),
                 group_keys=source.get("group_keys"), epsilon=float(epsilon), R=float(R), gamma=float(gamma),
                 mode=str(mode), min_frac=float(min_frac), small_strata=str(small_strata),
-                sizes=[int(v) for v in np.asarray(sizes).ravel()], labels=[str(v) for v in labels])
+                sizes=[int(v) for v in np.asarray(sizes).ravel()], labels=[str(v) for v in labels],
+                note=str(source.get("note", "")))
 
 
 # =========================================================================== tab views (issue 22)

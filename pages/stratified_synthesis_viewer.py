@@ -289,7 +289,9 @@ def summary_inputs() -> dict:
     # The OpenDP script runs on the rows the summary came from: their group column holds the codes 0..k-1.
     where = dict(data="your_data.csv", groups=["group"], value="value",
                  group_keys={"group": {"kind": "levels", "values": list(range(k_s)),
-                                       "labels": [f"group {i}" for i in range(k_s)]}})
+                                       "labels": [f"group {i}" for i in range(k_s)]}},
+                 note="Point DATA at the rows your group summary came from: a 'group' column of the codes 0, 1, … "
+                      "and a 'value' column, standardised as for the summary.")
     return dict(kind="summary", summary=num, sizes=sizes, labels=[f"group {i}" for i in range(k_s)], k=k_s,
                 key=f"sum-{upload_digest}", name="Your group summary", opendp=where,
                 note=f"Your group summary: {int(sizes.sum()):,} records in {int((sizes > 0).sum())} groups. Errors are "
@@ -316,7 +318,9 @@ def mean_inputs():
         sigma = np.ones(kk) if sigma_mode == "equal" else rng.uniform(0.1, 2.0, kk)
         # Simulated values: the OpenDP script is for the user's own rows with these groups (a "group" column
         # holding the names shown here, a "value" column).
-        where = dict(data="your_data.csv", groups=["group"], value="value", group_keys={"group": {"kind": "text"}})
+        where = dict(data="your_data.csv", groups=["group"], value="value", group_keys={"group": {"kind": "text"}},
+                     note="The page's values were simulated. Point DATA at your rows: a 'group' column holding the "
+                          "group names below and a 'value' column, on the scale R was chosen for.")
         return dict(kind="sim", sizes=np.asarray(sizes), labels=labels, mu=mu, sigma=sigma, note=note, name=source,
                     opendp=where)
     if source == "Adult" or (source in TABLE_SOURCES and upload_table is None and not is_summary) \
@@ -330,7 +334,9 @@ def mean_inputs():
                     "mean is the share of y = 1 in each group.")
             key = f"cat-{n}-{k}-{alpha}-{seed}"
             where = dict(data="your_data.csv", groups=["group"], value="y",
-                         group_keys={"group": {"kind": "levels", "values": list(range(k)), "labels": labels}})
+                         group_keys={"group": {"kind": "levels", "values": list(range(k)), "labels": labels}},
+                         note="The page's table was simulated. Point DATA at your rows: a 'group' column of codes "
+                              "0, 1, … (shown as G1, G2, …) and a 0/1 column 'y'.")
         else:
             a = c_adult_numeric()
             col = choice("Adult column", {"age": "Age", "hours_per_week": "Hours worked per week",
@@ -346,7 +352,9 @@ def mean_inputs():
             key = f"adult-{col}"
             center, scale = ADULT_NUMERIC_DESIGN[col]
             where = dict(data="adult.csv", groups=["sex", "race"], value=col, center=center, scale=scale,
-                         group_keys={"sex": {"kind": "text"}, "race": {"kind": "text"}})
+                         group_keys={"sex": {"kind": "text"}, "race": {"kind": "text"}},
+                         note="UCI Adult (train and test files together, complete rows, values trimmed) as a CSV "
+                              "with a header row.")
             if source in TABLE_SOURCES:
                 note = "No usable table yet, so Adult is shown. " + note
         name = "Simulated categorical table" if source == "Categorical" else "UCI Adult"

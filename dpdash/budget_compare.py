@@ -26,6 +26,7 @@ import plotly.graph_objects as go
 
 from dpdash import accounting as acc
 from dpdash import mechanisms as mech
+from dpdash.epsilon_verdicts import sig4
 from dpdash.formatting import power_of_ten
 from dpdash.palette import palette_color
 from dpdash.search import Deadline, SearchLimitError, bracketed_root, timed
@@ -319,7 +320,9 @@ def best_row(rows: list[BudgetRow]) -> BudgetRow | None:
 
 
 def _g(x: float) -> str:
-    return f"{x:.3g}" if abs(x) < 1e4 else f"{x:,.0f}"
+    """A number as the table beside the sentence shows it (4 significant figures: issue 22, a sentence must not read
+    coarser than its table; it said ±59.9 beside 59.91)."""
+    return sig4(x)
 
 
 def budget_verdict(rows: list[BudgetRow]) -> str:
@@ -334,7 +337,7 @@ def budget_verdict(rows: list[BudgetRow]) -> str:
             f"{RULE_PLAIN[best.rule].lower()}")
     basic = next((r for r in rows if r.valid and r.rule == "basic" and r.mechanism == "laplace"), None)
     if basic is not None and best is not basic and basic.half_width > best.half_width:
-        text += f", {basic.half_width / best.half_width:.2g}× tighter than splitting ε equally with Laplace noise"
+        text += f", {_g(basic.half_width / best.half_width)}× tighter than splitting ε equally with Laplace noise"
     return text + "."
 
 

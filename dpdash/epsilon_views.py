@@ -21,6 +21,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from dpdash import budget_compare as bc
 from dpdash import epsilon_figures as ef
 from dpdash import epsilon_verdicts as ev
 from dpdash.formatting import given, power_of_ten
@@ -151,6 +152,80 @@ def budget_view(plan, *, statistics: Sequence[Mapping], shares, mode: str, rule:
                 "reserve": float(reserve), "joint_confidence": joint_confidence, "budget": float(budget),
                 "objective": objective},
         epsilon=plan.epsilon if math.isfinite(plan.epsilon) else None, delta=d)
+
+
+# --------------------------------------------------------------------------- Tab 3: the comparison panel
+#: Largest sensitivity for which the whole-number rows are computed (bounded work: their sums run over ~Δ/ε terms;
+#: 10⁷ took 30 s, 10⁹ ran out of memory)
+DISCRETE_MAX_SENSITIVITY = 1e6
+
+
+def comparison_mechanisms(discrete: bool, sensitivity: float) -> tuple[tuple[str, ...], Sentence | None]:
+    """The noises the comparison computes, and why whole-number noise was left out if it was asked for."""
+    if discrete and sensitivity > DISCRETE_MAX_SENSITIVITY:
+        return bc.DEFAULT_MECHANISMS, Sentence(
+            f"Whole-number noise is computed for a sensitivity up to {DISCRETE_MAX_SENSITIVITY:,.0f}; at "
+            f"{num(sensitivity)} it behaves like the continuous noise rounded, so only the continuous rows are "
+            "shown.", "neutral")
+    return (bc.MECHANISMS if discrete else bc.DEFAULT_MECHANISMS), None
+
+
+def budget_compare_view(rows: Sequence, *, note: Sentence | None = None) -> TabView:
+    """The comparison panel: k statistics under one total (ε, δ), every composition rule × noise
+    (``dpdash.budget_compare.budget_table`` rows). The verdict, cards, table, bar chart and alt text read the same
+    rows at the table's precision; rows cut short by the time limit are named in a warning.
+
+    Source: Rogers 2017 Thms 2.1.4/2.1.5; Kairouz–Oh–Viswanath 2015; Bun–Steinke 2016; Mironov 2017; dp-accounting.
+    """
+    rows = list(rows)
+    best = bc.best_row(rows)
+    verdicts = [note] if note is not None else []
+    verdicts.append(Sentence(bc.budget_verdict(rows), "good" if best is not None else "warning"))
+    late = [r for r in rows if not r.valid and "time limit" in r.note]
+    if late:
+        verdicts.append(Sentence(f"{len(late)} of {len(rows)} rows stopped at the time limit of "
+                                 f"{bc.TABLE_SECONDS:g} s and show no answer: "
+                                 + ", ".join(f"{bc.RULE_PLAIN[r.rule].lower()} with {bc.MECH_PLAIN[r.mechanism]} "
+                                             "noise" for r in late[:4]) + ("…" if len(late) > 4 else "") + ".",
+                                 "warning"))
+    heads: list[Headline] = []
+    k = rows[0].k if rows else 0
+    if best is not None:
+        heads.append(Headline("Best ± per statistic", f"±{num(best.half_width)}", raw=float(best.half_width),
+                              note=f"{bc.MECH_PLAIN[best.mechanism]} noise, {bc.RULE_PLAIN[best.rule].lower()}."))
+        heads.append(Headline("ε per statistic (best)", num(best.epsilon_each), raw=float(best.epsilon_each)))
+        basic = next((r for r in rows if r.valid and r.rule == "basic" and r.mechanism == "laplace"), None)
+        if basic is not None:
+            heads.append(Headline("Equal split, Laplace", f"±{num(basic.half_width)}", raw=float(basic.half_width),
+                                  note="Each statistic gets ε/k (basic composition)."))
+    people = bc.rows_for_people(rows)
+    conf = f"{100 * rows[0].confidence:g}%" if rows else "95%"
+    return _view(
+        headlines=tuple(heads), verdicts=tuple(verdicts), tables={"rows": people},
+        figures={"rows": tuple(rows), "alt": bc.budget_figure_alt(rows), "k": k},
+        question="How accurate can each of k statistics be under one total privacy budget?",
+        params={"statistics k": f"{k:,}", "total ε": given(rows[0].epsilon_total) if rows else "",
+                "total δ": power_of_ten(rows[0].delta_total) if rows and rows[0].delta_total > 0 else "0",
+                "confidence of the ±": conf,
+                "noises": ", ".join(dict.fromkeys(bc.MECH_PLAIN[r.mechanism] for r in rows))},
+        epsilon=rows[0].epsilon_total if rows else None, delta=rows[0].delta_total if rows else None)
+
+
+def budget_totals_view(totals: pd.DataFrame) -> TabView:
+    """The other direction: the total ε of k releases of a given ε each, under every rule
+    (``dpdash.budget_compare.total_from_per_release``); verdict and cards at the table's precision."""
+    heads: list[Headline] = []
+    if not totals.empty:
+        best = totals.loc[totals["Total ε"].idxmin()]
+        heads.append(Headline("Smallest total ε", num(float(best["Total ε"])), raw=float(best["Total ε"]),
+                              note=str(best["Composition rule"])))
+        basic = totals[totals["Composition rule"] == bc.RULE_PLAIN["basic"]]
+        if not basic.empty:
+            heads.append(Headline("Adding up", num(float(basic["Total ε"].iloc[0])),
+                                  raw=float(basic["Total ε"].iloc[0])))
+    return _view(headlines=tuple(heads),
+                 verdicts=(Sentence(bc.totals_verdict(totals), "warning" if totals.empty else "good"),),
+                 tables={"totals": totals})
 
 
 # --------------------------------------------------------------------------- shared words

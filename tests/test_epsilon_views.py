@@ -287,3 +287,69 @@ def test_tests_view_tone_and_headlines():
     ok = evw.tests_view(test="gof", n=10_000, privacy_words="ρ = 1", alpha=0.05, table=table, naive_size=0.051,
                         power=None, script={}, params={}, seed=0)
     assert ok.verdicts[0].tone == "good"
+
+
+# --------------------------------------------------------------------------- Tab 3: the comparison panel
+from dpdash import budget_compare as bcmp  # noqa: E402
+
+
+def _g4(x: float) -> str:
+    """The table's format ("{:.4g}"), with the thousands separator the cards add."""
+    return f"{x:,.4g}"
+
+
+def test_compare_view_cards_and_verdict_read_the_table():
+    k, eps, conf = 10, 1.0, 0.95
+    rows = bcmp.budget_table(epsilon=eps, delta=1e-6, k=k, confidence=conf)
+    v = evw.budget_compare_view(rows)
+    # the equal split with Laplace noise, written out: b = kΔ/ε and P(|Lap(b)| > h) = e^{−h/b} = 1 − conf
+    split = k / eps * math.log(1 / (1 - conf))
+    assert v.headline("Equal split, Laplace").raw == pytest.approx(split, rel=1e-9)
+    assert v.headline("Equal split, Laplace").value == f"±{_g4(split)}"
+    valid = [r for r in rows if r.valid]
+    best = min(valid, key=lambda r: r.half_width)
+    assert best.half_width < split   # some rule composes more tightly than adding up
+    assert v.headline("Best ± per statistic").value == f"±{_g4(best.half_width)}"
+    text = v.verdicts[0].text
+    assert v.verdicts[0].tone == "good" and f"accurate to ±{_g4(best.half_width)} (95% of the time)" in text
+    assert f", {_g4(split / best.half_width)}× tighter than splitting" in text
+    assert v.tables["rows"]["± at 95%"].tolist() == [r.half_width for r in rows]
+    assert f"±{_g4(best.half_width)}" in v.figures["alt"]
+    assert v.params["statistics k"] == "10" and v.params["total δ"] == "10⁻⁶"
+
+
+def test_compare_view_without_delta_and_without_any_rule():
+    only = evw.budget_compare_view(bcmp.budget_table(epsilon=2.0, delta=0.0, k=4))
+    assert [h.label for h in only.headlines][0] == "Best ± per statistic"
+    assert only.headline("Best ± per statistic").raw == pytest.approx(4 / 2.0 * math.log(20), rel=1e-9)
+    none = evw.budget_compare_view(bcmp.budget_table(epsilon=1.0, delta=0.0, k=2, rules=("advanced",)))
+    assert not none.headlines and none.verdicts[0].tone == "warning"
+
+
+def test_compare_view_names_rows_cut_by_the_time_limit_and_the_discrete_cap():
+    ok = bcmp.budget_row("basic", "laplace", epsilon=1.0, delta=1e-6, k=3)
+    late = bcmp.BudgetRow("pld", "discrete_gaussian", 3, 1.0, 1e-6, math.nan, math.nan, math.nan, math.nan,
+                          math.nan, 0.95, False, "the comparison stopped at its time limit of 8 s")
+    v = evw.budget_compare_view([ok, late])
+    assert [s.tone for s in v.verdicts] == ["good", "warning"]
+    assert v.verdicts[1].text.startswith("1 of 2 rows stopped at the time limit")
+    mechs, note = evw.comparison_mechanisms(True, 1e6)
+    assert mechs == bcmp.MECHANISMS and note is None
+    mechs, note = evw.comparison_mechanisms(True, 2e6)
+    assert mechs == bcmp.DEFAULT_MECHANISMS and note.tone == "neutral" and "up to 1,000,000; at 2,000,000" in note.text
+    assert evw.budget_compare_view([ok], note=note).verdicts[0] == note
+
+
+def test_totals_view_against_the_sum_and_advanced_composition():
+    k, e0, d = 20, 0.1, 1e-6
+    t = bcmp.total_from_per_release(e0, k=k, delta=d)
+    v = evw.budget_totals_view(t)
+    assert v.headline("Adding up").raw == pytest.approx(k * e0, rel=1e-12)
+    # advanced composition (Rogers 2017 Thm 2.1.5), written out: a bound the smallest total never exceeds
+    adv = math.sqrt(2 * k * math.log(1 / d)) * e0 + k * e0 * math.expm1(e0)
+    low = v.headline("Smallest total ε").raw
+    assert low <= min(k * e0, adv) and low == t["Total ε"].min()
+    assert f"at most {_g4(low)}" in v.verdicts[0].text and v.headline("Smallest total ε").value == _g4(low)
+    assert f"adding up gives {_g4(k * e0)}" in v.verdicts[0].text
+    empty = evw.budget_totals_view(bcmp.total_from_per_release(0.1, k=2, delta=0.0, rules=("advanced",)))
+    assert empty.verdicts[0].tone == "warning" and not empty.headlines

@@ -1,8 +1,9 @@
-"""The budget question in one place (issue 14 item 7), for the epsilon calculator.
+"""The budget question in one place (issue 14 item 7), for the epsilon calculator's budget planner.
 
 "I publish k statistics from one data set with total ε (and δ): what accuracy per statistic?" One table, every
-composition rule × noise mechanism (``dpdash.budget_compare``), plus the other direction: the total ε of k releases
-of a given per-release ε. Widgets, layout and calls only.
+composition rule × noise mechanism, plus the other direction: the total ε of k releases of a given per-release ε.
+What the panel shows (sentence, cards, table, chart inputs, alt text) is one engine view
+(``dpdash.epsilon_views.budget_compare_view`` / ``budget_totals_view``); widgets, layout and rendering only.
 """
 
 from __future__ import annotations
@@ -10,16 +11,13 @@ from __future__ import annotations
 import streamlit as st
 
 from dpdash import budget_compare as bc
-from ui.show import table as results_table
-from ui.charts import show_figure
+from dpdash import epsilon_views as evw
+from dpdash.view import Sentence
 from ui.common import methodology
 from ui.exports import download_csv
+from ui.show import cards, figure, table as results_table, verdict_box
 from ui.text import md_escape
 from ui.widgets import choice, delta_exponent, log_slider
-
-
-#: Largest sensitivity for which the discrete rows are computed (bounded work: 10⁷ took 30 s, 10⁹ ran out of memory).
-DISCRETE_MAX_SENSITIVITY = 1e6
 
 
 @st.cache_data(show_spinner="Composing…", max_entries=64)
@@ -31,6 +29,16 @@ def _table(epsilon: float, delta: float, k: int, sensitivity: float, confidence:
 @st.cache_data(show_spinner=False, max_entries=64)
 def _totals(epsilon_each: float, k: int, delta: float):
     return bc.total_from_per_release(epsilon_each, k=k, delta=delta)
+
+
+def _lead(sentences: tuple[Sentence, ...]) -> None:
+    """The panel's answer as a bold line under the controls (it sits inside the planner tab, whose own verdict box
+    leads the tab); notes and warnings in their boxes."""
+    for s in sentences:
+        if s.tone == "good":
+            st.markdown(f"**{md_escape(s.text, max_len=500)}**")
+        else:
+            verdict_box((s,))
 
 
 def render_budget_comparison(key_prefix: str = "eps_cmp_") -> None:
@@ -49,8 +57,10 @@ def render_budget_comparison(key_prefix: str = "eps_cmp_") -> None:
     if direction == "each":
         e0 = log_slider("ε of each release", key=f"{p}eps_each", min_value=1e-3, max_value=10.0, value=0.1,
                         container=c2)
-        totals = _totals(e0, k, delta)
-        st.markdown(f"**{md_escape(bc.totals_verdict(totals), max_len=400)}**")
+        tv = evw.budget_totals_view(_totals(e0, k, delta))
+        _lead(tv.verdicts)
+        cards(tv.headlines)
+        totals = tv.tables["totals"]
         results_table(totals, hide_index=True, width="stretch")
         download_csv(totals, filename=f"total_epsilon_k{k}.csv", key=f"{p}totals_csv")
         return
@@ -62,19 +72,14 @@ def render_budget_comparison(key_prefix: str = "eps_cmp_") -> None:
                                   key=f"{p}conf", format_func=lambda c: f"{100 * c:g}%", bind="query-params"))
     discrete = c4.toggle("Also whole-number (discrete) noise", value=False, key=f"{p}discrete",
                          bind="query-params", help="Discrete Laplace and Gaussian noise keep counts whole numbers; "
-                         "computing them takes a few seconds more.")
-    if discrete and sens > DISCRETE_MAX_SENSITIVITY:
-        # the discrete distributions are summed term by term over ~sensitivity/ε values: at Δ = 10⁹ that ran out
-        # of memory (a random walk found it); at this size whole-number noise is the continuous noise rounded
-        st.info(f"Whole-number noise is computed for a sensitivity up to {DISCRETE_MAX_SENSITIVITY:,.0f}; at "
-                f"{sens:,.6g} it behaves like the continuous noise rounded, so only the continuous rows are shown.")
-        discrete = False
-    mechs = bc.MECHANISMS if discrete else bc.DEFAULT_MECHANISMS
-    rows = _table(eps, delta, k, sens, conf, mechs)
-    st.markdown(f"**{md_escape(bc.budget_verdict(rows), max_len=500)}**")
-    show_figure(bc.make_budget_figure(rows), key=f"{p}fig", filename=f"budget_comparison_k{k}.html",
-                alt=bc.budget_figure_alt(rows))
-    people = bc.rows_for_people(rows)
+                         "computing them takes a moment more.")
+    mechs, note = evw.comparison_mechanisms(discrete, sens)
+    view = evw.budget_compare_view(_table(eps, delta, k, sens, conf, mechs), note=note)
+    _lead(view.verdicts)
+    cards(view.headlines)
+    figure(bc.make_budget_figure(list(view.figures["rows"])), key=f"{p}fig", filename=f"budget_comparison_k{k}.html",
+           alt=view.figures["alt"])
+    people = view.tables["rows"]
     numbers = [c for c in people.columns if people[c].dtype.kind == "f"]
     results_table(people.style.format("{:.4g}", na_rep="—", subset=numbers), hide_index=True, width="stretch")
     download_csv(people, filename=f"budget_comparison_k{k}.csv", key=f"{p}csv")
@@ -82,7 +87,8 @@ def render_budget_comparison(key_prefix: str = "eps_cmp_") -> None:
         st.markdown(
             "Each row finds the largest privacy per statistic whose composition over k statistics stays within the "
             "total budget, under that rule: Laplace by bisection on the per-statistic ε, Gaussian by Brent's "
-            "method on the noise multiplier (discrete noise: on its scale, starting from the continuous answer). "
+            "method on the noise multiplier (whole-number noise: on its scale, starting from the continuous answer; "
+            "by bisection under the privacy-loss distribution, whose ε is a staircase in the scale). "
             "Adding up and advanced composition are Rogers (2017) Thm 2.1.4 and "
             "2.1.5; optimal composition is Kairouz, Oh & Viswanath (2015); zero-concentrated DP is Bun & Steinke "
             "(2016); Rényi DP is Mironov (2017); the privacy-loss distribution is computed with Google's "

@@ -65,24 +65,13 @@ def zcdp_targets() -> None:
     row("CKS conversion vs OpenDP at 200 random (ρ, δ)", "≤ 1e-9 rel.", f"max rel. diff {worst:.1e}", "")
 
 
-def _stats25():
-    from dpdash import budget as B
-    out = []
-    for i in range(25):
-        q = ["count", "mean", "histogram", "sum"][i % 4]
-        out.append(B.StatisticSpec(f"s{i}", q, target_half_width=[50, 500, 100, 2000][i % 4] * (1 + 0.1 * i),
-                                   mechanism="laplace" if i % 2 == 0 else "gaussian", lower=0,
-                                   upper=[1, 200000, 1, 1000][i % 4], n=10000 if q == "mean" else None,
-                                   cells=10 if q == "histogram" else 1))
-    return out
-
-
 def planner_targets() -> None:
     from dpdash import accounting as acc
     from dpdash import budget as B
     from dpdash import budget_compare as bc
     acc.compose([acc.laplace(1.0)], delta=1e-6, rule="pld")      # imports, not planning
-    ss = _stats25()
+    from tests.budget_workloads import stats25
+    ss = stats25()
     for rule in B.PLAN_RULES:
         acc.PLD_CACHE.clear()
         _, a = cpu(lambda: B.plan_accuracy_first(ss, rule=rule))

@@ -82,6 +82,20 @@ def widths_view(widths: pd.DataFrame, *, n: int, beta: float, noise: str) -> Tab
 
 # --------------------------------------------------------------------------- Tab 3: budget planner
 MODE_WORDS = {"accuracy_first": "Accuracy first", "budget_first": "Budget first"}
+#: Columns of the planner's statistics table (the editor, the link's table and ``ui.eps_codecs.stats_from_frame``)
+BUDGET_COLS = ("name", "query", "mechanism", "L", "U", "n", "cells", "target ±", "confidence", "hold ±",
+               "hold share", "weight")
+#: The planner's default statistics: a count, a mean income of 10,000 people in [0, 200,000], a 10-cell histogram
+BUDGET_DEFAULT_ROWS = (
+    ("count", "count", "laplace", 0.0, 1.0, None, 1, 50.0, 0.95, None, None, 1.0),
+    ("mean income", "mean", "laplace", 0.0, 200_000.0, 10_000, 1, 500.0, 0.95, None, None, 1.0),
+    ("histogram", "histogram", "laplace", 0.0, 1.0, None, 10, 100.0, 0.95, None, None, 1.0),
+)
+
+
+def budget_default() -> pd.DataFrame:
+    """The planner's default statistics table (a new frame each call: editors and tests may change theirs)."""
+    return pd.DataFrame([list(r) for r in BUDGET_DEFAULT_ROWS], columns=list(BUDGET_COLS))
 
 
 def budget_table(plan) -> pd.DataFrame:

@@ -13,6 +13,7 @@ from scipy import special
 from tests import opendp_oracle as oracle
 from dpdash import accounting as A
 from dpdash import budget as B
+from tests.budget_workloads import stats25
 
 # Allocations are rounded to 6 significant figures (spec §4.4), so worked values agree to ~1e-5.
 REL = 1e-5
@@ -347,17 +348,6 @@ def test_discrete_gaussian_histogram_under_pld_matches_dp_accounting(neighbour, 
 
 
 # --------------------------------------------------------------------------- live plans (issue 23 item 3)
-def _stats25():
-    out = []
-    for i in range(25):
-        q = ["count", "mean", "histogram", "sum"][i % 4]
-        out.append(B.StatisticSpec(f"s{i}", q, target_half_width=[50, 500, 100, 2000][i % 4] * (1 + 0.1 * i),
-                                   mechanism="laplace" if i % 2 == 0 else "gaussian", lower=0,
-                                   upper=[1, 200000, 1, 1000][i % 4], n=10000 if q == "mean" else None,
-                                   cells=10 if q == "histogram" else 1))
-    return out
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("rule", B.PLAN_RULES)
 def test_every_rule_replans_25_statistics_live(rule):
@@ -367,7 +357,7 @@ def test_every_rule_replans_25_statistics_live(rule):
     from dpdash import accounting as acc
     acc.PLD_CACHE.clear()
     acc.compose([acc.laplace(1.0)], delta=1e-6, rule="pld")          # imports, not planning
-    ss = _stats25()
+    ss = stats25()
     t0 = time.process_time()
     p = B.plan_accuracy_first(ss, rule=rule)
     q = B.plan_budget_first(ss, rule=rule, epsilon=5.0)

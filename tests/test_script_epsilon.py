@@ -17,6 +17,7 @@ import pytest
 
 from dpdash import accounting as acc
 from dpdash import budget as bud
+from dpdash import epsilon_views as evw
 from dpdash import maxinfo as mi
 from dpdash import mechanisms as mech
 from dpdash import private_tests as pt
@@ -36,14 +37,8 @@ NOISE_CASES = [
     dict(mechanism="discrete_laplace", sensitivity=1.0, epsilon=0.5),
 ]  # scipy's Laplace, Balle–Wang, zCDP and dlaplace paths
 
-# The budget tab's default table (pages/epsilon_calculator.py BUDGET_DEFAULT) and a Gaussian variant
-BUDGET_COLS = ["name", "query", "mechanism", "L", "U", "n", "cells", "target ±", "confidence", "hold ±", "hold share",
-               "weight"]
-BUDGET_DEFAULT = pd.DataFrame([
-    ["count", "count", "laplace", 0.0, 1.0, None, 1, 50.0, 0.95, None, None, 1.0],
-    ["mean income", "mean", "laplace", 0.0, 200_000.0, 10_000, 1, 500.0, 0.95, None, None, 1.0],
-    ["histogram", "histogram", "laplace", 0.0, 1.0, None, 10, 100.0, 0.95, None, None, 1.0],
-], columns=BUDGET_COLS)
+# The budget tab's default table (its one definition, dpdash.epsilon_views) and a Gaussian variant
+BUDGET_DEFAULT = evw.budget_default()
 BUDGET_GAUSS = BUDGET_DEFAULT.assign(mechanism=["laplace", "gaussian", "laplace"])
 BUDGET_CASES = {
     "budget_accuracy_basic": (BUDGET_DEFAULT, dict(mode="accuracy_first", rule="basic", delta=1e-6)),

@@ -21,7 +21,7 @@ from dpdash import mechanisms as mech
 from dpdash import script_epsilon as se
 from dpdash import script_opendp as sopendp
 from ui import eps_codecs as ec
-from ui.common import methodology
+from ui.common import methodology, presenter_mode
 from ui.show import cards, figure, fmt, say_problem, verdict_box, where_the_data_lives
 from ui.views.budget_compare import render_budget_comparison
 from ui.views.eps_common import (CACHE, ENGINE_ERRORS, MECH_FMT, QUERY_FMT, bind, encode_table, ended, exports, pick,
@@ -29,13 +29,7 @@ from ui.views.eps_common import (CACHE, ENGINE_ERRORS, MECH_FMT, QUERY_FMT, bind
 from ui.widgets import delta_exponent, log_slider
 
 OBJECTIVE_FMT = {"equal_ratio": "the same multiple of each target", "weighted_mse": "least weighted squared error"}
-BUDGET_COLS = ["name", "query", "mechanism", "L", "U", "n", "cells", "target ±", "confidence", "hold ±", "hold share",
-               "weight"]
-BUDGET_DEFAULT = pd.DataFrame([
-    ["count", "count", "laplace", 0.0, 1.0, None, 1, 50.0, 0.95, None, None, 1.0],
-    ["mean income", "mean", "laplace", 0.0, 200_000.0, 10_000, 1, 500.0, 0.95, None, None, 1.0],
-    ["histogram", "histogram", "laplace", 0.0, 1.0, None, 10, 100.0, 0.95, None, None, 1.0],
-], columns=BUDGET_COLS)
+BUDGET_DEFAULT = evw.budget_default()
 #: Mechanisms whose rows are pure ε-DP (their own δ is 0).
 PURE = ("laplace", "discrete_laplace")
 
@@ -72,23 +66,40 @@ def _hold_from_alloc() -> None:
         st.session_state.pop(k, None)
 
 
+#: Presenter mode zooms grids by 1.3 (18 px cells): at 1280 px the twelve columns needed 1,044 px of the page's 700
+#: and scrolled sideways (issue 25), so it shows these; the others keep their values (the grid's column menu shows
+#: them, and the normal view does). Same for the plan table.
+PRESENTER_COLS = ["name", "query", "mechanism", "cells", "target ±", "confidence"]
+PRESENTER_PLAN_COLS = ["name", "ε", "δ", "noise scale", "achieved ±", "target ±"]
+
+
 def _editor(box) -> pd.DataFrame:
+    present = presenter_mode()
+    # other columns make another editor (a dynamic editor's identity includes them): it starts from the edits so far
+    if st.session_state.get("eps__b_editor_present", present) != present and "eps_b_rows_current" in st.session_state:
+        st.session_state["eps_b_rows_base"] = st.session_state["eps_b_rows_current"].reset_index(drop=True)
+        st.session_state.pop("eps_b_editor", None)
+    st.session_state["eps__b_editor_present"] = present
     base = table_state("eps_b_rows", BUDGET_DEFAULT)
     with box:
         st.markdown("**Statistics to release** (one row each; edit, add or delete rows)")
         edited = st.data_editor(
             base, key="eps_b_editor", num_rows="dynamic", width="stretch", placeholder="",  # blank, never "None"
+            column_order=PRESENTER_COLS if present else None,
             column_config={
                 "query": st.column_config.SelectboxColumn("query", options=list(QUERY_FMT), required=True,
                                                           format_func=lambda q: QUERY_FMT.get(q, q)),
                 "mechanism": st.column_config.SelectboxColumn("mechanism", options=list(mech.MECHANISMS), required=True,
                                                               format_func=lambda m: MECH_FMT.get(m, m)),
                 "confidence": st.column_config.NumberColumn("confidence", min_value=0.5, max_value=0.9999,
-                                                            format="%.4g", width="small"),
+                                                            format="%.4g", width=None if present else "small"),
                 "hold share": st.column_config.NumberColumn("hold share", min_value=0.0, max_value=0.99, width="small"),
-                # narrow number columns: all twelve fit at 1280 px, presenter mode included
+                # narrow number columns: all twelve fit at 1280 px (presenter mode shows fewer)
                 **{c: st.column_config.NumberColumn(c, width="small") for c in ("L", "U", "n", "cells", "hold ±",
                                                                                  "weight")}})
+        if present:
+            st.caption("Presenter mode shows the main columns; L, U, n, hold ±, hold share and weight keep their "
+                       "values, and the normal view shows them.")
     encode_table("eps_b_rows", edited, BUDGET_DEFAULT)
     st.session_state["eps_b_rows_current"] = edited
     return edited
@@ -156,6 +167,8 @@ def tab_budget(outputs: bool = True) -> None:
     st.caption("Each row is that statistic released alone: ε and δ of its own noise (Laplace rows are pure ε, "
                "δ = 0), and ρ its zCDP. Edit **achieved ±** to hold a statistic at that error and re-split the rest.")
     st.data_editor(alloc, key="eps_b_alloc", width="stretch", hide_index=True, on_change=_hold_from_alloc,
+                   column_order=([c.replace("δ", "ρ") if view.figures["unit"] == "ρ" else c
+                                  for c in PRESENTER_PLAN_COLS] if presenter_mode() else None),
                    placeholder="—", disabled=[c for c in alloc.columns if c != "achieved ±"],
                    column_config={c: st.column_config.NumberColumn(c, format="%.4g") for c in
                                   ("ε", "ρ", "δ", "noise scale", "achieved ±", "target ±", "achieved / target")})

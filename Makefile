@@ -47,7 +47,7 @@ run: $(VENV)/.stamp-runtime
 	$(BIN)/python -m streamlit run app.py --server.port $(PORT)
 
 test: lint
-	COVERAGE_FILE=$(VENV)/.coverage $(BIN)/python -m pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=60 \
+	COVERAGE_FILE=$(VENV)/.coverage $(BIN)/python -m pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=60 --junitxml=$(VENV)/junit.xml \
 	  --cov=dpdash --cov-branch --cov-report=term --cov-fail-under=$(COV_FLOOR)
 	$(BIN)/python tests/coverage_per_module.py --data $(VENV)/.coverage --floor $(COV_FLOOR)
 	@$(MAKE) --no-print-directory test-hypothesis-random HYPOTHESIS_SEED=$(HYPOTHESIS_SEED)

@@ -275,12 +275,16 @@ def sizes_verdict(*, k: int, n: int, gap: float, alpha_hat: float, alpha: float 
     if not math.isfinite(gap):
         return f"{k} groups share {n:,} records."
     shape = "equal sizes" if math.isinf(alpha_hat) else f"a fitted imbalance α̂ = {number(alpha_hat, 3)}"
+    # Theorem 10 is exact for continuous sizes: at small α many groups hold under one record in expectation, so E can
+    # fall below the best case for whole groups (spec §2.6) and the share passes 100%.
+    beyond = ("; past the best case for whole groups, because Theorem 10 treats sizes as continuous and at this "
+              "imbalance many groups would hold less than one record") if gap > 1 else ""
     if alpha is not None:
         return (f"{k} groups share {n:,} records ({shape}): for sizes drawn with α = {alpha:g}, the stratified "
                 f"error's size term is expected {percent(gap)} of the way from the worst case (equal groups) to the "
-                "best case (one big group).")
+                f"best case (one big group){beyond}.")
     return (f"{k} groups share {n:,} records ({shape}): the stratified error's size term sits {percent(gap)} "
-            "of the way from the worst case (equal groups) to the best case (one big group).")
+            f"of the way from the worst case (equal groups) to the best case (one big group){beyond}.")
 
 
 # --------------------------------------------------------------------------- synthetic data

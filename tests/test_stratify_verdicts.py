@@ -6,6 +6,8 @@ calling the function under test twice.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -126,6 +128,20 @@ def test_edge_sentences():
     assert V.sizes_verdict(k=3, n=30, gap=float("nan"), alpha_hat=1.0) == "3 groups share 30 records."
     assert "(equal sizes)" in V.sizes_verdict(k=3, n=30, gap=0.0, alpha_hat=float("inf"))
     assert "41%" in V.sizes_verdict(k=9, n=10_000, gap=0.41, alpha_hat=0.53)
+    assert "past the best case" not in V.sizes_verdict(k=9, n=10_000, gap=0.41, alpha_hat=0.53)
+
+
+def test_sizes_verdict_past_the_best_case_says_why():
+    """Theorem 10's E for continuous sizes: k = 40, α = 0.13, n = 1,000 gives E = k(ψ(α) − ψ(kα) + log n) below the
+    whole-group minimum (k−1) + log(n−k), so the share exceeds 100% and the sentence must say why (spec §2.6)."""
+    from scipy.special import digamma
+    k, a, n = 40, 0.13, 1000
+    E = k * (digamma(a) - digamma(k * a) + math.log(n))
+    worst, best = k * math.log(n / k), (k - 1) + math.log(n - k)
+    gap = (worst - E) / (worst - best)
+    assert gap > 1
+    text = V.sizes_verdict(k=k, n=n, gap=gap, alpha_hat=0.2, alpha=a)
+    assert "past the best case for whole groups" in text and "less than one record" in text
     # Clipping guidance for an upload without the raw column's numbers.
     assert V.clipping_guidance(60, 100, upload=True).endswith("near its spread.")
     assert V.pooled_guidance(["A", "B"], [5, 6], ["kept", "kept"]) is None

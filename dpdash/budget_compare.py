@@ -413,7 +413,9 @@ def make_budget_figure(rows: list[BudgetRow]) -> go.Figure:
     fig.update_layout(barmode="group", title=f"Accuracy of each of {k} statistics (± at {conf}; shorter is better)",
                       xaxis=dict(title=f"± per statistic at {conf}", rangemode="tozero"),
                       yaxis=dict(title=None, autorange="reversed", automargin=True),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
+                      # room for the title above a legend of four noises, which wraps to two rows at 1280 px
+                      margin=dict(t=120 if len(fig.data) > 2 else 80))
     return fig
 
 

@@ -207,7 +207,6 @@ def budget_compare_view(rows: Sequence, *, note: Sentence | None = None) -> TabV
     if best is not None:
         heads.append(Headline("Best ± per statistic", f"±{num(best.half_width)}", raw=float(best.half_width),
                               note=f"{bc.MECH_PLAIN[best.mechanism]} noise, {bc.RULE_PLAIN[best.rule].lower()}."))
-        heads.append(Headline("ε per statistic (best)", num(best.epsilon_each), raw=float(best.epsilon_each)))
         basic = next((r for r in rows if r.valid and r.rule == "basic" and r.mechanism == "laplace"), None)
         if basic is not None:
             heads.append(Headline("Equal split, Laplace", f"±{num(basic.half_width)}", raw=float(basic.half_width),

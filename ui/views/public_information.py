@@ -179,8 +179,8 @@ def _pi_ledger() -> None:
                                                                                     format="%.3f")})
     rows = edited.dropna(how="all")
     view = piv.ledger_view(list(rows["epsilon"]), list(rows["public information"]))
-    cards(view.headlines)
     verdict_box(view.verdicts)   # escapes the typed labels it quotes (issue 17)
+    cards(view.headlines)
     download_json(view.figures["result"], filename="public_information_ledger.json", key="pi_dl_ledger_json",
                   label="Download the ledger result (JSON)")
 

@@ -8,8 +8,12 @@ the page lists:
   zoom must bring its 14 px cells to 18 px), alerts, captions, expander titles, tabs and buttons;
 - **cut text**: an element drawn with an ellipsis (``text-overflow: ellipsis``) or whose text is wider than its
   clipped box;
-- **tables that scroll sideways**: an ``st.table`` or ``st.dataframe`` whose columns need a horizontal scroll
-  (except a raw-data preview, in a container keyed ``*_preview``, and a data editor, a keyed control);
+- **tables that scroll sideways**: an ``st.table``, ``st.dataframe`` or ``st.data_editor`` whose columns need a
+  horizontal scroll. Data editors are held to this too (issue 25: they were exempt, and the strata and budget
+  editors scrolled at 1280 px); presenter mode shows their main columns. The one exception is a raw-data preview
+  (a container keyed ``*_preview``, the home page's first 20 rows of the chosen dataset): it shows a file's columns
+  as they are, every one of them, and a dataset may have more columns than any screen holds at 18 px, so it
+  scrolls sideways rather than hide columns;
 - **charts too narrow to read**: a Plotly plot area under 240 px wide or 80 px high.
 
 Screenshots go to a temporary folder (printed), one per tab and size, to look at.
@@ -68,9 +72,8 @@ CHECK_JS = """
              && el.clientWidth > 0) out.cut.push('clipped ' + label(el));
   }
   for (const t of document.querySelectorAll('[data-testid=stTable], [data-testid=stDataFrame] .dvn-scroller')) {
-    if (!visible(t) || t.closest('[class*="_preview"]')) continue;  // a file's raw columns, as they are
-    const box = t.closest('.stElementContainer');
-    if (box && box.className.includes('st-key-')) continue;  // a data editor: a control, its grid stays interactive
+    // a raw-data preview shows every column of a file as it is; a wide file must scroll (see the docstring)
+    if (!visible(t) || t.closest('[class*="_preview"]')) continue;
     if (t.scrollWidth > t.clientWidth + 2) out.scroll.push(label(t.closest('[data-testid]') || t));
   }
   for (const p of document.querySelectorAll('.js-plotly-plot .nsewdrag')) {

@@ -137,3 +137,31 @@ def test_stratified_toggle_stays_in_link_while_another_tab_is_open(page, app_url
     panel.get_by_text("How sensitive is Neyman allocation").first.wait_for(state="visible")
     wait_idle(page)
     assert control_value(page, "sd_logy") == "true"   # and the reopened tab shows it
+
+
+def test_strata_edits_survive_switching_presenter_mode(page, app_url):
+    # Issue 25: presenter mode shows the strata editor's design columns only (all seven scrolled sideways at
+    # 1280 px); that is another editor, which must start from what was typed, not from the preset
+    from playwright.sync_api import expect
+
+    page.set_viewport_size({"width": 1280, "height": 800})
+    open_page(page, f"{app_url}/sampling_designer?sd_tab={'Stratified sampling %26 allocation'}")
+    panel = page.get_by_role("tabpanel", name="Stratified sampling & allocation")
+    expect(panel.get_by_text("of 4,250").first).to_be_visible(timeout=30_000)
+    grid = panel.get_by_test_id("stDataFrame").first
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    # row "small" (the first; rows are 35 px under a 35 px header), column "size N_h" (about 130 to 230 px from
+    # the grid's left edge at 1280 px, normal view); a double-click opens the cell editor
+    page.mouse.dblclick(box["x"] + 180, box["y"] + 35 + 17)
+    page.locator("#portal textarea, #portal input").first.wait_for(state="visible", timeout=10_000)
+    page.keyboard.press("Control+A")
+    page.keyboard.type("3100")
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    expect(panel.get_by_text("of 4,350").first).to_be_visible(timeout=30_000)
+    for on in (True, False):
+        page.get_by_test_id("stSidebar").locator(".st-key-present").get_by_text("Presenter mode").click()
+        page.wait_for_function("(on) => location.search.includes('present=true') === on", arg=on)
+        wait_idle(page)
+        expect(panel.get_by_text("of 4,350").first).to_be_visible(timeout=30_000)   # the edit is kept

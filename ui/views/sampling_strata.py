@@ -50,29 +50,45 @@ def c_view(eps: float, target: float, strata_key: tuple, _strata: dict, m: int, 
                           methods=methods, within_bounds=within, strata_words=words, draw=draw)
 
 
+#: Presenter mode shows the design's columns only: the grid is zoomed by 1.3 there (its 14 px cells read at 18 px)
+#: and at 1280 px all seven headers needed about 850 px of the 700 the page has, so the grid scrolled sideways and
+#: cut headers (issue 25). The value columns (mean and range, read by the sensitivity panel) keep their values; the
+#: grid's column menu shows them, and so does the normal view.
+PRESENTER_COLUMNS = ("stratum", "N_h", "S_h", "eps_h")
+EDITS = "sd__strata_edits"   # not a widget key: {strata source: (presenter mode, the table it started from, edits)}
+
+
 def _editor(base: pd.DataFrame, base_name: str) -> pd.DataFrame:
-    return st.data_editor(
-        base, key=f"sd_strata_{hashlib.sha1(base_name.encode()).hexdigest()[:8]}", num_rows="dynamic",
-        width="stretch", hide_index=True,
+    """The strata editor. Its identity (a dynamic editor's includes its column order) differs between the normal
+    view and presenter mode, so each mode has its own key and starts from the other mode's last edits: switching
+    presenter mode keeps what was typed."""
+    present = presenter_mode()
+    mode, start, last = st.session_state.get(EDITS, {}).get(base_name, (present, base, base))
+    if mode != present:
+        start = last
+    edited = st.data_editor(
+        start, key=f"sd_strata_{hashlib.sha1(base_name.encode()).hexdigest()[:8]}{'_present' if present else ''}",
+        num_rows="dynamic", width="stretch", hide_index=True, column_order=PRESENTER_COLUMNS if present else None,
         # an empty cell (a row just added, a value not given) reads blank, never "None" (issue 14 item 2)
         placeholder="", alt="Strata table: one row per stratum with its size, spread, mean, value range and ε",
         # headers from the engine, so strata_from_table's messages name the columns the user sees
         column_config={
             "stratum": st.column_config.TextColumn(LABEL["stratum"]),
-            "N_h": st.column_config.NumberColumn(LABEL["N_h"], min_value=1, step=1, help="Stratum size (public).",
-                                                 width="small"),
+            "N_h": st.column_config.NumberColumn(LABEL["N_h"], min_value=1, step=1, help="Stratum size (public)."),
             "S_h": st.column_config.NumberColumn(LABEL["S_h"], min_value=0.0,
                                                  help="Design standard deviation of the value in the stratum."),
-            "mean_h": st.column_config.NumberColumn(LABEL["mean_h"], help="Stratum mean (sensitivity panel).",
-                                                 width="small"),
-            "lo_h": st.column_config.NumberColumn(LABEL["lo_h"], help="Smallest possible value in the stratum.",
-                                                 width="small"),
-            "hi_h": st.column_config.NumberColumn(LABEL["hi_h"], help="Largest possible value in the stratum.",
-                                                 width="small"),
+            "mean_h": st.column_config.NumberColumn(LABEL["mean_h"], help="Stratum mean (sensitivity panel)."),
+            "lo_h": st.column_config.NumberColumn(LABEL["lo_h"], help="Smallest possible value in the stratum."),
+            "hi_h": st.column_config.NumberColumn(LABEL["hi_h"], help="Largest possible value in the stratum."),
             # text, so a blank cell is the global ε and a typed one is checked by strata_from_table
             "eps_h": st.column_config.TextColumn(LABEL["eps_h"], default="",
                                                  help="Blank = the global ε; or a number ≥ 0 for this stratum."),
         })
+    st.session_state[EDITS] = {base_name: (present, start, edited)}   # the current source only: bounded
+    if present:
+        st.caption("Presenter mode shows the design columns; the mean and value range of each stratum (used by "
+                   "the sensitivity panel) are kept, and the normal view shows them.")
+    return edited
 
 
 def table(df) -> None:
@@ -120,10 +136,8 @@ def tab_strata(eps: float, target: float, frame: sp.FrameSummary | None, frame_i
         st.session_state["sd_alloc_m"] = default_m
         st.session_state["sd_U"] = 0.0
     st.session_state[STRATA_SOURCE] = base_name
-    # presenter mode zooms grids by 1.3 (ui.common) and the editor then ran past the page's edge at 1280 px:
-    # there it gets a column that the zoom brings back to the page's width
-    with st.columns([3, 1])[0] if presenter_mode() else st.container():
-        edited = _editor(base, base_name)
+    # the same place in both modes (a narrower column in presenter mode made the grid scroll sideways at 1280 px)
+    edited = _editor(base, base_name)
     table_problem = st.container()
     strata = None
     if outputs:

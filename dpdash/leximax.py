@@ -1372,6 +1372,17 @@ def _limit(h, seconds: float) -> None:
     h.setOptionValue("time_limit", float(h.getRunTime()) + max(1e-3, float(min(seconds, 1e9))))
 
 
+def _highs_status(highspy, h) -> str:
+    """"optimal", "infeasible" or "time_limit" (any other stop: no answer, never read as a proof) of a HiGHS run."""
+    st_ = h.getModelStatus()
+    M = highspy.HighsModelStatus
+    if st_ == M.kOptimal:
+        return "optimal"
+    if st_ in (M.kInfeasible, M.kUnboundedOrInfeasible):
+        return "infeasible"
+    return "time_limit"
+
+
 class _Pricer:
     """Persistent HiGHS MIP: maximise w·c over quota-feasible count vectors c, with its LP relaxation beside it.
 
@@ -1401,6 +1412,8 @@ class _Pricer:
         h = hp.Highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("mip_rel_gap", 1e-9)
+        if integer:
+            h.setOptionValue("mip_improving_solution_save", True)
         h.setOptionValue("threads", 1)
         inf = hp.kHighsInf
         h.addVars(T, np.zeros(T), self.sizes)
@@ -1413,27 +1426,19 @@ class _Pricer:
         h.changeObjectiveSense(hp.ObjSense.kMaximize)
         return h
 
-    def _status(self, h) -> str:
-        st_ = h.getModelStatus()
-        M = self.hp.HighsModelStatus
-        if st_ == M.kOptimal:
-            return "optimal"
-        if st_ in (M.kInfeasible, M.kUnboundedOrInfeasible):
-            return "infeasible"
-        return "time_limit"
-
     def solve(self, w, *, force: int | None = None, above: float | None = None, time_left: float = math.inf):
         """(c, value, status) of max w·c; with ``above``, (None, bound, "optimal") when the relaxation already
         shows that no panel has w·c > ``above``."""
         w = np.asarray(w, dtype=float)
+        self.extra = []
         if above is not None and force is None:
             r = self.relax
             r.changeColsCost(self.T, self.cols, w)
             _limit(r, time_left)
             r.run()
             self.relax_solves += 1
-            if self._status(r) == "optimal":
-                bound = float(r.getInfo().objective_function_value)
+            if _highs_status(self.hp, r) == "optimal":
+                bound = self.bound = float(r.getInfo().objective_function_value)
                 if bound <= above:
                     return None, bound, "optimal"
                 x = np.asarray(r.getSolution().col_value)
@@ -1446,13 +1451,87 @@ class _Pricer:
         _limit(h, time_left)
         h.run()
         self.solves += 1
-        status = self._status(h)
+        status = _highs_status(self.hp, h)
         ok = status == "optimal"
         c = np.round(np.asarray(h.getSolution().col_value)).astype(int) if ok else None
         val = float(h.getInfo().objective_function_value) if ok else None
+        self.bound = float(h.getInfo().mip_dual_bound) if ok else math.inf     # ≥ val by the MIP's gap
+        if ok and above is not None:
+            # the improving panels the MIP met on its way to the optimum also beat ŷ: more columns per round
+            for s in h.getSavedMipSolutions():
+                e = np.round(np.asarray(s.col_value)).astype(int)
+                if float(w @ e) > above and not np.array_equal(e, c):
+                    self.extra.append(e)
         if force is not None:
             h.changeColBounds(int(force), 0.0, self.sizes[force])
         return c, val, status
+
+
+#: Weight of the stability centre in the dual smoothing of the leximin's column generation (Wentges 1997).
+SMOOTHING = 0.8
+
+
+class _Master:
+    """Persistent HiGHS LP, the primal leximin master over the panels found so far [F21]:
+
+        max z  s.t.  Σ_P q_P = 1,   Σ_P q_P c_{P,t}/N_t − z ≥ 0 (free t),   ≥ f_t (fixed t),   q ≥ 0.
+
+    Row t's dual y_t and the convexity row's dual ŷ are the dual master's variables: a panel with
+    Σ_t y_t c_t/N_t > ŷ improves z. A new panel is a new column, so the optimal basis stays primal feasible and the
+    next solve starts from it; the basis is one row per type (T + 1), where the dual form had one row per panel.
+    Never-selectable types and types not reached in time have free rows (no constraint, dual 0).
+    """
+
+    def __init__(self, N: np.ndarray, free: np.ndarray):
+        import highspy
+
+        self.hp = highspy
+        self.T = T = len(N)
+        self.N = N
+        self.solves = 0
+        inf = highspy.kHighsInf
+        h = self.h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("threads", 1)
+        h.setOptionValue("simplex_strategy", 4)     # primal simplex: a new column leaves the basis primal feasible
+        h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+        h.addVar(-inf, inf)                                        # column 0: the level z
+        h.changeColCost(0, 1.0)
+        idx = np.flatnonzero(free)
+        lower = np.concatenate([[1.0], np.where(free, 0.0, -inf)])
+        upper = np.concatenate([[1.0], np.full(T, inf)])
+        h.addRows(T + 1, lower, upper, 0, np.zeros(T + 1, dtype=np.int32), np.zeros(0, np.int32), np.zeros(0))
+        for t in idx:
+            h.changeCoeff(int(t) + 1, 0, -1.0)
+        self.in_z = free.copy()                                     # rows that still carry −z
+
+    def add_panel(self, c: np.ndarray) -> None:
+        idx = np.flatnonzero(c)
+        rows = np.concatenate([[0], idx + 1]).astype(np.int32)
+        vals = np.concatenate([[1.0], c[idx] / self.N[idx]])
+        self.h.addCol(0.0, 0.0, self.hp.kHighsInf, rows.size, rows, vals)
+
+    def fix(self, t: int, level: float) -> None:
+        """Type t's probability is fixed at ``level``: it leaves z's rows and keeps at least ``level``."""
+        self.h.changeCoeff(t + 1, 0, 0.0)
+        self.in_z[t] = False
+        self.h.changeRowBounds(t + 1, float(level), self.hp.kHighsInf)
+
+    def solve(self, time_left: float) -> str:
+        h = self.h
+        _limit(h, time_left)
+        h.run()
+        self.solves += 1
+        status = _highs_status(self.hp, h)
+        if status == "optimal":
+            sol = h.getSolution()
+            d = np.asarray(sol.row_dual)
+            # HiGHS's sign convention for a maximisation: z's reduced cost 0 gives Σ_free y = ±1; read the sign there
+            s = -1.0 if d[1:][self.in_z].sum() < 0 else 1.0
+            self.yhat = -s * float(d[0])                            # the convexity row's dual has the other sign
+            self.y = np.clip(s * d[1:], 0.0, None)
+            self.level = float(np.asarray(sol.col_value)[0])
+        return status
 
 
 def _final_lottery(P: np.ndarray, sizes: np.ndarray, f: np.ndarray):
@@ -1476,14 +1555,16 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
                    progress: Callable[[float, str], None] | None = None, tol: float = 1e-7) -> PanelDistribution:
     """Leximin lottery over quota-feasible panels: maximise the smallest selection probability, then the next…
 
-    Source: Flanigan, Gölz, Gupta, Hennig, Procaccia (2021) [F21] ([b] ref. 13), column generation on the dual
-    master with HiGHS; type aggregation and a persistent warm-started master [derived, spec §6].
+    Source: Flanigan, Gölz, Gupta, Hennig, Procaccia (2021) [F21] ([b] ref. 13), column generation with HiGHS;
+    type aggregation and a persistent warm-started master [derived, spec §6]. The master is the primal LP over
+    panel weights (one row per type, primal simplex from the last basis), and pricing uses the dual smoothing of
+    Wentges (1997, "Weighted Dantzig–Wolfe decomposition for linear mixed-integer programming", Int. Trans.
+    Oper. Res. 4): it halves the master solves on the degenerate leximin master without changing the levels,
+    which are only fixed once the master's own duals admit no better panel.
     Beyond [b]: [b] leximaxes group utilities over free marginals; here individual probabilities under quotas.
 
     Raises ValueError (with the quota report text) if the quotas are infeasible.
     """
-    import highspy
-
     t0 = time.perf_counter()
     g = as_generator(rng)
     if id_col not in pool.columns:
@@ -1550,69 +1631,69 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
             covered |= c > 0
     say(0.0, f"{len(panels)} initial panels")
 
-    # 4. column generation on the dual master (persistent HiGHS LP over y_t, ŷ)
-    inf = highspy.kHighsInf
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
-    h.addVars(T + 1, np.zeros(T + 1), np.full(T + 1, inf))
-    costs = np.zeros(T + 1)
-    costs[T] = 1.0
-    h.changeColsCost(T + 1, np.arange(T + 1, dtype=np.int32), costs)
-    fixed = never.copy()
-    f = np.zeros(T)
-    free_idx = np.flatnonzero(~fixed).astype(np.int32)
-    h.addRow(1.0, 1.0, free_idx.size, free_idx, np.ones(free_idx.size))
-    for t in np.flatnonzero(fixed):
-        h.changeColBounds(int(t), 0.0, 0.0)       # never-selectable types play no role (f = 0)
-
-    def add_master_row(c):
-        idx = np.flatnonzero(c).astype(np.int32)
-        h.addRow(-inf, 0.0, idx.size + 1, np.append(idx, np.int32(T)), np.append(c[idx] / N[idx], -1.0))
-
-    for c in panels:
-        add_master_row(c)
-    levels: list[tuple[float, int]] = []
-    lp_solves = 0
-    lowered = 0
+    # 4. column generation on the primal master (persistent HiGHS LP over panel weights q_P and the level z)
     unknown = ~covered & ~never                # types the covering pass could not reach in time
-    for t in np.flatnonzero(unknown):
-        h.changeColBounds(int(t), 0.0, 0.0)
-        h.changeCoeff(0, int(t), 0.0)
+    master = _Master(N, ~never & ~unknown)
+    for c in panels:
+        master.add_panel(c)
+    fixed = never | unknown
+    f = np.zeros(T)
+    levels: list[tuple[float, int]] = []
+    lowered = 0
     z = 0.0
+    center, center_ub = None, math.inf
     last_say = time.perf_counter()
     n_people = float(N.sum())
-    fixed |= unknown
     while complete and not fixed.all():
         if left() <= 0:
             complete = False
             break
-        _limit(h, left())
-        h.run()
-        lp_solves += 1
-        stt = h.getModelStatus()
-        if stt in (highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kInterrupt):
+        status = master.solve(left())
+        if status == "time_limit":
             complete = False                   # the solver stopped at the limit: report what is fixed so far
             break
-        if stt != highspy.HighsModelStatus.kOptimal:
-            # 5. round-off safeguard: fixed levels slightly too high make the primal infeasible
-            fx = fixed & ~never
+        if status != "optimal":
+            # 5. round-off safeguard: fixed levels slightly too high make the master infeasible
+            fx = fixed & ~never & ~unknown
             f[fx] -= 1e-6
             lowered += 1
             for t in np.flatnonzero(fx):
-                h.changeColCost(int(t), -f[t])
+                master.fix(int(t), f[t])
             if lowered > 20:
                 raise RuntimeError("leximin master LP keeps failing after lowering the fixed levels")
             continue
-        sol = np.asarray(h.getSolution().col_value)
-        yv, yhat = sol[:T], sol[T]
-        z = float(h.getInfo().objective_function_value)
+        z, yv, yhat = master.level, master.y, master.yhat
+
+        def take(cands) -> bool:
+            """Add every new panel that beats ŷ at the master's duals (positive reduced cost)."""
+            took = False
+            for e in cands:
+                if e is not None and float(yv @ (e / N)) > yhat + tol and add(e):
+                    master.add_panel(e)
+                    took = True
+            return took
+
+        if center is not None:
+            # dual smoothing (Wentges 1997): price at a point between the best dual bound so far and the master's
+            # duals; the master's duals jump between the many optimal dual solutions of this degenerate LP
+            ys = SMOOTHING * center + (1.0 - SMOOTHING) * yv
+            c, val, status = pricer.solve(ys / N, above=-math.inf, time_left=left())
+            if status != "optimal":
+                complete = False
+                break
+            ub = pricer.bound - float(f[fixed] @ ys[fixed])    # any dual point bounds z from above
+            if ub < center_ub:
+                center, center_ub = ys, ub
+            if take([c, *pricer.extra]):
+                continue
         c, val, status = pricer.solve(yv / N, above=yhat + tol, time_left=left())
-        if status == "time_limit":
+        if status != "optimal":
             complete = False                   # no proof either way: stop with an honest partial result
             break
-        if c is not None and val > yhat + tol and add(c):
-            add_master_row(c)
+        if c is not None and val > yhat + tol and take([c, *pricer.extra]):
+            ub = pricer.bound - float(f[fixed] @ yv[fixed])
+            if center is None or ub < center_ub:
+                center, center_ub = yv, ub
         else:
             newly = np.flatnonzero(~fixed & (yv > tol))
             if newly.size == 0:                                  # numerical safety: fix the largest dual
@@ -1622,8 +1703,8 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
             fixed[newly] = True
             levels.append((z, int(N[newly].sum())))
             for t in newly:
-                h.changeCoeff(0, int(t), 0.0)
-                h.changeColCost(int(t), -z)
+                master.fix(int(t), z)
+            center, center_ub = None, math.inf              # the duals of the next level live on other types
             if fixed.all():
                 break
         now = time.perf_counter()
@@ -1632,6 +1713,7 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
             share = float(N[fixed].sum() / n_people)
             say(share, f"{share:.0%} of people fixed · level {z:.4f} · {len(panels)} panels · "
                        f"{now - t0:.0f} s")
+    lp_solves = master.solves
     if not complete:
         f[~fixed & ~unknown] = z
         f[unknown] = 0.0

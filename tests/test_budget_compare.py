@@ -15,6 +15,7 @@ from dp_accounting.pld import privacy_loss_distribution as pldlib
 from scipy import stats
 
 from tests import opendp_oracle as oracle
+from dpdash import accounting as A
 from dpdash import budget_compare as B
 
 EPS, DELTA, K = 1.0, 1e-6, 10
@@ -298,3 +299,23 @@ def test_pld_whole_number_rows_sit_on_the_crossing(discrete_rows):
         s = discrete_rows[("pld", m)].scale
         assert make(s).self_compose(K).get_epsilon_for_delta(DELTA) <= EPS
         assert make(s * (1 - 1e-6)).self_compose(K).get_epsilon_for_delta(DELTA) > EPS
+
+
+@pytest.mark.parametrize("make", [lambda: A.discrete_laplace(10.0, sensitivity=1),
+                                  lambda: A.discrete_laplace(7.3, sensitivity=2),
+                                  lambda: A.discrete_gaussian(13.42, sensitivity=1), lambda: A.laplace(0.1),
+                                  lambda: A.gaussian(0.82)])
+@pytest.mark.parametrize("k", [2, 10, 57])
+def test_fast_self_composition_is_dp_accountings_to_the_last_bit(make, k):
+    """accounting._self_compose (the PLDs of the whole-number searches) against dp-accounting's own self_compose."""
+    import numpy as np
+    for res in (1e-3, 1e-4):
+        p = A._pld_for(make(), 0.0, res)
+        want, got = p.self_compose(k), A._self_compose(p, k)
+        for w, g in ((want._pmf_remove, got._pmf_remove), (want._pmf_add, got._pmf_add)):
+            assert type(w) is type(g) and w._infinity_mass == g._infinity_mass
+            if hasattr(w, "_probs"):
+                assert w._lower_loss == g._lower_loss and np.array_equal(w._probs, g._probs)
+            else:
+                assert w._loss_probs == g._loss_probs
+        assert want.get_epsilon_for_delta(DELTA) == got.get_epsilon_for_delta(DELTA)

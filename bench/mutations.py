@@ -190,6 +190,12 @@ MUTATIONS = (
          "above = [j for j in kept if w[j] > alpha]", "above = [j for j in kept if w[j] > 2 * alpha]"),
         ("coherence_views", "Section 7 tone: good while at most β·R splits exceed the bound → at most R/2",
          "exceeded <= beta * reps", "exceeded <= 0.5 * reps"),
+        ("public_info_views", "public information: the adversary's band at the effective ε drawn at the nominal ε",
+         "posterior_bound(prior, epsilon=eps), posterior_bound(prior, epsilon=eff)",
+         "posterior_bound(prior, epsilon=eps), posterior_bound(prior, epsilon=eps)"),
+        ("epsilon_views", "comparison panel: whole-number noise computed up to Δ = 10⁶ → below 10⁶",
+         "if discrete and sensitivity > DISCRETE_MAX_SENSITIVITY:",
+         "if discrete and sensitivity >= DISCRETE_MAX_SENSITIVITY:"),
     )),
 )
 

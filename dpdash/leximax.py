@@ -1673,7 +1673,7 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
                     took = True
             return took
 
-        if center is not None:
+        if center is not None and SMOOTHING > 0:
             # dual smoothing (Wentges 1997): price at a point between the best dual bound so far and the master's
             # duals; the master's duals jump between the many optimal dual solutions of this degenerate LP
             ys = SMOOTHING * center + (1.0 - SMOOTHING) * yv

@@ -893,3 +893,64 @@ def test_a_solver_timeout_is_never_read_as_never_selectable():
     pool = lx.volunteer_pool(500, rng=1)
     d = lx.leximin_panels(pool, lx.volunteer_quotas(40), k=40, rng=0, time_limit_s=1e-3)
     assert not d.complete and d.never_selectable == ()
+
+
+# --------------------------------------------------------------------------- leximin at assembly scale (issue 23)
+def test_leximin_master_duals_match_an_independent_dual_lp():
+    """The primal master's row duals are the dual master's variables [F21]: y ≥ 0 over the types, Σ_free y = 1, ŷ the
+    best panel's value. Checked against the dual master written out and solved by scipy's linprog."""
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(3)
+    N = np.array([3.0, 2.0, 4.0, 1.0, 5.0])
+    panels = [rng.integers(0, 3, size=5) for _ in range(7)]
+    panels = [np.minimum(c, N.astype(int)) for c in panels if c.any()]
+    free = np.array([True, True, False, True, True])
+    f = np.array([0.0, 0.0, 0.2, 0.0, 0.0])
+    m = lx._Master(N, free | ~free)
+    for c in panels:
+        m.add_panel(c)
+    m.fix(2, f[2])
+    assert m.solve(10.0) == "optimal"
+    # dual master: min ŷ − Σ_fixed f_t y_t  s.t.  Σ_free y = 1,  y·c_P/N ≤ ŷ ∀P,  y ≥ 0
+    T = len(N)
+    cost = np.concatenate([-np.where(free, 0.0, f), [1.0]])
+    A_ub = np.array([np.concatenate([c / N, [-1.0]]) for c in panels])
+    res = linprog(cost, A_ub=A_ub, b_ub=np.zeros(len(panels)), A_eq=[np.concatenate([free * 1.0, [0.0]])],
+                  b_eq=[1.0], bounds=[(0, None)] * T + [(None, None)], method="highs")
+    assert res.status == 0
+    assert m.level == pytest.approx(res.fun, abs=1e-9)                     # strong duality
+    assert m.y.min() >= 0 and m.y[free].sum() == pytest.approx(1.0, abs=1e-9)
+    assert m.yhat - float(f @ m.y) == pytest.approx(res.fun, abs=1e-9)     # this dual point is optimal too
+    assert max(float(m.y @ (c / N)) for c in panels) == pytest.approx(m.yhat, abs=1e-9)
+
+
+def test_leximin_dual_smoothing_changes_the_solves_not_the_result(monkeypatch):
+    """Wentges smoothing only changes where the pricing looks: the lottery's chances are those of plain pricing."""
+    pool, quotas = lx.volunteer_pool(120, rng=2), lx.volunteer_quotas(12)
+    smooth = lx.leximin_panels(pool, quotas, k=12, rng=0)
+    monkeypatch.setattr(lx, "SMOOTHING", 0.0)
+    plain = lx.leximin_panels(pool, quotas, k=12, rng=0)
+    assert smooth.complete and plain.complete
+    np.testing.assert_allclose(smooth.probabilities, plain.probabilities, atol=1e-7)
+    assert [round(z, 7) for z, _ in smooth.levels] == [round(z, 7) for z, _ in plain.levels]
+
+
+def test_highs_status_tells_optimal_infeasible_and_stopped_apart():
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.addVars(2, np.zeros(2), np.ones(2))
+    h.addRow(1.0, 1.0, 2, np.array([0, 1], dtype=np.int32), np.ones(2))
+    h.run()
+    assert lx._highs_status(highspy, h) == "optimal"
+    h.addRow(3.0, highspy.kHighsInf, 2, np.array([0, 1], dtype=np.int32), np.ones(2))   # x0 + x1 ≥ 3 with x ≤ 1
+    h.run()
+    assert lx._highs_status(highspy, h) == "infeasible"
+    pool, quotas = lx.volunteer_pool(500, rng=1), lx.volunteer_quotas(40)
+    p = lx._Pricer(*[lx._quota_structure(pool, quotas, 40)[i] for i in (4, 5, 6, 2)], 40)
+    lx._limit(p.h, 0.0)                                      # no time at all: stopped, never "infeasible"
+    p.h.setOptionValue("time_limit", 1e-9)
+    p.h.run()
+    assert lx._highs_status(highspy, p.h) == "time_limit"

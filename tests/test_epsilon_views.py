@@ -353,3 +353,10 @@ def test_totals_view_against_the_sum_and_advanced_composition():
     assert f"adding up gives {_g4(k * e0)}" in v.verdicts[0].text
     empty = evw.budget_totals_view(bcmp.total_from_per_release(0.1, k=2, delta=0.0, rules=("advanced",)))
     assert empty.verdicts[0].tone == "warning" and not empty.headlines
+
+
+def test_compare_and_totals_views_without_the_basic_rule():
+    v = evw.budget_compare_view(bcmp.budget_table(epsilon=1.0, delta=1e-6, k=5, rules=("advanced",)))
+    assert [h.label for h in v.headlines] == ["Best ± per statistic"] and "tighter than" not in v.verdicts[0].text
+    t = evw.budget_totals_view(bcmp.total_from_per_release(0.1, k=5, delta=1e-6, rules=("advanced",)))
+    assert [h.label for h in t.headlines] == ["Smallest total ε"] and "adding up" not in t.verdicts[0].text

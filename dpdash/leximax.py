@@ -1383,6 +1383,13 @@ def _highs_status(highspy, h) -> str:
     return "time_limit"
 
 
+#: HiGHS options of the pricing MIP (measured on the Volunteer 500/6/40 pricing problems: 3.9 s → 1.6 s, same optima).
+MIP_OPTIONS = {"presolve": "off", "mip_heuristic_effort": 0.0, "mip_heuristic_run_feasibility_jump": False,
+               "mip_heuristic_run_zi_round": False, "mip_heuristic_run_shifting": False,
+               "mip_heuristic_run_root_reduced_cost": False, "mip_heuristic_run_rins": False,
+               "mip_heuristic_run_rens": False}
+
+
 class _Pricer:
     """Persistent HiGHS MIP: maximise w·c over quota-feasible count vectors c, with its LP relaxation beside it.
 
@@ -1414,6 +1421,10 @@ class _Pricer:
         h.setOptionValue("mip_rel_gap", 1e-9)
         if integer:
             h.setOptionValue("mip_improving_solution_save", True)
+            # a pricing MIP is small (types × quotas) and its relaxation nearly integral: HiGHS's start-up work
+            # (presolve, feasibility jump and the other primal heuristics) took over half of each ~20 ms solve
+            for opt, value in MIP_OPTIONS.items():
+                h.setOptionValue(opt, value)
         h.setOptionValue("threads", 1)
         inf = hp.kHighsInf
         h.addVars(T, np.zeros(T), self.sizes)

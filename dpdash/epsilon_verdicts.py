@@ -326,18 +326,4 @@ def maxinfo_verdict(*, alpha: float, gamma: float, epsilon: float, n: int, bits:
             f"false-rejection rate at {given(100 * alpha)}%.")
 
 
-# --------------------------------------------------------------------------- Tab 9: public information
-def invariant_verdict(*, epsilon: float, eps_star: float, N: float) -> str:
-    """Lemma 5 (S1): what publishing "the count lies in 0…N" does to ε."""
-    n_txt = "∞" if math.isinf(N) else f"{int(N):,}"
-    return (f"Publishing that the count lies in 0…{n_txt} turns ε = {given(epsilon)} into an effective "
-            f"ε* = {number(eps_star)} ({number(eps_star / epsilon)}× the nominal ε; never more than 2ε).")
-
-
-def correlated_verdict(*, epsilon: float, effective: float, delta_z: float) -> str:
-    """Example 3 (S1): correlated public information multiplies ε by the sensitivity Δ_z."""
-    if delta_z > 1:
-        return (f"With this correlated public information one person's secret moves the count by up to "
-                f"{delta_z:g}, so ε = {given(epsilon)} protects only like ε = {number(effective)}.")
-    return (f"This public information adds nothing: one person still moves the count by at most 1, so ε = "
-            f"{given(epsilon)} keeps its meaning.")
+# Tab 9 (public information): its sentences are built with the cards in dpdash.public_info_views.

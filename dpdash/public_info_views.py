@@ -62,7 +62,7 @@ def invariant_view(*, epsilon: float, N: int, kind: str) -> TabView:
     eps = float(epsilon)
     eps_star = pinfo.eps_star_invariant(eps, N, kind=kind)
     ratio = eps_star / eps
-    # the sentence reads the cards' own strings (ev.invariant_verdict rounds to 2 figures: "ε* = 7.7 (1.1×)" beside
+    # the sentence reads the cards' own strings (a sentence rounded on its own said "ε* = 7.7 (1.1×)" beside
     # cards 7.6931 and 1.099, issue 22's class)
     n_txt = "∞" if math.isinf(N) else f"{int(N):,}"
     text = (f"Publishing that the count lies in 0…{n_txt} turns ε = {given(eps)} into an effective ε* = "
@@ -101,7 +101,7 @@ def correlated_view(*, epsilon: float, n: int, z0: float, z1: float, prior: floa
     eff = pinfo.effective_epsilon_dpz(eps, sensitivity_dp=1, sensitivity_z=dz)
     scale = pinfo.required_scale_dpz(eps, sensitivity_z=dz)
     b_nom, b_eff = posterior_bound(prior, epsilon=eps), posterior_bound(prior, epsilon=eff)
-    if dz > 1:   # at the card's precision (ev.correlated_verdict rounds ε·Δ_z to 2 figures)
+    if dz > 1:   # at the card's precision (a sentence rounded on its own said ε = 4.8 beside 4.81)
         text = (f"With this correlated public information one person's secret moves the count by up to {dz}, so "
                 f"ε = {given(eps)} protects only like ε = {eff:.4g}.")
     else:

@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dpdash import epsilon_views as evw
 from ui import eps_codecs as ec
 
 COMP_COLS = ["kind", "epsilon", "delta", "multiplier", "sigma", "scale", "sensitivity", "rho", "count"]
-BUDGET_COLS = ["name", "query", "mechanism", "L", "U", "n", "cells", "target ±", "confidence", "hold ±",
-               "hold share", "weight"]
+BUDGET_COLS = list(evw.BUDGET_COLS)  # the planner's table, as the tab builds it
 
 
 def _payload(cols, rows) -> str:

@@ -80,3 +80,18 @@ def test_a_copied_link_with_closed_tab_settings_restores_them():
     assert at.number_input(key="sd_draw_seed").value == 17
     _open(at, CLUSTER)
     assert at.slider(key="sd_et").value == 4.0
+
+
+def test_cluster_design_controls_stay_while_the_sizes_are_unusable():
+    # a size list that does not parse gives no design: ℓ, r_w and the Theorem 9 sliders are greyed out, not
+    # dropped, so the link keeps them and its notice does not call them unused
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params.update({"sd_tab": CLUSTER, "sd_size_src": "list", "sd_size_list": "3, x", "sd_ell": "4",
+                            "sd_et": "4.0"})
+    at.run()
+    assert not at.exception
+    assert any("Cluster sizes not understood" in w.value for w in at.warning)
+    assert at.number_input(key="sd_ell").value == 4 and at.number_input(key="sd_ell").disabled
+    assert at.slider(key="sd_et").value == 4.0 and at.slider(key="sd_et").disabled
+    assert _link(at, "sd_ell") == "4" and _link(at, "sd_et") is not None
+    assert not " ".join(t.value for t in at.toast), [t.value for t in at.toast]

@@ -94,7 +94,7 @@ def _editor(box) -> pd.DataFrame:
                 "confidence": st.column_config.NumberColumn("confidence", min_value=0.5, max_value=0.9999,
                                                             format="%.4g", width=None if present else "small"),
                 "hold share": st.column_config.NumberColumn("hold share", min_value=0.0, max_value=0.99, width="small"),
-                # narrow number columns; at 1280 px the last ones scroll into view (presenter mode shows six of the twelve)
+                # narrow number columns; at 1280 px the last scroll into view (presenter mode shows six)
                 **{c: st.column_config.NumberColumn(c, width="small") for c in ("L", "U", "n", "cells", "hold ±",
                                                                                  "weight")}})
         if present:

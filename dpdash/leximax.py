@@ -1246,14 +1246,24 @@ def _quota_structure(pool: pd.DataFrame, quotas: Sequence[Quota], k: int):
     return features, uniq, sizes, tp, A, lo, hi
 
 
+#: Time limit of each quota-feasibility MIP and of the final lottery LP (small problems: milliseconds in practice).
+CHECK_SECONDS = 60.0
+
+
 def _feasible_counts(A, lo, hi, sizes, k, *, lower=None) -> np.ndarray | None:
     T = len(sizes)
     cons = [LinearConstraint(np.ones((1, T)), k, k)]
     if len(lo):
         cons.append(LinearConstraint(A, lo, hi))
     res = milp(np.zeros(T), constraints=cons, integrality=np.ones(T),
-               bounds=Bounds(np.zeros(T) if lower is None else lower, sizes.astype(float)))
-    return np.round(res.x).astype(int) if res.status == 0 else None
+               bounds=Bounds(np.zeros(T) if lower is None else lower, sizes.astype(float)),
+               options={"time_limit": CHECK_SECONDS})
+    if res.x is not None:
+        return np.round(res.x).astype(int)
+    if res.status == 2:                                  # proven infeasible
+        return None
+    raise ValueError(f"Checking whether any panel meets the quotas did not finish within {CHECK_SECONDS:g} s "
+                     f"({len(sizes)} distinct combinations of quota values). Merge rare values or drop a quota.")
 
 
 def _seats(k: int) -> str:
@@ -1294,7 +1304,8 @@ def check_quotas(pool: pd.DataFrame, quotas: Sequence[Quota], *, k: int) -> Quot
             LinearConstraint(np.hstack([A, np.eye(Q), np.zeros((Q, Q))]), lo, np.inf),      # A c + s⁻ ≥ lo
             LinearConstraint(np.hstack([A, np.zeros((Q, Q)), -np.eye(Q)]), -np.inf, hi)]    # A c − s⁺ ≤ hi
     res = milp(cvec, constraints=cons, integrality=np.ones(T + 2 * Q),
-               bounds=Bounds(np.zeros(T + 2 * Q), np.concatenate([sizes, np.full(2 * Q, np.inf)])))
+               bounds=Bounds(np.zeros(T + 2 * Q), np.concatenate([sizes, np.full(2 * Q, np.inf)])),
+               options={"time_limit": CHECK_SECONDS})     # no answer in time: the report gives no relaxation
     relax, seats = None, None
     if res.status == 0:
         sm = np.round(res.x[T:T + Q]).astype(int)
@@ -1553,9 +1564,10 @@ def _final_lottery(P: np.ndarray, sizes: np.ndarray, f: np.ndarray):
     c[-1] = 1.0
     A_ub = np.hstack([-pi.T, -np.ones((T, 1))])
     res = linprog(c, A_ub=A_ub, b_ub=-f, A_eq=np.concatenate([np.ones(Pn), [0.0]])[None, :], b_eq=[1.0],
-                  bounds=[(0, None)] * (Pn + 1), method="highs")
+                  bounds=[(0, None)] * (Pn + 1), method="highs", options={"time_limit": CHECK_SECONDS})
     if res.status != 0:
-        raise RuntimeError(f"final lottery LP failed: {res.message}")
+        raise RuntimeError(f"The final lottery over {Pn} panels did not solve within {CHECK_SECONDS:g} s "
+                           f"({res.message}).")
     q = np.clip(res.x[:Pn], 0.0, None)
     q[q < 1e-12] = 0.0
     q = q / q.sum()

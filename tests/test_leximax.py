@@ -954,3 +954,10 @@ def test_highs_status_tells_optimal_infeasible_and_stopped_apart():
     p.h.setOptionValue("time_limit", 1e-9)
     p.h.run()
     assert lx._highs_status(highspy, p.h) == "time_limit"
+
+
+def test_quota_check_has_a_time_limit_and_says_so(monkeypatch):
+    """Bounded work: the feasibility MIP gets a time limit, and running out is said, never read as "infeasible"."""
+    monkeypatch.setattr(lx, "CHECK_SECONDS", 0.0)
+    with pytest.raises(ValueError, match="did not finish within 0 s"):
+        lx.check_quotas(lx.volunteer_pool(500, rng=1), lx.volunteer_quotas(40), k=40)

@@ -737,7 +737,10 @@ def test_never_selectable_people_and_time_limit():
     assert lx.selection_metrics(d, k=4).n_zero == 6 and lx.selection_metrics(d, k=4).geometric_mean == 0.0
     part = lx.leximin_panels(lx.tiny_pool(), lx.tiny_quotas(), k=4, rng=0, time_limit_s=0.0)
     assert part.complete is False and part.levels == ()
-    assert part.probabilities.sum() == pytest.approx(4, abs=1e-7)
+    # no time at all: each HiGHS call still gets its 1 ms floor, which finds a first panel on an idle machine but not
+    # always under load; either way the result is an honest partial lottery over the panels found
+    want = 4 if len(part.panels) else 0
+    assert part.probabilities.sum() == pytest.approx(want, abs=1e-7)
 
 
 # ---------------------------------------------------------------------------------------------------------

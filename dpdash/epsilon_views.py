@@ -542,3 +542,38 @@ def maxinfo_view(*, alpha: float, epsilon: float, n: int, beta: float | None, ta
                                                                             f"|Y| = {outcomes:,} at β = 0.05.")),),
         script={"alpha": float(alpha), "epsilon": float(epsilon), "n": float(n), "beta": beta},
         epsilon=float(epsilon))
+
+
+# --------------------------------------------------------------------------- ε as risk: risk → ε
+def risk_inverse_view(measure: str, *, target: float, delta: float = 0.0, prior: float | None = None,
+                      fpr: float | None = None) -> TabView:
+    """The "ε as risk" tab's inverse panel: the largest ε that keeps a chosen risk at or below a target.
+
+    Source: ``dpdash.risk.epsilon_for_risk`` (posterior: Bayes with the ε-DP likelihood-ratio bound; advantage and
+    true-positive rate: the hypothesis-testing region of Kairouz, Oh & Viswanath 2015, Dong, Roth & Su 2022). The
+    card, the sentence and the check caption read one string, cut (never rounded up) to 4 figures, and the check
+    is computed at that shown ε, so "use ε ≤ x" keeps its promise at x. Raises ValueError on impossible inputs.
+    """
+    from dpdash import risk
+    from dpdash.formatting import number, number_down
+
+    res = risk.epsilon_for_risk(measure, target=target, delta=delta, prior=prior, fpr=fpr)
+    tone = "warning" if math.isnan(res.epsilon) else "neutral"
+    heads: tuple[Headline, ...] = ()
+    check = ""
+    if res.reachable and math.isfinite(res.epsilon):
+        shown = number_down(res.epsilon)
+        at_shown = float(shown.replace(",", ""))
+        back = risk.risk_at_epsilon(measure, epsilon=at_shown, delta=delta, prior=prior, fpr=fpr)
+        heads = (Headline("Largest ε", shown, raw=res.epsilon),)
+        mu = (risk.mu_for_advantage(target) if measure == "advantage"
+              else risk.mu_for_power(target, fpr=fpr) if measure == "power" else math.nan)
+        if math.isfinite(mu) and mu > 0:
+            heads += (Headline("Gaussian noise needed: σ at least", f"{number(1.0 / mu, 3)} × sensitivity",
+                               raw=1.0 / mu,
+                               note="The Gaussian mechanism's own trade-off curve (Dong, Roth & Su 2022) is tighter "
+                                    "than the (ε, δ) bound: this is the smallest noise that keeps the same promise."),)
+        check = f"Check: at ε = {shown} the risk is {number(back, 4)} (target {target:g})."
+    return TabView(headlines=heads, verdicts=(Sentence(risk.risk_inverse_verdict(res), tone),),
+                   figures=frozen_map({"result": res, "check": check}), epsilon=res.epsilon,
+                   delta=delta or None)

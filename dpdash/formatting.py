@@ -47,6 +47,19 @@ def number(x: float, sig: int = 2) -> str:
     return f"{rounded:,.{decimals}f}"
 
 
+def number_down(x: float, sig: int = 4) -> str:
+    """``x`` cut (not rounded) to ``sig`` significant figures, for a limit the reader must not exceed: "use ε ≤ 5.298"
+    where ε = ln 200 = 5.2983 (rounded, "5.30" would break the promise).
+
+    >>> number_down(5.298317), number_down(1.0986123, 3), number_down(0.5), number_down(float("inf"))
+    ('5.298', '1.09', '0.5000', '∞')
+    """
+    if x is None or not math.isfinite(x) or x <= 0:
+        return number(x, sig)
+    step = 10.0 ** (math.floor(math.log10(x)) - sig + 1)
+    return number(math.floor(x / step * (1 + 1e-12)) * step, sig)
+
+
 def power_of_ten(x: float) -> str:
     """δ for reading: 1e-06 → "10⁻⁶", 5e-07 → "5·10⁻⁷" (exact powers of ten without a mantissa).
 

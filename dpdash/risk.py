@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
-from dpdash.formatting import number, percent, power_of_ten
+from dpdash.formatting import number_down, percent, power_of_ten
 from dpdash.validation import EPSILON_MAX, ValidationError, check_delta, check_epsilon, check_positive
 
 # EPSILON_MAX is the one ε cap (dpdash.validation); ``dpdash.risk.EPSILON_MAX`` is that same object.
@@ -332,4 +332,4 @@ def risk_inverse_verdict(res: EpsilonForRisk) -> str:
         return f"No ε can promise that {what}{d}: {res.reason}."
     if math.isinf(res.epsilon):
         return f"Any ε keeps this promise: {what}{d}."
-    return f"To promise that {what}, use ε ≤ {number(res.epsilon, 3)}{d}."
+    return f"To promise that {what}, use ε ≤ {number_down(res.epsilon)}{d}."  # cut, not rounded up past the limit

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dpdash import risk
-from dpdash.formatting import log_axis
+from dpdash.formatting import log_axis, number_down
 from dpdash.palette import palette_color
 
 Y_TITLES = {"posterior": "attacker's belief after the release", "advantage": "membership advantage",
@@ -40,7 +40,8 @@ def make_risk_inverse_figure(res: risk.EpsilonForRisk, *, prior=None, fpr=None) 
     fig.add_trace(go.Scatter(x=[eps[0], eps[-1]], y=[res.target, res.target], mode="lines", name="your target",
                              line=dict(color=palette_color(3), dash="dash"), hoverinfo="name"))
     if res.reachable and math.isfinite(res.epsilon) and res.epsilon >= eps[0]:
-        fig.add_trace(go.Scatter(x=[res.epsilon], y=[res.target], mode="markers", name=f"largest ε = {res.epsilon:.3g}",
+        fig.add_trace(go.Scatter(x=[res.epsilon], y=[res.target], mode="markers",
+                                 name=f"largest ε = {number_down(res.epsilon)}",
                                  marker=dict(color="#000000", size=11, symbol="diamond"),
                                  hovertemplate="ε = %{x:.4g}<extra></extra>"))
     fig.update_layout(xaxis=log_axis(float(eps[0]), float(eps[-1]), title="ε (log scale)"),
@@ -56,5 +57,5 @@ def risk_inverse_alt(res: risk.EpsilonForRisk) -> str:
     what = Y_TITLES[res.measure]
     if res.reachable and math.isfinite(res.epsilon):
         return (f"Line chart of the {what} against ε on a log axis, with a dashed line at the target "
-                f"{res.target:.3g}; the curve crosses it at ε = {res.epsilon:.3g}.")
+                f"{res.target:.3g}; the curve crosses it at ε = {number_down(res.epsilon)}.")
     return f"Line chart of the {what} against ε on a log axis, with a dashed line at the target {res.target:.3g}."

@@ -360,3 +360,37 @@ def test_compare_and_totals_views_without_the_basic_rule():
     assert [h.label for h in v.headlines] == ["Best ± per statistic"] and "tighter than" not in v.verdicts[0].text
     t = evw.budget_totals_view(bcmp.total_from_per_release(0.1, k=5, delta=1e-6, rules=("advanced",)))
     assert [h.label for h in t.headlines] == ["Smallest total ε"] and "adding up" not in t.verdicts[0].text
+
+
+# --------------------------------------------------------------------------- ε as risk: risk → ε
+def test_risk_inverse_view_card_sentence_and_check_share_one_cut_value():
+    """Posterior 5% → 20%: ε = logit 0.2 − logit 0.05 (Bayes with the ε-DP likelihood-ratio bound), computed here
+    from scratch; the card, the sentence and the check read the same 4-figure value, cut so it keeps its promise."""
+    logit = lambda p: math.log(p / (1 - p))  # noqa: E731
+    eps = logit(0.2) - logit(0.05)                        # 1.55814…
+    v = evw.risk_inverse_view("posterior", target=0.2, prior=0.05)
+    assert v.headline("Largest ε").value == "1.558" and v.headline("Largest ε").raw == pytest.approx(eps, rel=1e-12)
+    assert "use ε ≤ 1.558." in v.verdicts[0].text and v.verdicts[0].tone == "neutral"
+    # the check is made at the shown ε: the posterior there, by Bayes, is at or below the target
+    post = 1 / (1 + math.exp(-(logit(0.05) + 1.558)))
+    assert post <= 0.2
+    check = v.figures["check"]
+    assert check.startswith("Check: at ε = 1.558 the risk is ") and check.endswith(" (target 0.2).")
+    assert float(check.split(" the risk is ")[1].split(" ")[0]) == pytest.approx(post, abs=5e-5)
+
+
+def test_risk_inverse_view_power_rounds_down_and_names_the_gaussian_noise():
+    """True-positive rate 20% at 0.1% false positives: ε = ln(0.2/0.001) = 5.2983 (pure ε-DP testing region); a
+    rounded "5.30" would allow 0.2003. σ for μ-GDP: TPR = Φ(Φ⁻¹(FPR) + μ) solved for μ (Dong, Roth & Su 2022)."""
+    from scipy.stats import norm
+    v = evw.risk_inverse_view("power", target=0.2, fpr=0.001)
+    assert v.headline("Largest ε").value == "5.298"
+    assert 0.001 * math.exp(5.30) > 0.2 >= 0.001 * math.exp(5.298)
+    mu = norm.ppf(0.2) - norm.ppf(0.001)
+    assert v.headline("Gaussian noise needed: σ at least").raw == pytest.approx(1 / mu, rel=1e-9)
+
+
+def test_risk_inverse_view_unreachable_target_is_a_warning_without_cards():
+    v = evw.risk_inverse_view("advantage", target=1e-9, delta=1e-6)
+    assert v.headlines == () and v.figures["check"] == "" and v.verdicts[0].tone == "warning"
+    assert v.verdicts[0].text.startswith("No ε can promise")

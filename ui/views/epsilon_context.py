@@ -8,13 +8,14 @@ and sentence comes from the engine.
 
 from __future__ import annotations
 
-import math
 
 import streamlit as st
 
 from dpdash import deployments as dep
+from dpdash import epsilon_views as evw
 from dpdash import risk
 from dpdash import risk_inverse_figures as rfig
+from ui.show import cards
 from ui.show import table as results_table
 from ui.charts import show_figure
 from ui.common import methodology
@@ -83,22 +84,15 @@ def render_risk_inverse(key_prefix: str = "eps_inv_") -> None:
         fpr = _share(c1, "False-positive rate of the test (outsiders wrongly accused)", RATES, 1, f"{k}fpr")
         target = _share(c2, "Highest true-positive rate you accept (members found)", SHARES, 10, f"{k}target_pow")
     try:
-        res = risk.epsilon_for_risk(measure, target=target, delta=delta, prior=prior, fpr=fpr)
+        view = evw.risk_inverse_view(measure, target=target, delta=delta, prior=prior, fpr=fpr)
     except ValueError as exc:
         st.warning(md_escape(str(exc), max_len=300))
         return
-    st.markdown(f"**{md_escape(risk.risk_inverse_verdict(res), max_len=400)}**")
-    if res.reachable and math.isfinite(res.epsilon):
-        back = risk.risk_at_epsilon(measure, epsilon=res.epsilon, delta=delta, prior=prior, fpr=fpr)
-        m1, m2 = st.columns(2)
-        m1.metric("Largest ε", f"{res.epsilon:.4g}")
-        mu = (risk.mu_for_advantage(target) if measure == "advantage"
-              else risk.mu_for_power(target, fpr=fpr) if measure == "power" else math.nan)
-        if math.isfinite(mu) and mu > 0:
-            m2.metric("Gaussian noise needed: σ at least", f"{1.0 / mu:.3g} × sensitivity",
-                      help="The Gaussian mechanism's own trade-off curve (Dong, Roth & Su 2022) is tighter than "
-                           "the (ε, δ) bound: this is the smallest noise that keeps the same promise.")
-        st.caption(f"Check: at ε = {res.epsilon:.4g} the risk is {back:.4g} (target {target:g}).")
+    res = view.figures["result"]
+    st.markdown(f"**{md_escape(view.verdicts[0].text, max_len=400)}**")
+    cards(view.headlines, columns=2)
+    if view.figures["check"]:
+        st.caption(view.figures["check"])
     fig = rfig.make_risk_inverse_figure(res, prior=prior, fpr=fpr)
     show_figure(fig, key=f"{k}fig", filename="risk_to_epsilon.html", alt=rfig.risk_inverse_alt(res))
     with methodology():

@@ -230,7 +230,7 @@ def tab_tests(outputs: bool = True) -> None:
                            "rejects true hypotheses more often than the α you asked for.",
                    alt=f"Line chart: false-alarm rate of the classical χ² test on noisy counts against n from "
                        f"100 to 10 million (log scale), with α = {alpha:g} dashed; at n = {int(n):,} it is "
-                       f"{size_now:.0%}.")
+                       f"{nf.percent(size_now)}.")
             figure(ef.make_power_figure(ns, {"projected": pw_n["projected"], "nonprojected": pw_n["nonprojected"],
                                              "non-private": pw_n["classical_nonprivate"]}, xlabel="n", alpha=alpha),
                    key="eps_t_fig_pn", filename="power_vs_n.html", caption="Chance of detecting the shift Δ.",
@@ -266,7 +266,7 @@ def tab_tests(outputs: bool = True) -> None:
                    caption="Pearson's independence test on noisy counts: its asymptotic false-alarm rate at "
                            "these marginals (Lemma 6.2.3 weights).",
                    alt=f"Line chart: false-alarm rate of Pearson's independence test on noisy counts against n "
-                       f"(log scale), with α = {alpha:g} dashed; at n = {int(n):,} it is {isize_now:.0%}.")
+                       f"(log scale), with α = {alpha:g} dashed; at n = {int(n):,} it is {nf.percent(isize_now)}.")
             demo_seed = int(st.session_state.get("eps_t_seed", 0))
             with st.expander(f"One noisy table drawn from the alternative (seed {demo_seed}): 2MLE and the decisions"):
                 tab_, proj_, res_ = cached_indep_demo(tuple(map(tuple, alt)), int(n), noise, float(

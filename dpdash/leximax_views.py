@@ -340,3 +340,30 @@ def quota_view(pool: pd.DataFrame, quotas: Sequence[lx.Quota], dist: lx.PanelDis
                    params=frozen_map({"pool and quotas": source, "people": f"{n:,}", "panel size k": str(k),
                                       "quotas": str(len(quotas)), "seed": str(int(seed))}),
                    sections=(ReportSection("Lottery", (detail,)),), script=frozen_map(script), seed=int(seed))
+
+
+def noise_view(U, N, *, epsilon, delta: Fraction | None = None) -> TabView:
+    """The finite-set explorer's noise check: solutions found on noisy utilities N, checked against the true U.
+
+    Source: S3 Lemmas 18–19 (Lemma 19 as corrected, erratum L1). ``delta`` is the noise bound the lemmas assume;
+    None takes the largest entrywise difference |U − N| (exact fractions). A δ below that difference is a choice the
+    user can correct: a warning naming the smallest valid δ, and no tables. Lemma 18 needs ε ≥ 2δ.
+    """
+    e = epsilon if isinstance(epsilon, Fraction) else Fraction(str(epsilon))
+    dmax = max((abs(a - b) for ra, rb in zip(U, N) for a, b in zip(ra, rb)), default=Fraction(0))
+    d = dmax if delta is None else Fraction(delta)
+    notes = [Sentence(f"δ = {float(d):.6g} (largest difference between the two matrices: {float(dmax):.6g}).")]
+    if d < dmax:
+        warn = Sentence(f"The noisy utilities differ from the true ones by up to {float(dmax):.6g}, more than "
+                        f"δ = {float(d):.6g}: Lemmas 18–19 assume noise within δ. Raise δ to at least "
+                        f"{float(dmax):.6g} or tick “δ = the largest difference between the matrices”.", "warning")
+        return TabView(verdicts=(warn,), figures=frozen_map({"notes": tuple(notes), "delta": d, "dmax": dmax}))
+    tables = {"lemma19": lx.lemma19_check(U, N, epsilon=e, delta=d)}
+    notes.append(Sentence("Corrected Lemma 19 (erratum L1): every ε-significant solution on the noisy utilities is "
+                          "(ε−2δ, ε+2δ)-significant recursive on the true ones — the last column must be all ✓."))
+    if e >= 2 * d:
+        tables["lemma18"] = lx.lemma18_check(U, N, epsilon=e, delta=d)
+        notes.append(Sentence("Lemma 18: (ε−2δ, 2δ)-significant-tradeoff on noisy ⇒ ε-tradeoff on true."))
+    else:
+        notes.append(Sentence(f"Lemma 18 needs ε ≥ 2δ (here ε = {float(e):g}, 2δ = {2 * float(d):.6g}): not shown."))
+    return TabView(tables=frozen_map(tables), figures=frozen_map({"notes": tuple(notes), "delta": d, "dmax": dmax}))

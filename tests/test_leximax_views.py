@@ -186,3 +186,21 @@ def test_combine_keeps_cards_and_adds_the_simulation():
     both = lxv.combine(cohort, sim, None)
     assert both.headlines == cohort.headlines and both.seed == 4
     assert both.verdicts[-1] == sim.verdicts[-1] and "simulation" in both.tables and "levels" in both.tables
+
+
+def test_noise_view_delta_defaults_to_the_largest_difference_and_guards_the_lemmas():
+    """S3 Lemmas 18–19: δ is the largest |U − N| entry (here 3/100, found by hand); a smaller δ is a warning with no
+    tables; Lemma 18's table needs ε ≥ 2δ."""
+    Fr = Fraction
+    U = [[Fr(0), Fr(1)], [Fr(1, 2), Fr(1, 2)], [Fr(1), Fr(0)]]
+    N = [[Fr(1, 100), Fr(1)], [Fr(1, 2), Fr(47, 100)], [Fr(1), Fr(0)]]
+    v = lxv.noise_view(U, N, epsilon=Fr(1, 10))
+    assert v.figures["dmax"] == Fr(3, 100) and v.figures["delta"] == Fr(3, 100) and not v.verdicts
+    assert set(v.tables) == {"lemma19", "lemma18"}                 # ε = 0.1 ≥ 2δ = 0.06
+    assert v.figures["notes"][0].text == "δ = 0.03 (largest difference between the two matrices: 0.03)."
+    small = lxv.noise_view(U, N, epsilon=Fr(1, 10), delta=Fr(1, 100))
+    assert small.verdicts[0].tone == "warning" and "Raise δ to at least 0.03" in small.verdicts[0].text
+    assert not small.tables
+    narrow = lxv.noise_view(U, N, epsilon=Fr(1, 20))                # ε = 0.05 < 2δ = 0.06
+    assert set(narrow.tables) == {"lemma19"}
+    assert narrow.figures["notes"][2].text == "Lemma 18 needs ε ≥ 2δ (here ε = 0.05, 2δ = 0.06): not shown."

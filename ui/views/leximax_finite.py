@@ -108,27 +108,22 @@ def noise_section(U, ed, e, eps, preset, noisy) -> None:
                          key=f"lx_fs_N_{preset}", num_rows="fixed", placeholder="")
     try:
         N = _parse_matrix(ed2, "Noisy utilities")
-        dmax = max((abs(a - b) for ra, rb in zip(U, N) for a, b in zip(ra, rb)), default=Fraction(0))
         n1, n2 = st.columns([1, 2])
         auto = n1.checkbox("δ = the largest difference between the matrices", value=True,
                            key="lx_fs_delta_auto", bind="query-params")
         dset = log_slider("Noise bound δ", key="lx_fs_delta", min_value=0.0001, max_value=0.5, value=0.001,
                           container=n2, disabled=auto,
                           help="Used when the box on the left is cleared: the noise bound the lemmas assume.")
-        d = dmax if auto else Fraction(str(dset))
-        st.caption(f"δ = {float(d):.6g} (largest difference between the two matrices: {float(dmax):.6g}).")
-        if d < dmax:        # a choice the user can correct: say so and offer the fix, no error
-            st.warning(f"The noisy utilities differ from the true ones by up to {float(dmax):.6g}, more than "
-                       f"δ = {float(d):.6g}: Lemmas 18–19 assume noise within δ. Raise δ to at least "
-                       f"{float(dmax):.6g} or tick “δ = the largest difference between the matrices”.")
+        view = lxv.noise_view(U, N, epsilon=e, delta=None if auto else Fraction(str(dset)))
+        notes = view.figures["notes"]
+        st.caption(notes[0].text)
+        if view.verdicts:        # a choice the user can correct: say so and offer the fix, no error
+            st.warning(view.verdicts[0].text)
             return
-        table(lx.lemma19_check(U, N, epsilon=e, delta=d), hide_index=True)
-        st.caption("Corrected Lemma 19 (erratum L1): every ε-significant solution on the noisy utilities is "
-                   "(ε−2δ, ε+2δ)-significant recursive on the true ones — the last column must be all ✓.")
-        if e >= 2 * d:
-            table(lx.lemma18_check(U, N, epsilon=e, delta=d), hide_index=True)
-            st.caption("Lemma 18: (ε−2δ, 2δ)-significant-tradeoff on noisy ⇒ ε-tradeoff on true.")
-        else:
-            st.caption(f"Lemma 18 needs ε ≥ 2δ (here ε = {eps:g}, 2δ = {2 * float(d):.6g}): not shown.")
+        table(view.tables["lemma19"], hide_index=True)
+        st.caption(notes[1].text)
+        if "lemma18" in view.tables:
+            table(view.tables["lemma18"], hide_index=True)
+        st.caption(notes[2].text)
     except ValueError as exc:
         show_problem("", exc)

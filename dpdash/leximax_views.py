@@ -360,7 +360,8 @@ def noise_view(U, N, *, epsilon, delta: Fraction | None = None) -> TabView:
         return TabView(verdicts=(warn,), figures=frozen_map({"notes": tuple(notes), "delta": d, "dmax": dmax}))
     tables = {"lemma19": lx.lemma19_check(U, N, epsilon=e, delta=d)}
     notes.append(Sentence("Corrected Lemma 19 (erratum L1): every ε-significant solution on the noisy utilities is "
-                          "(ε−2δ, ε+2δ)-significant recursive on the true ones — the last column must be all ✓."))
+                          "(ε−2δ, ε+2δ)-significant recursive on the true ones: the last column must read true on "
+                          "every row."))
     if e >= 2 * d:
         tables["lemma18"] = lx.lemma18_check(U, N, epsilon=e, delta=d)
         notes.append(Sentence("Lemma 18: (ε−2δ, 2δ)-significant-tradeoff on noisy ⇒ ε-tradeoff on true."))

@@ -14,7 +14,7 @@ JOBS ?= 2
 ACS_NATIONAL2019_CSV ?= $(abspath $(wildcard ../shared/data/national2019.csv))
 export ACS_NATIONAL2019_CSV
 
-# Branch coverage of dpdash/ (the engine) that the full suite must reach (issue 13 asks 90; measured 92% on 2026-11-24).
+# Branch coverage of engine/ (the package dpdash) that the full suite must reach (issue 13 asks 90; measured 92% on 2026-11-24).
 COV_FLOOR ?= 90
 # One fresh seed per `make` run for the random Hypothesis pass; pass HYPOTHESIS_SEED=<n> to replay one. Under CI
 # a fixed, verified seed (as for the browser walk): a landing is judged on a reproducible run, and each local

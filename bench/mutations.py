@@ -204,7 +204,7 @@ VIEWS_HEADER = ("## Mutations in the tab views (issue 22): a headline number, a 
 
 
 def run(mutation: Mutation, tmp: Path) -> tuple[bool, float, str]:
-    path = tmp / "dpdash" / f"{mutation.module}.py"
+    path = tmp / "engine" / f"{mutation.module}.py"
     original = path.read_text()
     if original.count(mutation.old) != 1:
         return False, 0.0, "mutation site not found (the formula moved): update this list"
@@ -270,6 +270,9 @@ def main() -> None:
         tmp = Path(d)
         archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
+        # the package dpdash lives in engine/ (pyproject package-dir); a dpdash link in the copy's root comes first on
+        # sys.path, so the tests import the mutated copy, not the checkout the editable install points at
+        (tmp / "dpdash").symlink_to(tmp / "engine", target_is_directory=True)
         rows = []
         for m in chosen:
             caught, secs, detail = run(m, tmp)

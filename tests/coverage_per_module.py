@@ -17,21 +17,21 @@ from pathlib import Path
 
 
 def module_percentages(report: dict) -> dict[str, float]:
-    """Per-file branch-aware percentages from ``coverage json`` output, for files under dpdash/.
+    """Per-file branch-aware percentages from ``coverage json`` output, for files under engine/ (the package dpdash).
 
-    >>> module_percentages({"files": {"dpdash/a.py": {"summary": {"percent_covered": 91.5}},
+    >>> module_percentages({"files": {"engine/a.py": {"summary": {"percent_covered": 91.5}},
     ...                               "ui/b.py": {"summary": {"percent_covered": 10.0}}}})
-    {'dpdash/a.py': 91.5}
+    {'engine/a.py': 91.5}
     """
     return {name: float(f["summary"]["percent_covered"]) for name, f in report["files"].items()
-            if name.replace("\\", "/").startswith("dpdash/")}
+            if name.replace("\\", "/").startswith("engine/")}
 
 
 def below(percentages: dict[str, float], floor: float) -> dict[str, float]:
     """The modules under the floor (coverage rounds to whole percent in its own report; so do we).
 
-    >>> below({"dpdash/a.py": 89.4, "dpdash/b.py": 89.6, "dpdash/c.py": 95.0}, 90)
-    {'dpdash/a.py': 89.4}
+    >>> below({"engine/a.py": 89.4, "engine/b.py": 89.6, "engine/c.py": 95.0}, 90)
+    {'engine/a.py': 89.4}
     """
     return {m: p for m, p in sorted(percentages.items()) if round(p) < floor}
 
@@ -48,7 +48,7 @@ def main() -> int:
         report = json.loads(out.read_text())
     pct = module_percentages(report)
     bad = below(pct, args.floor)
-    print(f"Per-module branch coverage of dpdash/: {len(pct)} modules, lowest "
+    print(f"Per-module branch coverage of engine/ (dpdash): {len(pct)} modules, lowest "
           f"{min(pct.values()):.1f}% ({min(pct, key=pct.get)}); floor {args.floor:g}%")
     for m, p in bad.items():
         print(f"  below the floor: {m} {p:.1f}%")

@@ -28,10 +28,10 @@ def test_pytest_configuration_keeps_the_gates():
     ini = configparser.ConfigParser()
     ini.read(ROOT / "pytest.ini", encoding="utf-8")
     cfg = ini["pytest"]
-    assert "--doctest-modules" in cfg["addopts"] and "dpdash" in cfg["testpaths"].split()
+    assert "--doctest-modules" in cfg["addopts"] and "engine" in cfg["testpaths"].split()
     assert cfg["xfail_strict"].strip() == "true" and "--strict-markers" in cfg["addopts"]
     filters = [f.strip() for f in cfg["filterwarnings"].splitlines() if f.strip() and not f.strip().startswith("#")]
-    assert filters[0].startswith("error::Warning:") and "dpdash" in filters[0] and "ui" in filters[0]
+    assert filters[0].startswith("error::Warning:") and all(p in filters[0] for p in ("dpdash", "engine", "ui"))
     # every other entry ignores something by name, never everything
     assert all(f.startswith("ignore:") and f != "ignore" for f in filters[1:])
 

@@ -34,7 +34,7 @@ def test_no_other_module_spells_out_a_palette():
     # colours is a copy. (One colour used as an accent on its own is fine.)
     hexes = re.compile("|".join(re.escape(h) for h in OKABE_ITO), re.I)
     copies = []
-    for folder in ("dpdash", "ui", "pages"):
+    for folder in ("engine", "ui", "pages"):
         for path in (ROOT / folder).rglob("*.py"):
             if path.name == "palette.py":
                 continue

@@ -55,7 +55,7 @@ def _on_cluster(client, fn):
 
 # ------------------------------------------------------------------------------------------ no backend named
 def _engine_modules():
-    return sorted((ROOT / "dpdash").glob("*.py"))
+    return sorted((ROOT / "engine").glob("*.py"))
 
 
 def test_no_engine_module_names_a_joblib_backend():

@@ -394,3 +394,11 @@ def test_risk_inverse_view_unreachable_target_is_a_warning_without_cards():
     v = evw.risk_inverse_view("advantage", target=1e-9, delta=1e-6)
     assert v.headlines == () and v.figures["check"] == "" and v.verdicts[0].tone == "warning"
     assert v.verdicts[0].text.startswith("No ε can promise")
+
+
+def test_risk_inverse_view_cuts_where_rounding_would_overshoot():
+    """Advantage 50% under pure ε-DP: ε = ln((1 + 0.5)/(1 − 0.5)) = ln 3 = 1.098612; rounded to 4 figures that is
+    1.099, past the limit, so the card and the sentence must say 1.098 (Kairouz–Oh–Viswanath region)."""
+    v = evw.risk_inverse_view("advantage", target=0.5)
+    assert math.log(3) < 1.099
+    assert v.headline("Largest ε").value == "1.098" and "use ε ≤ 1.098." in v.verdicts[0].text

@@ -14,6 +14,7 @@ References: issue 16 ("When one machine is not enough"); README section of the s
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import os
 import threading
 import time
@@ -82,8 +83,7 @@ def _connection(address: str) -> tuple:
 
     Returned inside a tuple: a ``Client`` is awaitable, and Streamlit refuses to cache an awaitable.
     """
-    from distributed import Client
-
+    Client = _client_class()
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
     except AssertionError:
@@ -92,6 +92,31 @@ def _connection(address: str) -> tuple:
         client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
     _made.append(client)
     return (client,)
+
+
+@functools.cache
+def _client_class():
+    """``distributed.Client`` that closes itself, IO-loop thread included, when it cannot connect.
+
+    A plain ``Client`` whose connection fails (a refused port, a malformed address) raises from its constructor
+    with its IO-loop thread still running and, for some errors, its status still "connecting". Dropped, it is
+    closed later by its ``__del__``, from whatever code the garbage collector interrupts; when that code held
+    distributed's class-wide ``LoopRunner`` lock (another client starting its loop), ``__del__`` waited on that
+    lock for ever: a test process hung until its 600 s timeout (2026-11-28).
+    """
+    from distributed import Client
+
+    class SelfClosingClient(Client):
+        def start(self, **kwargs):
+            try:
+                return super().start(**kwargs)
+            except BaseException:
+                if self.status not in ("closed", "newly-created"):
+                    self.close(timeout=CONNECT_TIMEOUT_S)
+                self._loop_runner.stop()  # close() skips this when the failed start already marked it closed
+                raise
+
+    return SelfClosingClient
 
 
 def _client(address: str):

@@ -9,6 +9,7 @@ tests/test_parallel.py.
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -65,9 +66,16 @@ def test_cluster_is_named_with_its_workers(monkeypatch, scheduler):
     assert cluster.run(lambda *, n_jobs: n_jobs, n_jobs=1) == 2
 
 
+def _io_loops() -> int:
+    return sum(t.name == "IO loop" and t.is_alive() for t in threading.enumerate())
+
+
 def test_unreachable_scheduler_runs_locally_and_is_not_retried_every_rerun(monkeypatch):
     monkeypatch.setenv(cluster.ENV_VAR, DEAD)
+    loops = _io_loops()
     where = cluster.placement()
+    # the failed client is closed, IO-loop thread included: nothing is left for its __del__ (see _client_class)
+    assert _io_loops() == loops
     assert where.address == DEAD and not where.on_cluster and where.problem
     text = cluster.where_text(where, 2)
     assert "cannot be used" in text and "this server's 2 cores instead" in text
@@ -80,13 +88,18 @@ def test_unreachable_scheduler_runs_locally_and_is_not_retried_every_rerun(monke
 
 def test_malformed_address_is_reported_not_raised(monkeypatch):
     monkeypatch.setenv(cluster.ENV_VAR, "not a scheduler address")
+    loops = _io_loops()
     where = cluster.placement()
     assert not where.on_cluster and where.problem
+    # this failure left the client "connecting": dropped unclosed, its __del__ later hung a test process on
+    # distributed's LoopRunner lock (600 s); now it is closed at once
+    assert _io_loops() == loops
 
 
 # Once in two full runs (2026-11-28) a dropped Dask client's __del__ waited on its IO loop's lock until the 600 s
-# timeout interrupted it (distributed.utils.LoopRunner.stop, from garbage collection); the test itself takes < 5 s,
-# so a 60 s limit bounds that stall.
+# timeout interrupted it (distributed.utils.LoopRunner.stop, from garbage collection): the client of the malformed
+# address above, never closed, collected while this test's client held the class-wide LoopRunner lock. Failed
+# clients now close themselves (ui/cluster.py _client_class); the test takes < 1 s, and the 60 s limit stays.
 @pytest.mark.timeout(60)
 def test_cluster_with_other_package_versions_is_not_used(monkeypatch, scheduler):
     # The worker processes report their real versions; this process pretends to run another numpy.
@@ -105,22 +118,23 @@ def test_cluster_with_other_package_versions_is_not_used(monkeypatch, scheduler)
 
 
 def test_a_client_whose_io_loop_started_late_is_made_once_more(monkeypatch, scheduler):
-    # distributed raises a bare AssertionError when a new client's IO-loop thread does not start within 10 s
-    import distributed
+    # distributed raises a bare AssertionError from LoopRunner.start when a new client's IO-loop thread does not
+    # start within 10 s; here the first start fails that way
+    from distributed.utils import LoopRunner
 
-    real, calls = distributed.Client, []
+    real, calls = LoopRunner.start, []
 
-    def late_once(*args, **kwargs):
-        calls.append(args[0])
+    def late_once(self):
+        calls.append(self)
         if len(calls) == 1:
             raise AssertionError
-        return real(*args, **kwargs)
+        return real(self)
 
     address, _ = scheduler
-    monkeypatch.setattr(distributed, "Client", late_once)
+    monkeypatch.setattr(LoopRunner, "start", late_once)
     monkeypatch.setenv(cluster.ENV_VAR, address)
     where = cluster.placement()
-    assert where.on_cluster and calls == [address, address]
+    assert where.on_cluster and len(calls) == 2
 
 
 def test_cluster_that_cannot_run_the_engine_is_not_used(monkeypatch, scheduler):

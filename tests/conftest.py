@@ -104,7 +104,7 @@ def plain_main_module():
 LONG_FIRST = (
     "tests/e2e/test_random_walk.py", "tests/product/test_epsilon_calculator_walk.py",
     "tests/e2e/test_presenter_every_tab.py", "tests/privacy/", "tests/e2e/test_sessions.py",
-    "tests/e2e/test_no_outside_requests.py", "tests/e2e/test_presenter_overflow.py",
+    "tests/e2e/test_no_outside_requests.py",
     "tests/e2e/test_settings_roundtrip_e2e.py", "tests/product/test_stratified_synthesis_viewer_walk.py",
     "tests/product/test_sampling_designer_walk.py", "tests/e2e/test_coherence_explorer_e2e.py",
     "tests/e2e/test_epsilon_calculator_e2e.py", "tests/product/test_coherence_explorer_walk.py",

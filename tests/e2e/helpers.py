@@ -29,6 +29,13 @@ def wait_idle(page, timeout: float = 30_000) -> None:
     page.wait_for_selector(SCRIPT_IDLE, timeout=timeout)
 
 
+def wait_not_running(page, timeout: float = 30_000) -> None:
+    """Wait until the app is connected and no script runs, without ``wait_idle``'s grace for a rerun to begin (for
+    moments that start none, such as a window resize)."""
+    page.wait_for_selector(APP_READY, timeout=timeout)
+    page.wait_for_selector(SCRIPT_IDLE, timeout=timeout)
+
+
 def open_page(page, url: str, timeout: float = 60_000) -> None:
     """Open a URL and wait until the Streamlit script has finished running."""
     page.goto(url, wait_until="domcontentloaded", timeout=timeout)
@@ -92,3 +99,84 @@ def restore_settings(page, path) -> None:
     if not expander.locator("details").first.evaluate("(d) => d.open"):
         expander.get_by_text("Restore saved settings").first.click()
     expander.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(path)
+
+
+#: Resolves once the page's layout has stopped changing: web fonts loaded, every visible Plotly chart drawn, then the
+#: size and place of every element container, plot area and skeleton unchanged for ``quiet`` ms (checked each 25 ms);
+#: false after ``limit`` ms.
+_SETTLED_JS = """async ([quiet, limit]) => {
+  const t0 = performance.now();
+  await Promise.race([document.fonts.ready, new Promise(r => setTimeout(r, limit))]);
+  const sig = () => {
+    const parts = [document.documentElement.scrollWidth, document.documentElement.scrollHeight,
+                   window.innerWidth, window.innerHeight];
+    for (const e of document.querySelectorAll(
+        '[data-testid=stElementContainer], .js-plotly-plot .nsewdrag, [data-testid=stSkeleton]')) {
+      const r = e.getBoundingClientRect();
+      parts.push(Math.round(r.left), Math.round(r.top), Math.round(r.width), Math.round(r.height));
+    }
+    return parts.join(',');
+  };
+  const undrawn = () => [...document.querySelectorAll('[data-testid=stPlotlyChart]')]
+    .some(c => c.getClientRects().length > 0 && !c.querySelector('.main-svg'));
+  let last = sig(), since = performance.now();
+  while (performance.now() - since < quiet || undrawn()) {
+    if (performance.now() - t0 > limit) return false;
+    await new Promise(r => setTimeout(r, 25));
+    const now = sig();
+    if (now !== last) { last = now; since = performance.now(); }
+  }
+  return true;
+}"""
+
+
+def wait_settled(page, quiet_ms: int = 200, limit_ms: int = 15_000) -> bool:
+    """Wait until the page's layout is still (fonts loaded; no element, chart or skeleton moved for ``quiet_ms``).
+
+    Replaces fixed pauses after a load, a tab click or a window resize ("charts and fonts settle"): it ends as soon
+    as the page is still, and waits longer when the page is still drawing (a busy CI box), up to ``limit_ms``.
+    Returns whether the page settled within the limit.
+    """
+    return page.evaluate(_SETTLED_JS, [quiet_ms, limit_ms])
+
+
+# --- Nothing cut (issue 14 item 5; used by the normal-mode walk and the presenter-mode walk) ---------------
+
+#: Elements whose text must never be cut (their own box or their first child's), and tab bars whose every tab
+#: must lie inside the bar. Hidden elements (closed tabs, folded expanders) do not count.
+OVERFLOW_JS = """
+() => {
+  const visible = (el) => el.offsetParent !== null && el.getClientRects().length > 0;
+  const name = (el) => (el.getAttribute('data-testid') || el.getAttribute('data-baseweb') || el.tagName)
+                       + ': ' + (el.innerText || '').trim().slice(0, 60);
+  const bad = [];
+  const sel = '[data-testid=stMetricValue], [data-testid=stMetricLabel], [data-testid=stTab], '
+            + '[data-testid=stHeading] h1, [data-testid=stHeading] h2, [data-testid=stHeading] h3, '
+            + '[data-testid=stMarkdownContainer] h4';
+  for (const el of document.querySelectorAll(sel)) {
+    if (!visible(el)) continue;
+    for (const box of [el, el.firstElementChild]) {
+      if (box && box.clientWidth > 0 && box.scrollWidth > box.clientWidth + 1) { bad.push('cut ' + name(el)); break; }
+    }
+  }
+  for (const list of document.querySelectorAll('[data-testid=stTabs] [role=tablist]')) {
+    if (!visible(list)) continue;
+    const r = list.getBoundingClientRect();
+    for (const t of list.querySelectorAll('[data-testid=stTab]')) {
+      const b = t.getBoundingClientRect();
+      if (b.width === 0 || b.left < r.left - 1 || b.right > r.right + 1 || b.right > window.innerWidth)
+        bad.push('tab outside its bar ' + name(t));
+    }
+  }
+  return bad;
+}
+"""
+
+#: Presenter mode's promise, measured: body text and widget labels at least 18 px.
+FONT_JS = """
+() => {
+  const px = (sel) => { const el = [...document.querySelectorAll(sel)].find(e => e.offsetParent !== null);
+                        return el ? parseFloat(getComputedStyle(el).fontSize) : null; };
+  return {body: px('[data-testid=stMarkdownContainer] p'), label: px('[data-testid=stWidgetLabel] p')};
+}
+"""

@@ -14,7 +14,14 @@ the page lists:
   (a container keyed ``*_preview``, the home page's first 20 rows of the chosen dataset): it shows a file's columns
   as they are, every one of them, and a dataset may have more columns than any screen holds at 18 px, so it
   scrolls sideways rather than hide columns;
-- **charts too narrow to read**: a Plotly plot area under 240 px wide or 80 px high.
+- **charts too narrow to read**: a Plotly plot area under 240 px wide or 80 px high;
+- **overflow** (issue 14 item 5, formerly the presenter half of test_presenter_overflow.py, which checked the
+  epsilon calculator's first tab only): a metric value or label, tab name or heading wider than its own box, a tab
+  drawn outside its tab bar; and **font**: the first visible body paragraph and widget label anywhere on the page,
+  the sidebar included, at 18 px or more.
+
+Each check runs once the page is still (``wait_settled``: fonts loaded, every visible chart drawn, no element
+moving), not after fixed pauses.
 
 Screenshots go to a temporary folder (printed), one per tab and size, to look at.
 """
@@ -23,7 +30,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.helpers import open_page, wait_idle
+from tests.e2e.helpers import FONT_JS, OVERFLOW_JS, open_page, wait_idle, wait_not_running, wait_settled
 
 PAGES = ["", "epsilon_calculator", "coherence_explorer", "sampling_designer", "leximax_cohort_picker",
          "stratified_synthesis_viewer"]
@@ -103,7 +110,7 @@ def test_presenter_mode_on_every_tab(page, app_url, tmp_path_factory, path):
     shots.mkdir(exist_ok=True)
     page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
     open_page(page, f"{app_url}/{path}?present=true", timeout=120_000)
-    page.wait_for_timeout(600)
+    wait_settled(page)
     n_tabs = max(1, len(_tabs(page)))
     problems = {}
     for i in range(n_tabs):
@@ -114,14 +121,22 @@ def test_presenter_mode_on_every_tab(page, app_url, tmp_path_factory, path):
             name = tab.inner_text().strip()
             tab.click()
             wait_idle(page, timeout=120_000)
-            page.wait_for_timeout(500)
+            wait_settled(page)
         for w, h in SIZES:
             page.set_viewport_size({"width": w, "height": h})
-            page.wait_for_timeout(400)
+            # Streamlit does not rerun on a resize; the charts and columns reflow (as long as the load's own wait:
+            # on the shared CI box the other worker can starve this server for tens of seconds)
+            wait_not_running(page, timeout=120_000)
+            wait_settled(page)
             shot = shots / f"{path or 'home'}_{i}_{w}x{h}.png"
             page.screenshot(path=str(shot), full_page=True)
             print(shot)
             found = page.evaluate(CHECK_JS, [MIN_PX, MIN_PLOT_W, MIN_PLOT_H])
+            # metric values and labels, tabs and headings whose own box cuts them; tabs drawn outside their bar
+            found["overflow"] = page.evaluate(OVERFLOW_JS)
+            # presenter mode's promise anywhere on the page, the sidebar included: body text and labels >= 18 px
+            fonts = page.evaluate(FONT_JS)
+            found["font"] = [f"{k} {v}px" for k, v in fonts.items() if v is not None and v < MIN_PX]
             found = {k: v for k, v in found.items() if v}
             if found:
                 problems[f"{name} @ {w}x{h}"] = found

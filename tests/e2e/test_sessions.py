@@ -186,7 +186,9 @@ KINDS = {
         done="[data-testid=stMetricLabel]", done_text="Equal share k/n"),
     "coherence upload": dict(
         link="coherence_explorer?coh_source=upload&coh_learner=" + quote("Decision tree"),
-        done="[data-testid=stCaption]", done_text="Uploaded file:"),  # the data line of the read file
+        # the one-line data summary drawn once the file is read (the "Uploaded file:" caption sits inside that
+        # folded expander, which the frontend does not draw: waiting for it held this test to its deadline)
+        done="[data-testid=stExpander] summary", done_text="Data and groups:"),
 }
 BUTTONS = {"coherence run": RUN_BUTTON, "stratified MST": "Run MST", "leximax quota": "Compute leximin"}
 UPLOAD_FILE = ROOT / "data" / "acs12" / "acs12.csv"

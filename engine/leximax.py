@@ -1539,6 +1539,12 @@ class _Master:
         self.in_z[t] = False
         self.h.changeRowBounds(t + 1, float(level), self.hp.kHighsInf)
 
+    def aim(self, f: np.ndarray) -> None:
+        """Every row in z asks Σ_P q_P c_{P,t}/N_t − z ≥ f_t: the best z is minus the largest shortfall from the
+        target chances f (z ≥ 0 when some lottery over these panels reaches every f_t)."""
+        for t in np.flatnonzero(self.in_z):
+            self.h.changeRowBounds(int(t) + 1, float(f[t]), self.hp.kHighsInf)
+
     def solve(self, time_left: float) -> str:
         h = self.h
         _limit(h, time_left)
@@ -1554,6 +1560,159 @@ class _Master:
             self.y = np.clip(s * d[1:], 0.0, None)
             self.level = float(np.asarray(sol.col_value)[0])
         return status
+
+
+#: Largest shortfall from the relaxation's chances that still counts as reaching them: the relaxation fixes each
+#: level τ = 1e-9 low (so round-off never blocks the next level's LP), and a later level may use that slack.
+REACH_TOL = 1e-8
+
+
+def _quota_lp(hp, A, lo, hi, N, k):
+    """HiGHS model of the quota polytope's LP relaxation over type counts: 0 ≤ x ≤ N, Σx = k, lo ≤ A x ≤ hi."""
+    T = len(N)
+    h = hp.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    inf = hp.kHighsInf
+    h.addVars(T, np.zeros(T), N.astype(float))
+    cols = np.arange(T, dtype=np.int32)
+    h.addRow(float(k), float(k), T, cols, np.ones(T))
+    for r in range(A.shape[0]):
+        idx = np.flatnonzero(A[r]).astype(np.int32)
+        h.addRow(float(lo[r]), float(hi[r]) if np.isfinite(hi[r]) else inf, idx.size, idx, np.ones(idx.size))
+    return h
+
+
+def _relaxed_leximin(A, lo, hi, N, k, left: Callable[[], float]):
+    """Leximin of the chances x_t/N_t over the LP relaxation of the quota polytope: (f, levels, LP solves), or
+    None when a solve stops without an optimum (out of time).
+
+    The lottery's expected counts lie in the convex hull of the quota-feasible panels, inside this relaxation, so f
+    is lexicographically at least the true leximin; a lottery that reaches f is the leximin (it is unique) [derived].
+    Each level is one LP: max z over x in the relaxation with x_t ≥ N_t z (free t), x_t ≥ N_t f_t (fixed t); the
+    types whose rows have a positive dual are fixed, as in [F21]'s column generation.
+    """
+    import highspy as hp
+
+    T = len(N)
+    h = _quota_lp(hp, A, lo, hi, N, k)
+    for opt, value in _HIGHS_OPTIONS.items():                  # levels to 1e-10: they are the chances promised
+        h.setOptionValue(opt, value)
+    inf = hp.kHighsInf
+    h.addVar(-inf, inf)                                        # column T: the level z
+    h.changeColCost(T, 1.0)
+    h.changeObjectiveSense(hp.ObjSense.kMaximize)
+    base = h.getNumRow()
+    for t in range(T):
+        h.addRow(0.0, inf, 2, np.array([t, T], dtype=np.int32), np.array([1.0, -N[t]]))
+    fixed = np.zeros(T, dtype=bool)
+    f = np.zeros(T)
+    levels: list[tuple[float, int]] = []
+    solves = 0
+    while not fixed.all():
+        _limit(h, left())
+        h.run()
+        solves += 1
+        if _highs_status(hp, h) != "optimal":
+            return None
+        sol = h.getSolution()
+        z = max(0.0, float(sol.col_value[T]))
+        d = np.asarray(sol.row_dual)[base:]
+        y = -d if d[~fixed].sum() < 0 else d                  # read the sign as _Master does
+        newly = np.flatnonzero(~fixed & (y > 1e-9))
+        if newly.size == 0:                                   # numerical safety: fix the largest dual
+            free = np.flatnonzero(~fixed)
+            newly = free[[int(np.argmax(y[free]))]]
+        f[newly] = z
+        fixed[newly] = True
+        levels.append((z, int(N[newly].sum())))
+        for t in newly:
+            h.changeCoeff(base + int(t), T, 0.0)
+            h.changeRowBounds(base + int(t), float((z - TAU) * N[t]), inf)    # τ: round-off never blocks the next LP
+    return f, levels, solves
+
+
+def _face_panels(x, A, lo, hi, N, k, rng, left: Callable[[], float], say: Callable[[str], None]):
+    """Quota-feasible panels around the target counts x by Carathéodory's construction: (panels, LP solves, MIPs).
+
+    Repeat: take an integer point v of the smallest face of the relaxation that holds x (a vertex of a random
+    objective, or a MIP on the face when that vertex is fractional), then step from v through x to the face's
+    boundary; x is a mix of v and the new point, which lies on a smaller face, so at most T + 1 steps. The steps
+    stop early when a face has no integer point or time runs out; what the panels can reach is then settled by the
+    caller's master LP, never assumed [derived: the standard proof of Carathéodory's theorem, with the quota
+    polytope's integer points in place of its vertices].
+    """
+    import highspy as hp
+
+    T = len(N)
+    R = A.shape[0]
+    h = _quota_lp(hp, A, lo, hi, N, k)
+    mip = _quota_lp(hp, A, lo, hi, N, k)
+    for opt, value in MIP_OPTIONS.items():
+        mip.setOptionValue(opt, value)
+    cols = np.arange(T, dtype=np.int32)
+    rows = np.arange(1, R + 1, dtype=np.int32)
+    mip.changeColsIntegrality(T, cols, np.array([hp.HighsVarType.kInteger] * T))
+    inf = hp.kHighsInf
+    hi_ = np.where(np.isfinite(hi), hi, np.inf)
+    panels: list[np.ndarray] = []
+    lps = mips = 0
+    x = np.asarray(x, dtype=float).copy()
+    for step in range(T + 2):
+        if left() <= 0:
+            break
+        r = np.round(x)
+        if np.all(np.abs(x - r) < 1e-7):                      # x is an integer point: the last panel
+            panels.append(r.astype(np.int64))
+            break
+        at0, atN = x <= 1e-9, x >= N - 1e-9
+        Ax = A @ x
+        rlo, rhi = Ax <= lo + 1e-9, Ax >= hi_ - 1e-9
+        cl = np.where(atN, N, 0.0)
+        cu = np.where(at0, 0.0, N)
+        rl = np.where(rhi, hi_, lo)
+        ru = np.where(rlo, lo, np.where(np.isfinite(hi_), hi_, inf))
+        w = rng.standard_normal(T)
+        v = None
+        for model, is_mip in ((h, False), (mip, True)):
+            model.changeColsBounds(T, cols, cl, cu)
+            model.changeRowsBounds(R, rows, rl, ru)
+            model.changeColsCost(T, cols, w)
+            _limit(model, left())
+            model.run()
+            if is_mip:
+                mips += 1
+            else:
+                lps += 1
+            if _highs_status(hp, model) != "optimal":
+                break
+            cand = np.asarray(model.getSolution().col_value)
+            if np.all(np.abs(cand - np.round(cand)) < 1e-7):
+                v = np.round(cand)
+                break
+        if v is None:
+            break
+        panels.append(v.astype(np.int64))
+        d = x - v
+        # the longest step x + μ(x − v) that stays in the relaxation; constraints tight at x stay tight
+        mu = math.inf
+        up, down = (d > 1e-12) & ~atN, (d < -1e-12) & ~at0
+        if up.any():
+            mu = min(mu, float(np.min((N[up] - x[up]) / d[up])))
+        if down.any():
+            mu = min(mu, float(np.min(x[down] / -d[down])))
+        g = A @ d
+        gu, gd = (g > 1e-12) & ~rhi & np.isfinite(hi_), (g < -1e-12) & ~rlo
+        if gu.any():
+            mu = min(mu, float(np.min((hi_[gu] - Ax[gu]) / g[gu])))
+        if gd.any():
+            mu = min(mu, float(np.min((Ax[gd] - lo[gd]) / -g[gd])))
+        if not math.isfinite(mu) or mu <= 1e-12:
+            break
+        x = np.clip(x + mu * d, 0.0, N)
+        if step % 25 == 0:
+            say(f"building panels from the relaxation: {len(panels)} panels")
+    return panels, lps, mips
 
 
 def _final_lottery(P: np.ndarray, sizes: np.ndarray, f: np.ndarray):
@@ -1575,11 +1734,22 @@ def _final_lottery(P: np.ndarray, sizes: np.ndarray, f: np.ndarray):
 
 
 def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None, time_limit_s: float = 120.0,
-                   progress: Callable[[float, str], None] | None = None, tol: float = 1e-7) -> PanelDistribution:
+                   progress: Callable[[float, str], None] | None = None, tol: float = 1e-7,
+                   relaxation_first: bool = True) -> PanelDistribution:
     """Leximin lottery over quota-feasible panels: maximise the smallest selection probability, then the next…
 
     Source: Flanigan, Gölz, Gupta, Hennig, Procaccia (2021) [F21] ([b] ref. 13), column generation with HiGHS;
-    type aggregation and a persistent warm-started master [derived, spec §6]. The master is the primal LP over
+    type aggregation and a persistent warm-started master [derived, spec §6].
+
+    With ``relaxation_first`` (the default) the leximin is first computed over the LP relaxation of the quotas,
+    one small LP per level: an upper bound in the leximin order. Panels around its expected counts come from
+    Carathéodory's construction, and a master LP with pricing then looks for a lottery over panels that reaches
+    those chances. If one does, it is the leximin, proven by the bound: on the Volunteer pools this takes seconds
+    where the column generation below took minutes. If the relaxation's chances are out of reach (the quota
+    polytope has fractional corners that matter), the column generation runs as before, starting from the panels
+    found. Both paths give the same chances; the tests compare them.
+
+    The column generation's master is the primal LP over
     panel weights (one row per type, primal simplex from the last basis), and pricing uses the dual smoothing of
     Wentges (1997, "Weighted Dantzig–Wolfe decomposition for linear mixed-integer programming", Int. Trans.
     Oper. Res. 4): it halves the master solves on the degenerate leximin master without changing the levels,
@@ -1616,10 +1786,21 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
             return True
         return False
 
-    # 3. initial panels by multiplicative weights, then cover every type that can be covered
     def left() -> float:
         return time_limit_s - (time.perf_counter() - t0)
 
+    # 2b. the leximin of the LP relaxation, and a lottery over panels that reaches it when there is one
+    relax_lps = relax_mips = 0
+    if relaxation_first and left() > 0:
+        fast = _leximin_by_relaxation(A, lo, hi, N, k, pricer, g, left, say, add, panels, tol)
+        relax_lps, relax_mips = fast[-2], fast[-1]
+        if fast[0] is not None:
+            f, levels, never, lottery = fast[:4]
+            return _distribution(ids, tp, features, uniq, sizes, panels, f, levels, never, complete=True,
+                                 lp_solves=relax_lps + pricer.relax_solves, ilp_solves=relax_mips + pricer.solves,
+                                 t0=t0, say=say, lottery=lottery)
+
+    # 3. initial panels by multiplicative weights, then cover every type that can be covered
     complete = True
     w = np.ones(T)
     for _ in range(10):
@@ -1736,7 +1917,7 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
             share = float(N[fixed].sum() / n_people)
             say(share, f"{share:.0%} of people fixed · level {z:.4f} · {len(panels)} panels · "
                        f"{now - t0:.0f} s")
-    lp_solves = master.solves
+    lp_solves = master.solves + relax_lps
     if not complete:
         f[~fixed & ~unknown] = z
         f[unknown] = 0.0
@@ -1749,10 +1930,79 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
             person_ids=ids, probabilities=np.zeros(len(ids)), type_index=tp, type_table=tt,
             panels=np.zeros((0, T), dtype=np.int64), panel_probabilities=np.zeros(0), levels=(),
             never_selectable=tuple(i for i, t in zip(ids, tp) if never[t]), residual=math.nan, complete=False,
-            lp_solves=lp_solves + 1 + pricer.relax_solves, ilp_solves=pricer.solves + 2,
+            lp_solves=lp_solves + 1 + pricer.relax_solves, ilp_solves=pricer.solves + 2 + relax_mips,
             seconds=time.perf_counter() - t0)
+    return _distribution(ids, tp, features, uniq, sizes, panels, f, levels, never, complete=complete,
+                         lp_solves=lp_solves + 1 + pricer.relax_solves, ilp_solves=pricer.solves + 2 + relax_mips,
+                         t0=t0, say=say, lowered=lowered)
+
+
+def _leximin_by_relaxation(A, lo, hi, N, k, pricer: _Pricer, g, left, say, add, panels, tol):
+    """(f, levels, never, (lottery, shortfall), LP solves, MIPs) when a lottery over panels reaches the relaxation's
+    leximin, else Nones and the counts, with the panels found left in ``panels`` for the column generation."""
+    T = len(N)
+    miss = (None, None, None, None)
+    rel = _relaxed_leximin(A, lo, hi, N, k, left)
+    if rel is None:
+        return (*miss, None, 0, 0)
+    f, levels, lps = rel
+    say(0.0, f"the relaxation's leximin has {len(levels)} levels; building panels")
+    found, n_lp, mips = _face_panels(f * N, A, lo, hi, N, k, g, left, lambda m: say(0.0, m))
+    lps += n_lp
+    for c in found:
+        add(c)
+    if not panels:
+        return (*miss, lps, mips)
+    # types at zero in the relaxation can be in no panel; each is proven so by the MIP, as the column generation does
+    never = f <= 1e-12
+    for t in np.flatnonzero(never):
+        _c, _v, status = pricer.solve(np.ones(T), force=int(t), time_left=left())
+        if status != "infeasible":
+            return (*miss, lps, mips)
+    f = np.where(never, 0.0, f)
+    master = _Master(N, np.ones(T, dtype=bool))
+    for opt, value in _HIGHS_OPTIONS.items():     # its weights are the lottery: HiGHS's 1e-7 let chances slip 7e-8
+        master.h.setOptionValue(opt, value)
+    for c in panels:
+        master.add_panel(c)
+    master.aim(f)
+    reached = False
+    while left() > 0:
+        if master.solve(left()) != "optimal":
+            break
+        if master.level >= -REACH_TOL:
+            reached = True
+            break
+        yv, yhat = master.y, master.yhat
+        c, _val, status = pricer.solve(yv / N, above=yhat + tol, time_left=left())
+        if status != "optimal" or c is None:
+            break                               # no panel brings the lottery closer: the relaxation is out of reach
+        took = False
+        for e in [c, *pricer.extra]:
+            if float(yv @ (e / N)) > yhat + tol and add(e):
+                master.add_panel(e)
+                took = True
+        if not took:
+            break
+    lps += master.solves
+    if not reached:
+        return (*miss, lps, mips)
+    # the master's own weights are the lottery: they reach f within REACH_TOL (a new LP over them can stall)
+    q = np.clip(np.asarray(master.h.getSolution().col_value)[1:], 0.0, None)
+    q /= q.sum()
+    short = float(np.max(f - (q @ np.array(panels, dtype=float)) / N))       # recomputed, not the solver's z
+    if short > REACH_TOL:
+        return (*miss, lps, mips)
+    return f, levels, never, (q, max(0.0, short)), lps, mips
+
+
+def _distribution(ids, tp, features, uniq, sizes, panels, f, levels, never, *, complete: bool, lp_solves: int,
+                  ilp_solves: int, t0: float, say, lowered: int = 0, lottery=None) -> PanelDistribution:
+    """The lottery over ``panels`` closest to the chances f (spec §6 step 6), or the given (lottery, shortfall),
+    and the distribution it gives."""
+    N = sizes.astype(float)
     P = np.array(panels, dtype=np.int64)
-    q, s = _final_lottery(P, N, f)
+    q, s = _final_lottery(P, N, f) if lottery is None else lottery
     keep = q > 1e-9
     P, q = P[keep], q[keep] / q[keep].sum()
     pt = (q[:, None] * P).sum(axis=0) / N
@@ -1766,8 +2016,7 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
     return PanelDistribution(
         person_ids=ids, probabilities=probs, type_index=tp, type_table=tt, panels=P, panel_probabilities=q,
         levels=tuple(levels), never_selectable=never_ids, residual=s + lowered * 1e-6, complete=complete,
-        lp_solves=lp_solves + 1 + pricer.relax_solves, ilp_solves=pricer.solves + 2,
-        seconds=time.perf_counter() - t0)
+        lp_solves=lp_solves, ilp_solves=ilp_solves, seconds=time.perf_counter() - t0)
 
 
 def draw_panel(dist: PanelDistribution, *, rng) -> tuple[str, ...]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
+from playwright.sync_api import expect
+
 from tests.e2e.helpers import open_page, wait_idle
 
 DP = quote("ε-DP histogram → synthetic records (Laplace)")
@@ -70,20 +72,20 @@ def test_group_link_is_rewritten_as_short_tokens(page, app_url):
     assert page.get_by_test_id("stException").count() == 0
 
 
-def test_link_opens_the_named_tab_and_a_click_enters_the_url(page, app_url):
-    from playwright.sync_api import expect
-
-    open_page(page, f"{app_url}/coherence_explorer?{FAST}&coh_tab=Theory")
-    expect(page.get_by_role("tab", name="Theory")).to_have_attribute("aria-selected", "true")
-    page.get_by_role("tab", name="W1 vs ε").click()
-    page.wait_for_function("() => location.search.includes('coh_tab=W1')")
-    wait_idle(page)
-    assert page.get_by_test_id("stException").count() == 0
-
-
 def test_switching_the_data_source_keeps_a_lens(page, app_url):
-    """Issue 12: synthetic → shared UCI Adult → synthetic used to stop at "Choose at least one lens feature"."""
+    """Issue 12: synthetic → shared UCI Adult → synthetic used to stop at "Choose at least one lens feature".
+    First, at 1280 × 800 on the same load (formerly its own test): the verdict comes first and every tab fits."""
+    page.set_viewport_size({"width": 1280, "height": 800})
     open_page(page, f"{app_url}/coherence_explorer?{FAST}")
+    panel = page.get_by_role("tabpanel").first
+    first_alert = panel.get_by_test_id("stAlert").first
+    first_alert.wait_for()
+    assert "exposes them" in first_alert.inner_text()
+    for name in ("Single split (preview)", "Repeated runs", "W1 vs ε", "Theory", "Section 7"):
+        tab = page.get_by_role("tab", name=name)
+        box = tab.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 1280, name
+    assert page.get_by_test_id("stException").count() == 0
     sidebar = page.get_by_test_id("stSidebar")
     sidebar.get_by_text("Shared dataset (sidebar picker)").click()
     page.wait_for_function("() => location.search.includes('coh_source=')")
@@ -104,24 +106,13 @@ def test_switching_the_data_source_keeps_a_lens(page, app_url):
     assert page.get_by_test_id("stException").count() == 0
 
 
-def test_verdict_first_and_nothing_cut_at_1280(page, app_url):
-    page.set_viewport_size({"width": 1280, "height": 800})
-    open_page(page, f"{app_url}/coherence_explorer?{FAST}")
-    panel = page.get_by_role("tabpanel").first
-    first_alert = panel.get_by_test_id("stAlert").first
-    first_alert.wait_for()
-    assert "exposes them" in first_alert.inner_text()
-    for name in ("Single split (preview)", "Repeated runs", "W1 vs ε", "Theory", "Section 7"):
-        tab = page.get_by_role("tab", name=name)
-        box = tab.bounding_box()
-        assert box is not None and box["x"] + box["width"] <= 1280, name
-    assert page.get_by_test_id("stException").count() == 0
-
-
 def test_fragment_controls_keep_the_verdict_and_charts(page, app_url):
     """Issue 22 (the Tab 1 crash class): the theory panel and the prediction view are fragments; moving their own
-    controls reruns only the fragment, which must redraw its verdict and charts with no error element."""
+    controls reruns only the fragment, which must redraw its verdict and charts with no error element. Also: a link
+    opens the tab it names, and a click on another tab enters the address."""
     open_page(page, f"{app_url}/coherence_explorer?{FAST}&coh_tab=Theory")
+    # the link opens the tab it names (formerly its own test, on its own load of this same link)
+    expect(page.get_by_role("tab", name="Theory")).to_have_attribute("aria-selected", "true")
     panel = page.get_by_role("tabpanel").first
     panel.get_by_test_id("stAlert").first.wait_for()
     hyp = page.get_by_test_id("stSlider").filter(has_text="Hypothetical ε").get_by_role("slider")
@@ -133,6 +124,11 @@ def test_fragment_controls_keep_the_verdict_and_charts(page, app_url):
         assert "Theorem 7" in panel.get_by_test_id("stAlert").first.inner_text()
         assert panel.get_by_test_id("stPlotlyChart").count() == 2
         assert page.get_by_test_id("stException").count() == 0
+    # a click on a tab enters the address, with no error element
+    page.get_by_role("tab", name="W1 vs ε").click()
+    page.wait_for_function("() => location.search.includes('coh_tab=W1')")
+    wait_idle(page)
+    assert page.get_by_test_id("stException").count() == 0
     page.get_by_role("tab", name="Single split (preview)").click()
     wait_idle(page, timeout=60_000)
     preview = page.get_by_role("tabpanel").first

@@ -13,15 +13,12 @@ def _pick_dataset(page, title_fragment: str) -> None:
     wait_idle(page)
 
 
-def test_home_renders_tools_and_dataset(page, app_url):
+def test_home_renders_then_dataset_choice_is_in_url_and_restored(page, browser, app_url):
     open_page(page, app_url)
+    # the home page as it opens (formerly its own test, on its own load of the same address)
     expect(page.get_by_role("heading", name="Privacy/utility explorer")).to_be_visible()
     expect(page.get_by_text("Epsilon calculator").first).to_be_visible()
     expect(page.get_by_text("20,000").first).to_be_visible()  # census rows metric
-
-
-def test_dataset_choice_is_in_url_and_restored(page, browser, app_url):
-    open_page(page, app_url)
     _pick_dataset(page, "UCI Adult")
     page.wait_for_function("() => location.search.includes('dataset=adult')")
     expect(page.get_by_text("48,842").first).to_be_visible()

@@ -89,13 +89,12 @@ def test_setting_changed_on_rounding_tab_stays_in_link(page, app_url):
     assert "sd_r=" in page.url
 
 
-def test_uploaded_frame_drives_the_allocation_plots(page, app_url):
-    # Issue 5's acceptance check: a sampling frame uploaded in the browser fills the strata and the allocation
+def _uploaded_frame_drives_the_allocation_plots(page):
+    """Issue 5's acceptance check: a sampling frame uploaded in the browser fills the strata and the allocation."""
     from playwright.sync_api import expect
 
     sizes = {"Northshire": 300, "Southvale": 120, "Eastmoor": 40}
     rows = ["region,income"] + [f"{name},{1000 + 37 * i % 900}" for name, n in sizes.items() for i in range(n)]
-    open_page(page, f"{app_url}/sampling_designer?sd_tab={'Stratified sampling %26 allocation'}")
     page.get_by_text("Upload a sampling frame").first.click()
     # the page's frame uploader (the sidebar holds a second one, "Restore saved settings")
     page.get_by_test_id("stMain").get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
@@ -114,7 +113,7 @@ def test_uploaded_frame_drives_the_allocation_plots(page, app_url):
     assert page.get_by_test_id("stException").count() == 0
 
 
-def test_stratified_toggle_stays_in_link_while_another_tab_is_open(page, app_url):
+def test_stratified_toggle_stays_in_link_while_another_tab_is_open_and_uploaded_frame_drives_the_plots(page, app_url):
     # Issue 25: the stratified tab's toggles sat among its outputs, drawn only while the tab was open, so they left
     # the link (and the session) as soon as another tab was opened
     from tests.e2e.helpers import control_value
@@ -137,6 +136,8 @@ def test_stratified_toggle_stays_in_link_while_another_tab_is_open(page, app_url
     panel.get_by_text("How sensitive is Neyman allocation").first.wait_for(state="visible")
     wait_idle(page)
     assert control_value(page, "sd_logy") == "true"   # and the reopened tab shows it
+    # then, on the same load of the same link, issue 5's upload check (formerly its own test)
+    _uploaded_frame_drives_the_allocation_plots(page)
 
 
 def test_strata_edits_survive_switching_presenter_mode(page, app_url):

@@ -1559,6 +1559,7 @@ class _Master:
             self.yhat = -s * float(d[0])                            # the convexity row's dual has the other sign
             self.y = np.clip(s * d[1:], 0.0, None)
             self.level = float(np.asarray(sol.col_value)[0])
+            self.q = np.clip(np.asarray(sol.col_value)[1:], 0.0, None)     # the panel weights: a valid lottery
         return status
 
 
@@ -1932,9 +1933,15 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
             never_selectable=tuple(i for i, t in zip(ids, tp) if never[t]), residual=math.nan, complete=False,
             lp_solves=lp_solves + 1 + pricer.relax_solves, ilp_solves=pricer.solves + 2 + relax_mips,
             seconds=time.perf_counter() - t0)
+    # the master's last weights meet every fixed level and z: the lottery to report if the final LP stalls
+    held = None
+    w = getattr(master, "q", None)
+    if w is not None and w.sum() > 0:
+        w = w / w.sum()
+        held = (w, max(0.0, float(np.max(f - (w @ np.array(panels[:w.size], dtype=float)) / N))))
     return _distribution(ids, tp, features, uniq, sizes, panels, f, levels, never, complete=complete,
                          lp_solves=lp_solves + 1 + pricer.relax_solves, ilp_solves=pricer.solves + 2 + relax_mips,
-                         t0=t0, say=say, lowered=lowered)
+                         t0=t0, say=say, lowered=lowered, held=held)
 
 
 def _leximin_by_relaxation(A, lo, hi, N, k, pricer: _Pricer, g, left, say, add, panels, tol):
@@ -1966,24 +1973,27 @@ def _leximin_by_relaxation(A, lo, hi, N, k, pricer: _Pricer, g, left, say, add, 
     for c in panels:
         master.add_panel(c)
     master.aim(f)
-    reached = False
-    while left() > 0:
-        if master.solve(left()) != "optimal":
-            break
-        if master.level >= -REACH_TOL:
-            reached = True
-            break
-        yv, yhat = master.y, master.yhat
-        c, _val, status = pricer.solve(yv / N, above=yhat + tol, time_left=left())
-        if status != "optimal" or c is None:
-            break                               # no panel brings the lottery closer: the relaxation is out of reach
-        took = False
-        for e in [c, *pricer.extra]:
-            if float(yv @ (e / N)) > yhat + tol and add(e):
-                master.add_panel(e)
-                took = True
-        if not took:
-            break
+    def push(stop: float, price_tol: float) -> bool:
+        """Solve and price until the master's z ≥ ``stop``; False when no panel improves it or time runs out."""
+        while left() > 0:
+            if master.solve(left()) != "optimal":
+                return False
+            if master.level >= stop:
+                return True
+            yv, yhat = master.y, master.yhat
+            c, _val, status = pricer.solve(yv / N, above=yhat + price_tol, time_left=left())
+            if status != "optimal" or c is None:
+                return False                # no panel brings the lottery closer
+            took = False
+            for e in [c, *pricer.extra]:
+                if float(yv @ (e / N)) > yhat + price_tol and add(e):
+                    master.add_panel(e)
+                    took = True
+            if not took:
+                return False
+        return False
+
+    reached = push(-REACH_TOL, tol)                 # False: the relaxation is out of reach (or out of time)
     lps += master.solves
     if not reached:
         return (*miss, lps, mips)
@@ -1991,18 +2001,25 @@ def _leximin_by_relaxation(A, lo, hi, N, k, pricer: _Pricer, g, left, say, add, 
     q = np.clip(np.asarray(master.h.getSolution().col_value)[1:], 0.0, None)
     q /= q.sum()
     short = float(np.max(f - (q @ np.array(panels, dtype=float)) / N))       # recomputed, not the solver's z
-    if short > REACH_TOL:
+    if short > 2 * REACH_TOL:                      # (twice: HiGHS's own feasibility tolerance comes on top)
         return (*miss, lps, mips)
     return f, levels, never, (q, max(0.0, short)), lps, mips
 
 
 def _distribution(ids, tp, features, uniq, sizes, panels, f, levels, never, *, complete: bool, lp_solves: int,
-                  ilp_solves: int, t0: float, say, lowered: int = 0, lottery=None) -> PanelDistribution:
+                  ilp_solves: int, t0: float, say, lowered: int = 0, lottery=None, held=None) -> PanelDistribution:
     """The lottery over ``panels`` closest to the chances f (spec §6 step 6), or the given (lottery, shortfall),
-    and the distribution it gives."""
+    and the distribution it gives. ``held`` (weights over the first panels, shortfall) is used if that LP stalls."""
     N = sizes.astype(float)
     P = np.array(panels, dtype=np.int64)
-    q, s = _final_lottery(P, N, f) if lottery is None else lottery
+    if lottery is None:
+        try:
+            lottery = _final_lottery(P, N, f)
+        except RuntimeError:
+            if held is None:
+                raise
+            lottery = (np.concatenate([held[0], np.zeros(len(P) - held[0].size)]), held[1])
+    q, s = lottery
     keep = q > 1e-9
     P, q = P[keep], q[keep] / q[keep].sum()
     pt = (q[:, None] * P).sum(axis=0) / N

@@ -97,7 +97,7 @@ print(f"difference.sorted_utilities = {np.abs(np.sort(y) - np.sort(y_ind)).max()
 def panel_script(*, k: int, quotas: Sequence[tuple[str, str, int, int]], seed: int,
                  pool_code: str | None = None, pool_records: Sequence[dict] | None = None,
                  id_col: str = "person_id", n_people: int | None = None) -> str:
-    """Quota tab: leximin chances (engine, column generation) vs a direct maximin LP over every feasible panel.
+    """Quota tab: leximin chances (engine: the LP relaxation first, then column generation) vs a direct maximin LP over every feasible panel.
 
     Give the pool as ``pool_code`` (e.g. ``"lx.tiny_pool()"``) or ``pool_records`` (rows as dicts, embedded).
     ``quotas`` are (feature, value, min, max). The independent LP lists every k-subset, so it runs only when
@@ -113,7 +113,8 @@ def panel_script(*, k: int, quotas: Sequence[tuple[str, str, int, int]], seed: i
     s += f"pool = {pool_src}\nquotas = [\n    {q_src},\n]\nk = {int(k)}\nseed = {int(seed)}\n"
     s += f"id_col = {id_col!r}\n"
     s += """
-# 1. This project's engine: leximin by column generation (Flanigan et al. 2021), HiGHS
+# 1. This project's engine: leximin over the LP relaxation, reached by a lottery over panels, else column
+#    generation (Flanigan et al. 2021); HiGHS
 dist = lx.leximin_panels(pool, quotas, k=k, id_col=id_col, rng=seed)
 p = dist.probabilities
 print(f"engine.smallest_chance = {p.min():.9f}")

@@ -1075,3 +1075,19 @@ def test_leximin_2000_100_completes_and_meets_the_relaxation_bound():
     assert d.probabilities.min() >= _relaxation_maximin(pool, quotas, 100) - 1e-8
     assert d.probabilities.sum() == pytest.approx(100, abs=1e-6)
     _check_lottery(d, pool, quotas, 100)
+
+
+def test_a_stalled_final_lottery_reports_the_masters_own_weights(monkeypatch):
+    """Bounded work: the final lottery LP has a time limit; if it stops without an answer, the column generation
+    reports the lottery its master already holds (every fixed level met) rather than a traceback."""
+    pool, quotas = lx.volunteer_pool(120, rng=2), lx.volunteer_quotas(12)
+    good = lx.leximin_panels(pool, quotas, k=12, rng=0, relaxation_first=False)
+
+    def stalled(*_a, **_k):
+        raise RuntimeError("The final lottery did not solve within 60 s")
+
+    monkeypatch.setattr(lx, "_final_lottery", stalled)
+    d = lx.leximin_panels(pool, quotas, k=12, rng=0, relaxation_first=False)
+    assert d.complete
+    np.testing.assert_allclose(d.probabilities, good.probabilities, atol=1e-6)
+    _check_lottery(d, pool, quotas, 12)

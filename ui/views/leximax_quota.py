@@ -244,7 +244,10 @@ def quota_tab():
             "**everyone's chance as equal as the quotas allow: the smallest chance is as large as possible, then "
             "the next smallest, and so on** (Flanigan et al., *Nature* 596, 2021, cited as [b] ref. 13). Unlike "
             "the cohort tab, this equalises individuals' chances under hard quotas. People with the same "
-            "features share one chance (a *type*); column generation with open-source HiGHS finds the lottery.")
+            "features share one chance (a *type*). Open-source HiGHS finds the lottery: first the leximin of a "
+            "relaxed problem where panels may hold fractions of people, which no real lottery can beat; when a "
+            "lottery over real panels reaches it, that lottery is the answer, otherwise column generation "
+            "(Flanigan et al.) searches on from the panels found.")
         table(view.tables["types"], hide_index=True)
     d1, d2, d3, d4 = st.columns(4)
     with d1:

@@ -294,7 +294,11 @@ def quota_view(pool: pd.DataFrame, quotas: Sequence[lx.Quota], dist: lx.PanelDis
                      + ", ".join(dist.never_selectable[:20]) + (" …" if n0 > 20 else "")
                      + ". Loosen the quotas of the categories they belong to if everyone must have a chance.")
         verdicts[1] = Sentence(verdicts[1].text, "warning")
-    if not dist.complete:
+    if not dist.complete and not dist.levels:
+        warns.append("Time limit reached before any chance was settled: these chances come from a lottery over the "
+                     "panels found so far, not from the leximin (partial result). Raise the time limit for the "
+                     "full lottery.")
+    elif not dist.complete:
         warns.append("Time limit reached: the lowest chances are exact, the rest is an upper estimate (partial "
                      "result). Raise the time limit for the full lottery.")
     equal = k / n

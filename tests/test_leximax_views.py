@@ -204,3 +204,15 @@ def test_noise_view_delta_defaults_to_the_largest_difference_and_guards_the_lemm
     narrow = lxv.noise_view(U, N, epsilon=Fr(1, 20))                # ε = 0.05 < 2δ = 0.06
     assert set(narrow.tables) == {"lemma19"}
     assert narrow.figures["notes"][2].text == "Lemma 18 needs ε ≥ 2δ (here ε = 0.05, 2δ = 0.06): not shown."
+
+
+def test_quota_view_says_when_no_chance_was_settled_in_time():
+    """A run stopped before its first level (the relaxation comes first and may use all the time) says that its
+    chances are not the leximin's, instead of calling the lowest ones exact."""
+    pool, quotas = lx.volunteer_pool(2000, rng=1), lx.volunteer_quotas(100)
+    dist = lx.leximin_panels(pool, quotas, k=100, rng=0, time_limit_s=0.5)
+    assert not dist.complete and dist.levels == ()
+    view = lxv.quota_view(pool, quotas, dist, k=100, seed=0, source="Volunteers", pool_code="lx.volunteer_pool()")
+    text = " ".join(view.verdict_text)
+    assert "before any chance was settled" in text and "not from the leximin" in text
+    assert "the lowest chances are exact" not in text

@@ -1563,6 +1563,19 @@ class _Master:
         return status
 
 
+def _settle_level(y, z: float, fixed, f, levels: list, N, tol: float) -> np.ndarray:
+    """Fix at level z the free types whose rows have a positive dual [F21] (for numerical safety, the largest dual
+    when none is above ``tol``); updates ``fixed``, ``f`` and ``levels`` and returns the types fixed."""
+    newly = np.flatnonzero(~fixed & (y > tol))
+    if newly.size == 0:
+        free = np.flatnonzero(~fixed)
+        newly = free[[int(np.argmax(y[free]))]]
+    f[newly] = z
+    fixed[newly] = True
+    levels.append((z, int(N[newly].sum())))
+    return newly
+
+
 #: Largest shortfall from the relaxation's chances that still counts as reaching them: the relaxation fixes each
 #: level τ = 1e-9 low (so round-off never blocks the next level's LP), and a later level may use that slack.
 REACH_TOL = 1e-8
@@ -1620,14 +1633,7 @@ def _relaxed_leximin(A, lo, hi, N, k, left: Callable[[], float]):
         z = max(0.0, float(sol.col_value[T]))
         d = np.asarray(sol.row_dual)[base:]
         y = -d if d[~fixed].sum() < 0 else d                  # read the sign as _Master does
-        newly = np.flatnonzero(~fixed & (y > 1e-9))
-        if newly.size == 0:                                   # numerical safety: fix the largest dual
-            free = np.flatnonzero(~fixed)
-            newly = free[[int(np.argmax(y[free]))]]
-        f[newly] = z
-        fixed[newly] = True
-        levels.append((z, int(N[newly].sum())))
-        for t in newly:
+        for t in _settle_level(y, z, fixed, f, levels, N, 1e-9):
             h.changeCoeff(base + int(t), T, 0.0)
             h.changeRowBounds(base + int(t), float((z - TAU) * N[t]), inf)    # τ: round-off never blocks the next LP
     return f, levels, solves
@@ -1900,14 +1906,7 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
             if center is None or ub < center_ub:
                 center, center_ub = yv, ub
         else:
-            newly = np.flatnonzero(~fixed & (yv > tol))
-            if newly.size == 0:                                  # numerical safety: fix the largest dual
-                free = np.flatnonzero(~fixed)
-                newly = free[[int(np.argmax(yv[free]))]]
-            f[newly] = z
-            fixed[newly] = True
-            levels.append((z, int(N[newly].sum())))
-            for t in newly:
+            for t in _settle_level(yv, z, fixed, f, levels, N, tol):
                 master.fix(int(t), z)
             center, center_ub = None, math.inf              # the duals of the next level live on other types
             if fixed.all():

@@ -97,7 +97,8 @@ print(f"difference.sorted_utilities = {np.abs(np.sort(y) - np.sort(y_ind)).max()
 def panel_script(*, k: int, quotas: Sequence[tuple[str, str, int, int]], seed: int,
                  pool_code: str | None = None, pool_records: Sequence[dict] | None = None,
                  id_col: str = "person_id", n_people: int | None = None) -> str:
-    """Quota tab: leximin chances (engine: the LP relaxation first, then column generation) vs a direct maximin LP over every feasible panel.
+    """Quota tab: leximin chances (engine: the LP relaxation first, then column generation) vs a direct maximin LP
+    over every feasible panel.
 
     Give the pool as ``pool_code`` (e.g. ``"lx.tiny_pool()"``) or ``pool_records`` (rows as dicts, embedded).
     ``quotas`` are (feature, value, min, max). The independent LP lists every k-subset, so it runs only when

@@ -299,8 +299,9 @@ def quota_view(pool: pd.DataFrame, quotas: Sequence[lx.Quota], dist: lx.PanelDis
                      "panels found so far, not from the leximin (partial result). Raise the time limit for the "
                      "full lottery.")
     elif not dist.complete:
-        warns.append("Time limit reached: the lowest chances are exact, the rest is an upper estimate (partial "
-                     "result). Raise the time limit for the full lottery.")
+        # the chances not yet fixed come from the lottery found so far: the leximin may give them more or less
+        warns.append("Time limit reached: the lowest chances are exact; the others come from the best lottery found "
+                     "so far and may still change (partial result). Raise the time limit for the full lottery.")
     equal = k / n
     headlines = (Headline("Smallest chance", percent(met.minimum), raw=met.minimum),
                  Headline("Equal share k/n", percent(equal), raw=equal),

@@ -216,3 +216,15 @@ def test_quota_view_says_when_no_chance_was_settled_in_time():
     text = " ".join(view.verdict_text)
     assert "before any chance was settled" in text and "not from the leximin" in text
     assert "the lowest chances are exact" not in text
+
+
+def test_quota_view_partial_with_levels_calls_only_the_fixed_chances_exact():
+    import dataclasses
+
+    pool, quotas = lx.tiny_pool(), lx.tiny_quotas()
+    done = lx.leximin_panels(pool, quotas, k=4, rng=0)
+    part = dataclasses.replace(done, complete=False, levels=done.levels[:1])
+    text = " ".join(lxv.quota_view(pool, quotas, part, k=4, seed=0, source="Tiny").verdict_text)
+    assert "the lowest chances are exact; the others come from the best lottery found so far" in text
+    assert "upper estimate" not in text
+    assert "Time limit" not in " ".join(lxv.quota_view(pool, quotas, done, k=4, seed=0, source="Tiny").verdict_text)

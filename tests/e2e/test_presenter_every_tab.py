@@ -119,7 +119,11 @@ def test_presenter_mode_on_every_tab(page, app_url, tmp_path_factory, path):
         if tabs:
             tab = tabs[i]
             name = tab.inner_text().strip()
-            tab.click()
+            # the page was just resized back: let it reflow first, and give the click the same 120 s as every other
+            # wait here (a CI run timed out at Playwright's 30 s waiting for this tab to be visible and stable)
+            wait_not_running(page, timeout=120_000)
+            wait_settled(page)
+            tab.click(timeout=120_000)
             wait_idle(page, timeout=120_000)
             wait_settled(page)
         for w, h in SIZES:

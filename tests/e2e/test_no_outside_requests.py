@@ -18,6 +18,7 @@ import json
 from urllib.parse import urlencode, urlsplit
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.attack.pages import PAGES
 from tests.e2e.helpers import OVERFLOW_JS, open_page, wait_idle, wait_not_running, wait_settled
@@ -104,8 +105,11 @@ def test_budget_row_names_are_not_links(page, app_url):
     open_page(page, f"{app_url}/epsilon_calculator?" + urlencode({"eps_tab": "Budget planner",
                                                                     "eps_b_rows": json.dumps(rows)}))
     page.get_by_text("Total ε").first.wait_for(state="visible", timeout=60_000)
-    wait_settled(page)  # the budget figure (its legend names the rows) draws after the run
-    assert page.get_by_test_id("stPlotlyChart").locator(".main-svg").count(), "the budget figure is not drawn"
+    # The budget figure (its legend names the rows) draws after the run; on a busy box Plotly may take seconds
+    # after the script ends (a full CI run once found no chart after wait_settled's 15 s), so it is awaited.
+    expect(page.get_by_test_id("stPlotlyChart").locator(".main-svg").first,
+           "the budget figure is not drawn").to_be_attached(timeout=90_000)
+    wait_settled(page)
     body = page.evaluate("document.body.textContent").replace("\u2060", "")  # with SVG text (the figure's)
     assert "127.0.0.1:9/p" in body, "the row names should be shown somewhere in text"
     assert not _links_to_the_text(page)

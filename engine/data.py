@@ -336,6 +336,22 @@ _ADULT_AGE_EDGES = [25, 35, 45, 55, 65]
 _ADULT_HOURS_EDGES = [35, 40, 45, 60]
 #: Public design constants (center, scale) for the mean mode; spec §6 item 4.
 ADULT_NUMERIC_DESIGN = {"age": (40.0, 13.0), "hours_per_week": (40.0, 12.0), "education_num": (10.0, 2.5)}
+#: Public design constants (centre, scale) for averaging a shared dataset's numeric column in the stratified
+#: viewer's Mean view, as for Adult above. Each comes from published figures or from the generator's own
+#: parameters, never from the rows: a centre or scale learned from the data would leak what no ε accounts for.
+#: - acs12 (ACS 2012, US persons): income in dollars (personal income, zero for many; centre near the national
+#:   median earnings of about $30,000), age (US median age 37.4 in 2012), usual weekly hours worked (40-hour week),
+#:   travel time to work in minutes (ACS 2012 national mean 25.7).
+#: - census (``census_population``): AGEP and HOURS from the recipe's own spreads; INCOME centred at
+#:   exp(9.4 + 0.12·7 + 0.012·38 + 0.01·40) ≈ $66,000, the recipe's median for a typical employed person.
+#: A column not listed starts at centre 0, scale 1, which the page asks the user to replace.
+SHARED_NUMERIC_DESIGN: dict[str, dict[str, tuple[float, float]]] = {
+    "acs12": {"income": (30_000.0, 40_000.0), "age": (40.0, 23.0), "hrs_work": (40.0, 12.0),
+              "time_to_work": (25.0, 20.0)},
+    "census": {"INCOME": (66_000.0, 50_000.0), "AGEP": (40.0, 23.0), "HOURS": (38.0, 9.0)},
+}
+#: Where each dataset's design constants come from, in the words the page shows.
+SHARED_DESIGN_SOURCES = {"acs12": "published US figures for 2012", "census": "the generator's own recipe"}
 
 
 @dataclass(frozen=True, eq=False)

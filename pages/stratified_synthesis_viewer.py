@@ -18,7 +18,7 @@ import streamlit as st
 
 from dpdash import stratify as S
 from dpdash import stratify_views as SV
-from dpdash.data import ADULT_NUMERIC_DESIGN, drop_missing
+from dpdash.data import ADULT_NUMERIC_DESIGN, SHARED_DESIGN_SOURCES, SHARED_NUMERIC_DESIGN, drop_missing
 from ui import active_dataset, load_active_dataset, page_end, page_setup
 from ui.show import table as results_table
 from ui.links import accept_plain_number
@@ -370,12 +370,22 @@ def mean_inputs():
         st.warning("Mean estimation needs a numeric column; this file has none. Upload a file with one, or use "
                    "the Synthetic data view.")
         st.stop()
-    default = SV.suggest_value_column(upload_frame, exclude=groups) or num_cols[0]
+    # A shared dataset's columns come with public design constants (engine.data.SHARED_NUMERIC_DESIGN); an
+    # upload's centre and scale are the user's to give, since computing them from the rows would leak.
+    shared = upload_digest.removeprefix("shared-") if source == "Shared dataset" else ""
+    design = SHARED_NUMERIC_DESIGN.get(shared, {})
+    default = (next((c for c in design if c in num_cols and c not in groups), None)
+               or SV.suggest_value_column(upload_frame, exclude=groups) or num_cols[0])
     col = st.selectbox("Numeric column", num_cols, index=num_cols.index(default), key="sv_up_value",
-                       bind="query-params")
+                       bind="query-params", on_change=_public_design, args=(design,))
     c1, c2 = st.columns(2)
-    center = c1.number_input("Public centre (not computed from the data)", value=0.0, key="sv_up_center", bind="query-params")
-    scale = c2.number_input("Public scale", value=1.0, min_value=1e-9, key="sv_up_scale", bind="query-params")
+    centre0, scale0 = design.get(col, (0.0, 1.0))
+    center = c1.number_input("Public centre (not computed from the data)", value=centre0, key="sv_up_center",
+                             bind="query-params")
+    scale = c2.number_input("Public scale", value=scale0, min_value=1e-9, key="sv_up_scale", bind="query-params")
+    if col in design:
+        st.caption(f"Public design constants for {col}: centre {design[col][0]:,g}, scale {design[col][1]:,g}, "
+                   f"from {SHARED_DESIGN_SOURCES[shared]}, not computed from these rows.")
     frame, kept_note = drop_missing(upload_frame, [col] + groups)
     # The strata by the uploads' one rule (a numeric column with more than 50 values is cut into 5 bins), as in
     # the synthetic-data view (issue 25).
@@ -395,6 +405,13 @@ def mean_inputs():
                 note=f"{what}: {len(x):,} rows, {len(g_labels)} groups. {kept_note}", name=what,
                 key=f"up-{upload_digest}-{col}-{center}-{scale}-{groups}", k=len(g_labels))
 
+
+
+def _public_design(design: dict) -> None:
+    """A newly chosen column of a shared dataset starts at its public centre and scale (an upload's keep theirs)."""
+    col = st.session_state.get("sv_up_value")
+    if col in design:
+        st.session_state["sv_up_center"], st.session_state["sv_up_scale"] = design[col]
 
 
 def settings(data_name: str) -> SimpleNamespace:

@@ -250,3 +250,20 @@ def test_issue_example_two_lines_one_million_columns_is_refused_at_once():
     with pytest.raises(DataValidationError, match="Line 1 has at least 500,001 columns; at most 100"):
         read_uploaded_csv(data)
     assert time.perf_counter() - start < 2.0
+
+
+# --- Public design constants of the shared datasets (closing note 9: acs12 income was averaged at centre 0, scale 1)
+
+@pytest.mark.parametrize("name", ["acs12", "census"])
+def test_shared_design_constants_keep_the_values_inside_the_clipping_range(name):
+    """With the public centre and scale, at most 5% of each listed column lies beyond the public bound R = 3 (the
+    page's own range is wider: R plus a group-size term), so the mean view's clipping warning stays off; at centre
+    0, scale 1 almost every value would be clipped. The columns are read here with pandas, not through the engine."""
+    from dpdash.data import SHARED_NUMERIC_DESIGN
+    frame = (pd.read_csv(DATA_DIR / "acs12" / "acs12.csv") if name == "acs12"
+             else census_population(20_000, rng=0))
+    for col, (centre, scale) in SHARED_NUMERIC_DESIGN[name].items():
+        v = pd.to_numeric(frame[col], errors="coerce").dropna().to_numpy(float)
+        assert len(v) > 100 and scale > 0, col
+        assert np.mean(np.abs((v - centre) / scale) > 3) <= 0.05, col
+        assert np.mean(np.abs(v) > 3) > 0.5, col  # the old default clipped most of them

@@ -718,3 +718,25 @@ def test_mean_view_offers_the_opendp_script_of_its_release():
     at.radio(key="sv_estimator").set_value("coinpress").run()
     assert not at.exception and _opendp_code(at) is None
     assert any("Coinpress is ρ-zCDP and is not offered there" in c.value for c in at.caption)
+
+
+def test_shared_acs12_mean_view_starts_from_public_centre_and_scale():
+    """Closing note 9: on shared acs12 the Mean view averaged income at centre 0, scale 1, so every income was
+    clipped and both methods gave the same errors. The shared dataset's public design constants are the start;
+    a newly chosen column takes its own; a link's value is kept."""
+    from dpdash.data import SHARED_NUMERIC_DESIGN
+    design = SHARED_NUMERIC_DESIGN["acs12"]
+    at = _app(sv_source="shared", dataset="acs12")
+    assert not at.exception and not at.error
+    col = at.selectbox(key="sv_up_value").value
+    assert col == "income"
+    assert (at.number_input(key="sv_up_center").value, at.number_input(key="sv_up_scale").value) == design[col]
+    assert not [w for w in at.warning if "clipped" in w.value]
+    assert "Public design constants for income" in " ".join(c.value for c in at.caption)
+    at.selectbox(key="sv_up_value").set_value("age").run()
+    assert not at.exception
+    assert (at.number_input(key="sv_up_center").value, at.number_input(key="sv_up_scale").value) == design["age"]
+    # The old start, by link: the clipping warning shows (so the check above can fail), and the link's values stay.
+    at = _app(sv_source="shared", dataset="acs12", sv_up_center="0", sv_up_scale="1")
+    assert (at.number_input(key="sv_up_center").value, at.number_input(key="sv_up_scale").value) == (0.0, 1.0)
+    assert [w for w in at.warning if "clipped" in w.value]

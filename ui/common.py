@@ -136,13 +136,30 @@ class ScrubUserData(logging.Filter):
         return "".join(parts).rstrip("\n")
 
 
+class BrowserGoodbye(logging.Filter):
+    """Drop choreographer's error record for Chromium's closing ``{bye}`` message (kaleido's figure browser).
+
+    choreographer (1.4) reads Chromium's pipe in chunks split at NUL; when the browser's goodbye arrives in the
+    same read as other bytes, it is decoded as JSON, fails, and is logged as an error with a traceback although
+    nothing is lost: the browser is closing after the image was made. Only that exact text is excused; any other
+    message that fails to decode is still logged.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        doc = getattr(getattr(exc, "__cause__", None), "doc", None)
+        return not (isinstance(doc, str) and doc.strip() == "{bye}")
+
+
 _SCRUB = ScrubUserData()
+_BYE = BrowserGoodbye()
 _SCRUBBED_LOGGERS: set[str] = set()
 
 
 def install_log_filter() -> None:
     """Put :class:`ScrubUserData` on Streamlit's loggers (each has its own handler and does not propagate),
-    on this app's logger and on the root logger. Idempotent and cheap: only loggers not yet seen are touched.
+    on this app's logger, on the root logger and its handlers, and :class:`BrowserGoodbye` on choreographer's pipe
+    logger. Idempotent and cheap: only loggers not yet seen are touched.
     """
     from streamlit.logger import _loggers
 
@@ -152,6 +169,15 @@ def install_log_filter() -> None:
         if name not in _SCRUBBED_LOGGERS:
             log.addFilter(_SCRUB)
             _SCRUBBED_LOGGERS.add(name)
+    # Other libraries' records (kaleido, choreographer, tornado.access, …) reach the root logger's handlers without
+    # passing the root logger's own filters, so those handlers scrub too, and so does Python's last-resort handler
+    # (used when the root has none).
+    for handler in [*logging.getLogger().handlers, logging.lastResort]:
+        if handler is not None and _SCRUB not in handler.filters:
+            handler.addFilter(_SCRUB)
+    pipe = logging.getLogger("choreographer.channels.pipe")
+    if _BYE not in pipe.filters:
+        pipe.addFilter(_BYE)
 
 
 #: Query-parameter / session key of the presenter-mode toggle (same on every page).

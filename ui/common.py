@@ -156,10 +156,22 @@ _BYE = BrowserGoodbye()
 _SCRUBBED_LOGGERS: set[str] = set()
 
 
+def excuse_browser_goodbye() -> None:
+    """Put :class:`BrowserGoodbye` on choreographer's pipe logger (idempotent).
+
+    Call it after choreographer is imported: its logger must be made by logistro (which gives it ``debug2``); a
+    plain logger made earlier under that name would be returned to choreographer and break its first write.
+    """
+    from choreographer.channels import pipe
+
+    if _BYE not in pipe._logger.filters:
+        pipe._logger.addFilter(_BYE)
+
+
 def install_log_filter() -> None:
     """Put :class:`ScrubUserData` on Streamlit's loggers (each has its own handler and does not propagate),
-    on this app's logger, on the root logger and its handlers, and :class:`BrowserGoodbye` on choreographer's pipe
-    logger. Idempotent and cheap: only loggers not yet seen are touched.
+    on this app's logger, and on the root logger and its handlers. Idempotent and cheap: only loggers not yet seen
+    are touched.
     """
     from streamlit.logger import _loggers
 
@@ -175,9 +187,6 @@ def install_log_filter() -> None:
     for handler in [*logging.getLogger().handlers, logging.lastResort]:
         if handler is not None and _SCRUB not in handler.filters:
             handler.addFilter(_SCRUB)
-    pipe = logging.getLogger("choreographer.channels.pipe")
-    if _BYE not in pipe.filters:
-        pipe.addFilter(_BYE)
 
 
 #: Query-parameter / session key of the presenter-mode toggle (same on every page).

@@ -86,6 +86,10 @@ def figure_images(figs: Sequence[go.Figure], fmt: str = "svg", *, width: int = I
     import kaleido
     from kaleido import _sync_server
 
+    from ui.common import excuse_browser_goodbye
+
+    excuse_browser_goodbye()
+
     os.environ.setdefault("BROWSER_PATH", CHROMIUM)  # choreographer's lookup, should any path miss ours
     opts = dict(format=fmt, width=width, height=height, scale=scale)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+from pathlib import Path
 
 from streamlit.logger import get_logger
 
@@ -89,8 +90,12 @@ def test_only_chromiums_goodbye_is_excused_from_the_pipe_log():
     from choreographer.channels import _wire
     from choreographer.channels._errors import JSONError
 
-    install_log_filter()
+    from ui.common import excuse_browser_goodbye
+
+    excuse_browser_goodbye()
+    excuse_browser_goodbye()  # idempotent
     log = logging.getLogger("choreographer.channels.pipe")
+    assert hasattr(log, "debug2")  # choreographer's own (logistro) logger, not a plain one made before it
     buf = io.StringIO()
     handler = logging.StreamHandler(buf)
     handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
@@ -105,3 +110,16 @@ def test_only_chromiums_goodbye_is_excused_from_the_pipe_log():
         log.removeHandler(handler)
     out = buf.getvalue()
     assert out.count("JSONError decoding message") == 1, out  # the truncated message, not the goodbye
+
+
+def test_log_setup_before_choreographer_leaves_its_logger_working():
+    """Regression: a filter put on ``logging.getLogger("choreographer.channels.pipe")`` before choreographer was
+    imported made a plain logger under its name; choreographer then called ``_logger.debug2`` on it and every
+    report export failed. A fresh interpreter sets the page's logging up first, as a server does."""
+    import subprocess
+    import sys
+    code = ("from ui.common import install_log_filter, excuse_browser_goodbye; install_log_filter(); "
+            "excuse_browser_goodbye(); from choreographer.channels import pipe; pipe._logger.debug2('ok')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -56,7 +56,9 @@ def test_closed_tab_settings_stay_in_link_and_open_tab_draws(page, app_url):
     # Closed tabs draw their controls but not their outputs; their link values must survive moves elsewhere
     open_page(page, f"{app_url}/epsilon_calculator?eps_t_d=10")
     expect(page.get_by_test_id("stPlotlyChart")).to_have_count(2, timeout=30_000)  # Tab 1's two charts only
-    nudge(page, page.locator("[data-testid='stSlider'] input[type='range']").first, "eps_epsilon=")
+    # the ε slider by its key: "the first slider on the page" was once Tab 1's confidence slider (a run with
+    # another walk seed moved eps_n1_conf and waited 30 s for eps_epsilon)
+    nudge(page, page.locator(".st-key-eps_epsilon input[type='range']"), "eps_epsilon=")
     assert "eps_t_d=10" in page.url
     page.get_by_role("tab", name="Private tests").click()
     page.wait_for_function("() => location.search.includes('eps_tab=')")

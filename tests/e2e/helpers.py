@@ -172,6 +172,24 @@ OVERFLOW_JS = """
 }
 """
 
+def overflow_when_drawn(page, timeout: float = 60_000) -> list[str]:
+    """What :data:`OVERFLOW_JS` finds once the page is drawn: polls until no script runs, no skeleton is left and
+    nothing is cut, up to ``timeout``; then returns what is still cut (empty when all is well).
+
+    A page measured mid-load (a CI run once did: skeletons in the sidebar, the base CSS that wraps the tab bar not
+    yet applied) shows its last tabs outside the bar for a moment; a layout that stays cut still fails.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    drawn = ("() => !!document.querySelector(%r) && !document.querySelector('[data-testid=stSkeleton]') "
+             "&& (%s)().length === 0") % (SCRIPT_IDLE, OVERFLOW_JS.strip())
+    try:
+        page.wait_for_function(drawn, timeout=timeout, polling=250)
+    except PlaywrightTimeout:
+        pass  # reported below, as found now
+    return page.evaluate(OVERFLOW_JS)
+
+
 #: Presenter mode's promise, measured: body text and widget labels at least 18 px.
 FONT_JS = """
 () => {

@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.attack.pages import PAGES
-from tests.e2e.helpers import OVERFLOW_JS, open_page, wait_idle, wait_not_running, wait_settled
+from tests.e2e.helpers import open_page, overflow_when_drawn, wait_idle, wait_not_running, wait_settled
 
 pytestmark = pytest.mark.slow
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
@@ -56,10 +56,11 @@ def test_no_request_leaves_the_server_and_nothing_is_cut(page, app_url, script, 
         # can starve this server for tens of seconds
         wait_not_running(page, timeout=120_000)
         wait_settled(page)  # charts and fonts settle
+        bad = overflow_when_drawn(page)
         shot = shots / f"{_path(script) or 'home'}_normal_{w}x{h}.png"
         page.screenshot(path=str(shot))
         print(shot)
-        if bad := page.evaluate(OVERFLOW_JS):
+        if bad:
             cut[f"{w}x{h}"] = bad
     assert not cut, f"{_path(script) or 'home'} (normal mode): {cut}"
     page.set_viewport_size(viewport)

@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.helpers import FONT_JS, OVERFLOW_JS, open_page, wait_idle, wait_not_running, wait_settled
+from tests.e2e.helpers import (FONT_JS, open_page, overflow_when_drawn, wait_idle, wait_not_running,
+                               wait_settled)
 
 PAGES = ["", "epsilon_calculator", "coherence_explorer", "sampling_designer", "leximax_cohort_picker",
          "stratified_synthesis_viewer"]
@@ -132,12 +133,14 @@ def test_presenter_mode_on_every_tab(page, app_url, tmp_path_factory, path):
             # on the shared CI box the other worker can starve this server for tens of seconds)
             wait_not_running(page, timeout=120_000)
             wait_settled(page)
+            # metric values and labels, tabs and headings whose own box cuts them; tabs drawn outside their bar
+            # (first: it waits until the page is drawn, so the checks below measure the drawn page too)
+            overflow = overflow_when_drawn(page)
             shot = shots / f"{path or 'home'}_{i}_{w}x{h}.png"
             page.screenshot(path=str(shot), full_page=True)
             print(shot)
             found = page.evaluate(CHECK_JS, [MIN_PX, MIN_PLOT_W, MIN_PLOT_H])
-            # metric values and labels, tabs and headings whose own box cuts them; tabs drawn outside their bar
-            found["overflow"] = page.evaluate(OVERFLOW_JS)
+            found["overflow"] = overflow
             # presenter mode's promise anywhere on the page, the sidebar included: body text and labels >= 18 px
             fonts = page.evaluate(FONT_JS)
             found["font"] = [f"{k} {v}px" for k, v in fonts.items() if v is not None and v < MIN_PX]

@@ -67,11 +67,16 @@ def numeric_columns(frame: pd.DataFrame) -> list[str]:
     return [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c]) and _levels(frame[c]) >= 2]
 
 
-def suggest_value_column(frame: pd.DataFrame, *, exclude: Sequence[str] = ()) -> str | None:
-    """The column to average by default: the numeric column (not a group) with the most distinct values."""
+def suggest_value_column(frame: pd.DataFrame, *, exclude: Sequence[str] = (),
+                         prefer: Sequence[str] = ()) -> str | None:
+    """The column to average by default: the first of ``prefer`` that can be averaged (a shared dataset's columns
+    with public design constants), else the numeric column (not a group) with the most distinct values."""
     cols = [c for c in numeric_columns(frame) if c not in exclude]
     if not cols:
         return None
+    for c in prefer:
+        if c in cols:
+            return c
     return max(cols, key=lambda c: (_levels(frame[c]), -list(frame.columns).index(c)))
 
 

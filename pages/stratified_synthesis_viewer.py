@@ -374,8 +374,7 @@ def mean_inputs():
     # upload's centre and scale are the user's to give, since computing them from the rows would leak.
     shared = upload_digest.removeprefix("shared-") if source == "Shared dataset" else ""
     design = SHARED_NUMERIC_DESIGN.get(shared, {})
-    default = (next((c for c in design if c in num_cols and c not in groups), None)
-               or SV.suggest_value_column(upload_frame, exclude=groups) or num_cols[0])
+    default = SV.suggest_value_column(upload_frame, exclude=groups, prefer=tuple(design)) or num_cols[0]
     col = st.selectbox("Numeric column", num_cols, index=num_cols.index(default), key="sv_up_value",
                        bind="query-params", on_change=_public_design, args=(design,))
     c1, c2 = st.columns(2)

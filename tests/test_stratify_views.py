@@ -37,6 +37,9 @@ def test_acs12_default_group_is_categorical_not_the_averaged_income():
         assert not all(v.replace(".", "").isdigit() for v in levels)  # text categories before numbers
     assert groups == ["race"]  # the first complete text column with few levels, in file order
     assert SV.suggest_value_column(frame, exclude=groups) == "income"  # 266 distinct values, the most
+    # a preferred column comes first when it can be averaged; a group or a text column is passed over
+    assert SV.suggest_value_column(frame, exclude=groups, prefer=("age",)) == "age"
+    assert SV.suggest_value_column(frame, exclude=["age"], prefer=("race", "age", "hrs_work")) == "hrs_work"
 
 
 def test_shared_dataset_defaults_follow_its_suggested_groups():

@@ -38,8 +38,8 @@ sys.path.insert(0, str(ROOT))
 
 from joblib import parallel_config  # noqa: E402
 
-from dpdash import coherence as co  # noqa: E402
-from dpdash.data import read_uploaded_csv  # noqa: E402
+from dpdash.coherence import core as co  # noqa: E402
+from dpdash.common.data import read_uploaded_csv  # noqa: E402
 
 LENS = ("AGEP", "DENSITY", "INDP_CAT", "INDP", "SEX", "EDU", "HISP", "RAC1P")
 GROUPS = (co.GroupSpec("Everyone"), co.GroupSpec("DREM = 1", (co.Condition("DREM", values=(1,)),)))

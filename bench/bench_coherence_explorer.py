@@ -22,9 +22,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpdash import coherence as co  # noqa: E402
-from dpdash import maxinfo as mi  # noqa: E402
-from dpdash.data import census_population  # noqa: E402
+from dpdash.coherence import core as co  # noqa: E402
+from dpdash.accounting import maxinfo as mi  # noqa: E402
+from dpdash.common.data import census_population  # noqa: E402
 
 LENS = ("AGEP", "DENSITY", "INDP_CAT", "INDP", "SEX", "EDU", "HISP", "RAC1P")
 GROUPS = (co.GroupSpec("Everyone"), co.GroupSpec("DREM = 1", (co.Condition("DREM", values=(1,)),)))

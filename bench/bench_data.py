@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpdash.data import census_population, load_adult, load_dataset, read_uploaded_csv  # noqa: E402
+from dpdash.common.data import census_population, load_adult, load_dataset, read_uploaded_csv  # noqa: E402
 
 
 from timing import timed  # noqa: E402  (bench/ is the script's folder)

@@ -16,12 +16,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpdash import accounting as acc  # noqa: E402
-from dpdash import budget as bud  # noqa: E402
-from dpdash import maxinfo as mi  # noqa: E402
-from dpdash import mechanisms as mech  # noqa: E402
-from dpdash import private_tests as pt  # noqa: E402
-from dpdash import risk  # noqa: E402
+from dpdash.accounting import composition as acc  # noqa: E402
+from dpdash.accounting import budget as bud  # noqa: E402
+from dpdash.accounting import maxinfo as mi  # noqa: E402
+from dpdash.accounting import mechanisms as mech  # noqa: E402
+from dpdash.epsilon import private_tests as pt  # noqa: E402
+from dpdash.epsilon import risk  # noqa: E402
 
 
 from timing import timed as _timed  # noqa: E402  (bench/ is the script's folder)

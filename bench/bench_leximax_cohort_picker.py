@@ -20,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpdash import leximax as lx  # noqa: E402
+from dpdash.sortition import core as lx  # noqa: E402
 
 
 def values(n, m, seed=0, grid=0.1):

@@ -1,4 +1,5 @@
-"""Benchmark of dpdash/public_info.py and dpdash/partial_release.py against the performance targets of
+"""Benchmark of dpdash/accounting/public_info.py and dpdash/stratify/partial_release.py against the performance
+targets of
 shared/specs/partially_private.md §8.
 
 Run: ``.venv/bin/python bench/bench_ppd.py`` (prints a markdown table; save it to bench/results/ppd.md).
@@ -20,7 +21,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpdash import partial_release, public_info, public_info_figures  # noqa: E402
+from dpdash.stratify import partial_release  # noqa: E402
+from dpdash.accounting import public_info  # noqa: E402
+from dpdash.epsilon import public_info_figures  # noqa: E402
 
 
 def best(fn, repeat: int = 3) -> float:
@@ -117,7 +120,7 @@ def main() -> None:
     rows.append(("α sweep (5 α WEM-prior + 2 baselines, × 3 reps)", "< 1 min", time.perf_counter() - t0))
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
-    print("## dpdash/public_info.py + dpdash/partial_release.py benchmark\n\n"
+    print("## dpdash/accounting/public_info.py + dpdash/stratify/partial_release.py benchmark\n\n"
           f"Python {platform.python_version()}, {os.cpu_count()} cores, "
           f"1-min load average at the end {load:.1f} (timings are inflated when the machine is shared).\n")
     print("| item | target (spec §8) | measured (s) |")

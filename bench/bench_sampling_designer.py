@@ -20,12 +20,12 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpdash import sampling as sp  # noqa: E402
-from dpdash import sampling_census as cs  # noqa: E402
-from dpdash import sampling_figures as sf  # noqa: E402
-from dpdash import sampling_views as vw  # noqa: E402
-from dpdash import sampling_verdicts as sv  # noqa: E402
-from dpdash import script_sampling as ss  # noqa: E402
+from dpdash.sampling import core as sp  # noqa: E402
+from dpdash.sampling import census as cs  # noqa: E402
+from dpdash.sampling import figures as sf  # noqa: E402
+from dpdash.sampling import views as vw  # noqa: E402
+from dpdash.sampling import verdicts as sv  # noqa: E402
+from dpdash.sampling import script as ss  # noqa: E402
 
 REPEATS = 5
 

@@ -20,10 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from dpdash import stratify as S  # noqa: E402
-from dpdash import stratify_figures as F  # noqa: E402
-from dpdash import synth as Y  # noqa: E402
-from dpdash.data import load_adult  # noqa: E402
+from dpdash.stratify import core as S  # noqa: E402
+from dpdash.stratify import figures as F  # noqa: E402
+from dpdash.stratify import synth as Y  # noqa: E402
+from dpdash.common.data import load_adult  # noqa: E402
 
 
 from timing import timed as _timed  # noqa: E402  (bench/ is the script's folder)
@@ -85,7 +85,7 @@ def first_run(n_jobs: int) -> None:
     """The first MST Run in a fresh server process: the page's call only, with the JAX cache state before it.
 
     Run it in a new process each time (the in-memory JIT cache dies with the process); the persistent cache
-    (``dpdash.synth.jax_cache_dir()``) is what survives. Issue 14 item 8 target: ≤ 10 s on Adult.
+    (``dpdash.stratify.synth.jax_cache_dir()``) is what survives. Issue 14 item 8 target: ≤ 10 s on Adult.
     """
     cache = Y.jax_cache_dir()
     before = sum(1 for p in cache.rglob("*") if p.is_file()) if cache.is_dir() else 0

@@ -37,7 +37,7 @@ def cpu(f):
 
 
 def zcdp_targets() -> None:
-    from dpdash import conversions as C
+    from dpdash.accounting import conversions as C
     from tests import opendp_oracle as oracle
 
     e = C.zcdp_to_dp(0.03125, 1e-3)
@@ -66,9 +66,9 @@ def zcdp_targets() -> None:
 
 
 def planner_targets() -> None:
-    from dpdash import accounting as acc
-    from dpdash import budget as B
-    from dpdash import budget_compare as bc
+    from dpdash.accounting import composition as acc
+    from dpdash.accounting import budget as B
+    from dpdash.epsilon import budget_compare as bc
     acc.compose([acc.laplace(1.0)], delta=1e-6, rule="pld")      # imports, not planning
     from tests.budget_workloads import stats25
     ss = stats25()
@@ -99,7 +99,7 @@ def planner_targets() -> None:
 
 
 def _leximin(n: int, k: int, limit: float):
-    from dpdash import leximax as L
+    from dpdash.sortition import core as L
     pool, quotas = L.volunteer_pool(n, rng=1), L.volunteer_quotas(k)
     t_wall = time.perf_counter()
     d, c = cpu(lambda: L.leximin_panels(pool, quotas, k=k, rng=0, time_limit_s=limit))
@@ -119,7 +119,7 @@ def _sortition(pool, quotas, k: int):
 
 
 def leximin_targets(quick: bool) -> None:
-    from dpdash import leximax as L
+    from dpdash.sortition import core as L
 
     pool, quotas, d, c, w = _leximin(500, 40, 120.0)
     ref = None if quick else _sortition(pool, quotas, 40)
@@ -155,8 +155,8 @@ def leximin_sortition_foundation(quick: bool) -> None:
     ≥ 1/11, and sortition-algorithms' maximin on the same files must not exceed our smallest chance."""
     import pandas as pd
 
-    from dpdash import leximax as L
-    from dpdash import sortition_files as sf
+    from dpdash.sortition import core as L
+    from dpdash.sortition import files as sf
     d_ = ROOT / "tests" / "data" / "sortition_foundation"
     qf = sf.read_quotas(pd.read_csv(d_ / "categories.csv", dtype=str, keep_default_na=False))
     pool = pd.read_csv(d_ / "candidates.csv", dtype=str, keep_default_na=False)

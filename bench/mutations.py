@@ -35,67 +35,101 @@ class Mutation:
     tests: tuple[str, ...]
 
 
+#: The flat module names the lists below were written with, and where each module lives now (issue 30's wings).
+_WINGS = {
+    "coherence": "coherence/core",
+    "partial_release": "stratify/partial_release",
+    "private_tests": "epsilon/private_tests",
+    "public_info": "accounting/public_info",
+    "stratify": "stratify/core",
+    "synth": "stratify/synth",
+    "epsilon_views": "epsilon/views",
+    "leximax_views": "sortition/views",
+    "sampling_views": "sampling/views",
+    "stratify_views": "stratify/views",
+    "coherence_views": "coherence/views",
+    "public_info_views": "epsilon/public_info_views",
+}
+#: The test file of each flat module name used in the views list below.
+_TESTS = {
+    "epsilon_views": "tests/engine/epsilon/test_epsilon_views.py",
+    "leximax_views": "tests/engine/sortition/test_leximax_views.py",
+    "sampling_views": "tests/engine/sampling/test_sampling_views.py",
+    "stratify_views": "tests/engine/stratify/test_stratify_views.py",
+    "coherence_views": "tests/engine/coherence/test_coherence_views.py",
+    "public_info_views": "tests/engine/epsilon/test_public_info_views.py",
+}
+
 MUTATIONS = (
-    Mutation("accounting", "advanced composition (Dwork–Rothblum–Vadhan): √(2k ln 1/δ′) → √(3k ln 1/δ′)",
+    Mutation("accounting/composition", "advanced composition (Dwork–Rothblum–Vadhan): √(2k ln 1/δ′) → √(3k ln 1/δ′)",
              "val = e0 * math.sqrt(2.0 * k * -math.log(dp)) + k * e0 * _expm1(e0)",
-             "val = e0 * math.sqrt(3.0 * k * -math.log(dp)) + k * e0 * _expm1(e0)", ("tests/test_accounting.py",)),
-    Mutation("accounting", "Kairouz–Oh–Viswanath third bound: √(2k ln 1/δ̃) → √(2.5k ln 1/δ̃)",
+             "val = e0 * math.sqrt(3.0 * k * -math.log(dp)) + k * e0 * _expm1(e0)",
+             ("tests/engine/accounting/test_accounting.py",)),
+    Mutation("accounting/composition", "Kairouz–Oh–Viswanath third bound: √(2k ln 1/δ̃) → √(2.5k ln 1/δ̃)",
              "b3 = base + e0 * math.sqrt(2.0 * k * -math.log(dt))",
-             "b3 = base + e0 * math.sqrt(2.5 * k * -math.log(dt))", ("tests/test_accounting.py",)),
-    Mutation("accounting", "advanced privacy filter constant (eq. 5.12): c = 28.04 → 28.0",
+             "b3 = base + e0 * math.sqrt(2.5 * k * -math.log(dt))", ("tests/engine/accounting/test_accounting.py",)),
+    Mutation("accounting/composition", "advanced privacy filter constant (eq. 5.12): c = 28.04 → 28.0",
              "FILTER_CONSTANT = 28.04", "FILTER_CONSTANT = 28.0",
-             ("tests/test_accounting.py", "tests/test_script_epsilon.py")),
-    Mutation("conversions", "zCDP → (ε, δ): ρ + 2√(ρ ln 1/δ) → ρ + 2.1√(ρ ln 1/δ)",
+             ("tests/engine/accounting/test_accounting.py", "tests/engine/epsilon/test_script_epsilon.py")),
+    Mutation("accounting/conversions", "zCDP → (ε, δ): ρ + 2√(ρ ln 1/δ) → ρ + 2.1√(ρ ln 1/δ)",
              "return xi + r + 2.0 * math.sqrt(r * -math.log(d))",
              "return xi + r + 2.1 * math.sqrt(r * -math.log(d))",
-             ("tests/test_conversions.py", "tests/test_accounting.py")),
-    Mutation("mechanisms", "classic Gaussian σ: ln(1.25/δ) → ln(1.3/δ)",
+             ("tests/engine/accounting/test_conversions.py", "tests/engine/accounting/test_accounting.py")),
+    Mutation("accounting/mechanisms", "classic Gaussian σ: ln(1.25/δ) → ln(1.3/δ)",
              "return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta))",
-             "return sensitivity * math.sqrt(2.0 * math.log(1.3 / delta))", ("tests/test_mechanisms.py",)),
-    Mutation("mechanisms", "Laplace half-width: b ln(1/β) → b ln(1.1/β)",
-             "return b * math.log(1.0 / beta)", "return b * math.log(1.1 / beta)", ("tests/test_mechanisms.py",)),
-    Mutation("mechanisms", "histogram L2 sensitivity under replacement: √2 → √3",
+             "return sensitivity * math.sqrt(2.0 * math.log(1.3 / delta))",
+             ("tests/engine/accounting/test_mechanisms.py",)),
+    Mutation("accounting/mechanisms", "Laplace half-width: b ln(1/β) → b ln(1.1/β)",
+             "return b * math.log(1.0 / beta)", "return b * math.log(1.1 / beta)",
+             ("tests/engine/accounting/test_mechanisms.py",)),
+    Mutation("accounting/mechanisms", "histogram L2 sensitivity under replacement: √2 → √3",
              "return Sensitivity(2.0, math.sqrt(2.0), query, neighbour)",
-             "return Sensitivity(2.0, math.sqrt(3.0), query, neighbour)", ("tests/test_mechanisms.py",)),
-    Mutation("sampling", "amplification by sampling: log1p(q·expm1(ε)) → log1p(1.01·q·expm1(ε))",
+             "return Sensitivity(2.0, math.sqrt(3.0), query, neighbour)",
+             ("tests/engine/accounting/test_mechanisms.py",)),
+    Mutation("sampling/core", "amplification by sampling: log1p(q·expm1(ε)) → log1p(1.01·q·expm1(ε))",
              "a = np.log1p(q * np.expm1(np.where(small, e, 0.0)))",
-             "a = np.log1p(1.01 * q * np.expm1(np.where(small, e, 0.0)))", ("tests/test_sampling.py",)),
-    Mutation("sampling", "cluster sampling bound (Theorem 3): e^{−ε_T}(1 − q) → e^{−ε_T}(1.02 − q)",
+             "a = np.log1p(1.01 * q * np.expm1(np.where(small, e, 0.0)))", ("tests/engine/sampling/test_sampling.py",)),
+    Mutation("sampling/core", "cluster sampling bound (Theorem 3): e^{−ε_T}(1 − q) → e^{−ε_T}(1.02 − q)",
              "return float(np.log1p(np.expm1(ec) * q / (q + np.exp(-et) * (1 - q))))",
-             "return float(np.log1p(np.expm1(ec) * q / (q + np.exp(-et) * (1.02 - q))))", ("tests/test_sampling.py",)),
-    Mutation("risk", "posterior upper bound: expit(logit p + ε) → expit(logit p + 1.01ε)",
+             "return float(np.log1p(np.expm1(ec) * q / (q + np.exp(-et) * (1.02 - q))))",
+             ("tests/engine/sampling/test_sampling.py",)),
+    Mutation("epsilon/risk", "posterior upper bound: expit(logit p + ε) → expit(logit p + 1.01ε)",
              "max(p, float(special.expit(lp + e)))", "max(p, float(special.expit(lp + 1.01 * e)))",
-             ("tests/test_risk.py",)),
-    Mutation("risk", "hypothesis-testing bound: e^{−ε}(1 − δ − α) → e^{−0.99ε}(1 − δ − α)",
-             "t2 = math.exp(-e) * (1.0 - d - a)", "t2 = math.exp(-0.99 * e) * (1.0 - d - a)", ("tests/test_risk.py",)),
-    Mutation("coherence", "sign-test statistic: 2|p̂_a − p̂_b| → 1.9|p̂_a − p̂_b|",
+             ("tests/engine/epsilon/test_risk.py",)),
+    Mutation("epsilon/risk", "hypothesis-testing bound: e^{−ε}(1 − δ − α) → e^{−0.99ε}(1 − δ − α)",
+             "t2 = math.exp(-e) * (1.0 - d - a)", "t2 = math.exp(-0.99 * e) * (1.0 - d - a)",
+             ("tests/engine/epsilon/test_risk.py",)),
+    Mutation("coherence/core", "sign-test statistic: 2|p̂_a − p̂_b| → 1.9|p̂_a − p̂_b|",
              "return 2.0 * abs(float(frac_neg_a) - float(frac_neg_b))",
-             "return 1.9 * abs(float(frac_neg_a) - float(frac_neg_b))", ("tests/test_coherence.py",)),
-    Mutation("coherence", "pair-collision bound: 2k²/(n(n − 1)) → 2k²/n²",
-             "return 2.0 * k * k / (n * (n - 1.0))", "return 2.0 * k * k / (n * n)", ("tests/test_coherence.py",)),
-    Mutation("stratify", "global Laplace mean noise: 2C/(nε) → 3C/(nε)",
-             "b_naive = 2 * Cn / (n * eps)", "b_naive = 3 * Cn / (n * eps)", ("tests/test_stratify.py",)),
-    Mutation("stratify", "naive RMSE: √8·C/(nε) → √7·C/(nε)",
+             "return 1.9 * abs(float(frac_neg_a) - float(frac_neg_b))", ("tests/engine/coherence/test_coherence.py",)),
+    Mutation("coherence/core", "pair-collision bound: 2k²/(n(n − 1)) → 2k²/n²",
+             "return 2.0 * k * k / (n * (n - 1.0))", "return 2.0 * k * k / (n * n)",
+             ("tests/engine/coherence/test_coherence.py",)),
+    Mutation("stratify/core", "global Laplace mean noise: 2C/(nε) → 3C/(nε)",
+             "b_naive = 2 * Cn / (n * eps)", "b_naive = 3 * Cn / (n * eps)",
+             ("tests/engine/stratify/test_stratify.py",)),
+    Mutation("stratify/core", "naive RMSE: √8·C/(nε) → √7·C/(nε)",
              "naive_rmse = math.sqrt(8) * Cn / (n * eps)", "naive_rmse = math.sqrt(7) * Cn / (n * eps)",
-             ("tests/test_stratify.py",)),
-    Mutation("leximax", "Lemma 15 Hoeffding tail: exp(−2δ²/n) → exp(−1.9δ²/n)",
+             ("tests/engine/stratify/test_stratify.py",)),
+    Mutation("sortition/core", "Lemma 15 Hoeffding tail: exp(−2δ²/n) → exp(−1.9δ²/n)",
              "return float(math.exp(-2.0 * delta * delta / n))", "return float(math.exp(-1.9 * delta * delta / n))",
-             ("tests/test_leximax.py",)),
-    Mutation("leximax", "fixed level of the l-th LP: C_l = C_(l−1) + γ_l − α_l → C_(l−1) + γ_l − α_l/2",
+             ("tests/engine/sortition/test_leximax.py",)),
+    Mutation("sortition/core", "fixed level of the l-th LP: C_l = C_(l−1) + γ_l − α_l → C_(l−1) + γ_l − α_l/2",
              "C[l - 1] = (C[l - 2] if l >= 2 else 0.0) + g - a[l - 1]",
-             "C[l - 1] = (C[l - 2] if l >= 2 else 0.0) + g - 0.5 * a[l - 1]", ("tests/test_leximax.py",)),
-    Mutation("partial_release", "WEM-congenial guarantee for the readout neighbour: 4ε/(κΔ) → 3ε/(κΔ)",
+             "C[l - 1] = (C[l - 2] if l >= 2 else 0.0) + g - 0.5 * a[l - 1]",
+             ("tests/engine/sortition/test_leximax.py",)),
+    Mutation("stratify/partial_release", "WEM-congenial guarantee for the readout neighbour: 4ε/(κΔ) → 3ε/(κΔ)",
              'if method in ("wem_congenial", "wem_prior"):\n        return 4 * eps / (kap * sens)',
              'if method in ("wem_congenial", "wem_prior"):\n        return 3 * eps / (kap * sens)',
-             ("tests/test_partial_release.py", "tests/test_ppd.py")),
-    Mutation("public_info", "Example 3 numerator: 2 − r − e^{−ε(N−1)} → 2.01 − r − e^{−ε(N−1)}",
+             ("tests/engine/stratify/test_partial_release.py", "tests/engine/stratify/test_ppd.py")),
+    Mutation("accounting/public_info", "Example 3 numerator: 2 − r − e^{−ε(N−1)} → 2.01 − r − e^{−ε(N−1)}",
              "num = 2 - r - math.exp(-eps * (N - 1))", "num = 2.01 - r - math.exp(-eps * (N - 1))",
-             ("tests/test_public_info.py", "tests/test_ppd.py")),
-    Mutation("private_tests", "chi-square mixture half-degrees: 0.5m → 0.55m",
-             "km = 0.5 * m", "km = 0.55 * m", ("tests/test_private_tests.py",)),
+             ("tests/engine/accounting/test_public_info.py", "tests/engine/stratify/test_ppd.py")),
+    Mutation("epsilon/private_tests", "chi-square mixture half-degrees: 0.5m → 0.55m",
+             "km = 0.5 * m", "km = 0.55 * m", ("tests/engine/epsilon/test_private_tests.py",)),
     # Issue 26 item 1: halve one release's noise or change one step's budget share; the privacy audit layer
     # (tests/privacy: noise checks, budget ledger, empirical audits) must go red.
-    *(Mutation(mod, what, old, new, ("tests/privacy",)) for mod, what, old, new in (
+    *(Mutation(_WINGS[mod], what, old, new, ("tests/privacy",)) for mod, what, old, new in (
         ("synth", "independent Laplace: Lap(d/ε) → Lap(d/(2ε)) per column",
          "b = d / self.epsilon", "b = d / self.epsilon / 2"),
         ("synth", "independent Laplace: composition over the d columns dropped, Lap(d/ε) → Lap(1/ε)",
@@ -164,7 +198,7 @@ MUTATIONS = (
     )),
     # Issue 22: the tab views are engine code. Each row changes what a reader sees (a headline number, a threshold
     # that sets a sentence's tone, a count in a card) and the view's own tests must go red.
-    *(Mutation(mod, what, old, new, (f"tests/test_{mod}.py",)) for mod, what, old, new in (
+    *(Mutation(_WINGS[mod], what, old, new, (_TESTS[mod],)) for mod, what, old, new in (
         ("epsilon_views", "budget plan: a statistic more than 0.05% off its target is a warning → only beyond 5% "
          "(1.044× its target read as good news)",
          "worst.ratio > 1.0005", "worst.ratio > 1.05"),
@@ -204,7 +238,7 @@ VIEWS_HEADER = ("## Mutations in the tab views (issue 22): a headline number, a 
 
 
 def run(mutation: Mutation, tmp: Path) -> tuple[bool, float, str]:
-    path = tmp / "engine" / f"{mutation.module}.py"
+    path = tmp / "engine" / "dpdash" / f"{mutation.module}.py"
     original = path.read_text()
     if original.count(mutation.old) != 1:
         return False, 0.0, "mutation site not found (the formula moved): update this list"
@@ -265,14 +299,14 @@ def main() -> None:
                                                                 "their section (with --what: only those rows)")
     args = ap.parse_args()
     chosen = [m for m in MUTATIONS if args.k in m.module and (not args.tests or m.tests == (args.tests,))
-              and args.what in m.what and (not args.views or m.module.endswith("_views"))]
+              and args.what in m.what and (not args.views or m.module.endswith("views"))]
     with tempfile.TemporaryDirectory(prefix="dpdash-mutants-") as d:
         tmp = Path(d)
         archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
-        # the package dpdash lives in engine/ (pyproject package-dir); a dpdash link in the copy's root comes first on
-        # sys.path, so the tests import the mutated copy, not the checkout the editable install points at
-        (tmp / "dpdash").symlink_to(tmp / "engine", target_is_directory=True)
+        # the package dpdash lives in engine/dpdash/; a dpdash link in the copy's root comes first on sys.path, so the
+        # tests import the mutated copy, not the checkout the editable install points at
+        (tmp / "dpdash").symlink_to(tmp / "engine" / "dpdash", target_is_directory=True)
         rows = []
         for m in chosen:
             caught, secs, detail = run(m, tmp)

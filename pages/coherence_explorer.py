@@ -2,7 +2,7 @@
 
 Seed: "Enforcing Demographic Coherence" (seeds/000_f379639b976c7ffb.txt); spec:
 specs/coherence_explorer.md §7. Thin page: widgets and layout; each results tab renders one engine view
-(dpdash.coherence_views) from ui/views/coherence_<tab>.py.
+(dpdash.coherence.views) from ui/views/coherence_<tab>.py.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpdash import coherence as co
-from dpdash import coherence_inputs as ci
-from dpdash import coherence_links as cl
-from dpdash import coherence_tabs as ct
-from dpdash import coherence_verdicts as cv
-from dpdash import coherence_views as vw
+from dpdash.coherence import core as co
+from dpdash.coherence import inputs as ci
+from dpdash.coherence import links as cl
+from dpdash.coherence import tabs as ct
+from dpdash.coherence import verdicts as cv
+from dpdash.coherence import views as vw
 from ui import load_active_dataset, page_end, page_setup
 from ui.show import table as results_table
 from ui.common import methodology
@@ -522,7 +522,7 @@ with st.expander("Build a group (conditions joined by AND)"):
 # Bound to the URL (coh_tab) so a presenter's link opens the tab it was copied on; a switch reruns the page. Only
 # the open tab computes and draws its results (ui/tabs.py); a closed tab that was open earlier, or whose controls
 # the link names, draws its controls only, so the link keeps them. Each tab renders one engine view
-# (dpdash.coherence_views) from ui/views/coherence_<tab>.py.
+# (dpdash.coherence.views) from ui/views/coherence_<tab>.py.
 TAB_LABELS = ["Single split (preview)", "Repeated runs", "W1 vs ε", "Theory", "Section 7: a provably safe release"]
 TAB_KEYS = [tab_preview.KEYS, set(), set(), tab_theory.KEYS, tab_s7.KEYS]
 TAB_PREV, TAB_RUNS, TAB_SWEEP, TAB_THEORY, TAB_S7 = lazy_tabs(TAB_LABELS, key="coh_tab", link_keys=TAB_KEYS,

@@ -1,7 +1,7 @@
 """Epsilon calculator: noise ↔ ε ↔ accuracy, composition, budgets, adaptive analysis, ε as risk, tests.
 
 Thin page: the header and the tabs. Each tab is a module of ``ui/views/eps_*.py`` (widgets, layout, rendering)
-that draws one engine view of ``dpdash.epsilon_views`` (numbers, sentences, tables, figure inputs, report and
+that draws one engine view of ``dpdash.epsilon.views`` (numbers, sentences, tables, figure inputs, report and
 script). Source: Rogers 2017, *Leveraging Privacy in Data Analysis* (seed 002_802572da4c9a19ad.txt); spec
 shared/specs/epsilon_calculator.md.
 """

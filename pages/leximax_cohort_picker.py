@@ -1,8 +1,8 @@
 """Leximax cohort picker: fair random selection of a cohort so that every group is served as well as possible.
 
 Thin page: three tabs, each one ``@st.fragment`` in ``ui/views/leximax_*.py`` that renders a view built by
-``dpdash/leximax_views.py`` (cards, verdicts, tables, chart inputs, report, script parameters) from the engine
-(``dpdash/leximax.py``). Sources: Henzinger, Peale, Reingold, Shen, "Leximax Approximations and Representative
+``dpdash/sortition/views.py`` (cards, verdicts, tables, chart inputs, report, script parameters) from the engine
+(``dpdash/sortition/core.py``). Sources: Henzinger, Peale, Reingold, Shen, "Leximax Approximations and Representative
 Cohort Selection", FORC 2022 (seed 003, second paper) and, for the quota tab, Flanigan et al., Nature 2021.
 """
 

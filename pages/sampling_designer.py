@@ -1,7 +1,7 @@
 """Sampling designer: what guarantee does the population get when a DP statistic is computed on a sample?
 
 Thin page: the global strip, the frame upload and the tabs. Each tab's controls and layout live in
-``ui/views/sampling_<tab>.py``; everything a tab shows is one view built by ``dpdash.sampling_views`` (issue 22).
+``ui/views/sampling_<tab>.py``; everything a tab shows is one view built by ``dpdash.sampling.views`` (issue 22).
 Source: 003_4b386133f61617e9.txt, paper 1 (Bun, Drechsler, Gaboardi, McMillan, Sarathy, FORC 2022);
 spec shared/specs/sampling_designer.md.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpdash import sampling as sp
+from dpdash.sampling import core as sp
 from ui import page_end, page_setup
 from ui.common import methodology
 from ui.text import md_escape, md_quote

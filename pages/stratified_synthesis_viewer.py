@@ -1,6 +1,6 @@
 """Stratified synthesis viewer: one DP release per group (full ε each) against one global release.
 
-Thin page: controls and data inputs here; each view renders one engine view (``dpdash.stratify_views``) in
+Thin page: controls and data inputs here; each view renders one engine view (``dpdash.stratify.views``) in
 ``ui.views.stratified_mean`` and ``ui.views.stratified_synth``; the "Partially private release" mode is
 ``ui.views.partially_private``. Source: seed 004_c5ca305e20a1adba.txt (Rosenblatt, Stoyanovich & Musco,
 arXiv 2312.11712); spec shared/specs/stratified_synthesis_viewer.md.
@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpdash import stratify as S
-from dpdash import stratify_views as SV
-from dpdash.data import ADULT_NUMERIC_DESIGN, SHARED_DESIGN_SOURCES, SHARED_NUMERIC_DESIGN, drop_missing
+from dpdash.stratify import core as S
+from dpdash.stratify import views as SV
+from dpdash.common.data import ADULT_NUMERIC_DESIGN, SHARED_DESIGN_SOURCES, SHARED_NUMERIC_DESIGN, drop_missing
 from ui import active_dataset, load_active_dataset, page_end, page_setup
 from ui.show import table as results_table
 from ui.links import accept_plain_number
@@ -237,7 +237,7 @@ if source in TABLE_SOURCES:
             upload_schema_groups = tuple(ds.schema.suggested_groups or ())
         else:
             st.markdown("**Your CSV** (≤ 10 MB, ≤ 200,000 rows, ≤ 30 columns).")
-            # The product's one bounded reader (dpdash.data.read_uploaded_csv) through its widget, which shows
+            # The product's one bounded reader (dpdash.common.data.read_uploaded_csv) through its widget, which shows
             # what is wrong with a bad file (escaped) and any reading notes.
             dataset = csv_uploader("Upload a CSV", key="sv_upload", max_bytes=UPLOAD_MAX_BYTES, max_rows=200_000,
                                    max_cols=30)
@@ -279,7 +279,7 @@ def summary_inputs() -> dict:
                if estimator != "laplace" else
                f"{len(lacking)} of the clipped sums this release needs are missing: at R = {R:g}, γ = {gamma:g} "
                f"({clip_mode} clipping) each group's values are clipped at the bounds in the table below. "
-               "Recompute the summary with them (dpdash.stratify.summarise_groups does it where the data live).")
+               "Recompute the summary with them (dpdash.stratify.core.summarise_groups does it where the data live).")
         st.warning(why)
         if len(lacking):
             results_table(need.assign(lower=-need["bound"]).rename(columns={"bound": "upper"}), hide_index=True)

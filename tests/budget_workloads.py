@@ -1,9 +1,9 @@
 """The 25-statistic plan that issue 23's planner target is measured on: one definition for the engine test that
-holds the budget (tests/test_budget.py) and the benchmark that reports it (bench/bench_targets.py)."""
+holds the budget (tests/engine/accounting/test_budget.py) and the benchmark that reports it (bench/bench_targets.py)."""
 
 from __future__ import annotations
 
-from dpdash import budget as B
+from dpdash.accounting import budget as B
 
 
 def stats25() -> list[B.StatisticSpec]:

@@ -112,8 +112,8 @@ LONG_FIRST = (
     "tests/attack/test_browser_attacks.py", "tests/attack/test_hostile_links.py",
     "tests/pages/test_sampling_designer_page.py", "tests/e2e/test_stratified_synthesis_viewer_e2e.py",
     "tests/e2e/test_sampling_designer_e2e.py", "tests/pages/test_epsilon_calculator_page.py",
-    "tests/test_ppd.py", "tests/e2e/test_leximax_cohort_picker_e2e.py", "tests/e2e/", "tests/pages/",
-    "tests/test_synth.py",
+    "tests/engine/stratify/test_ppd.py", "tests/e2e/test_leximax_cohort_picker_e2e.py", "tests/e2e/", "tests/pages/",
+    "tests/engine/stratify/test_synth.py",
 )
 
 

@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 
 import dpdash
-from dpdash import script_coherence as scc
-from dpdash import script_epsilon as se
-from dpdash import script_leximax as sl
-from dpdash import script_sampling as ss
-from dpdash import script_stratified as sst
-from dpdash import coherence as co
+from dpdash.coherence import script as scc
+from dpdash.epsilon import script as se
+from dpdash.sortition import script as sl
+from dpdash.sampling import script as ss
+from dpdash.stratify import script as sst
+from dpdash.coherence import core as co
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,7 +65,7 @@ def installed(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("pkg")
     wheels = tmp / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                    "-w", str(wheels), str(ROOT)], check=True, capture_output=True, timeout=300)
+                    "-w", str(wheels), str(ROOT / "engine")], check=True, capture_output=True, timeout=300)
     (wheel,) = wheels.glob("dpdash-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "dpdash/bundled/adult/adult.data" in names and "dpdash/bundled/deployments.csv" in names
@@ -83,7 +83,7 @@ def installed(tmp_path_factory) -> Path:
 
 
 def test_the_wheel_installs_outside_the_checkout(installed, tmp_path):
-    out = subprocess.run([str(installed), "-c", "import dpdash, dpdash.data as d; print(dpdash.__file__); "
+    out = subprocess.run([str(installed), "-c", "import dpdash, dpdash.common.data as d; print(dpdash.__file__); "
                           "print(dpdash.__version__); print(d.DATA_DIR); print(len(d.load_adult().df))"],
                          cwd=tmp_path, check=True, capture_output=True, text=True,
                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}).stdout.split("\n")

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
 
-from dpdash.palette import PALETTE
+from dpdash.common.palette import PALETTE
 from ui.exports import download_figure_html, download_figure_image
 
 TEMPLATE_NAME = "dpdash"
@@ -114,7 +114,7 @@ def show_figure(fig: go.Figure, *, key: str, filename: str, caption: str | None 
     when no alt text is given. In presenter mode the chart's fonts grow (a copy; ``fig`` is unchanged). The
     files are built only when clicked.
     """
-    from ui.common import presenter_mode
+    from ui.presenter import presenter_mode
 
     shown = presenter_spec(fig) if presenter_mode() else fig
     text = alt or caption

@@ -4,7 +4,7 @@ With a scheduler address in the environment variable ``DPDASH_DASK_SCHEDULER`` o
 ``.streamlit/secrets.toml`` (``[dask] scheduler_address = "tcp://host:8786"``; the variable wins), the app
 keeps one ``dask.distributed.Client`` per server process (a cached resource) and :func:`run` sends a long
 run's independent tasks there through ``joblib.parallel_config``; the engine itself stays backend-free
-(``dpdash.parallel``). If the scheduler cannot be reached, or has no workers, runs stay on the local cores
+(``dpdash.common.parallel``). If the scheduler cannot be reached, or has no workers, runs stay on the local cores
 and :func:`show_where` says why. Without an address nothing changes. Results are the same wherever a run
 executes: every task seeds itself from its own ``SeedSequence`` child.
 
@@ -147,7 +147,7 @@ def _probe(client) -> str | None:
     Without the probe a cluster that cannot import ``engine`` hangs the run: the scheduler fails to read the
     tasks and the futures never finish.
     """
-    from dpdash.parallel import environment
+    from dpdash.common.parallel import environment
 
     future = client.submit(environment, pure=False)
     try:

@@ -4,25 +4,26 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
-from dpdash.parallel import PAGE_JOBS
-from dpdash.data import DATASET_DESCRIPTIONS, DATASETS, Dataset, load_dataset
+from dpdash.common.parallel import PAGE_JOBS
+from dpdash.common.data import DATASET_DESCRIPTIONS, DATASETS, Dataset, load_dataset
 from ui.charts import register_template
 from ui.dossier import restore_notice, restore_uploader
 from ui.warmup import start_background_warmup
 from ui.links import link_notice, sanitise_link
+from ui.logs import BrowserGoodbye, ScrubUserData, excuse_browser_goodbye, install_log_filter  # noqa: F401
+from ui.presenter import PRESENT_KEY, presenter_mode  # noqa: F401
 from ui.widgets import choice as token_choice
 
 logger = logging.getLogger("dpdash")
 
 #: Query-parameter / session key of the shared dataset picker (same on every page).
-#: Worker processes for the pages' joblib work (``dpdash.parallel.PAGE_JOBS``).
+#: Worker processes for the pages' joblib work (``dpdash.common.parallel.PAGE_JOBS``).
 CORES = PAGE_JOBS
 
 DATASET_KEY = "dataset"
@@ -59,7 +60,7 @@ def _load(name: str) -> Dataset:
 
 
 def active_dataset() -> str:
-    """Name of the dataset chosen in the shared picker (a key of ``dpdash.data.DATASETS``)."""
+    """Name of the dataset chosen in the shared picker (a key of ``dpdash.common.data.DATASETS``)."""
     name = st.session_state.get(DATASET_KEY, DEFAULT_DATASET)
     return name if name in DATASETS else DEFAULT_DATASET
 
@@ -88,109 +89,6 @@ def dataset_picker(container=None, *, page_id: str = "") -> str:
     return choice
 
 
-class ScrubUserData(logging.Filter):
-    """Keep a logged exception's type and traceback frames, drop its message (issue 17, clean logs).
-
-    Streamlit logs every uncaught exception with its message, and messages may quote an uploaded cell or a
-    link value. Frames show our code, not data, so they stay; chained causes are kept the same way. Exception
-    objects passed as log arguments become their type name; string and container arguments are withheld (a
-    format argument may be a value; the format string itself is the developer's text).
-    """
-
-    WITHHELD = "<message withheld: it may quote user data>"
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and record.exc_info[1] is not None:
-            record.exc_text = self.scrubbed_traceback(record.exc_info[1])
-        if isinstance(record.msg, BaseException):
-            record.msg = type(record.msg).__name__
-        if record.args:
-            args = record.args if isinstance(record.args, tuple) else (record.args,)
-            record.args = tuple(self._scrub(a) for a in args)
-        return True
-
-    @classmethod
-    def _scrub(cls, arg: object) -> object:
-        if isinstance(arg, BaseException):
-            return type(arg).__name__
-        if isinstance(arg, (str, bytes, dict, list, tuple, set)):
-            return f"<{type(arg).__name__} withheld>"
-        return arg
-
-    @classmethod
-    def scrubbed_traceback(cls, exc: BaseException) -> str:
-        """The traceback text Python would print, with every exception message replaced."""
-        chain, seen = [], set()
-        e: BaseException | None = exc
-        while e is not None and id(e) not in seen:
-            seen.add(id(e))
-            chain.append(e)
-            e = e.__cause__ if e.__cause__ is not None else (None if e.__suppress_context__ else e.__context__)
-        parts = []
-        for i, e in enumerate(reversed(chain)):
-            if i:
-                parts.append("\nThe above exception led to the following one:\n\n")
-            parts.append("Traceback (most recent call last):\n")
-            parts.extend(traceback.format_tb(e.__traceback__))
-            parts.append(f"{type(e).__module__}.{type(e).__qualname__}: {cls.WITHHELD}\n")
-        return "".join(parts).rstrip("\n")
-
-
-class BrowserGoodbye(logging.Filter):
-    """Drop choreographer's error record for Chromium's closing ``{bye}`` message (kaleido's figure browser).
-
-    choreographer (1.4) reads Chromium's pipe in chunks split at NUL; when the browser's goodbye arrives in the
-    same read as other bytes, it is decoded as JSON, fails, and is logged as an error with a traceback although
-    nothing is lost: the browser is closing after the image was made. Only that exact text is excused; any other
-    message that fails to decode is still logged.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        doc = getattr(getattr(exc, "__cause__", None), "doc", None)
-        return not (isinstance(doc, str) and doc.strip() == "{bye}")
-
-
-_SCRUB = ScrubUserData()
-_BYE = BrowserGoodbye()
-_SCRUBBED_LOGGERS: set[str] = set()
-
-
-def excuse_browser_goodbye() -> None:
-    """Put :class:`BrowserGoodbye` on choreographer's pipe logger (idempotent).
-
-    Call it after choreographer is imported: its logger must be made by logistro (which gives it ``debug2``); a
-    plain logger made earlier under that name would be returned to choreographer and break its first write.
-    """
-    from choreographer.channels import pipe
-
-    if _BYE not in pipe._logger.filters:
-        pipe._logger.addFilter(_BYE)
-
-
-def install_log_filter() -> None:
-    """Put :class:`ScrubUserData` on Streamlit's loggers (each has its own handler and does not propagate),
-    on this app's logger, and on the root logger and its handlers. Idempotent and cheap: only loggers not yet seen
-    are touched.
-    """
-    from streamlit.logger import _loggers
-
-    loggers = {name: logging.getLogger(name) for name in ("", "dpdash", "tornado.application", "tornado.general")}
-    loggers.update(list(_loggers.items()))  # a copy: other sessions' threads may add loggers meanwhile
-    for name, log in loggers.items():
-        if name not in _SCRUBBED_LOGGERS:
-            log.addFilter(_SCRUB)
-            _SCRUBBED_LOGGERS.add(name)
-    # Other libraries' records (kaleido, choreographer, tornado.access, …) reach the root logger's handlers without
-    # passing the root logger's own filters, so those handlers scrub too, and so does Python's last-resort handler
-    # (used when the root has none).
-    for handler in [*logging.getLogger().handlers, logging.lastResort]:
-        if handler is not None and _SCRUB not in handler.filters:
-            handler.addFilter(_SCRUB)
-
-
-#: Query-parameter / session key of the presenter-mode toggle (same on every page).
-PRESENT_KEY = "present"
 
 #: Always on: the exact-entry boxes beside sliders lose their ± steppers (a log slider's linear step is
 #: meaningless and the box is narrow); tab bars wrap onto a second line instead of scrolling, so every tab name
@@ -234,11 +132,6 @@ h1 { font-size: 2.6rem !important; } h2 { font-size: 2.0rem !important; } h3 { f
 /* A data frame is drawn on a canvas in 14 px type: zoom it so its cells read at 18 px. */
 [data-testid="stElementContainer"]:has([data-testid="stDataFrame"]) { zoom: 1.3; width: calc(100% / 1.3) !important; }
 """
-
-
-def presenter_mode() -> bool:
-    """Whether presenter mode is on (the sidebar toggle ``present``; a link with ``?present=true`` turns it on)."""
-    return bool(st.session_state.get(PRESENT_KEY, False))
 
 
 @contextlib.contextmanager

@@ -12,7 +12,7 @@
   ``.py`` download.
 
 Every file is built only when its button is clicked. The pure parts (:func:`report_html`,
-:func:`settings_json`, :func:`parse_settings`, :func:`privacy_statement`) are tested in ``tests/test_dossier.py``.
+:func:`settings_json`, :func:`parse_settings`, :func:`privacy_statement`) are tested in ``tests/ui/test_dossier.py``.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from dpdash.data import json_depth
-from dpdash.risk import advantage_bound, posterior_bound
+from dpdash.common.data import json_depth
+from dpdash.epsilon.risk import advantage_bound, posterior_bound
 
 #: Shown when git is not available (an installed copy): bump with each release.
 VERSION = "2026.11-session5"
@@ -92,7 +92,7 @@ def _fmt(x: float) -> str:
 def privacy_statement(epsilon: float | None, delta: float | None = None) -> list[str]:
     """Plain sentences on what (ε, δ) bounds for one person, with the posterior example.
 
-    The numbers come from ``dpdash.risk``: the posterior bound expit(logit p + ε) (Rogers 2017 Def. 2.1.1 via
+    The numbers come from ``dpdash.epsilon.risk``: the posterior bound expit(logit p + ε) (Rogers 2017 Def. 2.1.1 via
     Bayes' rule; ``posterior_bound``) at a 50 % prior, which is e^ε/(1 + e^ε), and the membership-advantage bound
     (``advantage_bound``).
     """

@@ -5,7 +5,7 @@ The composition list (``eps_comp_rows``) and the budget statistics (``eps_b_rows
 parsing (length, nesting depth), accepts only finite numbers, short text and the expected columns, and never
 raises: it returns a table or a message. The row readers turn a table into engine rows and raise only
 ``ValueError``, whose message names the row and quotes user text escaped for Markdown (``ui.text.md_quote``).
-No streamlit here, so all of it is unit-tested (tests/test_eps_codecs.py).
+No streamlit here, so all of it is unit-tested (tests/ui/test_eps_codecs.py).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from dpdash.data import json_depth
-from dpdash import accounting as acc
-from dpdash import budget as bud
-from dpdash import private_tests as pt
+from dpdash.common.data import json_depth
+from dpdash.accounting import composition as acc
+from dpdash.accounting import budget as bud
+from dpdash.epsilon import private_tests as pt
 from ui.links import MAX_VALUE_CHARS
 from ui.text import md_escape, md_quote
 

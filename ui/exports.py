@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dpdash.data import neutralise_formulas
+from dpdash.common.data import neutralise_formulas
 
 
 def csv_bytes(df: pd.DataFrame) -> bytes:
@@ -86,7 +86,7 @@ def figure_images(figs: Sequence[go.Figure], fmt: str = "svg", *, width: int = I
     import kaleido
     from kaleido import _sync_server
 
-    from ui.common import excuse_browser_goodbye
+    from ui.logs import excuse_browser_goodbye
 
     excuse_browser_goodbye()
 

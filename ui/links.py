@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from dpdash.data import json_depth as _json_depth
+from dpdash.common.data import json_depth as _json_depth
 from ui.text import md_escape
 
 #: Longest accepted value of one parameter (a table parameter of 40 rows fits easily).

@@ -1,6 +1,6 @@
 """Render a tab view: the one set of page helpers (numbers, verdict box, cards, figure wrapper, session cache, errors).
 
-Pages build a :class:`dpdash.view.TabView` with an engine function and hand it here; nothing in this module
+Pages build a :class:`dpdash.common.view.TabView` with an engine function and hand it here; nothing in this module
 computes a number or writes a sentence. Replaces the per-page ``fmt``, ``verdict``, ``figure`` and ``say_problem``
 copies (issue 22 item 1).
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from dpdash.view import Headline, Sentence, TabView
+from dpdash.common.view import Headline, Sentence, TabView
 from ui.charts import show_figure
 from ui.text import md_escape
 
@@ -25,7 +25,7 @@ _BOX = {"good": ("success", ":material/task_alt:"), "neutral": ("info", ":materi
 def fmt(v: Any) -> str:
     """4 significant figures for a raw number in a table or tooltip; ∞, n/a and whole numbers spelled out.
 
-    Views format their headline numbers themselves (``dpdash.formatting``); this is for the few raw values a page
+    Views format their headline numbers themselves (``dpdash.common.formatting``); this is for the few raw values a page
     shows beside a control.
     """
     if v is None or (isinstance(v, float) and math.isnan(v)):
@@ -164,7 +164,7 @@ def table(data, *, column_config: dict | None = None, hide_index: bool | None = 
     """A results table: an interactive grid normally; in presenter mode an HTML table whose cells wrap at 18 px,
     so a projected table needs no sideways scroll (issue 25). ``data`` is a frame or a pandas Styler (its formats
     are kept in both modes); downloads keep full precision (``ui.exports``)."""
-    from ui.common import presenter_mode
+    from ui.presenter import presenter_mode
 
     if presenter_mode():
         shown = presenter_frame(data, column_config, hide_index=bool(hide_index)) if column_config else data
@@ -174,7 +174,9 @@ def table(data, *, column_config: dict | None = None, hide_index: bool | None = 
 
 
 def where_the_data_lives(script: str, *, key: str, filename: str) -> None:
-    """The tab's OpenDP script, which performs the release on data too big to upload (``dpdash.script_opendp``)."""
+    """The tab's OpenDP script, which performs the release on data too big to upload
+    (``dpdash.stratify.script_opendp``).
+    """
     with st.expander("Run it where the data lives (OpenDP)", icon=":material/database:"):
         st.caption("Performs this release with OpenDP on a Polars LazyFrame: point DATA at your file (CSV or "
                    "Parquet); it prints OpenDP's noise scale beside this page's for every statistic, then releases. "

@@ -10,7 +10,7 @@ tables were about a third of a slider move's cost, their controls another third)
   loses nothing; once drawn they are drawn on every later run, or Streamlit would drop their URL parameters.
 
 A page without ``link_keys`` draws the open tab only (nothing of closed tabs: their controls leave the URL).
-The rule itself, :func:`tabs_to_draw`, is plain Python and tested in ``tests/test_ui_tabs.py``.
+The rule itself, :func:`tabs_to_draw`, is plain Python and tested in ``tests/ui/test_ui_tabs.py``.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ import hashlib
 
 import streamlit as st
 
-from dpdash.data import (MAX_UPLOAD_BYTES, MAX_UPLOAD_COLS, MAX_UPLOAD_ROWS, DataValidationError, Dataset,
-                         read_uploaded_csv)
+from dpdash.common.data import (MAX_UPLOAD_BYTES, MAX_UPLOAD_COLS, MAX_UPLOAD_ROWS, DataValidationError, Dataset,
+                                read_uploaded_csv)
 from ui.text import md_escape
 
 
@@ -32,7 +32,7 @@ def uploaded_bytes(label: str, *, key: str, max_bytes: int = MAX_UPLOAD_BYTES, h
 def show_upload_error(message: object, *, container=None) -> None:
     """``st.error`` for a refused upload, with the reason escaped: it may quote the file's text (issue 17).
 
-    Pages that call ``dpdash.data.read_uploaded_csv`` themselves show ``DataValidationError`` through this.
+    Pages that call ``dpdash.common.data.read_uploaded_csv`` themselves show ``DataValidationError`` through this.
     """
     target = container if container is not None else st
     target.error(f"This file cannot be used: {md_escape(message, max_len=600)}")
@@ -61,7 +61,7 @@ def csv_uploader(label: str, *, key: str, max_bytes: int = MAX_UPLOAD_BYTES, max
     """Upload + validate a CSV; on a bad file show ``st.error`` with the reason and return None.
 
     Parsed data are cached per session, keyed by the SHA-256 of the bytes. ``min_cols`` and ``as_text`` are
-    passed to ``dpdash.data.read_uploaded_csv``, and so are ``missing_codes`` (e.g. ``("",)`` where "N" is a
+    passed to ``dpdash.common.data.read_uploaded_csv``, and so are ``missing_codes`` (e.g. ``("",)`` where "N" is a
     real code such as North) and ``max_cells`` when given (defaults: the reader's). Notes (e.g. "read as Latin-1")
     are shown as ``st.info``.
     """

@@ -1,7 +1,8 @@
 """Background warm-up at server start: compile the first MST run's JAX programs into the persistent cache.
 
 Issue 14 item 8: the first MST/AIM run in a fresh server took 26–42 s on Adult, mostly JAX compilation. The
-engine keeps compiled programs on disk (``dpdash.synth.jax_cache_dir()``); this module fills that cache once per
+engine keeps compiled programs on disk (``dpdash.stratify.synth.jax_cache_dir()``); this module fills that cache once
+per
 server process, in the background, by running the page's default first MST Run (Adult, ε = 1, seed 0, vanilla +
 stratified sex × race) in a separate low-priority process. A separate process, not a thread of the server:
 tracing JAX programs holds the interpreter lock for seconds, which would slow every page; worker processes of a
@@ -80,7 +81,7 @@ def _run(command: list[str]) -> None:
                 logger.warning("JAX warm-up failed (%s): %s", proc.returncode, state.error)
                 return
         # The server unpickles fitted models: import mbi/JAX here too, configured like the workers.
-        from dpdash.synth import SynthesizerUnavailable, import_jax_libraries
+        from dpdash.stratify.synth import SynthesizerUnavailable, import_jax_libraries
 
         try:
             import_jax_libraries()
@@ -117,9 +118,9 @@ def warm_synthesizers() -> dict[str, float]:
     and written to the persistent cache.
     """
     t0 = time.perf_counter()
-    from dpdash import synth as Y
-    from dpdash.data import load_adult
-    from dpdash.parallel import PAGE_JOBS  # worker processes compile a few programs of their own
+    from dpdash.stratify import synth as Y
+    from dpdash.common.data import load_adult
+    from dpdash.common.parallel import PAGE_JOBS  # worker processes compile a few programs of their own
 
     tab = load_adult()
     train, test = Y.train_test_split_table(tab, rng=DEFAULT_RUN["seed"])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import codecs
 
-#: Just under the server's upload limit (``server.maxUploadSize`` = 50 MB, ``dpdash.data.MAX_UPLOAD_BYTES``).
+#: Just under the server's upload limit (``server.maxUploadSize`` = 50 MB, ``dpdash.common.data.MAX_UPLOAD_BYTES``).
 BOMB_BYTES = 49_900_000
 
 

@@ -14,7 +14,7 @@ import tracemalloc
 import pandas as pd
 import pytest
 
-from dpdash.data import DataValidationError, read_uploaded_csv
+from dpdash.common.data import DataValidationError, read_uploaded_csv
 from tests.attack.corpus import BOMB_BYTES, BOMBS, INERT_TEXT, MALFORMED, NON_LATIN_CSV, bomb
 from ui.exports import csv_bytes
 

@@ -3,8 +3,9 @@
 Source: issue 26 item 3 ("Sessions are isolated"). Before the fix, two sessions ran the coherence experiment on one
 server, one changed a control or closed its tab mid-run, and 4–7 s later the other failed with "This app has
 encountered an error" (``ShutdownExecutorError``: joblib's shared reusable loky executor, shut down when one
-caller's run was interrupted); with 20 concurrent heavy sessions 12 crashed at once. ``dpdash/parallel.py`` now
-gives each run its own pool (engine-level test: tests/test_parallel.py); these tests are the browser-level proof.
+caller's run was interrupted); with 20 concurrent heavy sessions 12 crashed at once. ``dpdash/common/parallel.py`` now
+gives each run its own pool (engine-level test: tests/engine/common/test_parallel.py); these tests are the
+browser-level proof.
 
 Each session is its own browser context (its own cookies, so its own Streamlit session on the server). The log
 gate of tests/e2e/conftest.py checks the server log and every open page for the error element after each test.
@@ -30,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 REPS = int(os.environ.get("DPDASH_E2E_SESSION_REPS", "100"))
 RUN_LINK = ("coherence_explorer?coh_n=5000&coh_seed=11&coh_tab=" + quote("Repeated runs") + f"&coh_reps={REPS}")
 RUN_BUTTON = "Run experiment"
-#: The card that appears when the run has finished (dpdash.coherence_views.runs_view).
+#: The card that appears when the run has finished (dpdash.coherence.views.runs_view).
 DONE_CARD = "Runs failing at α"
 #: The one card that legitimately differs between two runs of the same settings: the wall time.
 TIME_CARD = "Run time"

@@ -4,7 +4,7 @@ unreachable scheduler is reported and the run stays local; without the setting n
 
 The reference numbers are the page's own local run (the issue's acceptance check: "a page run against a
 cluster gives the same numbers as a local run"); the engine-level equality with ``n_jobs=1`` is in
-tests/test_parallel.py.
+tests/engine/common/test_parallel.py.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def test_a_client_whose_io_loop_started_late_is_made_once_more(monkeypatch, sche
 
 def test_cluster_that_cannot_run_the_engine_is_not_used(monkeypatch, scheduler):
     # A closure is shipped by value, so this probe fails on the worker as a missing engine would.
-    import dpdash.parallel as par
+    import dpdash.common.parallel as par
 
     def broken():
         raise ModuleNotFoundError("No module named 'dpdash'")

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpdash.data import census_population
+from dpdash.common.data import census_population
 from tests.product.walk import capture_downloads
 from ui.common import CORES
 
@@ -426,7 +426,7 @@ def test_label_moved_into_the_lens_is_said():
 def test_every_csv_reads_back_with_pandas_and_our_reader():
     import io
 
-    from dpdash.data import read_uploaded_csv
+    from dpdash.common.data import read_uploaded_csv
 
     name = "=HYPERLINK(1)"  # a formula-looking group name must come back neutralised, not as a formula
     link = '[{"name": "%s", "conditions": [{"column": "AGEP", "low": 50}]}]' % name
@@ -756,7 +756,7 @@ def test_report_and_script_from_the_runs_tab(monkeypatch):
 
 def test_copy_as_code_on_the_sweep_theory_and_section7_tabs():
     """Issue 15 item 2: each results tab ends in "Copy as code" once it shows results, with the script of that tab
-    (what the scripts print is tests/test_script_coherence.py's business)."""
+    (what the scripts print is tests/engine/coherence/test_script_coherence.py's business)."""
     def copy_as_code(at):
         return [c.value for e in at.expander if e.label == "Copy as code" for c in e.code]
 
@@ -884,7 +884,7 @@ def _many_valued_upload(n=3000) -> bytes:
 def test_a_run_whose_models_would_not_fit_in_memory_is_refused_before_anything_is_fitted(monkeypatch):
     """Issue 26: the learner's trees are measured on one probe tree first; over the budget, the page says what it
     would take and what to change, and fits nothing (no preview, Run disabled)."""
-    from dpdash import coherence_inputs as ci
+    from dpdash.coherence import inputs as ci
 
     monkeypatch.setattr(ci, "MODEL_BUDGET_BYTES", 2**20)  # 1 MB: a 50-tree forest on 1,500 rows is more
     at = _app(coh_source="upload", coh_tab=RUNS).run()

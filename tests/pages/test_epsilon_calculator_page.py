@@ -403,7 +403,7 @@ def test_budget_zcdp_laplace_rows_show_their_pure_epsilon():
 
 def test_usecol_takes_n_from_the_dataset():
     # issue 12 example 3: UCI Adult has 48,842 rows; n stayed at 1,000, so the mean's noise was ~49× too large
-    from dpdash.data import load_dataset
+    from dpdash.common.data import load_dataset
     df = load_dataset("adult").frame
     col = "age"
     at = fresh(dataset="UCI Adult", eps_n1_usecol="true", eps_n1_query="Mean", eps_n1_col=col)
@@ -494,7 +494,7 @@ def captured_csvs(monkeypatch):
 
 def test_every_csv_reads_back_with_pandas_and_our_reader(captured_csvs):
     import io
-    from dpdash.data import read_uploaded_csv
+    from dpdash.common.data import read_uploaded_csv
     for tab in TABS:
         at = fresh(eps_tab=tab, eps_t_trials="50")
         if tab == TESTS:

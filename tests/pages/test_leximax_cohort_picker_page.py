@@ -364,7 +364,7 @@ def _roundtrip(files: dict[str, bytes]) -> None:
     """Each CSV reads back with pandas defaults and through the product's own reader, with the same shape."""
     import io
 
-    from dpdash.data import read_uploaded_csv
+    from dpdash.common.data import read_uploaded_csv
 
     assert files
     for name, data in files.items():

@@ -193,7 +193,7 @@ def test_release_query_params_restore():
 
 def test_release_methods_link_takes_tokens_and_names_unknown_ones():
     """Methods in a link are short tokens (labels still accepted); an unknown item is dropped, the rest kept (the
-    notice naming it is drawn by page_end, tested with multi_choice in tests/test_widgets_multi_choice.py)."""
+    notice naming it is drawn by page_end, tested with multi_choice in tests/ui/test_widgets_multi_choice.py)."""
     at = AppTest.from_string(TAB_B, default_timeout=120)
     at.query_params["pp_methods"] = "pp,wem_naive,telepathy"
     at.run()

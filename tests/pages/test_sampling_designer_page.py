@@ -110,13 +110,13 @@ def test_every_tab_leads_with_a_verdict_naming_its_numbers(base):
 
 
 def test_every_tab_offers_its_copy_as_code_script_with_the_tab_settings(base):
-    """Issue 15 item 2: the open tab's script (dpdash.script_sampling) is on the page, with the tab's settings."""
+    """Issue 15 item 2: the open tab's script (dpdash.sampling.script) is on the page, with the tab's settings."""
     want = {SIMPLE: "epsilon, n, m, rate, delta, target = 1.0, 10000, 100, 0.01, 0.0, 1.0",
             RANDOM: "family, base, mean, sd, low, high, p_full = 'gaussian', 'gaussian', 5000.0, 100.0",
             ROUNDING: "epsilon, rate, pair_n, target = 1.0, 0.05, 14, 1.0",
             CLUSTER: "size_counts = {20: 100}", STRATA: "N_h = np.array([3000, 1000, 250], dtype=float)"}
     for tab, at in base.items():
-        scripts = [c.value for c in at.code if "from dpdash import sampling as sp" in c.value]
+        scripts = [c.value for c in at.code if "from dpdash.sampling import core as sp" in c.value]
         assert len(scripts) == 1 and want[tab] in scripts[0], (tab, scripts[0][:600] if scripts else None)
 
 
@@ -457,7 +457,7 @@ def test_every_csv_reads_back(monkeypatch):
     import pandas as pd
 
     import ui.exports as ex
-    from dpdash.data import read_uploaded_csv
+    from dpdash.common.data import read_uploaded_csv
 
     written: dict[str, bytes] = {}
     orig = ex.download_csv

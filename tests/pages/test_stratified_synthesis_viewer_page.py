@@ -312,7 +312,7 @@ import pandas as pd  # noqa: E402
 sys.path.insert(0, str(ROOT / "tests" / "product"))
 from walk import capture_downloads  # noqa: E402
 
-from dpdash.data import read_uploaded_csv  # noqa: E402
+from dpdash.common.data import read_uploaded_csv  # noqa: E402
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -662,7 +662,7 @@ def test_group_summary_upload_gives_the_microdata_answer():
 
     import numpy as np
 
-    from dpdash import stratify as S
+    from dpdash.stratify import core as S
     rng = np.random.default_rng(5)
     labels = np.array(["A", "B", "C"])
     g = rng.choice(3, size=600, p=[0.7, 0.25, 0.05])
@@ -724,7 +724,7 @@ def test_shared_acs12_mean_view_starts_from_public_centre_and_scale():
     """Closing note 9: on shared acs12 the Mean view averaged income at centre 0, scale 1, so every income was
     clipped and both methods gave the same errors. The shared dataset's public design constants are the start;
     a newly chosen column takes its own; a link's value is kept."""
-    from dpdash.data import SHARED_NUMERIC_DESIGN
+    from dpdash.common.data import SHARED_NUMERIC_DESIGN
     design = SHARED_NUMERIC_DESIGN["acs12"]
     at = _app(sv_source="shared", dataset="acs12")
     assert not at.exception and not at.error

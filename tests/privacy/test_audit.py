@@ -21,11 +21,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdash import coherence as co
-from dpdash import partial_release as pr
-from dpdash import private_tests as pt
-from dpdash import stratify as S
-from dpdash import synth as sy
+from dpdash.coherence import core as co
+from dpdash.stratify import partial_release as pr
+from dpdash.epsilon import private_tests as pt
+from dpdash.stratify import core as S
+from dpdash.stratify import synth as sy
 
 from . import reference as ref
 from .audit import SpyGenerator, audit, report

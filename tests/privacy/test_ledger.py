@@ -12,12 +12,12 @@ import math
 import numpy as np
 import pytest
 
-from dpdash import coherence as co
-from dpdash import ledger
-from dpdash import partial_release as pr
-from dpdash import private_tests as pt
-from dpdash import stratify as S
-from dpdash import synth as sy
+from dpdash.coherence import core as co
+from dpdash.common import ledger
+from dpdash.stratify import partial_release as pr
+from dpdash.epsilon import private_tests as pt
+from dpdash.stratify import core as S
+from dpdash.stratify import synth as sy
 
 from . import reference as ref
 from .test_noise import NO_PUBLIC, _groups, _panel, _prepared, _table
@@ -154,7 +154,7 @@ def test_coherence_releases():
 
 
 def test_coherence_clear_and_subsample_are_not_dp():
-    from dpdash.data import census_population
+    from dpdash.common.data import census_population
     df = census_population(600, rng=1)
     for rel in (co.ReleaseSpec(kind="subsample", subsample_size=50), co.ReleaseSpec(kind="clear")):
         cfg = co.ExperimentConfig("DREM", 1, ("AGEP", "EDU"), (co.GroupSpec("All"),), rel,

@@ -15,12 +15,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dpdash import coherence as co
-from dpdash import partial_release as pr
-from dpdash import private_tests as pt
-from dpdash import public_info as pi
-from dpdash import stratify as S
-from dpdash import synth as sy
+from dpdash.coherence import core as co
+from dpdash.stratify import partial_release as pr
+from dpdash.epsilon import private_tests as pt
+from dpdash.accounting import public_info as pi
+from dpdash.stratify import core as S
+from dpdash.stratify import synth as sy
 
 from . import reference as ref
 from .audit import (PASS_P, SpyGenerator, assert_fits_and_half_fails, discrete_p, gauss_p, ks_p, laplace_p)
@@ -128,7 +128,7 @@ def test_aim_measurement_noise():
     # ledger's scale); every draw standardised by its step's σ is N(0, 1). Correlated columns and a large ε so
     # that AIM measures 2-way marginals (≥ 10,000 draws).
     pytest.importorskip("mbi")
-    from dpdash import ledger
+    from dpdash.common import ledger
     eps = 10.0
     r = np.random.default_rng(7)
     a = r.integers(0, 80, 20_000)

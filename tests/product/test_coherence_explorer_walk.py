@@ -30,7 +30,7 @@ import pytest
 from scipy.stats import wasserstein_distance
 from streamlit.runtime.state.common import TESTING_KEY
 
-from dpdash.data import census_population, load_dataset
+from dpdash.common.data import census_population, load_dataset
 from tests.product import walk as walk_module
 from tests.product.walk import metric_number, walk, widget_values
 

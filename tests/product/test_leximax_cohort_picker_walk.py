@@ -4,7 +4,7 @@ Seeded walks on each tab (opened through the ``lx_tab`` link parameter), with sm
 stay cheap. After every move the oracle reads the visible controls, the metric cards and the CSVs the page offers
 (the bytes a user would download) and checks the headline numbers against computations written here from the
 spec (shared/specs/leximax_cohort_picker.md) and the paper [b] (Henzinger et al., FORC 2022), never through
-``dpdash.leximax``:
+``dpdash.sortition.core``:
 
 * Cohort tab: the pool matrix is rebuilt from the controls (spec §9 Random formula, LX1, [b] §1.2); the marginals
   CSV sums to k and lies in [0, 1]; the group-utilities CSV equals Vᵀx; the "Worst-off group can expect" card

@@ -3,7 +3,7 @@
 Seeded walks over every control, one per tab (opened through the ``sd_tab`` link parameter) and two with an
 uploaded sampling frame. After every move the oracle reads the visible controls and recomputes each headline card
 and calibration from the formulas of the spec (shared/specs/sampling_designer.md §4, written out here in mpmath or
-numpy/scipy, never through ``dpdash.sampling``) and compares it with the *full* value the card carries in its
+numpy/scipy, never through ``dpdash.sampling.core``) and compares it with the *full* value the card carries in its
 tooltip ("Full value: …"), so a wrong digit anywhere is caught, not only in the 4 shown.
 """
 
@@ -221,7 +221,8 @@ def _random_law(v: dict, n: int) -> tuple[np.ndarray, str]:
 def check_random(at: AppTest, v: dict) -> None:
     eps, n, t = v["sd_eps"], int(v["sd_n"]), v["sd_target"]
     if n > 4 * 10**6:
-        # census sizes (issue 23 item 4, up to 10⁹): too large for this dense oracle; tests/test_sampling_census.py
+        # census sizes (issue 23 item 4, up to 10⁹): too large for this dense oracle;
+        # tests/engine/sampling/test_sampling_census.py
         # checks those numbers against closed forms. Here: the cards exist, are finite and ordered
         lower, upper = one(at, "lower ε′ (Thm 3)"), one(at, "upper ε′ (Thm 3)")
         assert 0 <= lower <= upper * (1 + 1e-12) <= eps * (1 + 1e-12) + 1e-300, (lower, upper, eps)

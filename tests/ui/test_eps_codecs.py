@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpdash import epsilon_views as evw
+from dpdash.epsilon import views as evw
 from ui import eps_codecs as ec
 
 COMP_COLS = ["kind", "epsilon", "delta", "multiplier", "sigma", "scale", "sensitivity", "rho", "count"]

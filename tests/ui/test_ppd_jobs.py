@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdash import partial_release as release
+from dpdash.stratify import partial_release as release
 from ui.views import ppd_jobs as jobs
 
 CFG = dict(sensitivity=2.0, kappa=2.0, public=(True, True, True, True, 0.0), sweeps=30, pp_sensitivity=None,

@@ -1,4 +1,5 @@
-"""Tests for the JAX persistent compilation cache (dpdash/synth.py) and the server's background warm-up (ui/warmup.py).
+"""Tests for the JAX persistent compilation cache (dpdash/stratify/synth.py) and the server's background warm-up
+(ui/warmup.py).
 
 Issue 14 item 8: the first MST/AIM run in a fresh server must not pay JAX compilation again. The cache directory is
 checked in a fresh interpreter, because JAX fixes its cache at the first compilation of a process.
@@ -16,11 +17,11 @@ import pytest
 
 from ui import warmup
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 FIT = textwrap.dedent("""
     import jax, numpy as np, pandas as pd
-    from dpdash import synth as Y
+    from dpdash.stratify import synth as Y
     df = pd.DataFrame({"a": [0, 1, 1, 0, 1, 0] * 20, "b": [1, 1, 0, 0, 1, 0] * 20, "c": [0, 1, 2, 2, 1, 0] * 20})
     m = Y.MST(epsilon=1.0, iters=50).fit(df, {"a": 2, "b": 2, "c": 3}, rng=0)
     m.sample(10, rng=1)
@@ -56,7 +57,7 @@ def test_mst_fit_writes_the_persistent_cache_and_a_new_process_reuses_it(tmp_pat
 
 
 def test_cache_dir_default_is_the_git_ignored_project_cache(monkeypatch):
-    from dpdash import synth as Y
+    from dpdash.stratify import synth as Y
 
     monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR", raising=False)
     assert Y.jax_cache_dir() == ROOT / ".cache" / "jax"

@@ -3,16 +3,16 @@
 "I publish k statistics from one data set with total ε (and δ): what accuracy per statistic?" One table, every
 composition rule × noise mechanism, plus the other direction: the total ε of k releases of a given per-release ε.
 What the panel shows (sentence, cards, table, chart inputs, alt text) is one engine view
-(``dpdash.epsilon_views.budget_compare_view`` / ``budget_totals_view``); widgets, layout and rendering only.
+(``dpdash.epsilon.views.budget_compare_view`` / ``budget_totals_view``); widgets, layout and rendering only.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dpdash import budget_compare as bc
-from dpdash import epsilon_views as evw
-from dpdash.view import Sentence
+from dpdash.epsilon import budget_compare as bc
+from dpdash.epsilon import views as evw
+from dpdash.common.view import Sentence
 from ui.common import methodology
 from ui.exports import download_csv
 from ui.show import cards, figure, table as results_table, verdict_box

@@ -17,14 +17,14 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dpdash import coherence as co
-from dpdash import coherence_figures as cf
-from dpdash import coherence_inputs as ci
-from dpdash import coherence_tabs as ct
-from dpdash import coherence_views as vw
-from dpdash import script_coherence as sc_script
-from dpdash.data import census_population
-from dpdash.view import TabView
+from dpdash.coherence import core as co
+from dpdash.coherence import figures as cf
+from dpdash.coherence import inputs as ci
+from dpdash.coherence import tabs as ct
+from dpdash.coherence import views as vw
+from dpdash.coherence import script as sc_script
+from dpdash.common.data import census_population
+from dpdash.common.view import TabView
 from ui import cluster, show
 from ui.shared_runs import RUNS, shared_or_session
 from ui.common import CORES
@@ -211,7 +211,7 @@ def estimate(ctx: Ctx, runs: int, per_run_s: float, what: str) -> tuple[float, s
 
 
 def learn(predicted_s: float, actual_s: float) -> None:
-    """Correct the cost model with a finished run's time (see :func:`dpdash.coherence_inputs.calibration`)."""
+    """Correct the cost model with a finished run's time (see :func:`dpdash.coherence.inputs.calibration`)."""
     _SERVER["ratio"] = ci.calibration(_SERVER["ratio"], predicted_s=predicted_s, actual_s=actual_s)
 
 

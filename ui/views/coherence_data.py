@@ -12,7 +12,7 @@ import hashlib
 
 import streamlit as st
 
-from dpdash.data import DataValidationError, Dataset, read_uploaded_csv
+from dpdash.common.data import DataValidationError, Dataset, read_uploaded_csv
 from ui.text import md_escape
 from ui.upload import show_upload_error, uploaded_bytes
 

@@ -1,15 +1,15 @@
 """Coherence explorer, "Single split (preview)" tab: repetition 0 of the run, drawn live.
 
 Controls and layout only; the verdict, cards, bar chart and report come from
-:func:`dpdash.coherence_views.preview_view`.
+:func:`dpdash.coherence.views.preview_view`.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dpdash import coherence_figures as cf
-from dpdash import coherence_views as vw
+from dpdash.coherence import figures as cf
+from dpdash.coherence import views as vw
 from ui import show
 from ui.views import coherence_common as cc
 

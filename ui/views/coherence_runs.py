@@ -1,7 +1,7 @@
 """Coherence explorer, "Repeated runs" tab: R repetitions behind a button, the failure rate and the per-group summary.
 
 Controls and layout only; the verdict, cards, charts, tables and report come from
-:func:`dpdash.coherence_views.runs_view`.
+:func:`dpdash.coherence.views.runs_view`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from dataclasses import asdict
 import numpy as np
 import streamlit as st
 
-from dpdash import coherence_figures as cf
-from dpdash import coherence_views as vw
+from dpdash.coherence import figures as cf
+from dpdash.coherence import views as vw
 from ui import cluster, show
 from ui.show import table as results_table
 from ui.common import CORES, methodology

@@ -1,14 +1,14 @@
 """Coherence explorer, "Section 7: a provably safe release" tab (behind a toggle; not computed when hidden).
 
-Controls and layout only; the verdict, chart and report come from :func:`dpdash.coherence_views.section7_view`.
+Controls and layout only; the verdict, chart and report come from :func:`dpdash.coherence.views.section7_view`.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dpdash import coherence_figures as cf
-from dpdash import coherence_views as vw
+from dpdash.coherence import figures as cf
+from dpdash.coherence import views as vw
 from ui import show
 from ui.common import methodology
 from ui.text import md_escape

@@ -1,6 +1,6 @@
 """Coherence explorer, "W1 vs ε" tab: the DP histogram release at several ε, behind a button.
 
-Controls and layout only; the verdict, chart, table and report come from :func:`dpdash.coherence_views.sweep_view`.
+Controls and layout only; the verdict, chart, table and report come from :func:`dpdash.coherence.views.sweep_view`.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from dataclasses import replace
 
 import streamlit as st
 
-from dpdash import coherence as co
-from dpdash import coherence_figures as cf
-from dpdash import coherence_tabs as ct
-from dpdash import coherence_views as vw
-from dpdash import script_coherence as sc_script
+from dpdash.coherence import core as co
+from dpdash.coherence import figures as cf
+from dpdash.coherence import tabs as ct
+from dpdash.coherence import views as vw
+from dpdash.coherence import script as sc_script
 from ui import cluster, show
 from ui.common import CORES
 from ui.exports import download_csv

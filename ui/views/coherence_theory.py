@@ -1,7 +1,7 @@
 """Coherence explorer, "Theory" tab (spec §7.4): analytic, redraws alone when its own controls move.
 
 Controls and layout only; the verdict, cards, tables, charts and report come from
-:func:`dpdash.coherence_views.theory_view`.
+:func:`dpdash.coherence.views.theory_view`.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import math
 
 import streamlit as st
 
-from dpdash import coherence as co
-from dpdash import coherence_figures as cf
-from dpdash import coherence_views as vw
+from dpdash.coherence import core as co
+from dpdash.coherence import figures as cf
+from dpdash.coherence import views as vw
 from ui import show
 from ui.show import table as results_table
 from ui.common import methodology

@@ -1,4 +1,4 @@
-"""Epsilon calculator, Tab 4: adaptive analysis (view: ``dpdash.epsilon_views.adaptive_view``).
+"""Epsilon calculator, Tab 4: adaptive analysis (view: ``dpdash.epsilon.views.adaptive_view``).
 
 Widgets, layout and rendering only.
 """
@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpdash import accounting as acc
-from dpdash import epsilon_figures as ef
-from dpdash import epsilon_views as evw
-from dpdash import script_epsilon as se
+from dpdash.accounting import composition as acc
+from dpdash.epsilon import figures as ef
+from dpdash.epsilon import views as evw
+from dpdash.epsilon import script as se
 from ui import eps_codecs as ec
 from ui.show import table as results_table
 from ui.common import methodology

@@ -1,4 +1,4 @@
-"""Epsilon calculator, Tab 3: the budget planner (view: ``dpdash.epsilon_views.budget_view``).
+"""Epsilon calculator, Tab 3: the budget planner (view: ``dpdash.epsilon.views.budget_view``).
 
 Widgets, the statistics editor and rendering only; the plan's headline, verdict, table, bar and report come from
 the one view.
@@ -12,14 +12,14 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dpdash.conversions import conversion_note
-from dpdash import accounting as acc
-from dpdash import budget as bud
-from dpdash import epsilon_figures as ef
-from dpdash import epsilon_views as evw
-from dpdash import mechanisms as mech
-from dpdash import script_epsilon as se
-from dpdash import script_opendp as sopendp
+from dpdash.accounting.conversions import conversion_note
+from dpdash.accounting import composition as acc
+from dpdash.accounting import budget as bud
+from dpdash.epsilon import figures as ef
+from dpdash.epsilon import views as evw
+from dpdash.accounting import mechanisms as mech
+from dpdash.epsilon import script as se
+from dpdash.stratify import script_opendp as sopendp
 from ui import eps_codecs as ec
 from ui.common import methodology, presenter_mode
 from ui.show import cards, figure, fmt, say_problem, verdict_box, where_the_data_lives

@@ -1,7 +1,7 @@
 """What every epsilon-calculator tab module shares: the control defaults, option words, link-bound tables, the
 table display and the report/script of a tab view (``ui.views.eps_*``; the page holds only the header and tabs).
 
-Widgets, layout and calls only: numbers and sentences come from ``dpdash.epsilon_views``.
+Widgets, layout and calls only: numbers and sentences come from ``dpdash.epsilon.views``.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 import streamlit as st
 
-from dpdash import accounting as acc
-from dpdash.view import TabView
+from dpdash.accounting import composition as acc
+from dpdash.common.view import TabView
 from ui import eps_codecs as ec
 from ui.show import table as results_table
 from ui.exports import download_csv

@@ -1,4 +1,4 @@
-"""Epsilon calculator, Tab 2: composition (view: ``dpdash.epsilon_views.composition_view``).
+"""Epsilon calculator, Tab 2: composition (view: ``dpdash.epsilon.views.composition_view``).
 
 Widgets, the list editor and rendering only. ``comp_mechanisms`` is shared with Tab 5 (its PLD profile).
 """
@@ -8,12 +8,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dpdash.conversions import conversion_note
-from dpdash import accounting as acc
-from dpdash import epsilon_figures as ef
-from dpdash import epsilon_verdicts as ev
-from dpdash import epsilon_views as evw
-from dpdash import script_epsilon as se
+from dpdash.accounting.conversions import conversion_note
+from dpdash.accounting import composition as acc
+from dpdash.epsilon import figures as ef
+from dpdash.epsilon import verdicts as ev
+from dpdash.epsilon import views as evw
+from dpdash.epsilon import script as se
 from ui import eps_codecs as ec
 from ui.common import methodology
 from ui.show import figure, say_problem, session_memo, verdict_box

@@ -1,4 +1,4 @@
-"""Epsilon calculator, Tab 8: max-information and the coherence ε_max (view: ``dpdash.epsilon_views.maxinfo_view``).
+"""Epsilon calculator, Tab 8: max-information and the coherence ε_max (view: ``dpdash.epsilon.views.maxinfo_view``).
 
 Widgets, layout and rendering only.
 """
@@ -9,10 +9,10 @@ import math
 
 import streamlit as st
 
-from dpdash import epsilon_figures as ef
-from dpdash import epsilon_views as evw
-from dpdash import maxinfo as mi
-from dpdash import script_epsilon as se
+from dpdash.epsilon import figures as ef
+from dpdash.epsilon import views as evw
+from dpdash.accounting import maxinfo as mi
+from dpdash.epsilon import script as se
 from ui.common import methodology
 from ui.show import cards, figure, say_problem, verdict_box
 from ui.text import md_escape

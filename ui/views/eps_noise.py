@@ -1,4 +1,4 @@
-"""Epsilon calculator, Tab 1: noise and accuracy (view: ``dpdash.epsilon_views.noise_view``).
+"""Epsilon calculator, Tab 1: noise and accuracy (view: ``dpdash.epsilon.views.noise_view``).
 
 Widgets, layout and rendering only. The privacy sliders and everything they drive are a nested fragment; its
 verdict is drawn in its own block, never through a placeholder of the outer fragment (issue 22, the Tab 1 crash).
@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpdash.conversions import conversion_note
-from dpdash import epsilon_figures as ef
-from dpdash import epsilon_views as evw
-from dpdash import mechanisms as mech
-from dpdash import script_epsilon as se
+from dpdash.accounting.conversions import conversion_note
+from dpdash.epsilon import figures as ef
+from dpdash.epsilon import views as evw
+from dpdash.accounting import mechanisms as mech
+from dpdash.epsilon import script as se
 from ui import load_active_dataset
 from ui.common import methodology
 from ui.show import cards, figure, say_problem, verdict_box

@@ -1,4 +1,4 @@
-"""Epsilon calculator, Tab 5: ε as risk (view: ``dpdash.epsilon_views.risk_view``), with the risk-to-ε inverse and
+"""Epsilon calculator, Tab 5: ε as risk (view: ``dpdash.epsilon.views.risk_view``), with the risk-to-ε inverse and
 ε among published deployments (``ui.views.epsilon_context``).
 
 Widgets, layout and rendering only.
@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpdash import accounting as acc
-from dpdash import epsilon_figures as ef
-from dpdash import epsilon_views as evw
-from dpdash import script_epsilon as se
-from dpdash.formatting import given
+from dpdash.accounting import composition as acc
+from dpdash.epsilon import figures as ef
+from dpdash.epsilon import views as evw
+from dpdash.epsilon import script as se
+from dpdash.common.formatting import given
 from ui.show import table as results_table
 from ui.show import cards, figure, verdict_box
 from ui.views.eps_common import CACHE, ENGINE_ERRORS, bind, exports, pick, report, script_of

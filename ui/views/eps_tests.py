@@ -1,4 +1,4 @@
-"""Epsilon calculator, Tab 7: private χ² tests (view: ``dpdash.epsilon_views.tests_view``), with the Monte Carlo
+"""Epsilon calculator, Tab 7: private χ² tests (view: ``dpdash.epsilon.views.tests_view``), with the Monte Carlo
 simulation behind its button.
 
 Widgets, layout and rendering only.
@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpdash import accounting as acc
-from dpdash import epsilon_figures as ef
-from dpdash import epsilon_views as evw
-from dpdash import formatting as nf
-from dpdash import private_tests as pt
-from dpdash import script_epsilon as se
+from dpdash.accounting import composition as acc
+from dpdash.epsilon import figures as ef
+from dpdash.epsilon import views as evw
+from dpdash.common import formatting as nf
+from dpdash.epsilon import private_tests as pt
+from dpdash.epsilon import script as se
 from ui import cluster
 from ui import eps_codecs as ec
 from ui.show import table as results_table

@@ -1,4 +1,4 @@
-"""Epsilon calculator, Tab 6: DP vs data splitting for k adaptive queries (view: ``dpdash.epsilon_views.widths_view``).
+"""Epsilon calculator, Tab 6: DP vs data splitting for k adaptive queries (view: ``dpdash.epsilon.views.widths_view``).
 
 Widgets, layout and rendering only; the crossover, headline, verdict and report come from the one view.
 """
@@ -8,10 +8,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dpdash import epsilon_figures as ef
-from dpdash import epsilon_views as evw
-from dpdash import mechanisms as mech
-from dpdash import script_epsilon as se
+from dpdash.epsilon import figures as ef
+from dpdash.epsilon import views as evw
+from dpdash.accounting import mechanisms as mech
+from dpdash.epsilon import script as se
 from ui.common import methodology
 from ui.show import cards, figure, say_problem, verdict_box
 from ui.views.eps_common import ended, CACHE, ENGINE_ERRORS, bind, exports, pick, report, script_of, show_table

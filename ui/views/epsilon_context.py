@@ -1,8 +1,10 @@
 """ε in context and risk → ε, for the epsilon calculator (issue 15 items 5 and 6).
 
 Two views the page calls inside its tabs: :func:`render_in_context` places the page's ε among published
-deployments (``dpdash.deployments``, data in ``data/deployments.csv``); :func:`render_risk_inverse` answers "what is
-the largest ε that keeps this risk below my target?" (``dpdash.risk``). Widgets, layout and calls only: every number
+deployments (``dpdash.epsilon.deployments``, data in ``data/deployments.csv``); :func:`render_risk_inverse` answers
+"what is
+the largest ε that keeps this risk below my target?" (``dpdash.epsilon.risk``). Widgets, layout and calls only: every
+number
 and sentence comes from the engine.
 """
 
@@ -11,10 +13,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpdash import deployments as dep
-from dpdash import epsilon_views as evw
-from dpdash import risk
-from dpdash import risk_inverse_figures as rfig
+from dpdash.epsilon import deployments as dep
+from dpdash.epsilon import views as evw
+from dpdash.epsilon import risk
+from dpdash.epsilon import risk_figures as rfig
 from ui.show import cards
 from ui.show import table as results_table
 from ui.charts import show_figure

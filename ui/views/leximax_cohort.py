@@ -1,7 +1,7 @@
 """Leximax cohort picker, tab "Cohort (paper)": leximax chances, what each group can expect, single draws.
 
-Renders :func:`dpdash.leximax_views.cohort_view` (cards, verdict, warnings, tables, chart inputs, report, script
-parameters) and :func:`dpdash.leximax_views.simulation_view` (single draws), plus the seeded, logged draw. Source:
+Renders :func:`dpdash.sortition.views.cohort_view` (cards, verdict, warnings, tables, chart inputs, report, script
+parameters) and :func:`dpdash.sortition.views.simulation_view` (single draws), plus the seeded, logged draw. Source:
 [b] = Henzinger, Peale, Reingold, Shen, FORC 2022 (seed 003, second paper), §4 (Algorithms 1–2, Lemma 15),
 App. C (dependent rounding), App. D (NP-hardness of integer cohorts).
 """
@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpdash import leximax as lx
-from dpdash import leximax_figures as lf
-from dpdash import leximax_views as lxv
-from dpdash import script_leximax as sl
+from dpdash.sortition import core as lx
+from dpdash.sortition import figures as lf
+from dpdash.sortition import views as lxv
+from dpdash.sortition import script as sl
 from ui import common as uc
 from ui.exports import download_csv
 from ui.show import cards, figure, table, verdict_box

@@ -1,7 +1,7 @@
 """Shared pieces of the leximax cohort picker's tab views: names, sources, bounded caches and small helpers.
 
 The three tabs (``ui.views.leximax_cohort``, ``ui.views.leximax_finite``, ``ui.views.leximax_quota``) render
-the views built by ``dpdash.leximax_views``; this module holds what more than one of them needs. Sources:
+the views built by ``dpdash.sortition.views``; this module holds what more than one of them needs. Sources:
 Henzinger, Peale, Reingold, Shen, *Leximax Approximations and Representative Cohort Selection*, FORC 2022
 (seed 003, second paper); Flanigan et al., *Nature* 596 (2021) for the quota tab.
 """
@@ -13,8 +13,8 @@ import hashlib
 import numpy as np
 import streamlit as st
 
-from dpdash import leximax as lx
-from dpdash.view import TabView
+from dpdash.sortition import core as lx
+from dpdash.common.view import TabView
 from ui.show import take_away
 from ui.text import md_escape
 from ui.upload import csv_uploader
@@ -39,7 +39,7 @@ def changed(key: str) -> bool:
 
 def upload_frame(label: str, *, key: str, max_rows: int, max_cols: int, help: str, min_rows: int = 2,
                  as_text: bool = False):
-    """The product's one bounded reader (ui.upload → dpdash.data.read_uploaded_csv); None after a message."""
+    """The product's one bounded reader (ui.upload → dpdash.common.data.read_uploaded_csv); None after a message."""
     ds = csv_uploader(label, key=key, max_rows=max_rows, max_cols=max_cols, min_rows=min_rows, help=help,
                       as_text=as_text)
     return None if ds is None else ds.frame

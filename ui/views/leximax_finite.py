@@ -1,6 +1,6 @@
 """Leximax cohort picker, tab "Finite-set explorer": the paper's approximate notions on small finite examples.
 
-Renders :func:`dpdash.leximax_views.finite_view` (membership table, chain, verdict, scatter inputs, headlines,
+Renders :func:`dpdash.sortition.views.finite_view` (membership table, chain, verdict, scatter inputs, headlines,
 script parameters) and the Lemma 18/19 noise checks. Source: [b] = Henzinger, Peale, Reingold, Shen, FORC 2022
 (seed 003, second paper), §3 (Defs 2–12, Thms 11, 14) and App. B (Example 17, Lemmas 18–19; erratum L1).
 """
@@ -12,10 +12,10 @@ from fractions import Fraction
 import pandas as pd
 import streamlit as st
 
-from dpdash import leximax as lx
-from dpdash import leximax_figures as lf
-from dpdash import leximax_views as lxv
-from dpdash import script_leximax as sl
+from dpdash.sortition import core as lx
+from dpdash.sortition import figures as lf
+from dpdash.sortition import views as lxv
+from dpdash.sortition import script as sl
 from ui import common as uc
 from ui.exports import download_csv, download_json
 from ui.show import figure, table, verdict_box

@@ -1,7 +1,7 @@
 """Leximax cohort picker, tab "Citizens' assembly (quotas)": quota-constrained leximin panels (beyond the paper).
 
-Renders :func:`dpdash.leximax_views.quota_view` (cards, verdict, tables, chart inputs, report, script parameters)
-or :func:`dpdash.leximax_views.quota_infeasible_view`, plus the seeded, logged panel draw. Source: Flanigan, Gölz,
+Renders :func:`dpdash.sortition.views.quota_view` (cards, verdict, tables, chart inputs, report, script parameters)
+or :func:`dpdash.sortition.views.quota_infeasible_view`, plus the seeded, logged panel draw. Source: Flanigan, Gölz,
 Gupta, Hennig, Procaccia, *Fair algorithms for selecting citizens' assemblies*, Nature 596 (2021) ([b] ref. 13).
 """
 
@@ -13,11 +13,11 @@ from datetime import datetime, timezone
 import pandas as pd
 import streamlit as st
 
-from dpdash import leximax as lx
-from dpdash import leximax_figures as lf
-from dpdash import leximax_views as lxv
-from dpdash import script_leximax as sl
-from dpdash import sortition_files as sf
+from dpdash.sortition import core as lx
+from dpdash.sortition import figures as lf
+from dpdash.sortition import views as lxv
+from dpdash.sortition import script as sl
+from dpdash.sortition import files as sf
 from ui import common as uc
 from ui.exports import download_csv, download_json
 from ui.show import cards, figure, table, verdict_box
@@ -74,7 +74,7 @@ AUTO_POOL = 50
 def _uploaded_assembly():
     """Respondents and quotas from two uploads → (pool as read, quota file, id column) or None after a message.
 
-    Reads the Sortition Foundation's files as they are (``dpdash.sortition_files``): quotas with the new or old
+    Reads the Sortition Foundation's files as they are (``dpdash.sortition.files``): quotas with the new or old
     header and their flex columns, respondents with any extra columns (kept for the exports).
     """
     u1, u2 = st.columns(2)

@@ -1,7 +1,9 @@
 """Third mode of the stratified synthesis viewer: "Partially private release" (keys ``pp_*``).
 
-One ``@st.fragment`` (:func:`render_partially_private_release`). Computation lives in ``dpdash.partial_release``,
-figures in ``dpdash.partial_release_figures``, and the plain logic of this view (the WEM job units and their cache
+One ``@st.fragment`` (:func:`render_partially_private_release`). Computation lives in
+``dpdash.stratify.partial_release``,
+figures in ``dpdash.stratify.partial_release_figures``, and the plain logic of this view (the WEM job units and their
+cache
 keys, the loss table, the toy's parser) in ``ui.views.ppd_jobs``; this module wires widgets to cached calls. Source:
 Seeman, Slavković & Reimherr, *A Formal Privacy Framework for Partially Private Data*
 (``shared/seeds/001_cddb039cfb564267.txt``), §5; spec ``shared/specs/partially_private.md``.
@@ -16,11 +18,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpdash import script_opendp as sopendp
-from dpdash import partial_release as release
-from dpdash import partial_release_figures as figs
-from dpdash import script_stratified as SC
-from dpdash import stratify_views as SV
+from dpdash.stratify import script_opendp as sopendp
+from dpdash.stratify import partial_release as release
+from dpdash.stratify import partial_release_figures as figs
+from dpdash.stratify import script as SC
+from dpdash.stratify import views as SV
 from ui import cluster
 from ui.show import table as results_table
 from ui.show import take_away, verdict_box, where_the_data_lives

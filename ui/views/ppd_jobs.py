@@ -5,7 +5,7 @@ The partially private release (``ui.views.partially_private``) runs its WEM draw
 which a computed unit is remembered, the release tables it shows and downloads, and the parser of the
 Algorithm 1 toy's typed vectors. Source: Seeman, Slavković & Reimherr (2022), *A Formal Privacy Framework for
 Partially Private Data* (``shared/seeds/001_cddb039cfb564267.txt``), §5; spec ``shared/specs/partially_private.md``.
-Tested in ``tests/test_ppd_jobs.py``.
+Tested in ``tests/ui/test_ppd_jobs.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from dpdash import partial_release as release
+from dpdash.stratify import partial_release as release
 
 #: The Algorithm 1 toy has three cells; a typed vector longer than this is refused before it is split.
 TOY_CELLS = 3

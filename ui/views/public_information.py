@@ -2,7 +2,8 @@
 
 One ``@st.fragment`` (:func:`render_public_information_tab`) whose sections are nested fragments. What each section
 shows (cards, verdict and its tone, numbers, captions, alt texts, report, script) is one engine view
-(``dpdash.public_info_views``); figures come from ``dpdash.public_info_figures``. Widgets, layout and rendering only.
+(``dpdash.epsilon.public_info_views``); figures come from ``dpdash.epsilon.public_info_figures``. Widgets, layout and
+rendering only.
 Source: Seeman, Slavković & Reimherr, *A Formal Privacy Framework for Partially Private Data*
 (``shared/seeds/001_cddb039cfb564267.txt``); spec ``shared/specs/partially_private.md``.
 """
@@ -13,11 +14,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpdash import public_info as pinfo
-from dpdash import public_info_figures as figs
-from dpdash import public_info_views as piv
-from dpdash import script_epsilon as se
-from dpdash.view import TabView
+from dpdash.accounting import public_info as pinfo
+from dpdash.epsilon import public_info_figures as figs
+from dpdash.epsilon import public_info_views as piv
+from dpdash.epsilon import script as se
+from dpdash.common.view import TabView
 from ui.exports import download_csv, download_json
 from ui.show import cards, figure, say_problem, take_away, verdict_box
 from ui.widgets import choice, log_slider

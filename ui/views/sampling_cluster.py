@@ -1,6 +1,6 @@
 """Sampling designer, Tab 4: cluster sampling — draw ℓ of k clusters (Theorems 7–9), optionally two-stage.
 
-Controls and layout only; everything shown comes from :func:`dpdash.sampling_views.cluster_view`.
+Controls and layout only; everything shown comes from :func:`dpdash.sampling.views.cluster_view`.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import math
 import numpy as np
 import streamlit as st
 
-from dpdash import sampling as sp
-from dpdash import sampling_figures as sf
-from dpdash import sampling_views as vw
-from dpdash import script_sampling as ss
-from dpdash.sampling_frames import parse_numbers
+from dpdash.sampling import core as sp
+from dpdash.sampling import figures as sf
+from dpdash.sampling import views as vw
+from dpdash.sampling import script as ss
+from dpdash.sampling.frames import parse_numbers
 from ui import show
 from ui.text import md_escape
 from ui.views import sampling_common as sc

@@ -1,7 +1,7 @@
 """Rendering shared by the sampling designer's tabs: badges, card groups, the calibration box, charts with CSV.
 
-Nothing here computes a number or writes a sentence: each tab's :class:`dpdash.view.TabView` comes from
-``dpdash.sampling_views`` and is only drawn here (issue 22). Keys keep the ``sd_`` prefix of the page's links.
+Nothing here computes a number or writes a sentence: each tab's :class:`dpdash.common.view.TabView` comes from
+``dpdash.sampling.views`` and is only drawn here (issue 22). Keys keep the ``sd_`` prefix of the page's links.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import functools
 
 import streamlit as st
 
-from dpdash import sampling_figures as sf
-from dpdash import sampling_views as vw
-from dpdash.view import TabView
+from dpdash.sampling import figures as sf
+from dpdash.sampling import views as vw
+from dpdash.common.view import TabView
 from ui import show
 from ui import exports
 from ui.text import md_escape

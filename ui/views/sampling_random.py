@@ -1,17 +1,17 @@
 """Sampling designer, Tab 2: a random sample size, independent of the data (Theorem 3).
 
-Controls and layout only; everything shown comes from :func:`dpdash.sampling_views.random_view`.
+Controls and layout only; everything shown comes from :func:`dpdash.sampling.views.random_view`.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dpdash import sampling as sp
-from dpdash import sampling_census as cs
-from dpdash import sampling_figures as sf
-from dpdash import sampling_views as vw
-from dpdash import script_sampling as ss
+from dpdash.sampling import core as sp
+from dpdash.sampling import census as cs
+from dpdash.sampling import figures as sf
+from dpdash.sampling import views as vw
+from dpdash.sampling import script as ss
 from ui import show
 from ui.common import methodology
 from ui.views import sampling_common as sc

@@ -1,15 +1,15 @@
 """Sampling designer, Tab 3: sample sizes that depend on the data — rounding (§4, Theorem 6).
 
-Controls and layout only; everything shown comes from :func:`dpdash.sampling_views.rounding_view`.
+Controls and layout only; everything shown comes from :func:`dpdash.sampling.views.rounding_view`.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dpdash import sampling_figures as sf
-from dpdash import sampling_views as vw
-from dpdash import script_sampling as ss
+from dpdash.sampling import figures as sf
+from dpdash.sampling import views as vw
+from dpdash.sampling import script as ss
 from ui import show
 from ui.common import methodology
 from ui.text import md_escape

@@ -1,6 +1,6 @@
 """Sampling designer, Tab 1: simple random samples (SRS without replacement, Poisson, with replacement).
 
-Controls and layout only; everything shown comes from :func:`dpdash.sampling_views.simple_view`.
+Controls and layout only; everything shown comes from :func:`dpdash.sampling.views.simple_view`.
 """
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from dpdash import sampling as sp
-from dpdash import sampling_figures as sf
-from dpdash import sampling_views as vw
-from dpdash import script_sampling as ss
+from dpdash.sampling import core as sp
+from dpdash.sampling import figures as sf
+from dpdash.sampling import views as vw
+from dpdash.sampling import script as ss
 from ui import show
 from ui.text import md_escape
 from ui.views import sampling_common as sc

@@ -1,6 +1,6 @@
 """Sampling designer, Tab 5: stratified sampling and allocation (§6, Theorem 11).
 
-Controls and layout only; everything shown comes from :func:`dpdash.sampling_views.strata_view`.
+Controls and layout only; everything shown comes from :func:`dpdash.sampling.views.strata_view`.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from dpdash import sampling as sp
-from dpdash import sampling_figures as sf
-from dpdash import sampling_views as vw
-from dpdash import script_sampling as ss
+from dpdash.sampling import core as sp
+from dpdash.sampling import figures as sf
+from dpdash.sampling import views as vw
+from dpdash.sampling import script as ss
 from ui import show
 from ui.common import methodology, presenter_mode
 from ui.text import md_escape

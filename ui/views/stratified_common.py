@@ -1,6 +1,6 @@
 """Shared parts of the stratified synthesis viewer's views: texts, cached engine calls, the figure wrapper, the report.
 
-Widgets and rendering only; every number and sentence comes from ``dpdash.stratify_views`` and the engine modules it
+Widgets and rendering only; every number and sentence comes from ``dpdash.stratify.views`` and the engine modules it
 calls. Source: seed 004_c5ca305e20a1adba.txt (Rosenblatt, Stoyanovich & Musco, arXiv 2312.11712); spec
 shared/specs/stratified_synthesis_viewer.md.
 """
@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpdash import stratify as S
-from dpdash import stratify_figures as F
-from dpdash import synth as Y
-from dpdash.data import DataValidationError, discrete_table_from_csv, load_adult, load_adult_numeric
-from dpdash.view import TabView
+from dpdash.stratify import core as S
+from dpdash.stratify import figures as F
+from dpdash.stratify import synth as Y
+from dpdash.common.data import DataValidationError, discrete_table_from_csv, load_adult, load_adult_numeric
+from dpdash.common.view import TabView
 from ui.charts import show_figure
 from ui.exports import csv_bytes, download_csv
 from ui.show import take_away

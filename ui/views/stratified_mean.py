@@ -1,6 +1,6 @@
 """The stratified viewer's "Mean estimation" view: its five tabs, each rendered from one engine view.
 
-Every number, sentence and table comes from ``dpdash.stratify_views`` (issue 22); this module holds the cached runs,
+Every number, sentence and table comes from ``dpdash.stratify.views`` (issue 22); this module holds the cached runs,
 the layout and the figure calls. Source: seed 004_c5ca305e20a1adba.txt, Eq. 2–4, Prop. 8, Theorem 10,
 Definition 11.
 """
@@ -13,13 +13,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpdash import script_opendp as sopendp
-from dpdash import script_stratified as SC
-from dpdash import stratify as S
-from dpdash import stratify_figures as F
-from dpdash import stratify_verdicts as V
-from dpdash import stratify_views as SV
-from dpdash.view import TabView
+from dpdash.stratify import script_opendp as sopendp
+from dpdash.stratify import script as SC
+from dpdash.stratify import core as S
+from dpdash.stratify import figures as F
+from dpdash.stratify import verdicts as V
+from dpdash.stratify import views as SV
+from dpdash.common.view import TabView
 from ui.common import methodology
 from ui.exports import download_csv, download_json
 from ui.show import cards, table, verdict_box, where_the_data_lives

@@ -1,6 +1,6 @@
 """The stratified viewer's "Synthetic data" view: one synthesizer against one per group, from one engine view.
 
-Every number, sentence and table comes from ``dpdash.stratify_views.synth_view`` (issue 22); this module holds the
+Every number, sentence and table comes from ``dpdash.stratify.views.synth_view`` (issue 22); this module holds the
 runs (live or behind a button), the layout, the figures and the downloads. Source: seed 004_c5ca305e20a1adba.txt,
 *Stratified Data Synthesis* (L216–238), Definitions 11 and 13.
 """
@@ -13,12 +13,12 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dpdash import script_stratified as SC
-from dpdash import stratify_figures as F
-from dpdash import stratify_synth_sweep as SW
-from dpdash import stratify_views as SV
-from dpdash import synth as Y
-from dpdash.data import DATASETS, MISSING_LEVEL
+from dpdash.stratify import script as SC
+from dpdash.stratify import figures as F
+from dpdash.stratify import synth_sweep as SW
+from dpdash.stratify import views as SV
+from dpdash.stratify import synth as Y
+from dpdash.common.data import DATASETS, MISSING_LEVEL
 from ui import cluster
 from ui.show import table as results_table
 from ui.shared_runs import RUNS, shared_or_session

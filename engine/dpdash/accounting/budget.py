@@ -2,7 +2,7 @@
 
 Pure Python (no streamlit). Spec ``epsilon_calculator.md`` §4.4; mechanisms from
 ``002_802572da4c9a19ad.txt`` (Rogers 2017) Thm 2.1.2 (Laplace) and Thm 2.2.2 (Gaussian, zCDP),
-composition from ``dpdash.accounting``.
+composition from ``dpdash.accounting.composition``.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from typing import Literal, Sequence
 import numpy as np
 from scipy import optimize, stats
 
-from dpdash import accounting as acc
-from dpdash import mechanisms as mech
-from dpdash.formatting import number
-from dpdash.conversions import half_square, pure_epsilon_for_rho, pure_to_zcdp, sigma_for_rho
-from dpdash.mechanisms import Mech, Neighbour, Query
-from dpdash.search import MAX_STEPS, SearchLimitError, grow_until
-from dpdash.validation import (ValidationError, check_delta, check_epsilon, check_positive, check_probability,
-                               check_size)
+from dpdash.accounting import composition as acc
+from dpdash.accounting import mechanisms as mech
+from dpdash.common.formatting import number
+from dpdash.accounting.conversions import half_square, pure_epsilon_for_rho, pure_to_zcdp, sigma_for_rho
+from dpdash.accounting.mechanisms import Mech, Neighbour, Query
+from dpdash.common.search import MAX_STEPS, SearchLimitError, grow_until
+from dpdash.common.validation import (ValidationError, check_delta, check_epsilon, check_positive, check_probability,
+                                      check_size)
 
 PlanRule = Literal["basic", "advanced", "kov_optimal", "zcdp", "pld"]
 PLAN_RULES: tuple[str, ...] = ("basic", "advanced", "kov_optimal", "zcdp", "pld")

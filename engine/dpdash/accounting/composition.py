@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
-from dpdash import mechanisms as mech
-from dpdash.search import grow_until, largest_true
-from dpdash.validation import ValidationError, check_delta, check_epsilon, check_positive, check_size
-from dpdash.conversions import (RDP_ORDERS, RdpConversion, gaussian_rho, half_square, pure_to_zcdp,  # noqa: F401
-                                rdp_to_dp, zcdp_rho_for_epsilon, zcdp_to_dp)
+from dpdash.accounting import mechanisms as mech
+from dpdash.common.search import grow_until, largest_true
+from dpdash.common.validation import ValidationError, check_delta, check_epsilon, check_positive, check_size
+from dpdash.accounting.conversions import (RDP_ORDERS, RdpConversion, gaussian_rho, half_square, pure_to_zcdp,  # noqa: F401
+                                           rdp_to_dp, zcdp_rho_for_epsilon, zcdp_to_dp)
 
 Kind = Literal["laplace", "gaussian", "discrete_laplace", "discrete_gaussian", "pure_dp", "approx_dp", "zcdp"]
 Rule = Literal["basic", "advanced", "advanced_drv", "kov_analytic", "kov_optimal", "zcdp", "rdp", "pld"]
@@ -44,7 +44,7 @@ _DELTA_KINDS = ("gaussian", "discrete_gaussian", "zcdp")
 
 
 # --------------------------------------------------------------------------- validation
-# Scalars go through dpdash.validation. A target δ is any number in (0, 1) (the computations are in log space);
+# Scalars go through dpdash.common.validation. A target δ is any number in (0, 1) (the computations are in log space);
 # the spec's 1e-300 input floor is the pages' control range. The filters and odometers need δ_g < 1/e.
 def _delta_g(delta_g) -> float:
     d = check_delta(delta_g, name="delta_g", allow_zero=False)
@@ -587,7 +587,7 @@ def _gaussian_pld(m: float, vdi: float):
     Its own ``GaussianPrivacyLoss`` gives the bounds, the CDFs and ``create_pmf_pessimistic_connect_dots_fixed_gap``
     the pmf; only the inverse privacy loss x(ε) = −Δ/2 − εσ²/Δ (its ``_inverse_privacy_loss_without_subsampling_
     remove``, Δ = 1, no subsampling) is evaluated on the whole grid at once. Equal to the library's PLD to the last
-    bit (tests/test_accounting.py); 10–20× faster at resolution 1e-4 (issue 23 item 3).
+    bit (tests/engine/accounting/test_accounting.py); 10–20× faster at resolution 1e-4 (issue 23 item 3).
     """
     from dp_accounting.pld import pld_pmf
     from dp_accounting.pld import privacy_loss_distribution as pldmod

@@ -15,8 +15,8 @@ from typing import Literal
 import numpy as np
 from scipy import optimize
 
-from dpdash.search import bracketed_root
-from dpdash.validation import check_delta, check_epsilon, check_positive, check_rho
+from dpdash.common.search import bracketed_root
+from dpdash.common.validation import check_delta, check_epsilon, check_positive, check_rho
 
 #: dp-accounting's ``DEFAULT_RDP_ORDERS``: {1.1, …, 10.9} ∪ {11, …, 63} ∪ {128, 256, 512, 1024}.
 RDP_ORDERS: np.ndarray = np.array([1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) + [128, 256, 512, 1024],

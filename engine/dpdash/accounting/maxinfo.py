@@ -25,8 +25,8 @@ from typing import Literal
 import numpy as np
 from scipy import optimize
 
-from dpdash.validation import (EPSILON_MAX, ValidationError, check_delta, check_epsilon, check_finite, check_positive,
-                               check_probability, check_rate, check_size)
+from dpdash.common.validation import (EPSILON_MAX, ValidationError, check_delta, check_epsilon, check_finite,
+                                      check_positive, check_probability, check_rate, check_size)
 
 __all__ = [
     "SizeConstraint",
@@ -66,7 +66,7 @@ Kind = Literal["pure", "approx"]
 
 
 # --------------------------------------------------------------------------- validation
-# Scalars go through dpdash.validation; the helpers below state this module's narrower domains.
+# Scalars go through dpdash.common.validation; the helpers below state this module's narrower domains.
 def _epsilon(value, *, approx: bool = False) -> float:
     """ε > 0; with ``approx``, ε ∈ (0, 0.5] (Theorem 8 and Corollary 2 need ε ≤ 1/2)."""
     eps = check_epsilon(value)
@@ -546,7 +546,7 @@ def w1_bound_single_column(n: float, beta: float, n_groups: int, group_size: flo
 
     Holds for all groups simultaneously with probability ≥ 1 − β over the split. This is the
     bound as printed ("paper's bound"); its proof's W1 formula ignores the random half-group
-    sizes (spec E10), the exact W1 is computed in ``dpdash.coherence``.
+    sizes (spec E10), the exact W1 is computed in ``dpdash.coherence.core``.
 
     References
     ----------

@@ -13,10 +13,10 @@ from typing import Literal
 import numpy as np
 from scipy import optimize, special, stats
 
-from dpdash.conversions import half_square, sigma_for_rho, zcdp_rho_for_epsilon, zcdp_to_dp
-from dpdash.search import SearchLimitError, bracketed_root, grow_until, smallest_true
-from dpdash.validation import (EPSILON_MAX, ValidationError, check_delta, check_epsilon, check_finite, check_positive,
-                               check_rho, check_size)
+from dpdash.accounting.conversions import half_square, sigma_for_rho, zcdp_rho_for_epsilon, zcdp_to_dp
+from dpdash.common.search import SearchLimitError, bracketed_root, grow_until, smallest_true
+from dpdash.common.validation import (EPSILON_MAX, ValidationError, check_delta, check_epsilon, check_finite,
+                                      check_positive, check_rho, check_size)
 
 Mech = Literal["laplace", "gaussian", "discrete_laplace", "discrete_gaussian"]
 Query = Literal["count", "sum", "mean", "histogram"]
@@ -28,7 +28,7 @@ DELTA_MIN = 1e-300
 
 
 # --------------------------------------------------------------------------- validation
-# Scalars go through dpdash.validation. A δ here is any number in (0, 1) (every computation is in log space, so
+# Scalars go through dpdash.common.validation. A δ here is any number in (0, 1) (every computation is in log space, so
 # a per-mechanism share δ/(2K) far below the spec's 1e-300 input floor is usable, issue 17); DELTA_MIN is the
 # pages' control floor. A confidence lies in the open interval (0, 1).
 def _confidence(confidence) -> float:
@@ -121,7 +121,8 @@ def _dgauss_log_tail_em(sigma: float, x: np.ndarray) -> np.ndarray:
     With u = ⌊x⌋ + ½ and z = u/σ, the midpoint Euler–Maclaurin formula gives Σ_{y > x} f(y) = ∫_u^∞ f
     + f′(u)/24 − 7f‴(u)/5760 + … for f(t) = e^{−t²/2σ²}, and the normaliser is σ√(2π) up to e^{−2π²σ²}
     (Poisson summation), so P(Y > x) = Q(z) + φ(z)·[−z/(24σ²) + 7(z³ − 3z)/(5760σ⁴)], with a relative error
-    of order z⁶/σ⁶ (checked against mpmath and the direct sum in tests/test_mechanisms.py). Erratum to the
+    of order z⁶/σ⁶ (checked against mpmath and the direct sum in tests/engine/accounting/test_mechanisms.py). Erratum
+    to the
     spec's plain midpoint rule Q(z) above σ = 1e5, which drops the z/(24σ²) term.
     """
     z = (np.floor(x) + 0.5) / sigma

@@ -3,7 +3,7 @@
 Pure numpy/scipy; never imports streamlit. Lemma 5 invariant inflation, W∞ / Δ_z for correlated public
 information (Examples 2–3), the effective-ε rule (Cor. 1), the Wasserstein exponential mechanism audit with the
 factor κ (Thm. 1, Example 1), Prop. 1 constants, the discrete Laplace, and the information-loss toys (Lemma 7,
-Thm. 2). The county release that uses these ideas lives in :mod:`dpdash.partial_release`.
+Thm. 2). The county release that uses these ideas lives in :mod:`dpdash.stratify.partial_release`.
 
 References
 ----------
@@ -26,8 +26,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize, stats
 
-from dpdash.search import smallest_true
-from dpdash.validation import ValidationError, check_epsilon, check_finite, check_int_in_range, check_positive
+from dpdash.common.search import smallest_true
+from dpdash.common.validation import ValidationError, check_epsilon, check_finite, check_int_in_range, check_positive
 
 __all__ = [
     "GaussianPublicInfo", "Prop1MSE", "Lemma7Result", "SumProjectionResult", "PowerResult",
@@ -46,7 +46,7 @@ _TOL = 1e-9
 def check_kappa(kappa: float) -> float:
     """Check the Wasserstein-mechanism factor κ: a finite number ≥ 1 (1 = paper-literal, 2 = safe; Thm. 1, E1).
 
-    Narrower than :func:`dpdash.validation.check_positive`: κ < 1 gives no guarantee at all.
+    Narrower than :func:`dpdash.common.validation.check_positive`: κ < 1 gives no guarantee at all.
     """
     k = check_finite(kappa, name="kappa")
     if k < 1:

@@ -25,9 +25,10 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from dpdash import ledger, maxinfo
-from dpdash.parallel import child_seed, imap_unordered
-from dpdash.validation import as_generator, check_int_in_range
+from dpdash.common import ledger
+from dpdash.accounting import maxinfo
+from dpdash.common.parallel import child_seed, imap_unordered
+from dpdash.common.validation import as_generator, check_int_in_range
 
 __all__ = [
     "Condition",
@@ -138,7 +139,7 @@ class ExperimentConfig:
     """Everything that defines one DemCoh experiment (hashable: used as a cache key).
 
     ``rng``: an integer seed ≥ 0, a ``numpy.random.SeedSequence`` or a ``Generator`` (its ``SeedSequence``; its
-    state is not used). Repetition r draws from child r of that sequence (``dpdash.parallel.child_seed``), so a
+    state is not used). Repetition r draws from child r of that sequence (``dpdash.common.parallel.child_seed``), so a
     run is reproducible and identical on any backend; ``None`` (fresh entropy) is refused for that reason.
     """
 
@@ -654,7 +655,7 @@ class _Forest:
     √d features, leaves of one record, unlimited depth) draws from a fresh ``RandomState(s)``. Probabilities
     are the trees' leaf fractions summed in tree order and divided by the number of trees, as the forest
     does. Only the per-tree Python work (cloning, parameter and target checks, about a sixth of a
-    repetition with 50 trees) is skipped. ``tests/test_coherence.py`` checks it against the real class.
+    repetition with 50 trees) is skipped. ``tests/engine/coherence/test_coherence.py`` checks it against the real class.
 
     Source: scikit-learn 1.9 ``ensemble/_forest.py`` (``fit``, ``_parallel_build_trees``,
     ``_generate_sample_indices``, ``predict_proba``) and ``tree/_classes.py`` (``_fit``); pinned in
@@ -723,7 +724,7 @@ def fit_predictor(spec: LearnerSpec, X: np.ndarray, y: np.ndarray, rng=None) -> 
     """Train a confidence-rated predictor ``h: records → [−1, 1]`` on a release.
 
     Hard output: predicted class in {−1, +1}; soft output: ``2·P(y = +1 | x) − 1``. A report with one
-    class gives the constant predictor of that class. ``rng`` (anything ``dpdash.validation.as_generator``
+    class gives the constant predictor of that class. ``rng`` (anything ``dpdash.common.validation.as_generator``
     takes) gives the learner's ``random_state``: its next draw below 2³¹ − 1; a Generator's stream advances.
 
     References
@@ -926,7 +927,7 @@ def run_experiment(
     n_jobs: int = -1,
     progress: Callable[[int, int], None] | None = None,
 ) -> ExperimentResult:
-    """Run ``config.repetitions`` DemCoh repetitions in parallel (``dpdash.parallel``) and collect W1s.
+    """Run ``config.repetitions`` DemCoh repetitions in parallel (``dpdash.common.parallel``) and collect W1s.
 
     Results are consumed as they finish; ``progress(done, total)`` is called in the calling thread
     after each. The same ``df`` and ``config`` give an identical result for any ``n_jobs``.
@@ -1196,7 +1197,7 @@ def single_column_experiment(
     ``X_a`` holds more than half of the ones; ``|h1 − h0|`` is unchanged, so the W1 values equal the
     column curator's, while the bound is Theorem 11's much weaker ``112·sqrt(n·ln(10n|𝒞|/β′))/|C ∩ X|``
     (asymptotic: "sufficiently large n", spec E11). ``rng`` draws the splits (anything
-    ``dpdash.validation.as_generator`` takes).
+    ``dpdash.common.validation.as_generator`` takes).
 
     References
     ----------

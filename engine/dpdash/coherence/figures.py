@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpdash import coherence as co
-from dpdash.coherence_verdicts import alpha_text, interval_text, members_text, w1_text
-from dpdash import figure_marks as fm
-from dpdash import maxinfo as mi
-from dpdash.formatting import log_axis, percent
-from dpdash.palette import PALETTE, palette_color
+from dpdash.coherence import core as co
+from dpdash.coherence.verdicts import alpha_text, interval_text, members_text, w1_text
+from dpdash.common import figure_marks as fm
+from dpdash.accounting import maxinfo as mi
+from dpdash.common.formatting import log_axis, percent
+from dpdash.common.palette import PALETTE, palette_color
 
 GREY = "#B0B0B0"
 #: Reference lines (α, γ, the current ε) in near-black, so no group or curve colour is reused for them.

@@ -13,8 +13,8 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from dpdash.coherence import Condition, GroupSpec
-from dpdash.data import json_depth
+from dpdash.coherence.core import Condition, GroupSpec
+from dpdash.common.data import json_depth
 
 __all__ = ["BuiltGroups", "groups_to_json", "parse_built_groups", "range_condition", "MAX_CHARS", "MAX_GROUPS",
            "MAX_CONDITIONS", "MAX_VALUES", "MAX_TEXT", "MAX_DEPTH"]

@@ -30,9 +30,9 @@ import dataclasses
 import math
 from typing import Mapping
 
-from dpdash import coherence as co
-from dpdash.coherence_tabs import FLOOR_REPS
-from dpdash.script_common import made_with, version_check
+from dpdash.coherence import core as co
+from dpdash.coherence.tabs import FLOOR_REPS
+from dpdash.common.script import made_with, version_check
 
 __all__ = ["runs_script", "sweep_script", "theory_script", "section7_script", "independent_supported", "SCRIPT_REPS",
            "SCRIPT_SWEEP_REPS"]
@@ -48,7 +48,7 @@ def independent_supported(config: co.ExperimentConfig) -> bool:
 
 
 def _literal(v) -> str:
-    """Python source for a config value: dataclasses of ``dpdash.coherence`` (non-default fields), tuples, ∞."""
+    """Python source for a config value: dataclasses of ``dpdash.coherence.core`` (non-default fields), tuples, ∞."""
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
         parts = []
         for f in dataclasses.fields(v):
@@ -72,11 +72,11 @@ def _literal(v) -> str:
 def _data_lines(data: Mapping[str, object]) -> list[str]:
     src = data.get("source")
     if src == "synthetic":
-        return ["from dpdash.data import census_population",
+        return ["from dpdash.common.data import census_population",
                 f"df = census_population({int(data['n'])}, rng={int(data['seed'])})  # generated, not real people"]
     if src == "shared":
-        return ["from dpdash.data import load_dataset", f"df = load_dataset({str(data['name'])!r}).frame"]
-    return ["from dpdash.data import read_uploaded_csv",
+        return ["from dpdash.common.data import load_dataset", f"df = load_dataset({str(data['name'])!r}).frame"]
+    return ["from dpdash.common.data import read_uploaded_csv",
             f"PATH = {str(data.get('path') or 'your_file.csv')!r}  # the file you uploaded",
             "with open(PATH, 'rb') as fh:",
             "    df = read_uploaded_csv(fh.read()).frame"]
@@ -217,7 +217,7 @@ def runs_script(*, data: Mapping[str, object], config: co.ExperimentConfig, alph
         "",
         *version_check().splitlines(),
         "",
-        "from dpdash import coherence as co",
+        "from dpdash.coherence import core as co",
         *_data_lines(data),
         "",
         f"R = {R}  # runs recomputed (run r is the page's run r)",
@@ -244,7 +244,7 @@ def runs_script(*, data: Mapping[str, object], config: co.ExperimentConfig, alph
 
 def _header(title: str, *, data: Mapping[str, object]) -> list[str]:
     return [f'"""{title}\n\n{made_with()}\n"""', "import math", "", *version_check().splitlines(), "",
-            "from dpdash import coherence as co", *_data_lines(data), ""]
+            "from dpdash.coherence import core as co", *_data_lines(data), ""]
 
 
 # ----------------------------------------------------------------------------------------------- W1 vs ε
@@ -480,7 +480,7 @@ def theory_script(*, data: Mapping[str, object], config: co.ExperimentConfig, ep
                   alpha: float, beta: float, gamma: float) -> str:
     """A runnable script recomputing the theory tab's numbers (Theorem 7's γ, the groups meeting it, the largest ε
     certifying the smallest kept group, Theorem 8's and 9's γ, the smallest α certified per group) with the engine
-    (``dpdash.coherence_tabs.theory_numbers`` on the page's data) and independently: the theorems' formulas
+    (``dpdash.coherence.tabs.theory_numbers`` on the page's data) and independently: the theorems' formulas
     written out from the seed with the spec's errata, solved by root finding (scipy ``brentq``) where the engine
     uses a closed form or bisection. ``epsilon``: the release's ε, or the tab's hypothetical ε.
     """
@@ -494,7 +494,7 @@ def theory_script(*, data: Mapping[str, object], config: co.ExperimentConfig, ep
         f"config = {_literal(dataclasses.replace(config, repetitions=1))}",
         "",
         "# ---- 1. With this project's engine",
-        "from dpdash.coherence_tabs import theory_numbers",
+        "from dpdash.coherence.tabs import theory_numbers",
         "",
         "prepared = co.prepare(df, config)  # labelled rows and group sizes, as the page counts them",
         "th = theory_numbers(epsilon=EPSILON, n=prepared.n, alpha=ALPHA, beta=BETA, "
@@ -561,7 +561,7 @@ print(f"difference splits above the bound = {abs(above_independent - above)}")
 def section7_script(*, data: Mapping[str, object], label: str, column: str, one_value: str,
                     groups, seed: int, beta: float, curator: str, reps: int = 1000) -> str:
     """A runnable script recomputing the Section 7 tab's numbers (largest W1 per group over the splits, the
-    paper's bound, the splits above it) with the engine (``dpdash.coherence_tabs.section7_result``) and
+    paper's bound, the splits above it) with the engine (``dpdash.coherence.tabs.section7_result``) and
     independently (the same splits drawn in numpy, W1 with scipy's ``wasserstein_distance``, the bounds of
     Theorems 9 and 11 written out). All ``reps`` splits are recomputed: they take seconds.
     """
@@ -579,7 +579,7 @@ def section7_script(*, data: Mapping[str, object], label: str, column: str, one_
         f"REPS = {int(reps)}  # random splits, as on the page",
         "",
         "# ---- 1. With this project's engine",
-        "from dpdash.coherence_tabs import section7_result",
+        "from dpdash.coherence.tabs import section7_result",
         "",
         "res = section7_result(df, label=LABEL, column=COLUMN, one_value=ONE, groups=GROUPS, rng=SEED, beta=BETA,",
         "                      curator=CURATOR, reps=REPS)",

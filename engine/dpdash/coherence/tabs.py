@@ -3,7 +3,7 @@ scripts (issue 15 item 2: one engine result shared by card and script).
 
 Source: seeds/000_f379639b976c7ffb.txt, Theorems 7, 8, 9 and 11 (§6.2, §7); specs/coherence_explorer.md §3.5
 (largest certified ε, smallest certified α), §7.4 (theory panel) and E1, E5, E9–E11 (errata, applied in
-``dpdash.maxinfo`` and ``dpdash.coherence``).
+``dpdash.accounting.maxinfo`` and ``dpdash.coherence.core``).
 """
 
 from __future__ import annotations
@@ -15,14 +15,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpdash import coherence as co
-from dpdash import maxinfo as mi
+from dpdash.coherence import core as co
+from dpdash.accounting import maxinfo as mi
 
 __all__ = ["SWEEP_EPSILONS", "FLOOR_REPS", "TheoryNumbers", "collection", "theory_numbers", "section7_result"]
 
 #: The ε of the "W1 vs ε" tab; ∞ is the exact histogram (not DP).
 SWEEP_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0, math.inf)
-#: Splits behind the "random splitting alone" level (``dpdash.coherence.noise_floor``) the runs and sweep tabs show.
+#: Splits behind the "random splitting alone" level (``dpdash.coherence.core.noise_floor``) the runs and sweep tabs
+#: show.
 FLOOR_REPS = 200
 #: Smallest α the theorems are evaluated at (they need α > 0; the page's α slider starts at 0).
 ALPHA_FLOOR = 0.01
@@ -58,7 +59,7 @@ class TheoryNumbers:
 def theory_numbers(*, epsilon: float, n: int, alpha: float, beta: float, group_sizes: Mapping[str, int],
                    gamma: float) -> TheoryNumbers:
     """Theorems 7, 8 and 9 for the page's data: γ required, groups meeting it, the largest ε certifying the
-    smallest kept group, and the smallest α certified for each (``dpdash.maxinfo``; spec §3.5, §7.4)."""
+    smallest kept group, and the smallest α certified for each (``dpdash.accounting.maxinfo``; spec §3.5, §7.4)."""
     kept = collection(group_sizes, gamma)
     g = max(1, len(kept))
     a = max(float(alpha), ALPHA_FLOOR)
@@ -84,7 +85,7 @@ def section7_result(df: pd.DataFrame, *, label: str, column: str, one_value: str
                     rng: int, beta: float, curator: str, reps: int = 1000) -> co.SingleColumnResult:
     """The Section 7 demonstration on the labelled rows: ``column == one_value`` released as one bit, W1 of the
     one-bit predictor over ``reps`` random splits for every group with at least 2 members (Theorem 9 for the
-    column, Theorem 11 for the count; ``dpdash.coherence.single_column_experiment``)."""
+    column, Theorem 11 for the count; ``dpdash.coherence.core.single_column_experiment``)."""
     d = df[df[label].notna()].reset_index(drop=True)
     col = d[column]
     bits = (col.to_numpy(dtype=float, na_value=np.nan) == float(one_value)) \

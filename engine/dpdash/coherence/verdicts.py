@@ -2,7 +2,7 @@
 
 Each function takes what a tab already computed (engine results, not widgets) and returns plain text (no
 Markdown), so the page, the report and the tests read the same sentence. Numbers are rounded for reading with
-``dpdash.epsilon_verdicts.number`` / ``percent``; tables and downloads keep full precision. The tables for people
+``dpdash.epsilon.verdicts.number`` / ``percent``; tables and downloads keep full precision. The tables for people
 (:func:`summary_for_people`, :func:`runs_for_people`, :func:`sweep_for_people`) rename the engine's columns to
 plain words, in the order a reader needs them.
 
@@ -22,8 +22,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from dpdash import coherence as co
-from dpdash.formatting import number, percent, power_of_ten
+from dpdash.coherence import core as co
+from dpdash.common.formatting import number, percent, power_of_ten
 
 __all__ = ["alpha_text", "MAX_MEMBERS", "members_text", "eps_max_text", "alpha_min_text", "interval_text",
            "w1_text", "preview_verdict", "runs_verdict", "sweep_verdict", "theory_verdict", "section7_verdict",
@@ -138,7 +138,7 @@ def preview_verdict(*, names: Sequence[str], sizes: Sequence[int], w1: Sequence[
     """The single split's verdict: the most-affected kept group, its shares flagged in each half, against α.
 
     ``frac_negative[j] = (share of h < 0 among released members, among held-out members)``; W1 and the shares are
-    those of :func:`dpdash.coherence.run_trial` (Def. 2, Eq. 3). A group above α is a failure of this split
+    those of :func:`dpdash.coherence.core.run_trial` (Def. 2, Eq. 3). A group above α is a failure of this split
     (Def. 3); when the largest group stays below while a smaller one fails, the sentence says the average hides it.
 
     >>> preview_verdict(names=["Everyone", "DREM = 1"], sizes=[18946, 1022], w1=[0.10, 1.96],
@@ -233,7 +233,7 @@ def sweep_verdict(sweep: pd.DataFrame, *, alpha: float, floor: Mapping[str, np.n
     group) above it, and what the most-affected group reaches at the largest ε tried, beside what random
     splitting alone gives it (the mean of the split-noise floor, spec §3.3).
 
-    ``sweep`` has the columns of :func:`dpdash.coherence.run_epsilon_sweep` (epsilon, group, mean_w1, …);
+    ``sweep`` has the columns of :func:`dpdash.coherence.core.run_epsilon_sweep` (epsilon, group, mean_w1, …);
     ε = ∞ is the exact histogram (not DP).
     """
     d = sweep.dropna(subset=["mean_w1"])
@@ -271,8 +271,8 @@ def theory_verdict(*, gamma_required: float, n: int, epsilon: float, meets: int,
                    alpha: float, smallest: tuple[str, int] | None = None, eps_for_smallest: float = math.nan) -> str:
     """Theorem 7's verdict: how many kept groups its size constraint γ covers at this ε, or that it is vacuous.
 
-    ``gamma_required`` is ``dpdash.maxinfo.gamma_pure(...).gamma`` (Theorem 7, Eq. 12 with erratum E1);
-    ``eps_for_smallest`` is ``dpdash.maxinfo.eps_max`` for the smallest kept group (NaN: none certifies it).
+    ``gamma_required`` is ``dpdash.accounting.maxinfo.gamma_pure(...).gamma`` (Theorem 7, Eq. 12 with erratum E1);
+    ``eps_for_smallest`` is ``dpdash.accounting.maxinfo.eps_max`` for the smallest kept group (NaN: none certifies it).
 
     >>> theory_verdict(gamma_required=2.5e6, n=18946, epsilon=1.0, meets=0, kept=2, dp_release=True,
     ...                alpha=0.2, smallest=("DREM = 1", 1022), eps_for_smallest=float("nan"))
@@ -406,7 +406,7 @@ def soft_output_note(learner: str, output: str) -> str | None:
 
 # ----------------------------------------------------------------------------------------- tables for people
 def summary_for_people(summary: pd.DataFrame, floor: Mapping[str, np.ndarray] | None = None) -> pd.DataFrame:
-    """The per-group summary (:func:`dpdash.coherence.summarize`) with plain column names, plus the split-noise
+    """The per-group summary (:func:`dpdash.coherence.core.summarize`) with plain column names, plus the split-noise
     floor's mean and 95th percentile per group."""
     fm, fq = _floor_means(floor), floor_quantiles(floor, 0.95)
     out = pd.DataFrame({
@@ -427,7 +427,7 @@ def summary_for_people(summary: pd.DataFrame, floor: Mapping[str, np.ndarray] | 
 
 
 def runs_for_people(table: pd.DataFrame) -> pd.DataFrame:
-    """The per-run table (:meth:`dpdash.coherence.ExperimentResult.w1_table`) with plain column names."""
+    """The per-run table (:meth:`dpdash.coherence.core.ExperimentResult.w1_table`) with plain column names."""
     return table.rename(columns={
         "rep": "run", "size": "members", "w1": "W1", "size_a": "released members", "size_b": "held-out members",
         "frac_negative_a": "share flagged, released half", "frac_negative_b": "share flagged, held-out half",
@@ -435,7 +435,7 @@ def runs_for_people(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def sweep_for_people(export: pd.DataFrame) -> pd.DataFrame:
-    """The ε-sweep table as exported (:func:`dpdash.coherence.sweep_for_export`) with plain column names."""
+    """The ε-sweep table as exported (:func:`dpdash.coherence.core.sweep_for_export`) with plain column names."""
     return export.rename(columns={
         "epsilon": "ε", "dp": "differentially private", "size": "members", "mean_w1": "mean W1",
         "q05_w1": "W1, 5th percentile", "q95_w1": "W1, 95th percentile",

@@ -2,13 +2,14 @@
 
 One pure function per results tab — :func:`preview_view` (single split), :func:`runs_view` (repeated runs),
 :func:`sweep_view` (W1 vs ε), :func:`theory_view` and :func:`section7_view` — returns a frozen
-:class:`dpdash.view.TabView`: the cards, the verdict sentences with their tone, the tables (shown and downloaded),
-the inputs of the figure builders (``dpdash.coherence_figures``; ``figures[name]`` are the builder's keyword
+:class:`dpdash.common.view.TabView`: the cards, the verdict sentences with their tone, the tables (shown and
+downloaded),
+the inputs of the figure builders (``dpdash.coherence.figures``; ``figures[name]`` are the builder's keyword
 arguments), the report's question, parameters and sections, and the "Copy as code" builder with its arguments
-(``script["builder"]`` names the ``dpdash.script_coherence`` function). The card, the chart, the sentence, the CSV,
+(``script["builder"]`` names the ``dpdash.coherence.script`` function). The card, the chart, the sentence, the CSV,
 the report and the script all read the view, so none can restate a number differently from another (issue 22).
 
-Numbers are written by one set of readers (``dpdash.coherence_verdicts``): W1 with two decimals (more near α), α as
+Numbers are written by one set of readers (``dpdash.coherence.verdicts``): W1 with two decimals (more near α), α as
 set, sizes to reach rounded up, a largest certified ε rounded down, a smallest certified α rounded up.
 
 References
@@ -27,11 +28,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpdash import coherence as co
-from dpdash import coherence_tabs as ct
-from dpdash import coherence_verdicts as cv
-from dpdash import maxinfo as mi
-from dpdash.view import Headline, ReportSection, Sentence, TabView, frozen_map
+from dpdash.coherence import core as co
+from dpdash.coherence import tabs as ct
+from dpdash.coherence import verdicts as cv
+from dpdash.accounting import maxinfo as mi
+from dpdash.common.view import Headline, ReportSection, Sentence, TabView, frozen_map
 
 __all__ = ["PAGE", "TITLE", "SOURCES", "TABLE1_ROWS", "settings_words", "preview_view", "runs_view", "sweep_view",
            "theory_view", "section7_intro", "section7_view"]

@@ -3,7 +3,8 @@
 Not from a seed: a speed shim. Plotly's ``add_vline`` and friends validate and re-process every axis-spanning
 shape of the figure on each call (4–9 ms per line, measured on this machine); a chart with a dozen guide lines
 spent more time there than in its data. These helpers append the same shape and annotation dicts (checked
-equal to Plotly's own output in tests/test_figure_marks.py) in one cheap ``add_shape``/``add_annotation`` each.
+equal to Plotly's own output in tests/engine/common/test_figure_marks.py) in one cheap
+``add_shape``/``add_annotation`` each.
 
 Supported: a single pair of axes (``x``/``y``, or subplot (1, 1)); annotation positions ``top right``
 (Plotly's default), ``top left``, ``bottom right``, ``bottom left``, ``top``, ``bottom``.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-__all__ = ["vline", "hline", "vrect", "hrect", "vline_spec", "hline_spec", "POSITIONS"]
+__all__ = ["vline", "hline", "vrect", "hrect", "vline_spec", "hline_spec", "POSITIONS", "apply_layout"]
 
 POSITIONS = ("top right", "top left", "bottom right", "bottom left", "top", "bottom")
 
@@ -107,4 +108,12 @@ def hrect(fig: go.Figure, y0: float, y1: float, *, line: dict | None = None, **k
     """Horizontal band from data ``y0`` to ``y1`` across the plot's width (as ``fig.add_hrect``), no label."""
     props = _line_props(line, kw)
     fig.add_shape(type="rect", x0=0, x1=1, xref="x domain", y0=y0, y1=y1, yref="y", line=props, **kw)
+    return fig
+
+
+def apply_layout(fig: go.Figure, title: str, **kw) -> go.Figure:
+    """Title plus a horizontal legend above the plot (extra ``legend`` keys override), as every ppd figure uses."""
+    legend = dict(orientation="h", yanchor="bottom", y=1.02, x=0)
+    legend.update(kw.pop("legend", {}))
+    fig.update_layout(title=title, legend=legend, **kw)
     return fig

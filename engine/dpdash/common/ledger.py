@@ -4,7 +4,7 @@ Release functions call :func:`record` next to each noise draw with the cost of t
 they actually add* (Laplace: ε = Δ₁/b; Gaussian: ρ = Δ₂²/(2σ²); exponential mechanism: ε = 2·c·Δ for the logit
 coefficient c), so a changed noise scale changes the ledger. Nobody listening costs one context-variable read:
 :func:`record` returns at once unless a :func:`recording` block is active in this context (thread or task).
-Worker processes (``dpdash.parallel``) do not report back; audit with ``n_jobs=1``.
+Worker processes (``dpdash.common.parallel``) do not report back; audit with ``n_jobs=1``.
 
 Composition (:meth:`Ledger.total`): entries in one :func:`partition` (disjoint rows, e.g. one stratum) compose
 sequentially inside the partition and in parallel (maximum) across sibling partitions; entries outside any

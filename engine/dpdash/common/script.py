@@ -1,13 +1,13 @@
 """What every "Copy as code" script starts with: the installed engine, by name and version, and no server path.
 
 A generated script must run on a colleague's machine: it imports the installed package ``dpdash`` (``pip install
-dpdash==<version>``, or ``pip install .`` from a clone of this repository) and says which version made it, so a
+dpdash==<version>``, or ``pip install ./engine`` from a clone of this repository) and says which version made it, so a
 different engine is reported instead of silently giving other numbers (issue 24 item 1).
 """
 
 from __future__ import annotations
 
-from dpdash import __version__
+from dpdash.common.version import __version__
 
 
 def made_with() -> str:
@@ -16,7 +16,7 @@ def made_with() -> str:
     >>> made_with().startswith("Made with dpdash ")
     True
     """
-    return f"Made with dpdash {__version__}: pip install dpdash=={__version__} (or `pip install .` in a clone)."
+    return f"Made with dpdash {__version__}: pip install dpdash=={__version__} (or `pip install ./engine` in a clone)."
 
 
 def version_check() -> str:

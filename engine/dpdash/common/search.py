@@ -151,7 +151,7 @@ def bracketed_root(f: Callable[[float], float], lo: float, hi: float, *, increas
     >>> bracketed_root(lambda x: -1.0, 0.0, 1.0, increasing=True, max_steps=5)
     Traceback (most recent call last):
     ...
-    dpdash.search.SearchLimitError: the search found no root after widening its bracket 5 times
+    dpdash.common.search.SearchLimitError: the search found no root after widening its bracket 5 times
     """
     f = timed(f, deadline, what)
     sign = 1.0 if increasing else -1.0

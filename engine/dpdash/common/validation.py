@@ -100,7 +100,7 @@ def check_positive(x: Any, *, name: str, allow_zero: bool = False, allow_inf: bo
     >>> check_positive(0, name="sensitivity")
     Traceback (most recent call last):
     ...
-    dpdash.validation.ValidationError: sensitivity must be a finite number > 0; got 0
+    dpdash.common.validation.ValidationError: sensitivity must be a finite number > 0; got 0
     """
     bound = "≥ 0" if allow_zero else "> 0"
     domain = f"a number {bound} (inf allowed)" if allow_inf else f"a finite number {bound}"
@@ -138,11 +138,11 @@ def check_epsilon(epsilon: Any, *, name: str = "epsilon", allow_zero: bool = Fal
     >>> check_epsilon(-1)
     Traceback (most recent call last):
     ...
-    dpdash.validation.ValidationError: epsilon must be a finite number > 0; got -1
+    dpdash.common.validation.ValidationError: epsilon must be a finite number > 0; got -1
     >>> check_epsilon(2e4, at_most=EPSILON_MAX)
     Traceback (most recent call last):
     ...
-    dpdash.validation.ValidationError: epsilon must be a finite number in (0, 1e4]; got 20000
+    dpdash.common.validation.ValidationError: epsilon must be a finite number in (0, 1e4]; got 20000
     >>> check_epsilon(0, allow_zero=True, at_most=EPSILON_MAX)
     0.0
     """
@@ -216,7 +216,7 @@ def check_delta(delta: Any, *, name: str = "delta", allow_zero: bool = True, all
     >>> check_delta(0, allow_zero=False)
     Traceback (most recent call last):
     ...
-    dpdash.validation.ValidationError: delta must be a number in (0, 1); got 0
+    dpdash.common.validation.ValidationError: delta must be a number in (0, 1); got 0
     """
     return _check_interval(delta, name, allow_zero, allow_one)
 
@@ -290,7 +290,7 @@ def check_int_in_range(n: Any, *, name: str, lo: float, hi: float) -> int:
     >>> check_int_in_range(11, name="k", lo=1, hi=10)
     Traceback (most recent call last):
     ...
-    dpdash.validation.ValidationError: k must be an integer in [1, 10]; got 11
+    dpdash.common.validation.ValidationError: k must be an integer in [1, 10]; got 11
     """
     if hi == math.inf:
         domain = f"an integer ≥ {_show(lo)}"
@@ -318,7 +318,7 @@ def check_size(n: Any, *, name: str = "n", minimum: int = 1) -> int:
     >>> check_size(0)
     Traceback (most recent call last):
     ...
-    dpdash.validation.ValidationError: n must be an integer ≥ 1; got 0
+    dpdash.common.validation.ValidationError: n must be an integer ≥ 1; got 0
     """
     return check_int_in_range(n, name=name, lo=minimum, hi=math.inf)
 

@@ -2,10 +2,11 @@
 
 Pure Python (no streamlit). For every composition rule the engine has and every noise mechanism, the largest
 per-statistic privacy whose k-fold composition stays within the total budget, the noise scale that gives, and the
-± at a chosen confidence. Nothing is re-derived here: composition is ``dpdash.accounting.compose`` (basic and
+± at a chosen confidence. Nothing is re-derived here: composition is ``dpdash.accounting.composition.compose`` (basic
+and
 advanced: Rogers 2017, seed ``002_802572da4c9a19ad.txt`` Thm 2.1.4 / 2.1.5; optimal: Kairouz–Oh–Viswanath 2015 /
 Murtagh–Vadhan; zCDP: Bun–Steinke 2016; Rényi DP: Mironov 2017; PLD: Google dp-accounting), the per-statistic
-Laplace ε is ``accounting.per_mechanism_epsilon``, and noise and accuracy are ``dpdash.mechanisms``.
+Laplace ε is ``accounting.per_mechanism_epsilon``, and noise and accuracy are ``dpdash.accounting.mechanisms``.
 
 Conventions: each statistic has sensitivity Δ (1 for a count). Laplace noise has scale Δ/ε₀ and is pure ε-DP
 (its δ per statistic is 0). Gaussian noise has σ = m·Δ for the smallest noise multiplier m whose composition meets
@@ -24,13 +25,13 @@ from dataclasses import dataclass
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpdash import accounting as acc
-from dpdash import mechanisms as mech
-from dpdash.epsilon_verdicts import sig4
-from dpdash.formatting import power_of_ten
-from dpdash.palette import palette_color
-from dpdash.search import Deadline, SearchLimitError, bracketed_root, timed
-from dpdash.validation import check_delta, check_epsilon, check_positive, check_size
+from dpdash.accounting import composition as acc
+from dpdash.accounting import mechanisms as mech
+from dpdash.epsilon.verdicts import sig4
+from dpdash.common.formatting import power_of_ten
+from dpdash.common.palette import palette_color
+from dpdash.common.search import Deadline, SearchLimitError, bracketed_root, timed
+from dpdash.common.validation import check_delta, check_epsilon, check_positive, check_size
 
 RULES: tuple[str, ...] = ("basic", "advanced", "kov_optimal", "zcdp", "rdp", "pld")
 RULE_PLAIN = {
@@ -129,7 +130,7 @@ def _noise_root(make, rule: str, *, epsilon: float, delta: float, k: int, guess:
 def _bisect_root(f, lo: float, hi: float, *, step: float, growth: float, max_steps: int, lo_min: float,
                  hi_max: float, xtol: float) -> float:
     """The end of a bracket narrowed to ``xtol`` where a decreasing ``f`` is ≤ 0, by bisection; [lo, hi] is first
-    widened as ``dpdash.search.bracketed_root`` widens it (same bounds and messages).
+    widened as ``dpdash.common.search.bracketed_root`` widens it (same bounds and messages).
 
     For staircase functions, where Brent's method takes more evaluations than plain bisection; the end returned
     already meets the budget, so no evaluation is spent stepping up to it.

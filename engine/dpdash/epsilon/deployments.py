@@ -23,11 +23,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpdash.formatting import log_axis
-from dpdash.formatting import power_of_ten
-from dpdash.palette import palette_color
-from dpdash.paths import DATA_DIR
-from dpdash.validation import ValidationError, check_delta, check_epsilon
+from dpdash.common.formatting import log_axis
+from dpdash.common.formatting import power_of_ten
+from dpdash.common.palette import palette_color
+from dpdash.common.paths import DATA_DIR
+from dpdash.common.validation import ValidationError, check_delta, check_epsilon
 
 DEPLOYMENTS_CSV = DATA_DIR / "deployments.csv"
 COLUMNS = ("organisation", "product", "year", "epsilon", "delta", "rho", "privacy_unit", "model", "period",

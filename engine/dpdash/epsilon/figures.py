@@ -14,10 +14,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from scipy import stats
 
-from dpdash import accounting as acc
-from dpdash import mechanisms as mech
-from dpdash.formatting import finite_range, log_axis, tick_text
-from dpdash.palette import PALETTE, palette_color
+from dpdash.accounting import composition as acc
+from dpdash.accounting import mechanisms as mech
+from dpdash.common.formatting import finite_range, log_axis, tick_text
+from dpdash.common.palette import PALETTE, palette_color
 
 MECH_LABELS = {"laplace": "Laplace", "gaussian": "Gaussian", "discrete_laplace": "Discrete Laplace",
                "discrete_gaussian": "Discrete Gaussian"}
@@ -119,7 +119,7 @@ def plain_label(text: object, max_len: int = 60) -> str:
 
 
 def make_budget_figure(shares) -> go.Figure:
-    """Stacked horizontal bar of an ``dpdash.budget.BudgetShares``: statistics, unused (white) and reserve (grey).
+    """Stacked horizontal bar of an ``dpdash.accounting.budget.BudgetShares``: statistics, unused (white) and reserve (grey).
 
     The bars sum to the budget in the unit on the axis (ε, or ρ under zCDP).
     """
@@ -283,7 +283,7 @@ AXIS_LABELS = {"n": "n (records)", "rho": "ρ", "epsilon": "ε"}
 def make_simulation_figure(sim: pd.DataFrame, *, axis: str, alpha: float, series: str | None = None) -> go.Figure:
     """Empirical size (left) and power (right) vs the swept axis, one line per test, error bars 1.96·SE.
 
-    ``sim`` is ``dpdash.private_tests.simulate_grid`` output; ``axis`` is "n", "rho" or "epsilon"; ``series``
+    ``sim`` is ``dpdash.epsilon.private_tests.simulate_grid`` output; ``axis`` is "n", "rho" or "epsilon"; ``series``
     (for an n × privacy grid) names the other axis, drawn as dash styles.
     """
     fig = make_subplots(rows=1, cols=2, subplot_titles=("Size (data from the null)", "Power (data from null + Δ)"),
@@ -320,7 +320,7 @@ CAL_RULE_PLAIN = {"pure": "pure ε (Laplace)", "analytic": "exact (analytic)", "
 
 
 def calibration_table(cal) -> pd.DataFrame:
-    """One ``dpdash.mechanisms.NoiseCalibration`` as a one-row table with plain column names."""
+    """One ``dpdash.accounting.mechanisms.NoiseCalibration`` as a one-row table with plain column names."""
     return pd.DataFrame([{
         "mechanism": MECH_LABELS.get(cal.mechanism, cal.mechanism), "noise scale": cal.scale,
         "sensitivity": cal.sensitivity, "ε": cal.epsilon, "δ": cal.delta, "ρ (zCDP)": cal.rho,
@@ -329,7 +329,7 @@ def calibration_table(cal) -> pd.DataFrame:
 
 
 def composition_table_for_people(table: pd.DataFrame, *, k: int) -> pd.DataFrame:
-    """``dpdash.accounting.composition_table`` with rules named and columns in plain words; says which k."""
+    """``dpdash.accounting.composition.composition_table`` with rules named and columns in plain words; says which k."""
     return pd.DataFrame({
         "rule": [RULE_PLAIN.get(r, r) for r in table["rule"]], "releases k": k,
         "total ε": table["epsilon"], "δ": table["delta"], "valid here": table["valid"].map({True: "yes", False: "no"}),
@@ -357,6 +357,6 @@ def simulation_table_for_people(sim: pd.DataFrame, *, privacy: str) -> pd.DataFr
 
 
 def posterior_table_for_people(table: pd.DataFrame) -> pd.DataFrame:
-    """``dpdash.risk.posterior_table`` with plain column names (all four are probabilities)."""
+    """``dpdash.epsilon.risk.posterior_table`` with plain column names (all four are probabilities)."""
     return table.rename(columns={"prior": "belief before", "lower": "lowest belief after",
                                  "upper": "highest belief after", "increase": "largest increase"})

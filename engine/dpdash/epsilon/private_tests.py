@@ -5,7 +5,8 @@ Pure Python (no streamlit). Spec ``epsilon_calculator.md`` §4.7, following Roge
 statistic), Thm 6.1.7 (AsymptGOF), eqs 7.14/7.19 (nonprojected/projected statistics), Lemma 6.2.3
 (independence covariance), Alg. 11 (2MLE) and Alg. 13 (AsymptIndep), eq. 7.24 and Alg. 15 (GenChiTest),
 Algs 8 and 16 (Monte Carlo critical values). Weighted chi-square tails by exact convolution or Imhof (1961).
-Monte Carlo grids run in parallel through ``dpdash.parallel``, one spawned seed per task, so results do not depend
+Monte Carlo grids run in parallel through ``dpdash.common.parallel``, one spawned seed per task, so results do not
+depend
 on n_jobs or on where the tasks run.
 """
 
@@ -20,16 +21,16 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, optimize, special, stats
 
-from dpdash.validation import (ValidationError, as_generator, check_delta, check_finite, check_int_in_range,
-                               check_positive, check_probability_vector, check_size)
-from dpdash import ledger
-from dpdash.parallel import imap_unordered
+from dpdash.common.validation import (ValidationError, as_generator, check_delta, check_finite, check_int_in_range,
+                                      check_positive, check_probability_vector, check_size)
+from dpdash.common import ledger
+from dpdash.common.parallel import imap_unordered
 
 MAX_TRIALS = 100_000
 
 
 # --------------------------------------------------------------------------- validation
-# Scalars go through dpdash.validation; α is a level in (0, 1).
+# Scalars go through dpdash.common.validation; α is a level in (0, 1).
 def _p0(p0) -> np.ndarray:
     """Null probabilities: a probability vector with d ≥ 2 entries, all > 0 (narrower than a probability vector)."""
     p = check_probability_vector(np.asarray(p0, dtype=float).ravel(), name="null probabilities")

@@ -1,7 +1,9 @@
 """Plotly figures for the epsilon calculator's Tab 9, public information (pure functions, no streamlit).
 
-Inputs are :mod:`dpdash.public_info` results; colours follow the product's palette (``dpdash.palette``).
-:func:`apply_layout` is the title/legend layout shared with :mod:`dpdash.partial_release_figures`.
+Inputs are :mod:`dpdash.accounting.public_info` results; colours follow the product's palette
+(``dpdash.common.palette``).
+:func:`~dpdash.common.figure_marks.apply_layout` is the title/legend layout shared with
+:mod:`dpdash.stratify.partial_release_figures`.
 
 References
 ----------
@@ -18,17 +20,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from dpdash import public_info
-from dpdash.formatting import finite_range, log_axis
-from dpdash.palette import PALETTE
-
-
-def apply_layout(fig: go.Figure, title: str, **kw) -> go.Figure:
-    """Title plus a horizontal legend above the plot (extra ``legend`` keys override), as every ppd figure uses."""
-    legend = dict(orientation="h", yanchor="bottom", y=1.02, x=0)
-    legend.update(kw.pop("legend", {}))
-    fig.update_layout(title=title, legend=legend, **kw)
-    return fig
+from dpdash.accounting import public_info
+from dpdash.common.figure_marks import apply_layout
+from dpdash.common.formatting import finite_range, log_axis
+from dpdash.common.palette import PALETTE
 
 
 def make_invariant_band_figure(epsilon: float, eps_star: float, *, kind: str, N: float) -> go.Figure:

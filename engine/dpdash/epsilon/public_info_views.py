@@ -1,7 +1,7 @@
 """Views of the epsilon calculator's "Public information" tab: one pure function per section builds what it shows.
 
 Each ``*_view`` takes the section's control values (and any engine result the page caches, such as the Δ_z grid)
-and returns a frozen :class:`dpdash.view.TabView`: headline numbers already formatted, the verdict sentence with
+and returns a frozen :class:`dpdash.common.view.TabView`: headline numbers already formatted, the verdict sentence with
 its tone, the numbers table (shown and downloaded as CSV), the inputs, captions and alt texts of its figures, and
 its parameters. :func:`tab_view` assembles the tab's report and "Copy as code" from the section views, so the report
 restates the cards' own strings (issue 22).
@@ -23,10 +23,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from dpdash import public_info as pinfo
-from dpdash.formatting import given
-from dpdash.risk import posterior_bound
-from dpdash.view import Headline, ReportSection, Sentence, TabView, frozen_map
+from dpdash.accounting import public_info as pinfo
+from dpdash.common.formatting import given
+from dpdash.epsilon.risk import posterior_bound
+from dpdash.common.view import Headline, ReportSection, Sentence, TabView, frozen_map
 
 PAPER = "Seeman, Slavković & Reimherr (2022), *A Formal Privacy Framework for Partially Private Data*"
 KIND_WORDS = {"discrete": "discrete Laplace", "continuous": "continuous Laplace"}

@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
-from dpdash.formatting import number_down, percent, power_of_ten
-from dpdash.validation import EPSILON_MAX, ValidationError, check_delta, check_epsilon, check_positive
+from dpdash.common.formatting import number_down, percent, power_of_ten
+from dpdash.common.validation import EPSILON_MAX, ValidationError, check_delta, check_epsilon, check_positive
 
-# EPSILON_MAX is the one ε cap (dpdash.validation); ``dpdash.risk.EPSILON_MAX`` is that same object.
+# EPSILON_MAX is the one ε cap (dpdash.common.validation); ``dpdash.epsilon.risk.EPSILON_MAX`` is that same object.
 
 
 def _epsilon(epsilon) -> float:

@@ -1,7 +1,9 @@
 """Figure for risk → ε (issue 15 item 6): the named risk as ε grows, the target, and the largest ε that meets it.
 
-Pure Python (no streamlit). The curve is ``dpdash.risk.risk_at_epsilon`` evaluated on a log grid of ε, so the chart
-draws the same forward function the inverse solves; the marked ε is the :class:`dpdash.risk.EpsilonForRisk` result.
+Pure Python (no streamlit). The curve is ``dpdash.epsilon.risk.risk_at_epsilon`` evaluated on a log grid of ε, so the
+chart
+draws the same forward function the inverse solves; the marked ε is the :class:`dpdash.epsilon.risk.EpsilonForRisk`
+result.
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from dpdash import risk
-from dpdash.formatting import log_axis, number_down
-from dpdash.palette import palette_color
+from dpdash.epsilon import risk
+from dpdash.common.formatting import log_axis, number_down
+from dpdash.common.palette import palette_color
 
 Y_TITLES = {"posterior": "attacker's belief after the release", "advantage": "membership advantage",
             "power": "members found (true-positive rate)"}

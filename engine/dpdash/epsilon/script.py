@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from dpdash.script_common import made_with, version_check
+from dpdash.common.script import made_with, version_check
 
 __all__ = ["noise_script", "composition_script", "risk_script", "budget_script", "adaptive_script", "widths_script",
            "tests_script", "maxinfo_script", "public_info_script", "INDEPENDENT_KINDS"]
@@ -77,7 +77,7 @@ def noise_script(*, mechanism: str, sensitivity: float, fix: str = "privacy",
     if given[1] is None:
         raise ValueError(f"fix = {fix!r} needs its value")
     s = _header(f"Noise and accuracy of the {mechanism} mechanism, recomputed and cross-checked.")
-    s += "import numpy as np\nfrom scipy import optimize, stats\n\nfrom dpdash import mechanisms as mech\n\n"
+    s += "import numpy as np\nfrom scipy import optimize, stats\n\nfrom dpdash.accounting import mechanisms as mech\n\n"
     s += (f"mechanism = {mechanism!r}\nsensitivity = {float(sensitivity)!r}\n{given[0]} = {float(given[1])!r}\n"
           f"delta = {float(delta)!r}\nconfidence = {float(confidence)!r}\ngaussian_rule = {gaussian_rule!r}\n"
           "beta = 1 - confidence\n\n")
@@ -169,13 +169,13 @@ def composition_script(*, mechanisms: Sequence[Mapping], delta: float,
                        rules: Sequence[str] = ("basic", "advanced", "kov_optimal", "zcdp", "rdp", "pld")) -> str:
     """Composition: total ε at δ under each rule (engine), and PLD, RDP and the basic sum with dp-accounting.
 
-    ``mechanisms`` are ``dpdash.accounting.Mechanism`` fields as dicts (kind, epsilon, noise_multiplier, …,
+    ``mechanisms`` are ``dpdash.accounting.composition.Mechanism`` fields as dicts (kind, epsilon, noise_multiplier, …,
     count). dp-accounting covers Laplace and Gaussian rows; with any other kind the independent part is skipped.
     """
     ms = [dict(m) for m in mechanisms]
     covered = all(m["kind"] in INDEPENDENT_KINDS for m in ms)
     s = _header("Total privacy loss of a list of releases, recomputed and cross-checked.")
-    s += "from dpdash import accounting as acc\n\n"
+    s += "from dpdash.accounting import composition as acc\n\n"
     s += "mechanisms = [\n" + "".join(f"    {_mech_literal(m)},\n" for m in ms) + "]\n"
     s += f"delta = {float(delta)!r}\nrules = {tuple(rules)!r}\n\n"
     s += """# 1. This project's engine (spec §4.2); PLD at resolution 1e-4, pessimistic
@@ -223,7 +223,7 @@ def risk_script(*, epsilon: float, delta: float = 0.0, prior: float = 0.1,
     """ε as risk: worst-case posterior from a prior, membership advantage and the least false-negative rate at a
     false-positive rate, engine vs the closed forms written out (and randomized response brute-forced)."""
     s = _header("What an attacker can learn from an (ε, δ) release, recomputed and cross-checked.")
-    s += "import numpy as np\n\nfrom dpdash import risk\n\n"
+    s += "import numpy as np\n\nfrom dpdash.epsilon import risk\n\n"
     s += (f"epsilon = {float(epsilon)!r}\ndelta = {float(delta)!r}\nprior = {float(prior)!r}\n"
           f"fpr = {float(fpr)!r}\n\n")
     s += """# 1. This project's engine (spec §4.5)
@@ -284,11 +284,11 @@ def budget_script(*, statistics: Sequence[Mapping], mode: str, rule: str, delta:
     from its noise scale (scipy; Balle–Wang for Gaussian rows) and the total under the rule (the sum; the zCDP
     conversion written out; dp-accounting's PLD).
 
-    ``statistics`` are ``dpdash.budget.StatisticSpec`` fields as dicts.
+    ``statistics`` are ``dpdash.accounting.budget.StatisticSpec`` fields as dicts.
     """
     s = _header("A privacy-budget plan for several statistics, recomputed and cross-checked.")
-    s += ("from scipy import optimize, stats\n\nfrom dpdash import budget as bud\n"
-          "from dpdash import mechanisms as mech\n\n")
+    s += ("from scipy import optimize, stats\n\nfrom dpdash.accounting import budget as bud\n"
+          "from dpdash.accounting import mechanisms as mech\n\n")
     s += "statistics = [\n" + "".join(f"{_spec_literal(x)}\n" for x in statistics) + "]\n"
     s += (f"rule = {rule!r}\ndelta = {float(delta)!r}\nreserve = {float(reserve)!r}\n")
     if mode == "accuracy_first":
@@ -406,7 +406,7 @@ def adaptive_script(*, kind: str, values: Mapping, epsilons: Sequence[float] | N
     ``values`` are the tab's ``eps_a_*`` controls; for a pasted list ``epsilons`` is written into the script.
     """
     s = _header("How many unplanned requests each privacy filter answers, recomputed and cross-checked.")
-    s += "import numpy as np\n\nfrom dpdash import accounting as acc\n\n"
+    s += "import numpy as np\n\nfrom dpdash.accounting import composition as acc\n\n"
     if kind == "pasted":
         s += _wrap("epsilons = [", [repr(float(e)) for e in (epsilons or [])], "]") + "\n"
     else:
@@ -456,7 +456,7 @@ def widths_script(*, n: int, beta: float, noise: str) -> str:
     The DP widths (Thms 3.2.2, 3.3.1, 3.4.1) have no independent implementation: the script says so.
     """
     s = _header("DP against data splitting for k adaptive queries, recomputed and cross-checked.")
-    s += "import numpy as np\nfrom scipy import stats\n\nfrom dpdash import mechanisms as mech\n\n"
+    s += "import numpy as np\nfrom scipy import stats\n\nfrom dpdash.accounting import mechanisms as mech\n\n"
     s += f"n = {int(n)!r}\nbeta = {float(beta)!r}\nnoise = {noise!r}\n"
     s += """DP = ("dfhprr", "bnsssu", "rz_monitor")
 SPLIT = ("split_binomial", "split_hoeffding")
@@ -527,10 +527,10 @@ def tests_script(*, test: str, n: float, rho: float, alpha: float, p0: Sequence[
     test's power (engine), again with scipy's χ² quantiles, a Monte Carlo of the weighted χ² (numpy), and
     the noncentral χ² power formula ([T] Thms 6.1.7, 7.2.3, 7.2.6, Lemma 6.2.3).
 
-    ``rho`` is the ρ the tests use (ε²/8 for Laplace noise, ``dpdash.private_tests.noise_rho``).
+    ``rho`` is the ρ the tests use (ε²/8 for Laplace noise, ``dpdash.epsilon.private_tests.noise_rho``).
     """
     s = _header("Chi-square tests on noisy counts, recomputed and cross-checked.")
-    s += "import numpy as np\nfrom scipy import stats\n\nfrom dpdash import private_tests as pt\n\n"
+    s += "import numpy as np\nfrom scipy import stats\n\nfrom dpdash.epsilon import private_tests as pt\n\n"
     s += (f"n = {float(n)!r}\nrho = {float(rho)!r}{'  # ' + privacy_note if privacy_note else ''}\n"
           f"alpha = {float(alpha)!r}\n")
     if test == "gof":
@@ -590,7 +590,7 @@ def maxinfo_script(*, alpha: float, epsilon: float, n: float, beta: float | None
     written out, the best β found by a brute-force grid (numpy). ``beta`` None: the tab chooses β.
     """
     s = _header("An honest p-value threshold after a DP selection step, recomputed and cross-checked.")
-    s += "import numpy as np\n\nfrom dpdash import maxinfo as mi\n\n"
+    s += "import numpy as np\n\nfrom dpdash.accounting import maxinfo as mi\n\n"
     s += f"alpha = {float(alpha)!r}\nepsilon = {float(epsilon)!r}\nn = {float(n)!r}\n"
     s += f"beta = {None if beta is None else float(beta)!r}  # None: the β giving the largest threshold\n\n"
     s += """# 1. This project's engine (spec §4.8)
@@ -637,7 +637,8 @@ def public_info_script(*, epsilon: float, N: float, kind: str, n: int, z0: float
     CDFs in rational arithmetic (``fractions``). Seed S1: Seeman, Slavković & Reimherr (2022).
     """
     s = _header("What ε means next to public information, recomputed and cross-checked.")
-    s += "from fractions import Fraction\n\nimport numpy as np\n\nfrom dpdash import public_info as pinfo\n\n"
+    s += ("from fractions import Fraction\n\nimport numpy as np\n\n"
+          "from dpdash.accounting import public_info as pinfo\n\n")
     s += (f"epsilon = {float(epsilon)!r}\nN = {int(N)!r}  # the count is known to lie in 0…N\nkind = {kind!r}\n"
           f"n = {int(n)!r}\nz0 = {float(z0)!r}\nz1 = {float(z1)!r}\n\n")
     s += """# 1. This project's engine (spec partially_private §2)

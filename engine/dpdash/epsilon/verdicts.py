@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from dpdash.formatting import given, number, percent, power_of_ten, times_ten_to
+from dpdash.common.formatting import given, number, percent, power_of_ten, times_ten_to
 
 #: Composition rules in plain words (the page's legends keep their theorem labels).
 RULE_WORDS = {
@@ -111,7 +111,8 @@ def describe_releases(kinds: Sequence[str], counts: Sequence[int], epsilons: Seq
 def composition_verdict(table: pd.DataFrame, *, releases: str, delta: float) -> str:
     """"Composing 10 Gaussian releases costs ε = 2.1 at δ = 10⁻⁶ under PLD, 1.6 less than the basic sum (3.7)."
 
-    ``table`` has columns rule, epsilon, valid (``dpdash.accounting.composition_table``); the verdict names the
+    ``table`` has columns rule, epsilon, valid (``dpdash.accounting.composition.composition_table``); the verdict
+    names the
     tightest valid rule and compares it with the basic sum when that row is valid.
     """
     ok = table[table["valid"] & table["epsilon"].map(lambda v: math.isfinite(v))]
@@ -177,7 +178,7 @@ def plan_delta(plan) -> float:
 
 
 def budget_verdict(plan, *, listed: int = 4) -> str:
-    """One sentence for an ``dpdash.budget.BudgetPlan``: the total it costs, or the accuracy the budget buys.
+    """One sentence for an ``dpdash.accounting.budget.BudgetPlan``: the total it costs, or the accuracy the budget buys.
 
     Numbers have 4 significant figures, as in the plan's table beside it (issue 22: ±176.55 was read "±180" and
     1.044× "1.0×"); a budget-first plan says what its reserve keeps back and what it spends (issue 22); a pure plan
@@ -272,7 +273,7 @@ class WidthCrossover:
 
 
 def width_crossover(widths: pd.DataFrame) -> WidthCrossover:
-    """The crossover of ``widths`` (columns method, k, tau: ``dpdash.mechanisms.adaptive_width_grid``)."""
+    """The crossover of ``widths`` (columns method, k, tau: ``dpdash.accounting.mechanisms.adaptive_width_grid``)."""
     piv = widths.pivot_table(index="k", columns="method", values="tau", aggfunc="min")
     dp_cols = [c for c in DP_METHODS if c in piv]
     split_cols = [c for c in SPLIT_METHODS if c in piv]
@@ -291,7 +292,8 @@ def width_crossover(widths: pd.DataFrame) -> WidthCrossover:
 def widths_verdict(widths: pd.DataFrame, *, n: int, crossover: WidthCrossover | None = None) -> str:
     """From which k the best DP method answers all k adaptive queries more accurately than the best split.
 
-    ``widths`` has columns method, k, tau (``dpdash.mechanisms.adaptive_width`` on a grid of k); ``crossover``
+    ``widths`` has columns method, k, tau (``dpdash.accounting.mechanisms.adaptive_width`` on a grid of k);
+    ``crossover``
     (:func:`width_crossover` of it) when the caller already has it, so headline and verdict share one comparison.
     """
     x = crossover if crossover is not None else width_crossover(widths)
@@ -326,4 +328,4 @@ def maxinfo_verdict(*, alpha: float, gamma: float, epsilon: float, n: int, bits:
             f"false-rejection rate at {given(100 * alpha)}%.")
 
 
-# Tab 9 (public information): its sentences are built with the cards in dpdash.public_info_views.
+# Tab 9 (public information): its sentences are built with the cards in dpdash.epsilon.public_info_views.

@@ -1,7 +1,7 @@
 """Tab views of the epsilon calculator: one pure function per results tab builds everything the tab shows.
 
 Each ``*_view`` takes the tab's control values and the engine results it needs and returns a frozen
-:class:`dpdash.view.TabView` (headlines already formatted, verdict sentences with their tone, tables, figure
+:class:`dpdash.common.view.TabView` (headlines already formatted, verdict sentences with their tone, tables, figure
 inputs, the report's question/parameters/sections and the "Copy as code" keyword arguments). The page's card,
 chart, verdict box, CSV, report and script all read that one view, so no sentence can restate a number
 differently from the card or table beside it (issue 22).
@@ -10,7 +10,7 @@ References
 ----------
 Rogers 2017, *Leveraging Privacy in Data Analysis* (seed 002_802572da4c9a19ad.txt): Ch. 2 (noise, composition),
 Ch. 3 (DP vs data splitting, Thms 3.2.2, 3.3.1, 3.4.1), Ch. 5 (filters and odometers), Ch. 6–7 (private χ² tests),
-Ch. 1/4 (max-information). Budget plans: ``dpdash.budget`` (Harvard PSI budgeter's hold and reserve).
+Ch. 1/4 (max-information). Budget plans: ``dpdash.accounting.budget`` (Harvard PSI budgeter's hold and reserve).
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from dpdash import budget_compare as bc
-from dpdash import epsilon_figures as ef
-from dpdash import epsilon_verdicts as ev
-from dpdash.formatting import given, power_of_ten
-from dpdash.view import Headline, ReportSection, Sentence, TabView, frozen_map
+from dpdash.epsilon import budget_compare as bc
+from dpdash.epsilon import figures as ef
+from dpdash.epsilon import verdicts as ev
+from dpdash.common.formatting import given, power_of_ten
+from dpdash.common.view import Headline, ReportSection, Sentence, TabView, frozen_map
 
 num = ev.sig4  # one definition, shared with the verdicts
 
@@ -47,7 +47,8 @@ def widths_view(widths: pd.DataFrame, *, n: int, beta: float, noise: str) -> Tab
     the figure's dotted line and the report (issue 22: the report said "not for k ≤ 10,000" beside a verdict
     "from k = 3,162", its headline computed from one method pair).
 
-    ``widths``: ``dpdash.mechanisms.adaptive_width_grid`` as a frame (method, k, tau, parameter, noise_std, capped).
+    ``widths``: ``dpdash.accounting.mechanisms.adaptive_width_grid`` as a frame (method, k, tau, parameter, noise_std,
+    capped).
     Source: Rogers 2017 Ch. 3 (Thms 3.2.2, 3.3.1 with the App. A.2 constants, 3.4.1; §3.5).
     """
     x = ev.width_crossover(widths)
@@ -110,10 +111,11 @@ def budget_table(plan) -> pd.DataFrame:
 
 def budget_view(plan, *, statistics: Sequence[Mapping], shares, mode: str, rule: str, delta: float, reserve: float,
                 joint_confidence: float | None, budget: float, objective: str) -> TabView:
-    """Budget planner: the plan's headline, verdict, table, bar and report from one ``dpdash.budget.BudgetPlan``.
+    """Budget planner: the plan's headline, verdict, table, bar and report from one
+    ``dpdash.accounting.budget.BudgetPlan``.
 
     ``statistics``: the rows as ``StatisticSpec`` field dicts (the script's input); ``shares``:
-    ``dpdash.budget.budget_shares(plan)`` (None when the plan has no finite total). The report lists every
+    ``dpdash.accounting.budget.budget_shares(plan)`` (None when the plan has no finite total). The report lists every
     statistic (issue 22: it listed 8 of 25 and no mean); headlines and verdict read at the table's precision and a
     budget-first headline names what the reserve keeps back (issue 22); a pure ε plan names no δ (issue 25).
     Source: Rogers 2017 Thms 2.1.4, 2.2.3–2.2.5; the Harvard PSI budgeter (hold, reserve).
@@ -186,7 +188,8 @@ def comparison_mechanisms(discrete: bool, sensitivity: float) -> tuple[tuple[str
 
 def budget_compare_view(rows: Sequence, *, note: Sentence | None = None) -> TabView:
     """The comparison panel: k statistics under one total (ε, δ), every composition rule × noise
-    (``dpdash.budget_compare.budget_table`` rows). The verdict, cards, table, bar chart and alt text read the same
+    (``dpdash.epsilon.budget_compare.budget_table`` rows). The verdict, cards, table, bar chart and alt text read the
+    same
     rows at the table's precision; rows cut short by the time limit are named in a warning.
 
     Source: Rogers 2017 Thms 2.1.4/2.1.5; Kairouz–Oh–Viswanath 2015; Bun–Steinke 2016; Mironov 2017; dp-accounting.
@@ -226,7 +229,7 @@ def budget_compare_view(rows: Sequence, *, note: Sentence | None = None) -> TabV
 
 def budget_totals_view(totals: pd.DataFrame) -> TabView:
     """The other direction: the total ε of k releases of a given ε each, under every rule
-    (``dpdash.budget_compare.total_from_per_release``); verdict and cards at the table's precision."""
+    (``dpdash.epsilon.budget_compare.total_from_per_release``); verdict and cards at the table's precision."""
     heads: list[Headline] = []
     if not totals.empty:
         best = totals.loc[totals["Total ε"].idxmin()]
@@ -271,7 +274,8 @@ def noise_view(cal, *, query: str, neighbour: str, lower: float | None, upper: f
                delta: float, l1: float, l2: float, mechanisms: Sequence[str], by_rho: bool) -> TabView:
     """Noise & accuracy: cards, verdict, guidance, table, chart inputs and report of one calibration.
 
-    ``cal``: ``dpdash.mechanisms.calibrate``'s result; ``fixed``: the value the user set ({"epsilon": 1.0} …);
+    ``cal``: ``dpdash.accounting.mechanisms.calibrate``'s result; ``fixed``: the value the user set ({"epsilon": 1.0}
+    …);
     ``lower``, ``upper``, ``n``: None for a count or histogram (they play no part). Source: Rogers 2017 Thm 2.1.2
     (Laplace), Thm 2.2.2 (Gaussian, zCDP); Balle–Wang 2018; Canonne–Kamath–Steinke 2020.
     """
@@ -323,8 +327,9 @@ def composition_view(curve: pd.DataFrame, table: pd.DataFrame, *, mechanisms: Se
                      rules: Sequence[str], log_axes: bool) -> TabView:
     """Composition: total ε at δ under each selected rule, the tightest named in the verdict and the cards.
 
-    ``curve``/``table``: ``dpdash.accounting.composition_curve``/``composition_table``; ``mechanisms``:
-    ``dpdash.accounting.Mechanism`` values. Source: Rogers 2017 Thms 2.1.4, 2.1.5, 2.2.3–2.2.5; Kairouz–Oh–Viswanath
+    ``curve``/``table``: ``dpdash.accounting.composition.composition_curve``/``composition_table``; ``mechanisms``:
+    ``dpdash.accounting.composition.Mechanism`` values. Source: Rogers 2017 Thms 2.1.4, 2.1.5, 2.2.3–2.2.5;
+    Kairouz–Oh–Viswanath
     2015; Murtagh–Vadhan 2016; Mironov 2017; dp-accounting (PLD).
     """
     ms = list(mechanisms)
@@ -365,7 +370,7 @@ def adaptive_view(trace: pd.DataFrame, halts: Mapping, *, epsilons: Sequence[flo
                   labels: Mapping[str, str]) -> TabView:
     """Adaptive analysis: requests each filter answers, the odometers' final bounds, the figure and report.
 
-    ``trace``: ``dpdash.accounting.adaptive_trace`` (rule, round, bound); ``halts``: rule → ``filter_trace``
+    ``trace``: ``dpdash.accounting.composition.adaptive_trace`` (rule, round, bound); ``halts``: rule → ``filter_trace``
     result; ``labels``: ``accounting.ADAPTIVE_LABELS``. Source: Rogers 2017 Thm 5.3.7, Thm 5.5.1 (eq. 5.12),
     Lemma 5.6.4, Thms 5.6.1, 5.6.5, 5.7.5–5.7.6.
     """
@@ -406,7 +411,7 @@ def risk_view(*, epsilon: float, delta: float, prior: float, shape: str, mu: flo
     """
     import numpy as np
 
-    from dpdash import risk
+    from dpdash.epsilon import risk
 
     b = risk.posterior_bound(prior, epsilon=epsilon)
     adv = risk.advantage_bound(epsilon=epsilon, delta=delta)
@@ -462,7 +467,7 @@ def tests_view(*, test: str, n: float, privacy_words: str, alpha: float, table: 
                power: float | None, script: Mapping, params: Mapping[str, str], seed: int) -> TabView:
     """Private χ² tests: critical values, the classical test's false-alarm rate and (GOF) the projected test's power.
 
-    ``table``: test → critical value (``dpdash.private_tests.gof_critical_values``/``indep_critical_values`` in
+    ``table``: test → critical value (``dpdash.epsilon.private_tests.gof_critical_values``/``indep_critical_values`` in
     words). Source: Rogers 2017 Thm 6.1.7, Lemma 6.2.3, Thms 7.2.3, 7.2.6; Algs 8, 11, 13, 15, 16.
     """
     text = ev.private_tests_verdict(n=n, privacy=privacy_words, alpha=alpha, naive_size=naive_size, power=power)
@@ -480,7 +485,7 @@ def tests_view(*, test: str, n: float, privacy_words: str, alpha: float, table: 
 
 def percent_of(p: float) -> str:
     """A probability as the verdicts write it (2 significant figures, "31%")."""
-    from dpdash.formatting import percent
+    from dpdash.common.formatting import percent
 
     return percent(p)
 
@@ -496,7 +501,7 @@ def maxinfo_view(*, alpha: float, epsilon: float, n: int, beta: float | None, ta
     """
     import numpy as np
 
-    from dpdash import maxinfo as mi
+    from dpdash.accounting import maxinfo as mi
 
     if beta is None:
         corr = mi.pvalue_correction_pure_dp(alpha, epsilon=epsilon, n=n)
@@ -549,13 +554,14 @@ def risk_inverse_view(measure: str, *, target: float, delta: float = 0.0, prior:
                       fpr: float | None = None) -> TabView:
     """The "ε as risk" tab's inverse panel: the largest ε that keeps a chosen risk at or below a target.
 
-    Source: ``dpdash.risk.epsilon_for_risk`` (posterior: Bayes with the ε-DP likelihood-ratio bound; advantage and
+    Source: ``dpdash.epsilon.risk.epsilon_for_risk`` (posterior: Bayes with the ε-DP likelihood-ratio bound; advantage
+    and
     true-positive rate: the hypothesis-testing region of Kairouz, Oh & Viswanath 2015, Dong, Roth & Su 2022). The
     card, the sentence and the check caption read one string, cut (never rounded up) to 4 figures, and the check
     is computed at that shown ε, so "use ε ≤ x" keeps its promise at x. Raises ValueError on impossible inputs.
     """
-    from dpdash import risk
-    from dpdash.formatting import number, number_down
+    from dpdash.epsilon import risk
+    from dpdash.common.formatting import number, number_down
 
     res = risk.epsilon_for_risk(measure, target=target, delta=delta, prior=prior, fpr=fpr)
     tone = "warning" if math.isnan(res.epsilon) else "neutral"

@@ -1,6 +1,6 @@
 """Random sample sizes for census-size populations (n up to 10⁹) at a cost independent of n (Theorem 3).
 
-The dense size laws of :mod:`dpdash.sampling` hold n + 1 log-probabilities, which stops at n = 10⁶. Here a law is
+The dense size laws of :mod:`dpdash.sampling.core` hold n + 1 log-probabilities, which stops at n = 10⁶. Here a law is
 a few *pieces*, each summed only where it carries weight:
 
 - ``points``: explicit sizes with log-weights (a point mass; the mixture's mass at n);
@@ -32,8 +32,8 @@ import pandas as pd
 from scipy.optimize import brentq
 from scipy.special import logsumexp
 
-from dpdash import sampling as sp
-from dpdash.validation import check_epsilon
+from dpdash.sampling import core as sp
+from dpdash.common.validation import check_epsilon
 
 #: Largest population the random-size tab takes (issue 23 item 4).
 MAX_N = 10**9
@@ -195,7 +195,7 @@ def _heads0(law: CensusSizeLaw, max_points: int = MAX_POINTS) -> list[tuple[floa
 
 def census_size_law(n: int, *, family: str, mean: float, sd: float, low: int, high: int, base: str = "gaussian",
                     p_full: float = 0.0) -> CensusSizeLaw:
-    """The size law the Random-size tab's controls describe (as :func:`dpdash.sampling.size_law_from_controls`),
+    """The size law the Random-size tab's controls describe (as :func:`dpdash.sampling.core.size_law_from_controls`),
     for n up to 10⁹: point at floor(mean + ½), Gaussian (σ = 0: that point), uniform {low, …, high}, mixture."""
     n = _check_n(n)
     if family == "mixture":
@@ -231,7 +231,7 @@ def census_size_law(n: int, *, family: str, mean: float, sd: float, low: int, hi
 
 
 def amplify(law: CensusSizeLaw, *, epsilon: float, max_points: int = MAX_POINTS) -> sp.RandomSizeBounds:
-    """Theorem 3's lower and upper ε′ for a census-size law (as :func:`dpdash.sampling.amplify_random_size`)."""
+    """Theorem 3's lower and upper ε′ for a census-size law (as :func:`dpdash.sampling.core.amplify_random_size`)."""
     eps = check_epsilon(epsilon, allow_zero=True)
     z, s1, s2 = _law_sums(law, eps, max_points)
     z0, m1, _ = _law_sums(law, 0.0, max_points)
@@ -244,7 +244,7 @@ def amplify(law: CensusSizeLaw, *, epsilon: float, max_points: int = MAX_POINTS)
 
 def calibrate(law: CensusSizeLaw, *, epsilon_target: float, max_points: int = MAX_POINTS) -> sp.Calibration:
     """Per-record ε whose Theorem 3 upper bound equals the target (bracket as in
-    :func:`dpdash.sampling.calibrate_random_size`; Brent's method, at most 200 evaluations)."""
+    :func:`dpdash.sampling.core.calibrate_random_size`; Brent's method, at most 200 evaluations)."""
     t = check_epsilon(epsilon_target, name="epsilon_target")
     n = law.n
     z0, m1, _ = _law_sums(law, 0.0, max_points)

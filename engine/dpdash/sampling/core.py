@@ -32,8 +32,8 @@ import pandas as pd
 from scipy.optimize import brentq
 from scipy.special import logsumexp
 
-from dpdash.validation import (ValidationError, as_generator, check_delta, check_epsilon, check_int_in_range,
-                               check_rate, check_size)
+from dpdash.common.validation import (ValidationError, as_generator, check_delta, check_epsilon, check_int_in_range,
+                                      check_rate, check_size)
 
 Status = Literal["paper", "external", "derived"]
 
@@ -202,7 +202,7 @@ class FrameSummary:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Helpers (argument checks come from dpdash.validation: one domain and message per kind)
+# Helpers (argument checks come from dpdash.common.validation: one domain and message per kind)
 # ----------------------------------------------------------------------------------------------------------
 
 

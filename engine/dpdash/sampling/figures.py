@@ -1,7 +1,7 @@
 """Tables and Plotly figures for the sampling designer (pure functions; never imports streamlit).
 
 Each plot has a ``*_table`` function (the numbers behind it, exported as CSV) and a ``make_*_figure``
-function that draws that table. All numbers come from ``dpdash.sampling``.
+function that draws that table. All numbers come from ``dpdash.sampling.core``.
 
 References
 ----------
@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpdash import figure_marks as fm
-from dpdash import sampling as sp
-from dpdash.formatting import log_axis
-from dpdash.palette import PALETTE as OKABE_ITO
+from dpdash.common import figure_marks as fm
+from dpdash.sampling import core as sp
+from dpdash.common.formatting import log_axis
+from dpdash.common.palette import PALETTE as OKABE_ITO
 
 GREY = "#8c8c8c"
 RED_ZONE = "rgba(213, 94, 0, 0.12)"
@@ -119,7 +119,7 @@ def sigma_curve_table(*, n: int, mean: float, epsilon: float, points: int = 40, 
                       current: sp.RandomSizeBounds | None = None) -> pd.DataFrame:
     """Theorem 3 bounds for the discretised Gaussian size law as σ runs over a log grid 1 … n/10.
 
-    ``current`` (the card's :class:`~dpdash.sampling.RandomSizeBounds` at σ = ``current_sd``) is inserted as
+    ``current`` (the card's :class:`~dpdash.sampling.core.RandomSizeBounds` at σ = ``current_sd``) is inserted as
     its own row, flagged in the ``current`` column, so the card, the chart's marker and the CSV show one result.
     """
     sds = np.logspace(0, math.log10(max(n / 10, 1.0 + 1e-9)), points)
@@ -128,8 +128,8 @@ def sigma_curve_table(*, n: int, mean: float, epsilon: float, points: int = 40, 
         tilted = tm[:, 1]
         with np.errstate(divide="ignore"):
             lf, lr = np.log(tm[:, 1] / n), np.log(tm[:, 2] / n)
-    else:   # census sizes: windowed / Euler–Maclaurin sums, cost independent of n (dpdash.sampling_census)
-        from dpdash import sampling_census as cs
+    else:   # census sizes: windowed / Euler–Maclaurin sums, cost independent of n (dpdash.sampling.census)
+        from dpdash.sampling import census as cs
 
         fr = cs.sigma_fractions(n, mean=mean, sds=sds, epsilon=epsilon)
         tilted, lf, lr = fr[:, 0], fr[:, 1], fr[:, 2]
@@ -210,7 +210,7 @@ class RandomSizeView:
 def random_size_view(law: sp.SizeLaw, *, epsilon: float, epsilon_target: float, mean: float,
                      current_sd: float | None, points: int = 40) -> RandomSizeView:
     """Theorem 3 for ``law`` plus the σ-curve at ``mean`` whose row at ``current_sd`` (the Gaussian family's σ;
-    None for other families) is the same :class:`~dpdash.sampling.RandomSizeBounds` the cards show."""
+    None for other families) is the same :class:`~dpdash.sampling.core.RandomSizeBounds` the cards show."""
     b = sp.amplify_random_size(law, epsilon=epsilon)
     cal = sp.calibrate_random_size(law, epsilon_target=epsilon_target)
     sig = sigma_curve_table(n=law.n, mean=mean, epsilon=epsilon, points=points, current_sd=current_sd,

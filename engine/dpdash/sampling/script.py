@@ -1,11 +1,11 @@
 """"Copy as code" scripts for the sampling designer: each tab's headline numbers, recomputed twice.
 
 Each ``<tab>_script(**params)`` returns a short, self-contained Python script that (1) recomputes the tab's
-headline numbers with this project's engine (``dpdash.sampling``, the installed package),
+headline numbers with this project's engine (``dpdash.sampling.core``, the installed package),
 (2) recomputes them independently — dp-accounting's privacy-loss distributions where they cover the design
 (Poisson subsampling of a Laplace mechanism, i.e. any ε-DP mechanism's worst case), otherwise the paper's closed
 forms written out in mpmath / numpy — and (3) prints ``name = value`` lines for both and their difference.
-``tests/test_script_sampling.py`` runs every script in a subprocess from a clean directory.
+``tests/engine/sampling/test_script_sampling.py`` runs every script in a subprocess from a clean directory.
 
 References
 ----------
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Sequence
 
-from dpdash.script_common import made_with, version_check
+from dpdash.common.script import made_with, version_check
 
 HEADER = '''"""{title}
 
@@ -32,7 +32,7 @@ Source: 003_4b386133f61617e9.txt, paper 1 (Bun, Drechsler, Gaboardi, McMillan, S
 import mpmath as mp
 import numpy as np
 
-from dpdash import sampling as sp
+from dpdash.sampling import core as sp
 
 mp.mp.dps = 30
 

@@ -2,7 +2,7 @@
 
 Each function takes numbers a tab already computed (engine results, not widgets) and returns plain text (no
 Markdown), so the page, the report and the tests read the same sentence. Numbers are rounded for reading
-(``dpdash.epsilon_verdicts.number``, 2 significant figures); the cards, tables and downloads keep full precision.
+(``dpdash.epsilon.verdicts.number``, 2 significant figures); the cards, tables and downloads keep full precision.
 The guidance functions return a warning with its fix, or None when the choice is sound.
 
 References
@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from dpdash.formatting import number, power_of_ten
+from dpdash.common.formatting import number, power_of_ten
 
 #: ε′ at or above this share of ε counts as "almost no amplification" (the page's red/orange banners agree).
 LITTLE_GAIN = 0.9

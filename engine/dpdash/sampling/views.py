@@ -5,7 +5,7 @@ One pure function per results tab (issue 22 item 1): :func:`simple_view` (simple
 Theorem 6), :func:`cluster_view` (cluster sampling, Theorems 7–9) and :func:`strata_view` (stratified sampling
 and allocation, Theorem 11, §6). The page's cards, verdict boxes, red banners, calibration box, charts' inputs
 with their alt texts and captions, CSV tables, report and "Copy as code" parameters all read the returned
-:class:`dpdash.view.TabView`, so no sentence can restate a number differently from the card beside it.
+:class:`dpdash.common.view.TabView`, so no sentence can restate a number differently from the card beside it.
 
 Layout conventions inside a view (the page renders them, ``ui/views/sampling_*.py``):
 
@@ -19,8 +19,8 @@ References
 ----------
 003_4b386133f61617e9.txt, paper 1 (Bun, Drechsler, Gaboardi, McMillan, Sarathy, FORC 2022); spec
 ``shared/specs/sampling_designer.md`` §4, §7. Issue 22: the two-stage cluster banner and the census (r = 1) are
-fixed in :func:`dpdash.sampling_verdicts.cluster_verdict` / ``stratified_verdict`` and
-:func:`dpdash.sampling.amplify_randomized_rounding`.
+fixed in :func:`dpdash.sampling.verdicts.cluster_verdict` / ``stratified_verdict`` and
+:func:`dpdash.sampling.core.amplify_randomized_rounding`.
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from dpdash import sampling as sp
-from dpdash import sampling_census as cs
-from dpdash import sampling_figures as sf
-from dpdash import sampling_verdicts as sv
-from dpdash.sampling_frames import parse_numbers
-from dpdash.view import Headline, ReportSection, Sentence, TabView, frozen_map
+from dpdash.sampling import core as sp
+from dpdash.sampling import census as cs
+from dpdash.sampling import figures as sf
+from dpdash.sampling import verdicts as sv
+from dpdash.sampling.frames import parse_numbers
+from dpdash.common.view import Headline, ReportSection, Sentence, TabView, frozen_map
 
 __all__ = ["simple_view", "random_view", "rounding_view", "cluster_view", "strata_view", "g4", "CALIBRATION"]
 
@@ -236,7 +236,7 @@ def random_view(*, epsilon: float, n: int, target: float, family: str, base: str
     """Tab 2: Theorem 3's lower and upper ε′, the size law's plain and tilted means, calibration, P2 and P3.
 
     Controls as :func:`random_design` settled them. Populations above the dense laws' 10⁶ (up to
-    :data:`dpdash.sampling_census.MAX_N` = 10⁹) use :mod:`dpdash.sampling_census` (cost independent of n).
+    :data:`dpdash.sampling.census.MAX_N` = 10⁹) use :mod:`dpdash.sampling.census` (cost independent of n).
     """
     eps = float(epsilon)
     shape = base if family == "mixture" else family
@@ -492,7 +492,7 @@ def strata_view(*, epsilon: float, target: float, strata: dict, m: int, value_ma
     """Tab 5: Theorem 11 for proportional allocation (a census when m = N), calibration, the allocation
     comparison (P7, P8), Neyman's sensitivity to one added person (P9) and the paper's CBP example.
 
-    ``strata``: :func:`dpdash.sampling.strata_from_table`'s arrays; ``m`` ≤ ΣN_h and the minimum per stratum
+    ``strata``: :func:`dpdash.sampling.core.strata_from_table`'s arrays; ``m`` ≤ ΣN_h and the minimum per stratum
     feasible (the page says so otherwise); ``draw``: the last randomised allocation (seed, sizes) or None.
     """
     eps = float(epsilon)

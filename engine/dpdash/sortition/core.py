@@ -26,7 +26,7 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
-from dpdash.validation import as_generator, check_positive, check_size
+from dpdash.common.validation import as_generator, check_positive, check_size
 
 __all__ = [
     "LeximaxResult", "leximax_marginals", "leximax_saturation", "OracleResult", "separation_oracle",
@@ -50,7 +50,8 @@ TAU = 1e-9
 VERIFY_TOL = 1e-7
 #: HiGHS feasibility tolerances for the leximax LPs, below τ and the snap tolerance (1e-9). With HiGHS's default
 #: 1e-7 the fixed levels drifted by more than τ, a later LP_l became infeasible and Σx missed k by ~1e-8 (random
-#: 0.01-grid pools; tests/test_leximax.py, hard instances). The cap of C_l at what x achieves (leximax_marginals)
+#: 0.01-grid pools; tests/engine/sortition/test_leximax.py, hard instances). The cap of C_l at what x achieves
+#: (leximax_marginals)
 #: is what keeps LP_{l+1} feasible; this tolerance keeps the drift per level near 1e-10 (and is no slower).
 HIGHS_TOL = 1e-10
 _HIGHS_OPTIONS = {"primal_feasibility_tolerance": HIGHS_TOL, "dual_feasibility_tolerance": HIGHS_TOL}

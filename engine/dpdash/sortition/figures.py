@@ -10,8 +10,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from dpdash import figure_marks as fm
-from dpdash.palette import PALETTE
+from dpdash.common import figure_marks as fm
+from dpdash.common.palette import PALETTE
 
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 

@@ -21,7 +21,7 @@ Pure functions on pandas frames (no files, no Streamlit). Sources: ``sortition-a
 (``features.py``: header names and flex columns; ``people.py``: case-insensitive matching; ``core.py``:
 ``selected_remaining_tables`` and ``multi_selection_to_table``), and the Strat App's public test fixtures
 (``tests/data/sortition_foundation``, provenance in ``data/DATA.md``). The lottery itself is Flanigan et al.,
-*Fair algorithms for selecting citizens' assemblies*, Nature 596 (2021), computed by ``dpdash.leximax``.
+*Fair algorithms for selecting citizens' assemblies*, Nature 596 (2021), computed by ``dpdash.sortition.core``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from dpdash import leximax as lx
+from dpdash.sortition import core as lx
 
 __all__ = ["QuotaFile", "read_quotas", "write_quotas", "PoolMatch", "match_pool", "case_mismatches",
            "chances_table", "panel_tables", "lottery_table", "read_lottery", "lottery_panels", "CHANCE_COLUMN"]
@@ -73,7 +73,7 @@ class QuotaFile:
         return "min_flex" in self.table.columns
 
     def quotas(self) -> list[lx.Quota]:
-        """The quotas for the engine (bounds and duplicates checked by ``dpdash.leximax.quotas_from_frame``)."""
+        """The quotas for the engine (bounds and duplicates checked by ``dpdash.sortition.core.quotas_from_frame``)."""
         return lx.quotas_from_frame(self.table[["feature", "value", "min", "max"]])
 
 

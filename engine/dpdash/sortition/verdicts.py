@@ -2,7 +2,7 @@
 
 Each function takes what a tab already computed (engine results, not widgets) and returns plain text (no
 Markdown), so the page, the report and the tests read the same sentence. Numbers are rounded for reading with
-``dpdash.epsilon_verdicts.number`` / ``percent`` (2 significant figures); tables and downloads keep full precision.
+``dpdash.epsilon.verdicts.number`` / ``percent`` (2 significant figures); tables and downloads keep full precision.
 
 References
 ----------
@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from dpdash.formatting import number, percent
+from dpdash.common.formatting import number, percent
 
 __all__ = ["CohortFacts", "cohort_facts", "cohort_verdicts", "over_represented", "over_represented_warning",
            "zero_chance_warning", "draw_verdict", "panel_verdicts", "finite_verdict", "is_membership", "utility_text"]

@@ -4,7 +4,7 @@ One pure function per results tab (issue 22 item 1): :func:`cohort_view` (the ch
 expect), :func:`simulation_view` (what single draws give each group; part of the cohort tab, combined into its
 report with :func:`combine`), :func:`finite_view` (the finite-set explorer) and :func:`quota_view` /
 :func:`quota_infeasible_view` (citizens' assembly). The page's cards, verdict boxes, charts' inputs and alt texts,
-CSV tables, report and "Copy as code" parameters all read the returned :class:`dpdash.view.TabView`, so no
+CSV tables, report and "Copy as code" parameters all read the returned :class:`dpdash.common.view.TabView`, so no
 sentence can restate a number differently from the card or table it describes.
 
 References
@@ -13,7 +13,7 @@ References
 Cohort Selection*, FORC 2022 — §4.1 (expected group utility y = Vᵀx, Lemma 15), Algorithm 1–2, Defs 2–12;
 Flanigan et al., *Fair algorithms for selecting citizens' assemblies*, Nature 596 (2021) for the quota tab.
 Issue 22 (LX1, k = 3: "in 5% of draws less than 0.9" read a quantile as a share; fixed in
-:func:`dpdash.leximax_verdicts.draw_verdict`).
+:func:`dpdash.sortition.verdicts.draw_verdict`).
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from dpdash import leximax as lx
-from dpdash import leximax_verdicts as lv
-from dpdash import sortition_files as sf
-from dpdash.formatting import number, percent
-from dpdash.view import Headline, ReportSection, Sentence, TabView, frozen_map
+from dpdash.sortition import core as lx
+from dpdash.sortition import verdicts as lv
+from dpdash.sortition import files as sf
+from dpdash.common.formatting import number, percent
+from dpdash.common.view import Headline, ReportSection, Sentence, TabView, frozen_map
 
 __all__ = ["cohort_view", "simulation_view", "combine", "finite_view", "quota_view", "quota_infeasible_view",
            "set_words"]
@@ -146,7 +146,7 @@ def simulation_view(pool: lx.Pool, mc, *, k: int, x, expected_min: float, n_draw
     """What single draws give each group: the sentence, the per-group table and the chart's inputs.
 
     Shares of draws are counted in the draws (never read off a quantile, issue 22); Lemma 15's bounds
-    ([b] §4.1.2) come from the engine's :class:`dpdash.leximax.MonteCarloSummary`.
+    ([b] §4.1.2) come from the engine's :class:`dpdash.sortition.core.MonteCarloSummary`.
     """
     U = np.asarray(mc.utilities, dtype=float)
     worst = U.min(axis=1)
@@ -278,7 +278,7 @@ def quota_view(pool: pd.DataFrame, quotas: Sequence[lx.Quota], dist: lx.PanelDis
     tables keep full precision. ``pool`` holds the id and the quota features (what the engine and the script
     see); ``pool_file`` is the respondents file as read (all its columns), which the chances table extends in the
     Sortition Foundation's format. The lottery table lists ``n_selections`` panels in the format of
-    ``sortition-algorithms``' multiple selections (:mod:`dpdash.sortition_files`). Source: Flanigan et al.
+    ``sortition-algorithms``' multiple selections (:mod:`dpdash.sortition.files`). Source: Flanigan et al.
     (2021); metrics as in the product spec §6.
     """
     n = len(pool)

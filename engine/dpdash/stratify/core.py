@@ -26,9 +26,9 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, optimize, special
 
-from dpdash import ledger
-from dpdash.search import grow_until
-from dpdash.validation import as_generator, check_epsilon, check_finite, check_positive, check_rho, check_size
+from dpdash.common import ledger
+from dpdash.common.search import grow_until
+from dpdash.common.validation import as_generator, check_epsilon, check_finite, check_positive, check_rho, check_size
 
 MODES = ("paper", "rigorous")
 SMALL_STRATA = ("pool", "drop")
@@ -914,7 +914,7 @@ def coinpress_defaults(epsilon: float, R: float) -> dict:
     """Page defaults for Coinpress (spec §2.8): ρ = ε²/2, schedule (ρ/4, 3ρ/4), β = 0.01, [−R, R].
 
     Erratum E10: an (ε′, δ) statement of ρ-zCDP uses ε′ = ρ + 2√(ρ log(1/δ)) (L75 gives a different form);
-    the page calls ``dpdash.accounting.zcdp_to_dp(rho, delta, method="standard")``.
+    the page calls ``dpdash.accounting.composition.zcdp_to_dp(rho, delta, method="standard")``.
     """
     rho = check_epsilon(epsilon) ** 2 / 2
     return {"rhos": (rho / 4, 3 * rho / 4), "beta": 0.01, "low": -float(R), "high": float(R), "rho": rho}
@@ -1216,7 +1216,7 @@ def _summary_sum(summary: pd.DataFrame, group: int, bound: float) -> float:
         have = ", ".join(f"[{lo:.6g}, {hi:.6g}]" for lo, hi in
                          summary.loc[summary["group"] == group, ["lower", "upper"]].itertuples(index=False))
         raise ValueError(f"group {group} has no clipped sum at the bounds [{-bound:.6g}, {bound:.6g}] this release "
-                         f"uses (it has {have or 'none'}); recompute the summary with dpdash.stratify."
+                         f"uses (it has {have or 'none'}); recompute the summary with dpdash.stratify.core."
                          "summary_bounds for these R, γ and clipping mode")
     return float(hit["clipped_sum"].iloc[0])
 

@@ -1,6 +1,7 @@
 """Plotly figures of the stratified synthesis viewer (pure functions; never imports streamlit).
 
-Every ``make_*_figure`` takes plain arrays/frames from ``dpdash.stratify`` / ``dpdash.synth`` and returns a
+Every ``make_*_figure`` takes plain arrays/frames from ``dpdash.stratify.core`` / ``dpdash.stratify.synth`` and
+returns a
 ``plotly.graph_objects.Figure``. Source: seed ``004_c5ca305e20a1adba.txt`` (Figure 1 replica; Defs. 11, 14).
 """
 
@@ -14,10 +15,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dpdash import figure_marks as fm
-from dpdash import stratify as S
-from dpdash.formatting import finite_range, log_axis
-from dpdash.palette import PALETTE as COLORS
+from dpdash.common import figure_marks as fm
+from dpdash.stratify import core as S
+from dpdash.common.formatting import finite_range, log_axis
+from dpdash.common.palette import PALETTE as COLORS
 
 METHOD_COLORS = {"naive": COLORS[3], "stratified": COLORS[0], "split": COLORS[1], "coinpress": COLORS[3],
                  "strat_coinpress": COLORS[0], "vanilla": COLORS[3]}

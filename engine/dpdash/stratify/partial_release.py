@@ -4,7 +4,7 @@ Pure numpy/scipy (pandas for tables); never imports streamlit. Used by the strat
 tab: county × month case/death counts released under public state totals and public previous-month counts, by
 post-processing (PP) or by Wasserstein exponential mechanisms (WEM) with naive, congenial and prior-congenial
 base measures, and Algorithm 1 (posterior given noisy counts and a public total), exact and by rejection. The
-theory calculators (Δ_z, Lemma 5, Thm. 1's κ, the discrete Laplace) live in :mod:`dpdash.public_info`.
+theory calculators (Δ_z, Lemma 5, Thm. 1's κ, the discrete Laplace) live in :mod:`dpdash.accounting.public_info`.
 
 References
 ----------
@@ -30,11 +30,11 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import optimize, special
 
-from dpdash import ledger
-from dpdash.data import read_uploaded_csv
-from dpdash.parallel import imap_unordered
-from dpdash.public_info import check_kappa, dlap_ratio, dlap_sample
-from dpdash.validation import as_generator, check_epsilon, check_positive
+from dpdash.common import ledger
+from dpdash.common.data import read_uploaded_csv
+from dpdash.common.parallel import imap_unordered
+from dpdash.accounting.public_info import check_kappa, dlap_ratio, dlap_sample
+from dpdash.common.validation import as_generator, check_epsilon, check_positive
 
 __all__ = [
     "PublicInfo", "Stage1Result", "CountRelease", "PostprocessResult", "PosteriorSummary", "CountyPanel",
@@ -803,7 +803,7 @@ def validate_county_csv(df: pd.DataFrame) -> CountyPanel:
 def read_county_csv(data: bytes) -> CountyPanel:
     """Parse uploaded county CSV bytes with the product's one bounded reader, then :func:`validate_county_csv`.
 
-    ``dpdash.data.read_uploaded_csv`` enforces the byte, record, column and row limits before any frame is built
+    ``dpdash.common.data.read_uploaded_csv`` enforces the byte, record, column and row limits before any frame is built
     (at most 10 MB, 30 columns and 500 × 240 rows here) and refuses ragged rows, blank or duplicate column
     names; every column stays text (``as_text``) so the counts are checked as whole numbers by the validator,
     and only empty cells count as missing (a county may be called "NA").
@@ -950,7 +950,7 @@ def _release_chain(i: int, panel: CountyPanel, t: int, rep: int, e: float, m: st
 
 def _run_chains(panel: CountyPanel, chains: list[tuple], opts: dict, n_jobs: int,
                 progress: Callable[[float, str], None] | None) -> list[pd.DataFrame]:
-    """Run (t, rep, ε, method, α) chains, in order or through ``dpdash.parallel``; frames in chain order.
+    """Run (t, rep, ε, method, α) chains, in order or through ``dpdash.common.parallel``; frames in chain order.
 
     Processes, not threads: the Gibbs sweeps are Python loops that hold the GIL. Each chain's seed is a
     SeedSequence of (root, t, rep, ε, method, α), never a shared generator, so the frames do not depend on

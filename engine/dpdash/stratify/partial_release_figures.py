@@ -1,6 +1,7 @@
 """Plotly figures for the stratified synthesis viewer's "Partially private release" tab (pure functions).
 
-Inputs are :mod:`dpdash.partial_release` results; colours follow the product's palette (``dpdash.palette``).
+Inputs are :mod:`dpdash.stratify.partial_release` results; colours follow the product's palette
+(``dpdash.common.palette``).
 
 References
 ----------
@@ -17,10 +18,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpdash import partial_release
-from dpdash.formatting import finite_range, log_axis
-from dpdash.palette import PALETTE
-from dpdash.public_info_figures import apply_layout
+from dpdash.stratify import partial_release
+from dpdash.common.formatting import finite_range, log_axis
+from dpdash.common.palette import PALETTE
+from dpdash.common.figure_marks import apply_layout
 
 METHOD_COLORS = {"pp": PALETTE[0], "wem_naive": PALETTE[3], "wem_congenial": PALETTE[2], "wem_prior": PALETTE[1]}
 TRUTH_COLOR = PALETTE[7]

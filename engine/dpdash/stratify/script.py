@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from dpdash.script_common import made_with, version_check
+from dpdash.common.script import made_with, version_check
 
 _MEAN_TEMPLATE = '''"""Stratified synthesis viewer, mean estimation: one global DP mean vs one DP mean per group.
 
@@ -41,7 +41,7 @@ each difference is also printed in standard errors.
 import numpy as np
 from scipy import special
 
-from dpdash import stratify as S
+from dpdash.stratify import core as S
 
 sizes = np.array({sizes!r})
 mu = np.array({mu!r})
@@ -153,7 +153,7 @@ import numpy as np
 import pandas as pd
 from sklearn.{clf_module} import {clf_class}
 
-from dpdash import synth as Y
+from dpdash.stratify import synth as Y
 {load_import}
 
 seed = {seed!r}
@@ -275,7 +275,7 @@ def synth_script(*, source: str, synthesizer: str, synthesizer_label: str, epsil
                  synth_options: dict | None = None) -> str:
     """The synthetic-data view's script: the engine's fit, then every metric recomputed with pandas/scikit-learn.
 
-    ``source``: ``"adult"`` (UCI Adult, ``dpdash.data.load_adult``), ``"categorical"`` (the simulated table of
+    ``source``: ``"adult"`` (UCI Adult, ``dpdash.common.data.load_adult``), ``"categorical"`` (the simulated table of
     ``n`` rows, ``k`` groups, Dirichlet ``alpha``, drawn from ``default_rng([seed, 2])`` as the page does) or
     ``"upload"`` (the CSV at ``csv_path``, coded with ``group_cols`` and ``label_col`` as the page codes it).
     ``synth_options`` are passed to the synthesizer (e.g. fewer MST iterations in a test); the page passes none.
@@ -288,7 +288,7 @@ def synth_script(*, source: str, synthesizer: str, synthesizer_label: str, epsil
     if classifier not in _CLASSIFIERS:
         raise ValueError(f"classifier must be one of {sorted(_CLASSIFIERS)}, got {classifier!r}")
     if source == "adult":
-        load_import, load_code = "from dpdash.data import load_adult", "table = load_adult()  # UCI Adult, coded"
+        load_import, load_code = "from dpdash.common.data import load_adult", "table = load_adult()  # UCI Adult, coded"
     elif source == "categorical":
         if n is None or k is None or alpha is None:
             raise ValueError("the categorical source needs n, k and alpha")
@@ -298,7 +298,7 @@ def synth_script(*, source: str, synthesizer: str, synthesizer_label: str, epsil
     elif source == "upload":
         if not csv_path or not group_cols:
             raise ValueError("the upload source needs csv_path and group_cols")
-        load_import = "from dpdash.data import discrete_table_from_csv, read_uploaded_csv"
+        load_import = "from dpdash.common.data import discrete_table_from_csv, read_uploaded_csv"
         load_code = (f"CSV = {str(csv_path)!r}  # your uploaded file (put it next to this script)\n"
                      "with open(CSV, \"rb\") as fh:\n"
                      "    frame = read_uploaded_csv(fh.read(), max_bytes=10_000_000, max_rows=200_000, "
@@ -334,7 +334,7 @@ import math
 import numpy as np
 from scipy import optimize
 
-from dpdash import partial_release as release
+from dpdash.stratify import partial_release as release
 
 seed = {seed!r}
 print(f"seed = {{seed}}")

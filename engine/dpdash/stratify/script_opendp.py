@@ -6,7 +6,8 @@ applies the page's clipping bounds, budget split and mechanism, prints OpenDP's 
 statistic beside the scale this app computed, and releases. Each statistic gets its own OpenDP context with the
 budget the page gave it, so the total is the page's sum under basic composition (stated in the script).
 
-Mapping of the app's notions to OpenDP (checked in ``tests/test_script_opendp.py`` against OpenDP's ``summarize``):
+Mapping of the app's notions to OpenDP (checked in ``tests/engine/stratify/test_script_opendp.py`` against OpenDP's
+``summarize``):
 
 - neighbours "replace" → ``dp.unit_of(changes=1)`` with the row count public (``Margin(invariant="lengths")``),
   "add_remove" → ``dp.unit_of(contributions=1)``;
@@ -28,8 +29,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from dpdash.mechanisms import query_sensitivity
-from dpdash.script_common import made_with
+from dpdash.accounting.mechanisms import query_sensitivity
+from dpdash.common.script import made_with
 
 _HEAD = '''"""{title}
 
@@ -160,7 +161,7 @@ FIXED = 2 ** 20
 
 
 def _group_key_code(column: str, spec: Mapping | None) -> str:
-    """Polars code naming a row's level of one group column as the page labels it (``dpdash.data.code_column``).
+    """Polars code naming a row's level of one group column as the page labels it (``dpdash.common.data.code_column``).
 
     ``spec``: None or ``{"kind": "text"}`` (the value as text); ``{"kind": "levels", "values": [...], "labels":
     [...]}`` (numeric levels, e.g. integer codes, to the page's labels; other values keep their text);
@@ -191,10 +192,10 @@ def page_strata(sizes: Sequence[int], labels: Sequence[str], *, R: float, gamma:
     """The page's strata: name → (records, clipping half-width C, Laplace scale 2C/(mε) of the mean).
 
     A group with its own stratum keeps its label; the groups pooled below ``min_frac``·n share :data:`POOLED`;
-    dropped and empty groups have none. Source: spec §2.2–2.3 (``dpdash.stratify.strata_layout``,
+    dropped and empty groups have none. Source: spec §2.2–2.3 (``dpdash.stratify.core.strata_layout``,
     ``clip_halfwidth``, ``laplace_scale``; seed 004 L111–135).
     """
-    from dpdash import stratify as S
+    from dpdash.stratify import core as S
 
     sizes = [int(v) for v in sizes]
     if len(sizes) != len(labels):
@@ -257,7 +258,7 @@ def stratified_means_script(*, data: str, groups: Sequence[str], value: str, eps
     by = [str(g) for g in groups]
     keys = ", ".join(_group_key_code(g, (group_keys or {}).get(g)) for g in by)
     n = int(sum(int(v) for v in sizes))
-    from dpdash import stratify as S
+    from dpdash.stratify import core as S
 
     page_global = float(S.laplace_scale(max(n, 1), R=R, gamma=gamma, epsilon=eps, mode=mode))
     page = ",\n    ".join(f"{k!r}: {v!r}" for k, v in strata.items())
@@ -365,7 +366,7 @@ def partial_release_script(*, data: str, month: str, epsilon: float, pp_sensitiv
     2 (the readout neighbour: one person changes county and/or death status with the state total fixed moves each
     vector by at most 2 in L1), so the script prints the PP guarantee, their sum 4ε/Δ_PP. Stage 1 and 2
     (projection onto the state total
-    and the cone c ≥ d ≥ 0, rounding) are post-processing: ``dpdash.partial_release.postprocess``.
+    and the cone c ≥ d ≥ 0, rounding) are post-processing: ``dpdash.stratify.partial_release.postprocess``.
 
     >>> src = partial_release_script(data="counties.csv", month="Month 24", epsilon=1.0, pp_sensitivity=2.0)
     >>> compile(src, "pp", "exec") is not None
@@ -378,7 +379,7 @@ def partial_release_script(*, data: str, month: str, epsilon: float, pp_sensitiv
                         made_with=made_with(), data=str(data)) + f'''
 import numpy as np
 
-from dpdash import partial_release as release
+from dpdash.stratify import partial_release as release
 
 MONTH = {str(month)!r}
 EPSILON = {eps!r}

@@ -34,11 +34,11 @@ import numpy as np
 import pandas as pd
 from joblib import parallel_config
 
-from dpdash import ledger
-from dpdash.data import DiscreteTable
-from dpdash.parallel import imap_unordered
-from dpdash.stratify import draw_group_proportions, proportions_to_sizes
-from dpdash.validation import as_generator, check_delta, check_epsilon
+from dpdash.common import ledger
+from dpdash.common.data import DiscreteTable
+from dpdash.common.parallel import imap_unordered
+from dpdash.stratify.core import draw_group_proportions, proportions_to_sizes
+from dpdash.common.validation import as_generator, check_delta, check_epsilon
 
 ProgressFn = Callable[[float, str], None]
 SYNTHESIZERS = ("independent", "full_histogram", "mwem", "mst", "aim")
@@ -156,7 +156,7 @@ def cdp_rho(epsilon: float, delta: float) -> float:
 
     Reproduces the reference MST/AIM budget (spec §3): δ(ρ, ε) = exp((a−1)(aρ−ε) + a·log(1−1/a))/(a−1),
     capped at 1, with the order a solving (2a−1)ρ − ε + log(1−1/a) = 0 (bisection on
-    [1.01, (ε+1)/(2ρ)+2]); ρ by bisection. Not the "standard"/"best" conversion of ``dpdash.accounting``.
+    [1.01, (ε+1)/(2ρ)+2]); ρ by bisection. Not the "standard"/"best" conversion of ``dpdash.accounting.composition``.
 
     Examples
     --------
@@ -747,7 +747,7 @@ def _fit_job(i: int, model, df: pd.DataFrame, domain: dict, rng: np.random.Gener
 
 def run_fit_jobs(jobs: Sequence[FitJob], *, n_jobs: int = 1, progress: ProgressFn | None = None,
                  backend: str | None = None) -> list[tuple[object, np.random.Generator]]:
-    """Fit every job, sequentially (``n_jobs=1``) or through ``dpdash.parallel`` (``n_jobs`` processes).
+    """Fit every job, sequentially (``n_jobs=1``) or through ``dpdash.common.parallel`` (``n_jobs`` processes).
 
     Returns ``(fitted model, generator after the fit)`` in job order, identical for any ``n_jobs`` because
     each job owns its generator. ``progress(fraction, message)`` is nondecreasing and ends at 1.0: with one job

@@ -1,7 +1,8 @@
 """The stratified synthesis viewer's ε sweep: one model vs one model per group at each ε of a grid.
 
-Fans out through :mod:`dpdash.parallel` (no backend named here: a caller's ``joblib.parallel_config`` may send the
-fits to a Dask cluster). Every fit is seeded from ``seed`` alone (``dpdash.synth.fit_and_evaluate`` derives its
+Fans out through :mod:`dpdash.common.parallel` (no backend named here: a caller's ``joblib.parallel_config`` may send
+the
+fits to a Dask cluster). Every fit is seeded from ``seed`` alone (``dpdash.stratify.synth.fit_and_evaluate`` derives its
 randomness from it), so the result is identical for any backend and any number of workers.
 
 References
@@ -17,10 +18,10 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from dpdash import parallel
-from dpdash import stratify as S
-from dpdash import synth as Y
-from dpdash.validation import as_generator
+from dpdash.common import parallel
+from dpdash.stratify import core as S
+from dpdash.stratify import synth as Y
+from dpdash.common.validation import as_generator
 
 #: Synthesizers that fan out inside one fit (one process per stratum model): their sweep runs ε by ε.
 MBI_SYNTHESIZERS = ("mst", "aim")
@@ -51,7 +52,7 @@ def synth_epsilon_sweep(table, *, synthesizer: str, rng, min_frac: float = 0.001
 
     Built-in synthesizers: the (ε, variant) fits are independent tasks over ``n_jobs`` workers. MST/AIM: ε by ε,
     each fitting its vanilla model and every stratum's model over ``n_jobs`` workers
-    (``dpdash.synth.fit_and_evaluate_variants``). ``progress(fraction, message)`` follows the fits. ``rng``: an
+    (``dpdash.stratify.synth.fit_and_evaluate_variants``). ``progress(fraction, message)`` follows the fits. ``rng``: an
     integer seed used by every fit (a Generator gives one draw below 2³² as that seed).
     """
     seed = int(rng) if isinstance(rng, (int, np.integer)) else int(as_generator(rng).integers(2**32))

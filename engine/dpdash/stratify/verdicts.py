@@ -2,7 +2,7 @@
 
 Each function takes numbers a view already computed (engine results, not widgets) and returns plain text (no
 Markdown), so the page, the report and the tests read the same sentence. Numbers are rounded for reading with
-:func:`dpdash.epsilon_verdicts.number`; tables and downloads keep full precision.
+:func:`dpdash.epsilon.verdicts.number`; tables and downloads keep full precision.
 
 References
 ----------
@@ -20,8 +20,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from dpdash.formatting import number, percent
-from dpdash.view import Sentence
+from dpdash.common.formatting import number, percent
+from dpdash.common.view import Sentence
 
 #: The experiment's method names of the global and the per-group release, per estimator.
 GLOBAL_METHODS = ("naive", "coinpress")
@@ -62,7 +62,7 @@ def group_error_comparison(df: pd.DataFrame, *, epsilon: float, labels: Sequence
                            status: Sequence[str]) -> pd.DataFrame:
     """Mean |error| per group of the global (naive) and the stratified release at one ε, over the repetitions.
 
-    ``df`` is the long format of ``dpdash.stratify.run_mean_experiment``; ``status`` is each group's fate
+    ``df`` is the long format of ``dpdash.stratify.core.run_mean_experiment``; ``status`` is each group's fate
     ("kept", "pooled", "dropped", from ``strata_layout``). Returns one row per group with records (mean size
     over the repetitions), status, mean |error| of each release (NaN where nothing was released) and the
     number of repetitions; column names are plain words (the table is shown and downloaded).
@@ -183,7 +183,7 @@ def parity_verdict(phi: dict, *, epsilon: float, normalized: bool, reps: int) ->
 
     ``phi`` maps method names (``naive``/``coinpress`` for the global release, ``stratified``/
     ``strat_coinpress`` for the per-group one, optionally ``split``) to the mean parity error over the
-    repetitions (``dpdash.stratify.mean_parity_by_method``). Lower is fairer; the tone follows the change.
+    repetitions (``dpdash.stratify.core.mean_parity_by_method``). Lower is fairer; the tone follows the change.
     Source: 004_c5ca305e20a1adba.txt Definition 11 (L183–193), a sum with ω = 1/k (erratum E7).
     """
     glob = next((float(phi[m]) for m in GLOBAL_METHODS if m in phi), float("nan"))
@@ -364,7 +364,7 @@ def release_verdict(loss: pd.DataFrame, *, epsilon: float, month: str) -> str:
 def guarantee_verdict(guarantees: pd.DataFrame, *, column: str = "guaranteed epsilon") -> str | None:
     """When the methods carry different guarantees: name the weakest (largest ε) and the strongest.
 
-    ``guarantees``: ``dpdash.partial_release.guarantee_table`` (columns method and ``column``).
+    ``guarantees``: ``dpdash.stratify.partial_release.guarantee_table`` (columns method and ``column``).
     """
     if column not in guarantees or guarantees.empty:
         return None

@@ -18,12 +18,12 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from dpdash import accounting
-from dpdash import stratify as S
-from dpdash import stratify_verdicts as V
-from dpdash.data import code_column
-from dpdash.formatting import number, percent
-from dpdash.view import Headline, Sentence, TabView, frozen_map
+from dpdash.accounting import composition as accounting
+from dpdash.stratify import core as S
+from dpdash.stratify import verdicts as V
+from dpdash.common.data import code_column
+from dpdash.common.formatting import number, percent
+from dpdash.common.view import Headline, Sentence, TabView, frozen_map
 
 #: Uploads: a column with at most this many distinct values is categorical; other numeric columns are binned.
 MAX_LEVELS = 50
@@ -84,7 +84,7 @@ def group_codes(frame: pd.DataFrame, groups: Sequence[str], *, bins: int = BINS,
                 max_levels: int = MAX_LEVELS) -> tuple[np.ndarray, list[str]]:
     """Each row's stratum (codes 0..K−1) and the strata's labels, by the one rule every view uses.
 
-    Each group column is coded by ``dpdash.data.code_column`` (a numeric column with more than ``max_levels``
+    Each group column is coded by ``dpdash.common.data.code_column`` (a numeric column with more than ``max_levels``
     values is cut into ``bins`` equal-width bins, as in the synthetic-data view); strata are the combinations
     that occur, labelled "a × b", in the order of the columns' codes.
     """
@@ -107,12 +107,12 @@ def group_codes(frame: pd.DataFrame, groups: Sequence[str], *, bins: int = BINS,
 
 def opendp_group_keys(frame: pd.DataFrame, groups: Sequence[str], *, bins: int = BINS,
                       max_levels: int = MAX_LEVELS) -> dict[str, dict]:
-    """How the OpenDP script names each row's group as :func:`group_codes` does (``dpdash.data.code_column``).
+    """How the OpenDP script names each row's group as :func:`group_codes` does (``dpdash.common.data.code_column``).
 
     Per group column: ``{"kind": "text"}`` (a text column: its value), ``{"kind": "levels", ...}`` (a numeric
     column of at most ``max_levels`` values: the page's labels of its sorted values), ``{"kind": "bins", ...}``
     (more values: ``bins`` equal-width bins between min and max, left-closed). Read by
-    ``dpdash.script_opendp.stratified_means_script``.
+    ``dpdash.stratify.script_opendp.stratified_means_script``.
     """
     out = {}
     for g in groups:
@@ -134,7 +134,8 @@ def opendp_group_keys(frame: pd.DataFrame, groups: Sequence[str], *, bins: int =
 def opendp_script_params(source: dict | None, *, sizes, labels: Sequence[str], epsilon: float, R: float,
                          gamma: float, mode: str, min_frac: float, small_strata: str, estimator: str,
                          weights_mode: str = "exact") -> dict | None:
-    """The keyword arguments of ``dpdash.script_opendp.stratified_means_script`` for what the mean view releases.
+    """The keyword arguments of ``dpdash.stratify.script_opendp.stratified_means_script`` for what the mean view
+    releases.
 
     ``source``: where the rows live and how to read them (``data``, ``groups``, ``value``, ``center``, ``scale``,
     ``group_keys``, ``note`` for the reader), from the page's inputs. None (no script) for Coinpress (zCDP, not
@@ -176,12 +177,13 @@ def mean_error_view(df: pd.DataFrame, *, epsilon: float, labels: Sequence[str], 
                     raw=None, script: dict | None = None, opendp: dict | None = None) -> TabView:
     """The mean view's lead and its "Error per group" tab.
 
-    Verdicts: how many groups the per-group release helped (tone by :func:`~dpdash.stratify_verdicts.count_tone`),
+    Verdicts: how many groups the per-group release helped (tone by :func:`~dpdash.stratify.verdicts.count_tone`),
     the population's price (tone by the ratio), then the guidance warnings (many groups, a pooled stratum of one,
     clipped values). Headlines restate the same counts and errors with the sentences' rounding. Tables: the
     per-group comparison. Figures: the long run table. Script: ``recompute`` (keyword arguments of
-    ``dpdash.script_stratified.mean_script``, "Copy as code") and ``opendp`` (of
-    ``dpdash.script_opendp.stratified_means_script``, :func:`opendp_script_params`), each None when not offered.
+    ``dpdash.stratify.script.mean_script``, "Copy as code") and ``opendp`` (of
+    ``dpdash.stratify.script_opendp.stratified_means_script``, :func:`opendp_script_params`), each None when not
+    offered.
     Source: seed 004 Eq. 2–4, Prop. 8.
     """
     sizes = np.asarray(sizes)
@@ -312,8 +314,9 @@ def synth_view(vanilla, stratified, *, epsilon: float, synthesizer: str, decode,
                delta: float | None = None, params: dict | None = None, script: dict | None = None) -> TabView:
     """The "Synthetic data" tab: one model against one model per group (seed 004 L216–238, Defs. 11 and 13).
 
-    ``vanilla``/``stratified``: ``dpdash.synth.SynthRun`` of each variant; ``decode(code_label) -> str`` turns a
-    stratum's code label into words. Verdicts from :func:`~dpdash.stratify_verdicts.synth_verdict_sentences`;
+    ``vanilla``/``stratified``: ``dpdash.stratify.synth.SynthRun`` of each variant; ``decode(code_label) -> str``
+    turns a
+    stratum's code label into words. Verdicts from :func:`~dpdash.stratify.verdicts.synth_verdict_sentences`;
     headlines share the sentences' rounding (accuracies as percentages); tables: the measures, the per-group
     errors, the strata.
     """
@@ -374,7 +377,7 @@ def partial_release_view(loss: pd.DataFrame | None, guarantees: pd.DataFrame, *,
     """The "Partially private release" tab: which release is closest to the truth, and what each guarantees.
 
     ``loss``: ``ui.views.ppd_jobs.loss_summary`` (method, mean total ℓ₂ loss, sd, draws) or None before any run;
-    ``guarantees``: ``dpdash.partial_release.guarantee_table`` rows of the methods shown. Cards and sentences
+    ``guarantees``: ``dpdash.stratify.partial_release.guarantee_table`` rows of the methods shown. Cards and sentences
     share one rounding (the report's cards had shown 4 significant figures beside the sentence's 2). Unequal
     guarantees are a warning: errors compare fairly only at equal ε. Source: seed 001_cddb039cfb564267.txt §5.
     """

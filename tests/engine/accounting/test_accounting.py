@@ -1,4 +1,6 @@
-"""Tests for dpdash.accounting: spec §9 worked examples, §8 cross-checks against dp-accounting, properties."""
+"""Tests for dpdash.accounting.composition: spec §9 worked examples, §8 cross-checks against dp-accounting,
+properties.
+"""
 
 import math
 import warnings
@@ -13,8 +15,8 @@ from dp_accounting.pld import accountant as pld_accountant
 from dp_accounting.pld.common import DifferentialPrivacyParameters
 from dp_accounting.rdp import rdp_privacy_accountant as rdpa
 from tests import opendp_oracle as oracle
-from dpdash import accounting as A
-from dpdash import mechanisms as M
+from dpdash.accounting import composition as A
+from dpdash.accounting import mechanisms as M
 
 REL = 1e-6
 
@@ -324,7 +326,7 @@ def test_per_mechanism_epsilon_under_zcdp_at_very_large_budgets(eps, k):
 
 
 def test_composition_figure_envelope():
-    from dpdash import epsilon_figures as ef
+    from dpdash.epsilon import figures as ef
     curve = A.composition_curve([A.laplace(0.2, count=5)], delta=1e-6, ks=[1, 2, 5], rules=("basic", "advanced"))
     env = ef.best_valid_envelope(curve).set_index("k")["epsilon"]
     # at k = 1 advanced exceeds basic (the reason for the envelope): the envelope takes basic there

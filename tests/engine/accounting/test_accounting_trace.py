@@ -1,4 +1,5 @@
-"""dpdash.accounting without the page tests: the adaptive-analysis trace, the odometers and the argument refusals.
+"""dpdash.accounting.composition without the page tests: the adaptive-analysis trace, the odometers and the argument
+refusals.
 
 Expected numbers are the [T] formulas (seed 002, Rogers 2017) written out here with ``math`` in plain loops,
 hand-derived values, or brute force; never a call back into the function under test.
@@ -9,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from dpdash import accounting as A
-from dpdash.validation import ValidationError
+from dpdash.accounting import composition as A
+from dpdash.common.validation import ValidationError
 
 C = 28.04  # the printed constant of [T] eq. 5.12
 

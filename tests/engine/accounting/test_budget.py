@@ -1,4 +1,4 @@
-"""Tests for dpdash.budget: spec §9 budget-planner examples, cvxpy cross-checks, properties."""
+"""Tests for dpdash.accounting.budget: spec §9 budget-planner examples, cvxpy cross-checks, properties."""
 
 import math
 from dataclasses import replace
@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from scipy import special
 
 from tests import opendp_oracle as oracle
-from dpdash import accounting as A
-from dpdash import budget as B
+from dpdash.accounting import composition as A
+from dpdash.accounting import budget as B
 from tests.budget_workloads import stats25
 
 # Allocations are rounded to 6 significant figures (spec §4.4), so worked values agree to ~1e-5.
@@ -354,7 +354,7 @@ def test_every_rule_replans_25_statistics_live(rule):
     # spec §7 / issue 23: ≤ 300 ms of engine time per re-plan; the test allows 3× that for a loaded test machine
     # (bench/bench_targets.py reports the measured value against 300 ms)
     import time
-    from dpdash import accounting as acc
+    from dpdash.accounting import composition as acc
     acc.PLD_CACHE.clear()
     acc.compose([acc.laplace(1.0)], delta=1e-6, rule="pld")          # imports, not planning
     ss = stats25()

@@ -1,4 +1,6 @@
-"""dpdash.conversions: ε/ρ/RDP conversions against the papers' closed forms and dp-accounting's RDP accountant."""
+"""dpdash.accounting.conversions: ε/ρ/RDP conversions against the papers' closed forms and dp-accounting's RDP
+accountant.
+"""
 
 import math
 
@@ -9,7 +11,7 @@ from hypothesis import strategies as st
 
 from scipy import special
 
-from dpdash import conversions as C
+from dpdash.accounting import conversions as C
 from tests import opendp_oracle as oracle
 
 

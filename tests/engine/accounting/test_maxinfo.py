@@ -1,4 +1,4 @@
-"""Tests for dpdash/maxinfo.py: worked examples of specs/coherence_explorer.md §9 (items 1-8)
+"""Tests for dpdash/accounting/maxinfo.py: worked examples of specs/coherence_explorer.md §9 (items 1-8)
 and specs/epsilon_calculator.md §9, plus independent brute-force cross-checks."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpdash import maxinfo as mi
+from dpdash.accounting import maxinfo as mi
 
 ABS = 1e-4
 

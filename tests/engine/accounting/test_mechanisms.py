@@ -1,4 +1,4 @@
-"""Tests for dpdash.mechanisms: spec §9 worked examples, scipy/dp-accounting cross-checks, properties."""
+"""Tests for dpdash.accounting.mechanisms: spec §9 worked examples, scipy/dp-accounting cross-checks, properties."""
 
 import math
 
@@ -10,7 +10,7 @@ from scipy import stats
 
 from dp_accounting import gaussian_mechanism as dpa_gauss
 from dp_accounting.pld import privacy_loss_mechanism as plm
-from dpdash import mechanisms as M
+from dpdash.accounting import mechanisms as M
 
 REL = 1e-6
 

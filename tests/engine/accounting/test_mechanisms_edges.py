@@ -1,4 +1,6 @@
-"""Edge branches and argument refusals of dpdash.mechanisms, checked against formulas written out here or scipy."""
+"""Edge branches and argument refusals of dpdash.accounting.mechanisms, checked against formulas written out here or
+scipy.
+"""
 
 import math
 
@@ -6,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpdash import mechanisms as M
-from dpdash.validation import ValidationError
+from dpdash.accounting import mechanisms as M
+from dpdash.common.validation import ValidationError
 
 
 # --------------------------------------------------------------------------- refusals name the bad argument

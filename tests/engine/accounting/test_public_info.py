@@ -1,4 +1,6 @@
-"""Oracles for dpdash/public_info.py (the ppd split's theory half): values from outside the code under test."""
+"""Oracles for dpdash/accounting/public_info.py (the ppd split's theory half): values from outside the code under
+test.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +9,8 @@ import math
 import mpmath as mp
 import pytest
 
-from dpdash import public_info as pi
-from dpdash.validation import ValidationError
+from dpdash.accounting import public_info as pi
+from dpdash.common.validation import ValidationError
 
 
 @pytest.mark.parametrize("eps, sens", [(0.1, 1.0), (1.0, 2.0), (3.0, 0.5)])

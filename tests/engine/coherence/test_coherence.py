@@ -1,4 +1,4 @@
-"""Tests for dpdash/coherence.py: specs/coherence_explorer.md §9 items 9-13, 15-17, scipy
+"""Tests for dpdash/coherence/core.py: specs/coherence_explorer.md §9 items 9-13, 15-17, scipy
 cross-checks, and the seed's qualitative finding (§5) on the synthetic population."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpdash import coherence as co
-from dpdash.data import census_population
+from dpdash.coherence import core as co
+from dpdash.common.data import census_population
 
 LENS = ("AGEP", "DENSITY", "INDP_CAT", "INDP", "SEX", "EDU", "HISP", "RAC1P")
 SIX = ("AGEP", "SEX", "RAC1P", "EDU", "HISP", "DENSITY")
@@ -205,7 +205,7 @@ def test_single_column_experiment_matches_w1_and_bound(pop20k):
     res = co.single_column_experiment(bits, groups, reps=1000, rng=0, beta=0.05)
     assert res.w1.shape == (1000, 4)
     assert np.all(res.exceed_fraction <= 0.05)
-    from dpdash.maxinfo import w1_bound_single_column
+    from dpdash.accounting.maxinfo import w1_bound_single_column
 
     assert res.bound[1] == pytest.approx(w1_bound_single_column(len(df), 0.05, 4, groups["Black"].sum()))
     # The first split reproduced by hand equals the generic W1 of the bit predictor.
@@ -224,7 +224,7 @@ def test_count_curator_same_distances_weaker_bound():
     col = co.single_column_experiment(bits, groups, reps=200, rng=3)
     cnt = co.single_column_experiment(bits, groups, reps=200, rng=3, curator="count")
     np.testing.assert_array_equal(col.w1, cnt.w1)
-    from dpdash.maxinfo import gamma_count
+    from dpdash.accounting.maxinfo import gamma_count
 
     sizes = np.array(cnt.group_sizes)
     np.testing.assert_allclose(cnt.bound, gamma_count(3000, 1.0, 0.05, 2) / sizes)
@@ -536,7 +536,7 @@ ACS = os.environ.get("ACS_NATIONAL2019_CSV", "")
 
 @pytest.mark.skipif(not ACS or not Path(ACS).is_file(), reason="ACS_NATIONAL2019_CSV not set (file not shipped)")
 def test_acs_section5_single_split():
-    from dpdash.data import read_uploaded_csv
+    from dpdash.common.data import read_uploaded_csv
 
     ds = read_uploaded_csv(Path(ACS).read_bytes())
     df = ds.frame
@@ -551,8 +551,8 @@ def test_acs_section5_single_split():
 
 # ----------------------------------------------------------------- figures (pure functions)
 def test_figures_build(pop_small):
-    from dpdash import coherence_figures as cf
-    from dpdash import maxinfo as mi
+    from dpdash.coherence import figures as cf
+    from dpdash.accounting import maxinfo as mi
 
     rng = np.random.default_rng(0)
     a, b = rng.choice([-1.0, 1.0], 300), rng.uniform(-1, 1, 250)
@@ -601,7 +601,7 @@ def test_sweep_for_export_marks_the_exact_histogram_and_stays_finite():
 
 def test_figures_show_group_names_as_typed():
     """A name from a link such as <a href=…> must not become a link in a chart (Plotly reads HTML tags)."""
-    from dpdash import coherence_figures as cf
+    from dpdash.coherence import figures as cf
 
     name = '<a href="http://host.invalid/">x</a> & <br>'
     f2 = cf.make_group_w1_figure([name], [10], np.array([0.5]), [True], alpha=0.2)

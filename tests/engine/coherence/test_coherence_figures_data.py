@@ -1,6 +1,6 @@
 """Data of the coherence explorer's figures checked against the inputs they were built from.
 
-Oracles come from outside dpdash/coherence_figures.py: numpy's ECDF and sort, scipy.stats.wasserstein_distance,
+Oracles come from outside dpdash/coherence/figures.py: numpy's ECDF and sort, scipy.stats.wasserstein_distance,
 scipy.stats.beta (Clopper–Pearson written out), brute-force counts of failing runs.
 """
 
@@ -14,9 +14,9 @@ import plotly.graph_objects as go
 import pytest
 from scipy import stats
 
-from dpdash import coherence as co
-from dpdash import coherence_figures as cf
-from tests.test_coherence import _fake_result  # an ExperimentResult with a given W1 matrix
+from dpdash.coherence import core as co
+from dpdash.coherence import figures as cf
+from tests.engine.coherence.test_coherence import _fake_result  # an ExperimentResult with a given W1 matrix
 
 
 def _cp(k: int, n: int, c: float) -> tuple[float, float]:

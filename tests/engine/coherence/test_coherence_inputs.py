@@ -1,4 +1,4 @@
-"""Data defaults and run-time estimates of the coherence explorer (dpdash/coherence_inputs.py; issue 25).
+"""Data defaults and run-time estimates of the coherence explorer (dpdash/coherence/inputs.py; issue 25).
 
 Expected values come from the data themselves (pandas counts) and, for the estimate, from a step-by-step
 simulation of a fair scheduler written here, not from the cost model under test."""
@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdash import coherence_inputs as ci
-from dpdash.data import load_dataset
+from dpdash.coherence import inputs as ci
+from dpdash.common.data import load_dataset
 
 
 def _frame(n=60, **cols):

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpdash import coherence as co
-from dpdash import coherence_links as cl
+from dpdash.coherence import core as co
+from dpdash.coherence import links as cl
 
 _names = st.text(min_size=1, max_size=20).filter(lambda s: s.strip())
 _cond = st.one_of(

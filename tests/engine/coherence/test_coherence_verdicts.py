@@ -1,4 +1,4 @@
-"""Verdict sentences of the coherence explorer (dpdash/coherence_verdicts.py, issue 14 items 1, 2, 6).
+"""Verdict sentences of the coherence explorer (dpdash/coherence/verdicts.py, issue 14 items 1, 2, 6).
 
 Every number a sentence names is recomputed here from the inputs with other code: scipy's wasserstein_distance
 and beta quantiles, numpy shares and quantiles, the spec's closed forms (§3.3 floor, §3.5 Theorem 7)."""
@@ -14,9 +14,9 @@ import pytest
 from scipy.stats import beta as beta_dist
 from scipy.stats import wasserstein_distance
 
-from dpdash import coherence as co
-from dpdash import coherence_verdicts as cv
-from dpdash import maxinfo as mi
+from dpdash.coherence import core as co
+from dpdash.coherence import verdicts as cv
+from dpdash.accounting import maxinfo as mi
 
 
 def _pct(p: float) -> str:

@@ -1,4 +1,4 @@
-"""Tab views of the coherence explorer (dpdash/coherence_views.py; issue 22).
+"""Tab views of the coherence explorer (dpdash/coherence/views.py; issue 22).
 
 Each view's cards, sentences, tables and figure inputs are checked against computations written here: numpy for
 W1 maxima, counts and means, scipy's beta quantiles for the Clopper–Pearson interval, the seed's Theorem 3/7
@@ -16,9 +16,9 @@ import pytest
 from scipy.optimize import brentq
 from scipy.stats import beta as beta_dist
 
-from dpdash import coherence as co
-from dpdash import coherence_figures as cf
-from dpdash import coherence_views as vw
+from dpdash.coherence import core as co
+from dpdash.coherence import figures as cf
+from dpdash.coherence import views as vw
 
 PARAMS = {"Data": "test"}
 

@@ -17,14 +17,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdash import coherence as co
-from dpdash import coherence_tabs as ct
-from dpdash.data import census_population, read_uploaded_csv
-from dpdash.script_coherence import (SCRIPT_SWEEP_REPS, independent_supported, runs_script, section7_script,
+from dpdash.coherence import core as co
+from dpdash.coherence import tabs as ct
+from dpdash.common.data import census_population, read_uploaded_csv
+from dpdash.coherence.script import (SCRIPT_SWEEP_REPS, independent_supported, runs_script, section7_script,
                                      sweep_script, theory_script)
 from tests.script_runner import run_scripts
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 LENS = ("AGEP", "DENSITY", "INDP_CAT", "INDP", "SEX", "EDU", "HISP", "RAC1P")
 SIX = ("AGEP", "SEX", "RAC1P", "EDU", "HISP", "DENSITY")
 GROUPS = (co.GroupSpec("Everyone"), co.GroupSpec("DREM = 1", (co.Condition("DREM", values=("1",)),)),

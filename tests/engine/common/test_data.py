@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, strategies as st
 from scipy import stats
 
-from dpdash.data import (ADULT_SHA256, DATA_DIR, DataValidationError, census_population, discrete_table_from_csv,
-                         load_adult, load_adult_numeric, load_dataset, neutralise_formulas, read_uploaded_csv)
+from dpdash.common.data import (ADULT_SHA256, DATA_DIR, DataValidationError, census_population, discrete_table_from_csv,
+                                load_adult, load_adult_numeric, load_dataset, neutralise_formulas, read_uploaded_csv)
 
 # ---------------------------------------------------------------- generator
 
@@ -233,7 +233,7 @@ def test_as_text_keeps_stripped_strings_without_numeric_inference():
     "id,v,w\n01,1e3,-2\n02,NA,0.5\n03,7,N\n",
 ])
 def test_pandas_fast_path_and_scan_fallback_build_the_same_frame(text, monkeypatch):
-    import dpdash.data as data
+    import dpdash.common.data as data
 
     fast = _read(text.encode(), min_rows=1)
     monkeypatch.setattr(data, "_frame_by_pandas", lambda *a, **k: None)
@@ -259,7 +259,7 @@ def test_shared_design_constants_keep_the_values_inside_the_clipping_range(name)
     """With the public centre and scale, at most 5% of each listed column lies beyond the public bound R = 3 (the
     page's own range is wider: R plus a group-size term), so the mean view's clipping warning stays off; at centre
     0, scale 1 almost every value would be clipped. The columns are read here with pandas, not through the engine."""
-    from dpdash.data import SHARED_NUMERIC_DESIGN
+    from dpdash.common.data import SHARED_NUMERIC_DESIGN
     frame = (pd.read_csv(DATA_DIR / "acs12" / "acs12.csv") if name == "acs12"
              else census_population(20_000, rng=0))
     for col, (centre, scale) in SHARED_NUMERIC_DESIGN[name].items():

@@ -1,4 +1,4 @@
-"""dpdash.data: the upload table coder's bins and refusals, and the CSV reader's messages for malformed text.
+"""dpdash.common.data: the upload table coder's bins and refusals, and the CSV reader's messages for malformed text.
 
 Expected bins are equal-width edges worked out by hand; expected refusals are the documented ones (each message
 says what is wrong and what is expected)."""
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdash.data import DataValidationError, discrete_table_from_csv, read_uploaded_csv
+from dpdash.common.data import DataValidationError, discrete_table_from_csv, read_uploaded_csv
 
 
 def test_numeric_column_is_cut_into_equal_width_bins_closed_at_the_top():

@@ -1,9 +1,9 @@
-"""dpdash.figure_marks draws exactly what Plotly's add_vline/add_hline/add_vrect/add_hrect draw."""
+"""dpdash.common.figure_marks draws exactly what Plotly's add_vline/add_hline/add_vrect/add_hrect draw."""
 
 import plotly.graph_objects as go
 import pytest
 
-from dpdash import figure_marks as fm
+from dpdash.common import figure_marks as fm
 
 
 def _base():

@@ -1,4 +1,4 @@
-"""Tests for dpdash/parallel.py (issue 16): one fan-out helper, no backend named in the engine, and every
+"""Tests for dpdash/common/parallel.py (issue 16): one fan-out helper, no backend named in the engine, and every
 fan-out function returns exactly the ``n_jobs=1`` result on a Dask LocalCluster (2 worker processes,
 1 thread each) and on local processes.
 
@@ -22,17 +22,17 @@ import pytest
 from joblib import parallel_config
 from joblib.parallel import BACKENDS
 
-from dpdash import coherence as co
-from dpdash import partial_release as ppd
-from dpdash import private_tests as P
-from dpdash import synth as Y
-from dpdash.data import census_population
-from dpdash.parallel import child_seed, imap_unordered, map_ordered, spawn_seeds
+from dpdash.coherence import core as co
+from dpdash.stratify import partial_release as ppd
+from dpdash.epsilon import private_tests as P
+from dpdash.stratify import synth as Y
+from dpdash.common.data import census_population
+from dpdash.common.parallel import child_seed, imap_unordered, map_ordered, spawn_seeds
 from tests.conftest import plain_main_module
 
 distributed = pytest.importorskip("distributed")  # pinned in requirements.txt; always present in CI
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 BACKEND_NAMES = set(BACKENDS) | {"dask", "loky", "multiprocessing", "threading", "sequential", "ray", "spark"}
 
 
@@ -55,7 +55,7 @@ def _on_cluster(client, fn):
 
 # ------------------------------------------------------------------------------------------ no backend named
 def _engine_modules():
-    return sorted((ROOT / "engine").glob("*.py"))
+    return sorted((ROOT / "engine" / "dpdash").rglob("*.py"))
 
 
 def test_no_engine_module_names_a_joblib_backend():
@@ -339,7 +339,7 @@ def test_an_interrupted_run_leaves_another_run_intact():
 
 
 def test_a_private_pool_is_used_by_default_and_ends_with_its_run():
-    from dpdash import parallel
+    from dpdash.common import parallel
 
     assert parallel._default_processes()
     with parallel_config(backend="threading"):

@@ -1,4 +1,4 @@
-"""dpdash.search against brute force: linear scans for the integer searches, closed forms for the root."""
+"""dpdash.common.search against brute force: linear scans for the integer searches, closed forms for the root."""
 
 import math
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpdash.search import Deadline, SearchLimitError, bracketed_root, grow_until, largest_true, smallest_true
+from dpdash.common.search import Deadline, SearchLimitError, bracketed_root, grow_until, largest_true, smallest_true
 
 pytestmark = pytest.mark.hypothesis
 

@@ -1,4 +1,6 @@
-"""dpdash.validation: each check accepts exactly its documented domain and names the parameter when it refuses."""
+"""dpdash.common.validation: each check accepts exactly its documented domain and names the parameter when it
+refuses.
+"""
 
 import doctest
 import math
@@ -8,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import dpdash.validation as V
-from dpdash.validation import (ValidationError, as_generator, check_delta, check_epsilon, check_finite,
-                               check_int_in_range, check_positive, check_probability, check_probability_vector,
-                               check_rate, check_rho, check_size)
+import dpdash.common.validation as V
+from dpdash.common.validation import (ValidationError, as_generator, check_delta, check_epsilon, check_finite,
+                                      check_int_in_range, check_positive, check_probability, check_probability_vector,
+                                      check_rate, check_rho, check_size)
 
 reals = st.floats(allow_nan=True, allow_infinity=True)
 NOT_NUMBERS = ["0.5", b"1", None, [0.5], np.array([0.5, 0.2]), True, np.bool_(False), 1 + 2j, object()]

@@ -1,11 +1,11 @@
-"""dpdash.view: the tab-view shape (lookups, read-only mappings, tone checks)."""
+"""dpdash.common.view: the tab-view shape (lookups, read-only mappings, tone checks)."""
 
 from __future__ import annotations
 
 import pytest
 
-from dpdash import script_opendp as so
-from dpdash.view import Headline, ReportSection, Sentence, TabView, frozen_map
+from dpdash.stratify import script_opendp as so
+from dpdash.common.view import Headline, ReportSection, Sentence, TabView, frozen_map
 
 
 def test_a_view_is_read_only_and_finds_its_headlines():

@@ -1,4 +1,4 @@
-"""Tests for dpdash.budget_compare: every rule × mechanism against an independent computation — closed forms
+"""Tests for dpdash.epsilon.budget_compare: every rule × mechanism against an independent computation — closed forms
 written out here (basic, advanced, zCDP, the Kairouz–Oh–Viswanath / Murtagh–Vadhan optimal δ, the Balle–Wang
 analytic Gaussian) and Google's dp-accounting for PLD and Rényi DP — plus the reverse direction and the verdict.
 """
@@ -15,8 +15,8 @@ from dp_accounting.pld import privacy_loss_distribution as pldlib
 from scipy import stats
 
 from tests import opendp_oracle as oracle
-from dpdash import accounting as A
-from dpdash import budget_compare as B
+from dpdash.accounting import composition as A
+from dpdash.epsilon import budget_compare as B
 
 EPS, DELTA, K = 1.0, 1e-6, 10
 
@@ -154,7 +154,7 @@ def test_reverse_direction_round_trip(rows):
 
 
 def test_gaussian_multiplier_is_the_smallest():
-    from dpdash import accounting as acc
+    from dpdash.accounting import composition as acc
     for rule in ("basic", "kov_optimal", "rdp"):
         m = B.gaussian_multiplier(rule, epsilon=0.5, delta=1e-5, k=3)
         assert acc.compose([acc.gaussian(m, count=3)], delta=1e-5, rule=rule).epsilon <= 0.5
@@ -249,7 +249,7 @@ def test_unreachable_budget_link_finishes_with_a_message():
 
 def test_comparison_table_honours_its_time_budget():
     import time
-    from dpdash import accounting as acc
+    from dpdash.accounting import composition as acc
     B._ROW_CACHE.clear()
     acc.PLD_CACHE.clear()
     t0 = time.monotonic()

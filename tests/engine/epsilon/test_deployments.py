@@ -1,4 +1,4 @@
-"""Tests for dpdash.deployments and data/deployments.csv: the bundled table parses, every row is cited, bad rows
+"""Tests for dpdash.epsilon.deployments and data/deployments.csv: the bundled table parses, every row is cited, bad rows
 are refused by name, and the chart and verdict place the user's ε where a brute-force count over the raw file does.
 """
 
@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdash import deployments as D
+from dpdash.epsilon import deployments as D
 
 RAW = list(csv.DictReader(D.DEPLOYMENTS_CSV.open(encoding="utf-8")))  # the file read without the loader
 
@@ -136,7 +136,7 @@ def test_alt_text_and_people_table():
 def test_csv_table_reads_back_with_numeric_columns():
     import io
 
-    from dpdash.data import read_uploaded_csv
+    from dpdash.common.data import read_uploaded_csv
     from ui.exports import csv_bytes
     data = csv_bytes(D.context_table_for_people(D.load_deployments(), for_csv=True))
     back = pd.read_csv(io.BytesIO(data))

@@ -1,4 +1,4 @@
-"""dpdash.epsilon_figures: the epsilon calculator's figure builders show what they are given, and the noise figure
+"""dpdash.epsilon.figures: the epsilon calculator's figure builders show what they are given, and the noise figure
 shows the right distribution (checked against scipy and closed forms, not against the builder's own arithmetic)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from scipy import integrate, stats
 
-from dpdash import formatting as nf
-from dpdash import epsilon_figures as ef
-from dpdash.palette import PALETTE
+from dpdash.common import formatting as nf
+from dpdash.epsilon import figures as ef
+from dpdash.common.palette import PALETTE
 
 
 @pytest.mark.parametrize("scale, half_width", [(1.0, 3.0), (0.5, 0.2), (4.0, 10.0)])

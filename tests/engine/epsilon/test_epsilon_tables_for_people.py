@@ -1,4 +1,4 @@
-"""dpdash.epsilon_figures: the DP-vs-splitting figure and the plain-word tables show exactly the engine results they
+"""dpdash.epsilon.figures: the DP-vs-splitting figure and the plain-word tables show exactly the engine results they
 are given (values compared with the input frames and with closed forms written out here), and no code name
 survives as a label."""
 
@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdash import accounting as acc
-from dpdash import epsilon_figures as ef
-from dpdash import mechanisms as mech
-from dpdash import risk
+from dpdash.accounting import composition as acc
+from dpdash.epsilon import figures as ef
+from dpdash.accounting import mechanisms as mech
+from dpdash.epsilon import risk
 
 # the engine's column names that are not plain words ("method", "rule", "n", "trials", "source" are, and stay)
 CODE_NAMES = ("ratio_to_basic", "half_width", "noise_std", "std_error", "epsilon", "rho", "tau", "capped", "rate",

@@ -1,4 +1,4 @@
-"""dpdash.epsilon_verdicts: each tab's verdict names the right numbers. The engine computes the result as the page
+"""dpdash.epsilon.verdicts: each tab's verdict names the right numbers. The engine computes the result as the page
 does; the numbers the sentence must contain are computed here independently (scipy, dp-accounting, closed forms)
 and rounded as a reader would."""
 
@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 from scipy import optimize, stats
 
-from dpdash import formatting as nf
-from dpdash import accounting as acc
-from dpdash import budget as bud
-from dpdash import epsilon_verdicts as ev
-from dpdash import mechanisms as mech
-from dpdash import risk
+from dpdash.common import formatting as nf
+from dpdash.accounting import composition as acc
+from dpdash.accounting import budget as bud
+from dpdash.epsilon import verdicts as ev
+from dpdash.accounting import mechanisms as mech
+from dpdash.epsilon import risk
 
 
 @pytest.mark.parametrize("x, text", [(2.995732, "3.0"), (9.96, "10"), (0.0599, "0.060"), (123456, "120,000"),

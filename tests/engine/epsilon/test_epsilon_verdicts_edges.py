@@ -1,4 +1,4 @@
-"""dpdash.epsilon_verdicts, edge-case sentences: a fixed noise scale, lists of several release kinds, a tightest
+"""dpdash.epsilon.verdicts, edge-case sentences: a fixed noise scale, lists of several release kinds, a tightest
 rule no better than the basic sum, infeasible and reserved budget plans, targets that are missed, a single adaptive
 filter or a tie, δ > 0 in the risk tab, a private test without power. The numbers each sentence must carry are
 computed here from the closed forms (Laplace b = Δ/ε and half-width b·ln(1/β), sums of ε), not by the module."""
@@ -10,12 +10,12 @@ import math
 import pandas as pd
 import pytest
 
-from dpdash import accounting as acc
-from dpdash import budget as bud
-from dpdash import epsilon_verdicts as ev
-from dpdash import formatting as nf
-from dpdash import mechanisms as mech
-from dpdash import risk
+from dpdash.accounting import composition as acc
+from dpdash.accounting import budget as bud
+from dpdash.epsilon import verdicts as ev
+from dpdash.common import formatting as nf
+from dpdash.accounting import mechanisms as mech
+from dpdash.epsilon import risk
 
 LN20 = math.log(20)  # ln(1/β) with β = 0.05: two-sided 95% Laplace interval is ±b·ln 20
 

@@ -1,4 +1,4 @@
-"""Tab views of the epsilon calculator (dpdash.epsilon_views) against independent computations.
+"""Tab views of the epsilon calculator (dpdash.epsilon.views) against independent computations.
 
 Each view's headline, verdict, figure input and report must restate one number one way (issue 22). The oracles are
 closed forms written out here (Hoeffding's split width, the Laplace/Gaussian calibrations, the sums of a plan), the
@@ -12,8 +12,8 @@ import math
 import pandas as pd
 import pytest
 
-from dpdash import epsilon_views as evw
-from dpdash import mechanisms as mech
+from dpdash.epsilon import views as evw
+from dpdash.accounting import mechanisms as mech
 
 
 def _widths(n: int, beta: float, noise: str) -> pd.DataFrame:
@@ -71,8 +71,8 @@ def test_num_keeps_the_tables_precision():
 
 
 # --------------------------------------------------------------------------- Tab 3: budget planner
-from dpdash import budget as bud  # noqa: E402
-from dpdash import epsilon_verdicts as ev  # noqa: E402
+from dpdash.accounting import budget as bud  # noqa: E402
+from dpdash.epsilon import verdicts as ev  # noqa: E402
 
 LN20 = math.log(20)  # Laplace: P(|Lap(b)| ≤ b·ln 20) = 95%, so ± = Δ·ln 20 / ε
 
@@ -212,7 +212,7 @@ def test_noise_guidance_is_a_warning():
 # --------------------------------------------------------------------------- Tab 2: composition
 def test_composition_view_basic_and_zcdp_against_the_sums():
     """k Laplace releases of ε: basic Σε = kε (Thm 2.1.4); zCDP ρ = kε²/2 (Thm 2.2.3)."""
-    from dpdash import accounting as acc
+    from dpdash.accounting import composition as acc
 
     ms = [acc.laplace(0.1, count=100)]
     rules = ("basic", "zcdp")
@@ -232,7 +232,7 @@ def test_composition_view_basic_and_zcdp_against_the_sums():
 # --------------------------------------------------------------------------- Tab 4: adaptive
 def test_adaptive_view_counts_the_basic_filter_by_hand():
     """Basic filter (Thm 5.3.7): requests of ε = 0.01 until Σε would exceed ε_g = 1: exactly 100."""
-    from dpdash import accounting as acc
+    from dpdash.accounting import composition as acc
 
     seq = [0.01] * 300
     trace = acc.adaptive_trace(seq, epsilon_g=1.0, delta_g=1e-6, n=10_000)
@@ -290,7 +290,7 @@ def test_tests_view_tone_and_headlines():
 
 
 # --------------------------------------------------------------------------- Tab 3: the comparison panel
-from dpdash import budget_compare as bcmp  # noqa: E402
+from dpdash.epsilon import budget_compare as bcmp  # noqa: E402
 
 
 def _g4(x: float) -> str:

@@ -1,4 +1,4 @@
-"""Tests for dpdash.private_tests: spec §8–9 (weighted χ² tails, closed forms, MC vs asymptotics)."""
+"""Tests for dpdash.epsilon.private_tests: spec §8–9 (weighted χ² tails, closed forms, MC vs asymptotics)."""
 
 import math
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpdash import private_tests as P
+from dpdash.epsilon import private_tests as P
 
 
 # --------------------------------------------------------------------------- worked examples (spec §9)
@@ -441,7 +441,7 @@ def test_new_errors(call, match):
 def test_simulation_figure_from_a_hand_made_table():
     import pandas as pd
 
-    from dpdash import epsilon_figures as ef
+    from dpdash.epsilon import figures as ef
     rows = [{"n": n, "rho": rho, "epsilon": math.nan, "quantity": q, "test": t, "rate": rate, "std_error": 0.01,
              "trials": 100}
             for n in (100, 1000) for rho in (0.01, 0.1) for q, rate in (("size", 0.05), ("power", 0.6))

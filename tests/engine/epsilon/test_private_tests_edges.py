@@ -1,4 +1,5 @@
-"""Edge branches and argument refusals of dpdash.private_tests, checked against scipy.stats or formulas written here.
+"""Edge branches and argument refusals of dpdash.epsilon.private_tests, checked against scipy.stats or formulas
+written here.
 
 Monte Carlo runs are tiny (a handful of trials, fixed seeds); where a rate is asserted it is forced by the setup.
 """
@@ -10,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dpdash import private_tests as P
+from dpdash.epsilon import private_tests as P
 
 P0 = [0.25, 0.25, 0.25, 0.25]
 TABLE = [[0.25, 0.25], [0.25, 0.25]]

@@ -1,4 +1,5 @@
-"""Engine tests of dpdash.public_info_views (the epsilon calculator's Public information tab) against independent
+"""Engine tests of dpdash.epsilon.public_info_views (the epsilon calculator's Public information tab) against
+independent
 computations: Lemma 5's ε* by brute force over every neighbour pair and output (numpy sums, scipy quadrature), Δ_z
 of Example 3 as W∞ between the two binomial laws in exact rational arithmetic, Example 2's regression by solving the
 Gaussian normal equations (numpy), Lemma 2's posterior bounds by Bayes' rule, Lemma 7's E Var(θ|T) from the Beta
@@ -14,8 +15,8 @@ import numpy as np
 import pytest
 from scipy import integrate
 
-from dpdash import public_info as pinfo
-from dpdash import public_info_views as piv
+from dpdash.accounting import public_info as pinfo
+from dpdash.epsilon import public_info_views as piv
 
 
 # --------------------------------------------------------------------------- oracles

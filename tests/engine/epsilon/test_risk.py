@@ -1,4 +1,4 @@
-"""Tests for dpdash.risk: spec §9 worked examples, closed-form identities and properties."""
+"""Tests for dpdash.epsilon.risk: spec §9 worked examples, closed-form identities and properties."""
 
 import math
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpdash import risk as R
+from dpdash.epsilon import risk as R
 
 REL = 1e-6
 
@@ -128,7 +128,7 @@ def test_tradeoff_with_delta_printed_points():
 
 # --------------------------------------------------------------------------- risk → ε (issue 15 item 6)
 def test_one_epsilon_cap():
-    from dpdash import validation
+    from dpdash.common import validation
     assert R.EPSILON_MAX is validation.EPSILON_MAX
     with pytest.raises(ValueError, match=r"^epsilon must be a finite number in \[0, 1e4\]; got 20000$"):
         R.advantage_bound(epsilon=2e4)
@@ -236,7 +236,7 @@ def test_posterior_with_delta_against_riskcal_tradeoff():
 
 
 def test_risk_inverse_figure_draws_the_forward_curve_and_the_answer():
-    from dpdash import risk_inverse_figures as F
+    from dpdash.epsilon import risk_figures as F
     res = R.epsilon_for_risk("power", target=0.2, fpr=0.05, delta=1e-6)
     fig = F.make_risk_inverse_figure(res, fpr=0.05)
     curve, target, mark = fig.data

@@ -1,4 +1,4 @@
-"""dpdash/script_epsilon.py: the epsilon calculator's "Copy as code" scripts, all run in ONE subprocess
+"""dpdash/epsilon/script.py: the epsilon calculator's "Copy as code" scripts, all run in ONE subprocess
 (``tests/script_runner.run_scripts``), each from its own clean directory. Their engine numbers equal the page's
 (the engine called here as the page calls it, rel 1e-9), and their independent numbers (scipy, dp-accounting, numpy
 brute force, closed forms written out in the script) agree within the tolerance stated at each check. At least one
@@ -15,19 +15,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdash import accounting as acc
-from dpdash import budget as bud
-from dpdash import epsilon_views as evw
-from dpdash import maxinfo as mi
-from dpdash import mechanisms as mech
-from dpdash import private_tests as pt
-from dpdash import public_info as pinfo
-from dpdash import risk
-from dpdash import script_epsilon as se
+from dpdash.accounting import composition as acc
+from dpdash.accounting import budget as bud
+from dpdash.epsilon import views as evw
+from dpdash.accounting import maxinfo as mi
+from dpdash.accounting import mechanisms as mech
+from dpdash.epsilon import private_tests as pt
+from dpdash.accounting import public_info as pinfo
+from dpdash.epsilon import risk
+from dpdash.epsilon import script as se
 from tests.script_runner import run_scripts
 from ui import eps_codecs as ec
 
-ROOT = str(Path(__file__).resolve().parents[1])
+ROOT = str(Path(__file__).resolve().parents[3])
 
 NOISE_CASES = [
     dict(mechanism="laplace", sensitivity=1.0, epsilon=1.0),
@@ -37,7 +37,7 @@ NOISE_CASES = [
     dict(mechanism="discrete_laplace", sensitivity=1.0, epsilon=0.5),
 ]  # scipy's Laplace, Balle–Wang, zCDP and dlaplace paths
 
-# The budget tab's default table (its one definition, dpdash.epsilon_views) and a Gaussian variant
+# The budget tab's default table (its one definition, dpdash.epsilon.views) and a Gaussian variant
 BUDGET_DEFAULT = evw.budget_default()
 BUDGET_GAUSS = BUDGET_DEFAULT.assign(mechanism=["laplace", "gaussian", "laplace"])
 BUDGET_CASES = {

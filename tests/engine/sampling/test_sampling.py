@@ -1,4 +1,4 @@
-"""Engine tests for ``dpdash/sampling.py``.
+"""Engine tests for ``dpdash/sampling/core.py``.
 
 Expected numbers come from the spec's public worked examples (shared/specs/sampling_designer.md §9), the
 paper (003_4b386133f61617e9.txt, paper 1), brute force, scipy, or dp-accounting — never from the code under test.
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpdash import sampling as sp
+from dpdash.sampling import core as sp
 
 # ------------------------------------------------------------------------------------------------------
 # §9 worked examples
@@ -684,10 +684,10 @@ def test_allocations_sum_to_m(N, data):
 
 
 # ------------------------------------------------------------------------------------------------------
-# Figures and their tables (dpdash/sampling_figures.py)
+# Figures and their tables (dpdash/sampling/figures.py)
 # ------------------------------------------------------------------------------------------------------
 
-from dpdash import sampling_figures as sf  # noqa: E402
+from dpdash.sampling import figures as sf  # noqa: E402
 
 
 def test_crossover_limit_at_zero():
@@ -1110,7 +1110,7 @@ def test_cluster_bounds_per_cluster_against_mpmath_brute_force():
 @pytest.mark.parametrize("eps, n", [(0.1, 50), (1.0, 1000), (3.0, 7)])
 def test_rate_curve_table_against_mpmath(eps, n):
     import mpmath as mp
-    from dpdash import sampling_figures as sf
+    from dpdash.sampling import figures as sf
     mp.mp.dps = 50
     df = sf.rate_curve_table(epsilon=eps, n=n, points=9, rate_min=1e-3)
     for row in df.itertuples():

@@ -1,6 +1,6 @@
-"""dpdash.sampling_census: Theorem 3 for census-size populations (n up to 10⁹) at a cost independent of n.
+"""dpdash.sampling.census: Theorem 3 for census-size populations (n up to 10⁹) at a cost independent of n.
 
-Checked against the full (dense, n + 1 log-probabilities) computation of dpdash.sampling where both fit, against
+Checked against the full (dense, n + 1 log-probabilities) computation of dpdash.sampling.core where both fit, against
 the spec's worked examples SP7, and at n = 10⁹ against closed forms written out here (the tilted discrete Gaussian
 far from 0 and n has mean μ + εσ² to e^{−2π²σ²}; the tilted uniform is a truncated geometric law).
 Issue 23 item 4.
@@ -15,9 +15,9 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from dpdash import sampling as sp
-from dpdash import sampling_census as cs
-from dpdash import sampling_figures as sf
+from dpdash.sampling import core as sp
+from dpdash.sampling import census as cs
+from dpdash.sampling import figures as sf
 
 mp.mp.dps = 40
 

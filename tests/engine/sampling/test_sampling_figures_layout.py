@@ -1,4 +1,4 @@
-"""dpdash.sampling_figures: figure layouts a reader can read (issue 14 item 2).
+"""dpdash.sampling.figures: figure layouts a reader can read (issue 14 item 2).
 
 The cluster guarantee figure (P6) draws one pair of bars per distinct size (no row of 100 rotated labels), markers
 over the size when there are many distinct sizes, and a size histogram beyond 200 clusters; log axes carry ticks at
@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from dpdash import sampling_figures as sf
+from dpdash.sampling import figures as sf
 
 
 def _clean_decade_ticks(axis) -> bool:

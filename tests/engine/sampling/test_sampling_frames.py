@@ -1,4 +1,4 @@
-"""dpdash.sampling_frames: bounded number-list parser of the sampling designer (issue 17)."""
+"""dpdash.sampling.frames: bounded number-list parser of the sampling designer (issue 17)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpdash.sampling_frames import MAX_LIST_CHARS, parse_numbers
+from dpdash.sampling.frames import MAX_LIST_CHARS, parse_numbers
 
 
 def test_separators_and_values():

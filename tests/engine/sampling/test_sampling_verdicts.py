@@ -1,8 +1,8 @@
-"""dpdash.sampling_verdicts: each sentence names the right numbers and the right conclusion.
+"""dpdash.sampling.verdicts: each sentence names the right numbers and the right conclusion.
 
 The numbers fed in and the numbers expected in the text are computed here from the closed forms of paper 1 of
 003_4b386133f61617e9.txt (Theorems 2, 3, 6, 7–8, 11) in mpmath, or taken from the paper's text and the spec's worked
-examples (shared/specs/sampling_designer.md §9) — never from dpdash.sampling.
+examples (shared/specs/sampling_designer.md §9) — never from dpdash.sampling.core.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from dpdash import sampling_verdicts as sv
+from dpdash.sampling import verdicts as sv
 
 mp.mp.dps = 40
 
 
 def g2(x) -> str:
-    """Two significant figures as the sentences print them (independent of dpdash.epsilon_verdicts.number)."""
+    """Two significant figures as the sentences print them (independent of dpdash.epsilon.verdicts.number)."""
     x = float(x)
     s = f"{x:.2g}"
     if "e" in s or "." in s or len(s.lstrip("-")) >= 2:

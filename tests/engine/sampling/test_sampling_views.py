@@ -1,8 +1,8 @@
-"""dpdash.sampling_views: each tab's view states the numbers of the paper's formulas, and every sentence, banner,
+"""dpdash.sampling.views: each tab's view states the numbers of the paper's formulas, and every sentence, banner,
 headline and chart text restates them as the card does.
 
 Expected values come from the closed forms of paper 1 of 003_4b386133f61617e9.txt written out here in mpmath /
-scipy, or from the spec's worked examples (shared/specs/sampling_designer.md §9) — never from dpdash.sampling.
+scipy, or from the spec's worked examples (shared/specs/sampling_designer.md §9) — never from dpdash.sampling.core.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 from scipy.special import logsumexp
 
-from dpdash import sampling as sp
-from dpdash import sampling_views as vw
+from dpdash.sampling import core as sp
+from dpdash.sampling import views as vw
 
 mp.mp.dps = 40
 

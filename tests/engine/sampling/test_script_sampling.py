@@ -1,4 +1,4 @@
-"""dpdash.script_sampling: every "Copy as code" script runs from a clean directory and reproduces the tab's numbers.
+"""dpdash.sampling.script: every "Copy as code" script runs from a clean directory and reproduces the tab's numbers.
 
 All the scripts run in ONE subprocess (``tests/script_runner.run_scripts``), each from its own clean temporary
 directory. Its ``engine_*`` lines must equal what the engine gives in this process (the page's numbers), and its
@@ -14,8 +14,8 @@ import math
 import numpy as np
 import pytest
 
-from dpdash import sampling as sp
-from dpdash import script_sampling as ss
+from dpdash.sampling import core as sp
+from dpdash.sampling import script as ss
 from tests.script_runner import run_scripts
 
 # one interpreter importing the engine and dp-accounting, then every script (~2 s CPU each for the PLD parts)

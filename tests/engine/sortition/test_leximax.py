@@ -1,4 +1,4 @@
-"""Engine tests for dpdash/leximax.py.
+"""Engine tests for dpdash/sortition/core.py.
 
 Numbers come from the spec's worked examples (leximax_cohort_picker.md §11, LX1–LX11), the paper [b]
 (Examples 5, 8, 13, 17 of Henzinger et al., FORC 2022) or independent brute force / scipy written here.
@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from dpdash import leximax as lx
+from dpdash.sortition import core as lx
 
 V1 = np.array([[0.8, 0.3, 0.3, 0.4], [0.5, 0.1, 0.4, 0.6], [0.1, 0.1, 0.2, 0.3],
                [1.0, 0.0, 0.2, 0.2], [0.5, 0.0, 0.5, 0.2], [0.3, 0.8, 0.2, 0.6]])
@@ -694,7 +694,7 @@ def test_poisson_binomial_matches_lx4():
 # ---------------------------------------------------------------------------------------------------------
 
 def test_figures_build_with_expected_traces():
-    from dpdash import leximax_figures as lf
+    from dpdash.sortition import figures as lf
 
     r = lx.leximax_marginals(V1, k=3)
     fig = lf.make_profile_figure({"leximax": r.y, "utilitarian": V1.T @ lx.utilitarian_marginals(V1, k=3)})

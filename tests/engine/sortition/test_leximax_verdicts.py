@@ -1,4 +1,4 @@
-"""dpdash/leximax_verdicts.py: every number a verdict names is checked against an independent computation.
+"""dpdash/sortition/verdicts.py: every number a verdict names is checked against an independent computation.
 
 Independent sources: brute force over all k-subsets of tiny pools (uniform selection, seat concentration), the
 cvxpy-leximin package as a second leximax solver (worst-off group utility), a maximin LP over every enumerated
@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from dpdash import leximax as lx
-from dpdash import leximax_verdicts as lv
-from dpdash.formatting import percent
+from dpdash.sortition import core as lx
+from dpdash.sortition import verdicts as lv
+from dpdash.common.formatting import percent
 
 
 def _uniform_by_enumeration(V, k):

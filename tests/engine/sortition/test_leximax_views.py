@@ -1,4 +1,4 @@
-"""dpdash/leximax_views.py: every number a tab view shows, checked against an independent computation.
+"""dpdash/sortition/views.py: every number a tab view shows, checked against an independent computation.
 
 Independent sources: the spec's worked examples solved by hand (LX1 at k = 3: x = (2/3, 1/3, 0, 0, 1, 1),
 y = (3/2, 31/30, 31/30, 19/15); LX9's leximin chances 3/4, 5/12, 1/4), counts taken straight from the drawn cohorts
@@ -14,9 +14,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dpdash import leximax as lx
-from dpdash import leximax_views as lxv
-from dpdash.formatting import percent
+from dpdash.sortition import core as lx
+from dpdash.sortition import views as lxv
+from dpdash.common.formatting import percent
 
 LX1_POOL = lx.Pool(tuple(f"c{i}" for i in range(1, 7)), ("G1", "G2", "G3", "G4"), lx.LX1_VALUES)
 X3 = np.array([2 / 3, 1 / 3, 0, 0, 1, 1])                 # spec LX1, k = 3: one optimal x (worked by hand)

@@ -1,4 +1,4 @@
-"""dpdash/script_leximax.py: the "Copy as code" scripts run from a clean directory and print the engine's numbers
+"""dpdash/sortition/script.py: the "Copy as code" scripts run from a clean directory and print the engine's numbers
 and an independent solver's (cvxpy-leximin, a direct HiGHS LP); both are compared here with the page's numbers
 and with each other.
 
@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpdash import leximax as lx
-from dpdash import script_leximax as sl
+from dpdash.sortition import core as lx
+from dpdash.sortition import script as sl
 from tests.script_runner import run_scripts
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 V_SLACK = lx.random_values(12, 3, grid=0.1, rng=2)
 ALPHA = [0.05, 0.05, 0.05]
@@ -90,6 +90,6 @@ def test_panel_script_embedded_records_and_skip(outputs):
 
 def test_finite_script_example_13(outputs):
     got = outputs["finite_example_13"]
-    assert got["dpdash.leximax"] == got["independent.leximax"] == "S1"
+    assert got["dpdash.sortition.core"] == got["independent.leximax"] == "S1"
     assert got["engine.significant"] == got["independent.significant"] == "S2"
     assert got["difference.leximax"] == got["difference.significant"] == "0"

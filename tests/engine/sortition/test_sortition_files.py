@@ -1,10 +1,10 @@
-"""dpdash/sortition_files.py: the Sortition Foundation's own files load unchanged, round-trip, and give the chances
+"""dpdash/sortition/files.py: the Sortition Foundation's own files load unchanged, round-trip, and give the chances
 ``sortition-algorithms`` gives.
 
 Fixtures: the Strat App's public end-to-end test pool (150 people, 4 categories, panel of 22; provenance in
 data/DATA.md). Oracle: ``sortition-algorithms`` 0.12.15 (the Sortition Foundation's library), which reads the same
 files itself and, without Gurobi, solves **maximin** (its leximin needs Gurobi): the largest possible smallest
-chance, which is the first level of the leximin lottery computed by ``dpdash.leximax``.
+chance, which is the first level of the leximin lottery computed by ``dpdash.sortition.core``.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdash import leximax as lx
-from dpdash import sortition_files as sf
+from dpdash.sortition import core as lx
+from dpdash.sortition import files as sf
 
-D = Path(__file__).resolve().parent / "data" / "sortition_foundation"
+D = Path(__file__).resolve().parents[2] / "data" / "sortition_foundation"
 QUOTAS_TEXT = (D / "categories.csv").read_text(encoding="utf-8")
 POOL_TEXT = (D / "candidates.csv").read_text(encoding="utf-8")
 ID = "nationbuilder_id"

@@ -1,4 +1,4 @@
-"""Oracles for dpdash/partial_release.py (the ppd split's county-release half)."""
+"""Oracles for dpdash/stratify/partial_release.py (the ppd split's county-release half)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpdash import partial_release as pr
+from dpdash.stratify import partial_release as pr
 
 
 def test_p18_guarantees_spec_numbers():

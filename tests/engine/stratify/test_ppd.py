@@ -1,4 +1,5 @@
-"""Tests for dpdash/public_info.py and dpdash/partial_release.py: spec §9 worked examples (partially_private.md),
+"""Tests for dpdash/accounting/public_info.py and dpdash/stratify/partial_release.py: spec §9 worked examples
+(partially_private.md),
 properties and cross-checks.
 
 Expected numbers come from the spec's worked examples, closed forms, brute force (exact rational
@@ -20,8 +21,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
-from dpdash import partial_release, public_info
-from dpdash.partial_release import PublicInfo
+from dpdash.stratify import partial_release
+from dpdash.accounting import public_info
+from dpdash.stratify.partial_release import PublicInfo
 
 
 # ---------------------------------------------------------------------------------------------- P1 Δ_z
@@ -237,7 +239,8 @@ def test_example1_kappa1_exceeds_epsilon_and_limit():
 
 # ---------------------------------------------------------------------------------------------- P6 / P7
 def test_posterior_bounds_via_risk():
-    risk = pytest.importorskip("dpdash.risk", reason="dpdash/risk.py is owned by the epsilon calculator")
+    risk = pytest.importorskip("dpdash.epsilon.risk",
+                               reason="dpdash/epsilon/risk.py is owned by the epsilon calculator")
     for p0, eps, lo, hi in [(0.1, 1, 0.039270, 0.231969), (0.3, 0.5, 0.206312, 0.414038),
                             (0.5, 2, 0.119203, 0.880797)]:
         b = risk.posterior_bound(p0, epsilon=eps)
@@ -845,7 +848,7 @@ def test_release_input_errors():
 
 # ---------------------------------------------------------------------------------------------- figures
 def test_figures_build_from_engine_results():
-    from dpdash import public_info_figures as F
+    from dpdash.epsilon import public_info_figures as F
 
     fig = F.make_invariant_band_figure(1.0, 1.2, kind="discrete", N=100)
     assert fig.data[0].x[0] == 1.2
@@ -867,13 +870,13 @@ def test_figures_build_from_engine_results():
     fig = F.make_power_figure(10, epsilon=1, theta0=0.7, thetas=[0.7, 0.9])
     assert fig.data[0].y[1] == pytest.approx(0.2131, abs=1e-3)  # spec P14
     ex = partial_release.posterior_exact_counts(**ALG1)
-    from dpdash.partial_release_figures import make_alg1_figure
+    from dpdash.stratify.partial_release_figures import make_alg1_figure
     fig = make_alg1_figure({"exact": ex, "incorrect": ex})
     assert fig.data[0].y[0] == pytest.approx(0.453188, abs=1e-6)
 
 
 def test_release_figures():
-    from dpdash import partial_release_figures as F
+    from dpdash.stratify import partial_release_figures as F
 
     P = partial_release.synth_pa_like()
     df = partial_release.run_partially_private_release(P, 9, epsilons=[1, 5], methods=["pp"], reps=2, rng=0)

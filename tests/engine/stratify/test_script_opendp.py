@@ -1,7 +1,8 @@
-"""dpdash.script_opendp: the OpenDP/Polars scripts perform the page's release on bundled data, and OpenDP's own
+"""dpdash.stratify.script_opendp: the OpenDP/Polars scripts perform the page's release on bundled data, and OpenDP's own
 noise scale for every statistic equals the scale the app computed (issue 24 item 3).
 
-The app's scales come from the budget planner (``dpdash.budget.plan_budget_first``) and, for the stratified means,
+The app's scales come from the budget planner (``dpdash.accounting.budget.plan_budget_first``) and, for the stratified
+means,
 from seed 004's b = 2C(m)/(m ε) per stratum (its own clipping bound C(m), spec §2.2–2.3); the expected values are
 also written out here from the sensitivities of seed 002 eq. 2.1 (count 1, replace-one sum U − L, histogram 2
 under replace) and from C(m) = R + √log(m/γ) or R + √(2 log(2m/γ)). OpenDP (an independent library) reports
@@ -18,14 +19,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdash import budget as bud
-from dpdash import stratify_views as SV
-from dpdash.data import drop_missing
-from dpdash.script_opendp import budget_plan_script, page_strata, stratified_means_script
+from dpdash.accounting import budget as bud
+from dpdash.stratify import views as SV
+from dpdash.common.data import drop_missing
+from dpdash.stratify.script_opendp import budget_plan_script, page_strata, stratified_means_script
 from tests.script_runner import run_scripts
 
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 ACS = ROOT / "data" / "acs12" / "acs12.csv"
 pytestmark = pytest.mark.slow
 
@@ -206,8 +207,8 @@ def test_refusals_name_what_is_wrong():
 
 
 def test_partially_private_release_with_opendp_noise_keeps_the_public_total_and_the_pp_guarantee(tmp_path):
-    from dpdash import partial_release as release
-    from dpdash.script_opendp import partial_release_script
+    from dpdash.stratify import partial_release as release
+    from dpdash.stratify.script_opendp import partial_release_script
 
     panel = release.synth_pa_like()
     rows = [dict(county=c, month=m, cases=int(panel.cases[j, t]), deaths=int(panel.deaths[j, t]),

@@ -1,4 +1,4 @@
-"""dpdash.script_stratified: every "Copy as code" script of the stratified viewer runs on its own and reproduces
+"""dpdash.stratify.script: every "Copy as code" script of the stratified viewer runs on its own and reproduces
 the page's numbers.
 
 All scripts run once, in ONE fresh subprocess (``tests/script_runner.run_scripts``), each from its own clean
@@ -21,15 +21,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdash import partial_release as release
-from dpdash import script_stratified as SC
-from dpdash import stratify as S
-from dpdash import synth as Y
-from dpdash.data import discrete_table_from_csv, load_adult, read_uploaded_csv
+from dpdash.stratify import partial_release as release
+from dpdash.stratify import script as SC
+from dpdash.stratify import core as S
+from dpdash.stratify import synth as Y
+from dpdash.common.data import discrete_table_from_csv, load_adult, read_uploaded_csv
 from tests.script_runner import run_scripts
 from ui.views import ppd_jobs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 MEAN = dict(sizes=[2, 3, 60, 935], mu=[1.5, -1.0, -0.5, 0.2], sigma=[1.0, 0.5, 1.0, 2.0], epsilon=1.0, R=3.0,
             gamma=0.05, reps=200, seed=4, min_frac=0.004, small_strata="pool", mode="paper",

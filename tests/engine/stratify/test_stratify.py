@@ -1,4 +1,4 @@
-"""Tests for dpdash/stratify.py: numbers from the spec's worked examples (§9), scipy, and Monte Carlo."""
+"""Tests for dpdash/stratify/core.py: numbers from the spec's worked examples (§9), scipy, and Monte Carlo."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special, stats
 
-from dpdash import stratify as S
+from dpdash.stratify import core as S
 
 P1_SIZES = [5000, 3000, 1500, 400, 100]
 P1_MU = [0.5, -0.5, 1.5, -1.0, 2.0]
@@ -207,7 +207,7 @@ def test_x6_alpha_equal_and_errors():
 
 
 def test_x6_alpha_adult():
-    from dpdash.data import load_adult
+    from dpdash.common.data import load_adult
 
     df = load_adult().df
     race = df.groupby("race").size().to_numpy()
@@ -455,7 +455,7 @@ def test_sorted_fast_path_equals_general_clipping():
 
 
 def test_figures_build():
-    from dpdash import stratify_figures as F
+    from dpdash.stratify import figures as F
 
     sizes = np.array([5000, 300, 4])
     fig = F.make_group_sizes_figure(sizes, ["a", "b", "c"], ["kept", "kept", "pooled"])

@@ -1,4 +1,4 @@
-"""dpdash.stratify_figures: the viewer's synthesis and population figures show the numbers they are given.
+"""dpdash.stratify.figures: the viewer's synthesis and population figures show the numbers they are given.
 
 Expected values are computed in the test from the input frames by hand (means per variant and ε, the larger of the
 two heatmaps' maxima), not taken from the builders."""
@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdash import stratify_figures as F
-from dpdash.palette import PALETTE
+from dpdash.stratify import figures as F
+from dpdash.common.palette import PALETTE
 
 
 def test_synth_sweep_figure_plots_the_mean_over_repetitions_of_the_all_group_only():
@@ -107,7 +107,7 @@ def test_sizes_sweep_theorem10_and_population_lines():
 
     from scipy import special
 
-    from dpdash import stratify as S
+    from dpdash.stratify import core as S
 
     fig = F.make_group_sizes_figure([1, 500, 0, 40], ["a", "b", "c", "d"], ["pooled", "kept", "dropped", "kept"])
     by = {t.name: list(t.y) for t in fig.data}

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdash import stratify as S
+from dpdash.stratify import core as S
 
 
 def _data(seed=3):

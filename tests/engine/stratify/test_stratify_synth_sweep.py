@@ -1,4 +1,4 @@
-"""dpdash.stratify_synth_sweep: the viewer's ε sweep gives the same numbers one fit at a time, on local worker
+"""dpdash.stratify.synth_sweep: the viewer's ε sweep gives the same numbers one fit at a time, on local worker
 processes and on a Dask LocalCluster (issue 16), and each point equals a direct single fit."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from joblib import parallel_config
 
-from dpdash import stratify_synth_sweep as SW
-from dpdash import synth as Y
+from dpdash.stratify import synth_sweep as SW
+from dpdash.stratify import synth as Y
 from tests.conftest import plain_main_module
 
 EPS = (0.5, 5.0)

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdash.data import MISSING_LEVEL, DataValidationError, code_column, discrete_table_from_csv, drop_missing
-from dpdash.paths import DATA_DIR
+from dpdash.common.data import MISSING_LEVEL, DataValidationError, code_column, discrete_table_from_csv, drop_missing
+from dpdash.common.paths import DATA_DIR
 
 ACS12 = DATA_DIR / "acs12" / "acs12.csv"
 

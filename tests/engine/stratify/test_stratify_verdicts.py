@@ -1,4 +1,4 @@
-"""dpdash.stratify_verdicts: the viewer's sentences name the right numbers and groups.
+"""dpdash.stratify.verdicts: the viewer's sentences name the right numbers and groups.
 
 Expected counts, means and shares are computed in the tests by brute force (plain loops over the rows), never by
 calling the function under test twice.
@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdash import partial_release
-from dpdash import stratify as S
-from dpdash import stratify_verdicts as V
+from dpdash.stratify import partial_release
+from dpdash.stratify import core as S
+from dpdash.stratify import verdicts as V
 
 
 def _experiment():

@@ -1,4 +1,4 @@
-"""dpdash.stratify_views: the viewer's upload defaults and tab views, checked against independent computations.
+"""dpdash.stratify.views: the viewer's upload defaults and tab views, checked against independent computations.
 
 Counts and bins are worked out from the bundled files with the csv module and plain arithmetic, never by the code
 under test.
@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdash import stratify_views as SV
-from dpdash.data import load_dataset
-from dpdash.paths import DATA_DIR
+from dpdash.stratify import views as SV
+from dpdash.common.data import load_dataset
+from dpdash.common.paths import DATA_DIR
 
 ACS12 = DATA_DIR / "acs12" / "acs12.csv"
 
@@ -78,9 +78,9 @@ import math  # noqa: E402
 from scipy.special import digamma  # noqa: E402
 from scipy.optimize import brentq  # noqa: E402
 
-from dpdash import stratify as S  # noqa: E402
-from dpdash import synth as Y  # noqa: E402
-from dpdash.formatting import number, percent  # noqa: E402
+from dpdash.stratify import core as S  # noqa: E402
+from dpdash.stratify import synth as Y  # noqa: E402
+from dpdash.common.formatting import number, percent  # noqa: E402
 
 SIZES = np.array([1, 40, 400, 4000])
 MU = np.array([2.0, 0.5, -0.3, 0.1])
@@ -205,7 +205,7 @@ def test_synth_view_counts_groups_and_shows_accuracy_as_in_the_sentence():
 
 
 def test_partial_release_view_cards_match_the_sentences():
-    from dpdash import partial_release
+    from dpdash.stratify import partial_release
     loss = pd.DataFrame({"method": ["PP (post-processing)", "WEM-naive"], "mean total ℓ₂ loss": [123.456, 987.6],
                          "sd": [1.0, 2.0], "draws": [20, 20]})
     gt = partial_release.guarantee_table(epsilon=1.0, sensitivity=2.0, kappa=2.0, pp_sensitivity=None)
@@ -243,8 +243,8 @@ def test_opendp_group_keys_name_every_row_as_the_page_does():
     levels, numeric levels (integers and floats) and equal-width bins, combined with " × "."""
     import polars as pl
 
-    from dpdash.script_opendp import _group_key_code
-    from dpdash.data import drop_missing
+    from dpdash.stratify.script_opendp import _group_key_code
+    from dpdash.common.data import drop_missing
 
     for groups in (["race", "gender"], ["hrs_work"], ["gender", "income"], ["age"]):
         frame, _ = drop_missing(pd.read_csv(ACS12), groups)

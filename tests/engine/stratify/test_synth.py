@@ -1,4 +1,4 @@
-"""Tests for dpdash/synth.py: spec §9 X9–X12 worked examples, domain checks, ε-monotonicity, MST/AIM toys."""
+"""Tests for dpdash/stratify/synth.py: spec §9 X9–X12 worked examples, domain checks, ε-monotonicity, MST/AIM toys."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpdash import synth as Y
-from dpdash.data import load_adult
+from dpdash.stratify import synth as Y
+from dpdash.common.data import load_adult
 
 
 @pytest.fixture(scope="module")
@@ -212,7 +212,7 @@ def test_categorical_population_shape_and_order():
     assert len(t.df) == 500 and t.group_cols == ("group",) and t.label_col == "y"
     r = np.random.default_rng(1)
     w = r.dirichlet(np.full(4, 0.5))
-    from dpdash.stratify import proportions_to_sizes
+    from dpdash.stratify.core import proportions_to_sizes
 
     got = t.df.groupby("group").size().reindex(range(4), fill_value=0).tolist()
     assert got == proportions_to_sizes(w, 500).tolist()
@@ -328,7 +328,7 @@ def test_fit_and_evaluate_and_decode(toy):
     pd.testing.assert_frame_equal(run.synthetic, again.synthetic)
     dec = Y.decode_table(run.synthetic.head(), toy.labels)
     assert set(dec["group"]) <= set(toy.labels["group"])
-    from dpdash import stratify_figures as F
+    from dpdash.stratify import figures as F
 
     m = run.metrics
     fig = F.make_synth_group_error_figure(m.workload_per_group, m.workload_per_group, title="t")

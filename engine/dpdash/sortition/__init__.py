@@ -1,0 +1,21 @@
+"""dpdash.sortition: the leximax cohort picker's wing (seed 003, Henzinger et al.; Flanigan et al.).
+
+Imports ``accounting`` and ``common``, no other wing.
+
+Contents
+--------
+core        leximax over utilities (``leximax_marginals``, ``maxmin_marginals``, ``leximax_set``) and the quota
+            leximin over panels (``Quota``, ``check_quotas``, ``leximin_panels``, ``draw_panel``,
+            ``selection_metrics``)
+files       Strat App / sortition-algorithms files (``read_quotas``, ``match_pool``, ``lottery_table``)
+views       one view per tab (``cohort_view``, ``simulation_view``, ``finite_view``, ``quota_view``,
+            ``noise_view``)
+verdicts, figures, script   sentences, Plotly builders, "Copy as code"
+"""
+
+from dpdash.sortition.core import (Quota, check_quotas, draw_panel, leximax_marginals, leximax_set, leximin_panels,
+                                   maxmin_marginals, selection_metrics)
+from dpdash.sortition.files import lottery_table, match_pool, read_quotas
+
+__all__ = ["Quota", "check_quotas", "draw_panel", "leximax_marginals", "leximax_set", "leximin_panels",
+           "maxmin_marginals", "selection_metrics", "lottery_table", "match_pool", "read_quotas"]

@@ -10,10 +10,25 @@ Issue 14 item 2 (plain words; clean decade ticks, one label form per axis, range
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 import numpy as np
 
 SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def split_decimal(x: float) -> tuple[float, int]:
+    """``x`` as mantissa × 10**exponent with 1 ≤ |mantissa| < 10, read from the decimal form Python prints, so that
+    it holds down to the smallest subnormal float (5e-324, where ``10.0**-324`` is 0 and dividing by it fails).
+
+    >>> split_decimal(5e-7), split_decimal(1e-310), split_decimal(-2500.0)
+    ((5.0, -7), (1.0, -310), (-2.5, 3))
+    """
+    d = Decimal(repr(float(x)))  # the shortest decimal that reads back as x: 1e-310, not 9.99999999999997e-311
+    if not d.is_finite() or d.is_zero():
+        return float(x), 0
+    e = d.adjusted()
+    return float(d.scaleb(-e)), e
 
 
 def times_ten_to(mantissa: str, exponent: int) -> str:
@@ -38,6 +53,9 @@ def number(x: float, sig: int = 2) -> str:
         return "∞" if x > 0 else "−∞"
     if x == 0:
         return "0"
+    if abs(x) >= 1e15:  # 1e308 written out would be 400 digits (and round() overflows near the largest double)
+        mant, exp = f"{x:.{sig - 1}e}".split("e")  # rounded as text: 1.8e308 is no float
+        return times_ten_to(mant, int(exp))
     mag = math.floor(math.log10(abs(x)))
     rounded = round(x, sig - 1 - mag)
     mag = math.floor(math.log10(abs(rounded))) if rounded else mag  # 9.96 rounds up to 10
@@ -56,8 +74,11 @@ def number_down(x: float, sig: int = 4) -> str:
     """
     if x is None or not math.isfinite(x) or x <= 0:
         return number(x, sig)
-    step = 10.0 ** (math.floor(math.log10(x)) - sig + 1)
-    return number(math.floor(x / step * (1 + 1e-12)) * step, sig)
+    m, e = split_decimal(x)
+    digits = str(math.floor(m * 10 ** (sig - 1) * (1 + 1e-12)))  # the first ``sig`` digits, cut
+    if x < 1e-4:  # written from the digits: a subnormal read back as a float could round up again
+        return f"{digits[0]}.{digits[1:]}e{e}" if sig > 1 else f"{digits}e{e}"
+    return number(float(f"{digits}e{e - sig + 1}"), sig)
 
 
 def power_of_ten(x: float) -> str:
@@ -68,11 +89,13 @@ def power_of_ten(x: float) -> str:
     """
     if x == 0:
         return "0"
-    if x >= 1e-3:
+    if not math.isfinite(x):
+        return number(x)
+    if abs(x) >= 1e-3:
         return f"{x:g}"
-    e = math.floor(math.log10(x) + 1e-12)
-    m = x / 10**e
-    return times_ten_to("" if abs(m - 1) < 1e-9 else f"{m:.2g}", e)
+    m, e = split_decimal(abs(x))
+    sign = "−" if x < 0 else ""
+    return sign + times_ten_to("" if abs(m - 1) < 1e-9 else f"{m:.2g}", e)
 
 
 def given(x: float) -> str:
@@ -95,6 +118,8 @@ def tick_text(v: float) -> str:
     >>> [tick_text(v) for v in (0.5, 2, 1000, 1e-6, 2e-5, 1e5, 1e-4)]
     ['0.5', '2', '1,000', '10⁻⁶', '2·10⁻⁵', '100,000', '10⁻⁴']
     """
+    if v >= 1e15:  # a tick at 10³⁰⁸ written out would be 400 digits
+        return _power_tick(v)
     if v >= 1:
         return f"{v:,.0f}" if v >= 1000 else f"{v:g}"
     if v >= 1e-3:
@@ -113,8 +138,12 @@ def _decimal_tick(v: float) -> str:
 
 def _power_tick(v: float) -> str:
     """10⁻⁶, 2·10⁻⁵, 10⁰: the power-of-ten form."""
-    e = math.floor(math.log10(v) + 1e-9)
-    return times_ten_to(str(round(v / 10**e)), e)
+    if not (math.isfinite(v) and v > 0):
+        return number(v)
+    m, e = split_decimal(v)
+    if round(m) == 10:  # 9.6·10⁻⁶ is labelled as the decade above
+        m, e = 1.0, e + 1
+    return times_ten_to(str(round(m)), e)
 
 
 def tick_texts(vals) -> list[str]:

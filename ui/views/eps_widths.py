@@ -23,6 +23,14 @@ def cached_widths(n: int, beta: float, noise: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["method", "k", "tau", "parameter", "noise_std", "capped"])
 
 
+@st.cache_data(**CACHE)
+def cached_crossover(n: int, beta: float, noise: str):
+    """The crossover solved on the integers (a few exact widths beyond the grid: cached with it)."""
+    from dpdash.epsilon import verdicts as ev
+
+    return ev.solve_width_crossover(cached_widths(n, beta, noise), n=n, beta=beta, noise=noise)
+
+
 @st.fragment
 def tab_widths(outputs: bool = True) -> None:
     """Tab 6 (controls always; widths, figure and table only when ``outputs``)."""
@@ -45,7 +53,8 @@ def tab_widths(outputs: bool = True) -> None:
     except ENGINE_ERRORS as e:
         say_problem(ended(e), "Change n or β.", container=c1)
         return
-    view = evw.widths_view(widths, n=int(n), beta=float(beta), noise=noise)
+    view = evw.widths_view(widths, n=int(n), beta=float(beta), noise=noise,
+                           crossover=cached_crossover(int(n), float(beta), noise))
     verdict_box(view.verdicts, top)
     cards(view.headlines, top)
     k0 = view.figures["annotate_k"]

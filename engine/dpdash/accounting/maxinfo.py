@@ -823,3 +823,35 @@ def max_epsilon_for_correction(alpha: float, *, gamma: float, n: float) -> float
     if f(hi) >= 0:
         return EPSILON_MAX
     return math.exp(optimize.brentq(f, lo, hi, xtol=1e-13, rtol=1e-12))
+
+
+def correction_crossover(alpha: float, *, t_lo: float = 1e-3, t_hi: float = 10.0) -> float | None:
+    """The information t (bits) in [``t_lo``, ``t_hi``] where the two p-value corrections are equal, solved by root
+    finding on the exact functions (issue 34 item 1: the page read it off its 300-point drawing grid).
+
+    :func:`pvalue_correction_russo_zou` is α/2 while ½·2^{−log₂(e)·t/α²} ≥ α/2, then falls with slope log₂(e)/α² in
+    log₂ γ; :func:`pvalue_correction_mutual_info` is always below α/2 and falls with slope 2/α. So the curves cross
+    at most once, where the Russo–Zou bound's falling branch meets the mutual-information line; brentq on the
+    difference of log₂ γ, bracketed by the ends of the range. None when they do not cross in the range.
+
+    Erratum (issue 34): at α = 0.05 the page said "crossover t ≈ 0.047" (a grid point); the curves cross at
+    t = 25.92/537.1 = 0.04826 bits.
+
+    References
+    ----------
+    seeds/002_802572da4c9a19ad.txt, Corollary 4.6.3 (Eq. 4.13) and Theorem 4.6.4.
+    """
+    alpha = check_delta(alpha, name="alpha", allow_zero=False)
+
+    def f(t: float) -> float:
+        # log₂ of the two corrections written out (the functions themselves underflow to 0 for t of a few bits)
+        log_mi = math.log2(alpha / 2.0) - (2.0 / alpha) * (t + 0.54)
+        log_rz = min(math.log2(alpha / 2.0), -1.0 - LOG2E * t / alpha**2)
+        return log_mi - log_rz
+
+    a, b = f(t_lo), f(t_hi)
+    if a == 0:
+        return float(t_lo)
+    if a * b > 0:
+        return None
+    return float(optimize.brentq(f, t_lo, t_hi, xtol=1e-15, rtol=1e-13, maxiter=200))

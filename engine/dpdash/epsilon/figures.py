@@ -264,7 +264,7 @@ def make_gamma_figure(t: np.ndarray, gamma_mi: np.ndarray, gamma_rz: np.ndarray,
     fig.add_trace(go.Scatter(x=t, y=gamma_rz, mode="lines", name="Russo–Zou bound (Thm 4.6.4)", line=dict(color=PALETTE[1]),
                              hovertemplate="t=%{x:.4g} bits<br>γ=%{y:.4g}<extra></extra>"))
     if crossover is not None:
-        fig.add_vline(x=crossover, line=dict(dash="dot", color="black"), annotation_text=f"crossover t ≈ {crossover:.3g}",
+        fig.add_vline(x=crossover, line=dict(dash="dot", color="black"), annotation_text=f"crossover t = {crossover:.4g}",
                       annotation_position="top left")
     # below 10⁻¹² a threshold means "never reject": the axis stops there rather than at the last float
     lo, hi = finite_range(np.maximum(gamma_mi, 1e-12), np.maximum(gamma_rz, 1e-12))

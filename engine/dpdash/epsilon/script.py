@@ -481,8 +481,8 @@ def crossings(split_tau):
     return k0, (min(rz) if rz else 0), ks_, best_dp.get(ks_, math.nan), best_split.get(ks_, math.nan)
 
 
-names = ("k_dp_beats_split", "k_rz_monitor_beats_binomial_split", "k_shown", "dp_tau_at_k_shown",
-         "split_tau_at_k_shown")
+names = ("grid_k_dp_beats_split", "grid_k_rz_monitor_beats_binomial_split", "grid_k_shown", "dp_tau_at_grid_k_shown",
+         "split_tau_at_grid_k_shown")
 eng = crossings(tau)
 for name, v in zip(names, eng):
     if not math.isnan(v):  # no k where DP wins: nothing to show at "k shown"
@@ -505,6 +505,27 @@ for name, v, e in zip(names, crossings(ind), eng):
         continue
     print(f"independent.{name} = {v:.12g}")
     print(f"difference.{name} = {abs(v - e):.3e}")
+
+# 3. The k the page states is solved on the integers (the grid above only draws): DP is better at k* and not at
+#    k* − 1, with the splitting widths there recomputed by brute force as in step 2
+import pandas as pd
+
+from dpdash.epsilon import verdicts as ev
+
+frame = pd.DataFrame([(m, k, w.tau) for m, k, w in mech.adaptive_width_grid(n, beta, noise)],
+                     columns=["method", "k", "tau"])
+x = ev.solve_width_crossover(frame, n=n, beta=beta, noise=noise)
+print(f"engine.k_dp_beats_split = {x.first or 0}")
+for label, k in (("k", x.first), ("k_minus_1", (x.first or 1) - 1)):
+    if not k:
+        continue
+    m = n // k
+    t = np.arange(m + 1)
+    ok = stats.binom.sf(t, m, 0.5) + 2.0 ** -m <= beta / (2 * k)
+    split = min(t[ok].min() / m - 0.5 if ok.any() else 0.5, math.sqrt(math.log(2 * k / beta) / (2 * m)), 0.5)
+    dp = min(mech.adaptive_width(d, n=n, k=k, beta=beta, noise=noise).tau for d in DP
+             if d != "rz_monitor" or noise == "gaussian")
+    print(f"independent.dp_better_at_{label} = {int(dp < split)}")
 """
     return s
 

@@ -289,6 +289,62 @@ def width_crossover(widths: pd.DataFrame) -> WidthCrossover:
     return WidthCrossover(dp, split, dp_m, split_m, min(better), max(useful) if useful else min(better), kmax)
 
 
+def solve_width_crossover(widths: pd.DataFrame, *, n: int, beta: float, noise: str) -> WidthCrossover:
+    """The crossover solved on the integers, not read off the drawing grid (issue 34 item 1).
+
+    The grid (``widths``) brackets the first sign change: its last k where no DP method beats the best split and its
+    first k where one does. Bisection on the integers between them, with every method's exact width
+    (``dpdash.accounting.mechanisms.adaptive_width``) at each probed k, returns ``first`` = k* such that DP is better
+    at k* and not at k* − 1 (at most ⌈log₂ 10,000⌉ = 14 probes of the five methods: bounded work). The solved k*
+    and its widths are added to the series, so the headline, the verdict and the figure's line read one k.
+
+    Erratum (issue 34): the page said "DP beats splitting from k = 345" (a grid point) at n = 6,400, β = 0.05,
+    Gaussian noise; DP (Rogers–Zhang + monitor, ±0.4241) already beats the binomial split (±0.4444, ⌊6400/337⌋ = 18
+    records a chunk) at k = 337, and not at k = 336 (±0.4238 against ±0.3947, 19 records a chunk).
+    """
+    from dpdash.accounting import mechanisms as mech
+
+    x = width_crossover(widths)
+    if x.first is None:
+        return x
+    ks = sorted(int(k) for k in x.dp.index[x.dp.notna() & x.split.notna()])
+    i = ks.index(int(x.first))
+    if i == 0 or ks[i - 1] + 1 == x.first:
+        return x
+    methods = [m for m in (*DP_METHODS, *SPLIT_METHODS) if m in set(widths["method"])]
+    probed: dict[int, tuple[float, str, float, str]] = {}
+
+    def best(k: int) -> tuple[float, str, float, str]:
+        if k not in probed:
+            tau = {m: mech.adaptive_width(m, n=n, k=k, beta=beta, noise=noise).tau for m in methods
+                   if not (m.startswith("split") and k > n)}
+            d = min((m for m in tau if m in DP_METHODS), key=tau.get)
+            s = min((m for m in tau if m in SPLIT_METHODS), key=tau.get)
+            probed[k] = (tau[d], d, tau[s], s)
+        return probed[k]
+
+    lo, hi = ks[i - 1], int(x.first)  # DP not better at lo, better at hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        d, _, s, _ = best(mid)
+        if d < s:
+            hi = mid
+        else:
+            lo = mid
+    if hi == x.first:
+        return x
+    d, dm, s, sm = best(hi)
+
+    def put(series: pd.Series, value) -> pd.Series:
+        out = series.copy()
+        out.loc[hi] = value
+        return out.sort_index()
+
+    shown = x.shown if x.shown is not None and x.shown != x.first else hi
+    return WidthCrossover(put(x.dp, d), put(x.split, s), put(x.dp_method, dm), put(x.split_method, sm), hi, shown,
+                          x.kmax)
+
+
 def widths_verdict(widths: pd.DataFrame, *, n: int, crossover: WidthCrossover | None = None) -> str:
     """From which k the best DP method answers all k adaptive queries more accurately than the best split.
 
@@ -300,7 +356,7 @@ def widths_verdict(widths: pd.DataFrame, *, n: int, crossover: WidthCrossover | 
     if x.first is None:
         return (f"With n = {n:,} records, splitting the data is at least as accurate as DP for every k up to "
                 f"{x.kmax:,} adaptive queries: DP needs more data to pay off.")
-    k0, ks = x.first, x.shown
+    k0 = ks = x.first  # the example quotes the threshold's own k (issue 34: it quoted a later grid point)
     capped = " (capped: no useful answer)" if x.split[ks] >= 0.5 else ""
     return (f"With n = {n:,} records, DP answers k adaptive queries more accurately than splitting the data from "
             f"k = {k0:,} on (at k = {ks:,}: ±{sig4(x.dp[ks])} with DP against ±{sig4(x.split[ks])}{capped} by "

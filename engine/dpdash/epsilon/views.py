@@ -42,16 +42,19 @@ def _view(**kw) -> TabView:
 NOISE_WORDS = {"gaussian": "Gaussian", "laplace": "Laplace"}
 
 
-def widths_view(widths: pd.DataFrame, *, n: int, beta: float, noise: str) -> TabView:
+def widths_view(widths: pd.DataFrame, *, n: int, beta: float, noise: str,
+                crossover: ev.WidthCrossover | None = None) -> TabView:
     """DP vs data splitting: the crossover made once (``ev.width_crossover``) and read by the headline, the verdict,
     the figure's dotted line and the report (issue 22: the report said "not for k ≤ 10,000" beside a verdict
     "from k = 3,162", its headline computed from one method pair).
 
     ``widths``: ``dpdash.accounting.mechanisms.adaptive_width_grid`` as a frame (method, k, tau, parameter, noise_std,
-    capped).
+    capped); ``crossover``: ``ev.solve_width_crossover`` of the same inputs when the caller cached it (the k stated
+    is solved on the integers, never a grid point: issue 34).
     Source: Rogers 2017 Ch. 3 (Thms 3.2.2, 3.3.1 with the App. A.2 constants, 3.4.1; §3.5).
     """
-    x = ev.width_crossover(widths)
+    x = crossover if crossover is not None else ev.solve_width_crossover(widths, n=int(n), beta=float(beta),
+                                                                          noise=noise)
     text = ev.widths_verdict(widths, n=int(n), crossover=x)
     if x.first is None:
         heads = (Headline("DP beats splitting from k", f"not for k ≤ {x.kmax:,}", raw=None),)
@@ -513,8 +516,7 @@ def maxinfo_view(*, alpha: float, epsilon: float, n: int, beta: float | None, ta
     t = np.geomspace(1e-3, 10, 300)
     g_mi = np.array([mi.pvalue_correction_mutual_info(alpha, t_bits=float(x)) for x in t])
     g_rz = np.array([mi.pvalue_correction_russo_zou(alpha, t_bits=float(x)) for x in t])
-    idx = np.nonzero(np.diff(np.sign(g_mi - g_rz)) != 0)[0]
-    cross = float(t[idx[0]]) if len(idx) else None
+    cross = mi.correction_crossover(alpha, t_lo=float(t[0]), t_hi=float(t[-1]))  # solved: the grid only draws
     try:
         inverse = (f"Largest ε whose corrected threshold is ≥ {given(target_gamma)}: "
                    f"{num(mi.max_epsilon_for_correction(alpha, gamma=target_gamma, n=n))}")
@@ -539,7 +541,7 @@ def maxinfo_view(*, alpha: float, epsilon: float, n: int, beta: float | None, ta
                  "alt": "Line chart, log scales: the corrected threshold γ against the information leaked t from "
                         "0.001 to 10 bits, for the mutual-information bound (Cor. 4.6.3) and the Russo–Zou bound "
                         "(Thm 4.6.4); both fall as t grows"
-                        + (f", and they cross at t ≈ {cross:.3g} bits." if cross else ".")},
+                        + (f", and they cross at t = {num(cross)} bits." if cross else ".")},
         question="Which p-value threshold stays honest after a data-dependent choice?",
         params={"α": f"{alpha:g}", "ε of the selection step": given(epsilon), "records n": f"{int(n):,}",
                 "β": "chosen for the largest γ" if beta is None else f"{beta:g}"},

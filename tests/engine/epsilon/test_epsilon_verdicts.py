@@ -134,8 +134,8 @@ def test_widths_verdict_finds_the_first_k_where_dp_wins():
     widths = pd.DataFrame(rows, columns=["method", "k", "tau"])
     # split: 0.01, 0.032, 0.1, 0.32; DP: 0.051, 0.052, 0.053, 0.056 → DP is better from k = 100
     text = ev.widths_verdict(widths, n=6400)
-    # at the table's precision: 0.05 + 0.001·1000^¼ = 0.05562, 0.01·√1000 = 0.3162
-    assert "from k = 100 on" in text and "±0.05562 with DP against ±0.3162 by splitting" in text
+    # the example quotes the threshold's own k (issue 34): 0.05 + 0.001·100^¼ = 0.05316, 0.01·√100 = 0.1
+    assert "from k = 100 on" in text and "at k = 100: ±0.05316 with DP against ±0.1 by splitting" in text
     never = pd.DataFrame([("split_binomial", 10, 0.1), ("dfhprr", 10, 0.5)], columns=["method", "k", "tau"])
     assert "splitting the data is at least as accurate" in ev.widths_verdict(never, n=100)
 

@@ -254,13 +254,19 @@ def test_widths_script_matches_the_page_and_the_binomial_brute_force(out, name):
     dp = piv[[c for c in ("dfhprr", "bnsssu", "rz_monitor") if c in piv]].min(axis=1)
     split = piv[["split_binomial", "split_hoeffding"]].min(axis=1)
     better = [int(k) for k in piv.index if dp[k] < split[k]]
-    assert got["engine.k_dp_beats_split"] == (min(better) if better else 0)  # the verdict's k
-    if kw["noise"] == "gaussian":  # the headline: from which k RZ + monitor beats binomial splitting
+    assert got["engine.grid_k_dp_beats_split"] == (min(better) if better else 0)  # the drawing grid's k
+    if kw["noise"] == "gaussian":
         rz = [int(k) for k in piv.index if piv.loc[k, "rz_monitor"] < piv.loc[k, "split_binomial"]]
-        assert got["engine.k_rz_monitor_beats_binomial_split"] == min(rz)
+        assert got["engine.grid_k_rz_monitor_beats_binomial_split"] == min(rz)
     # independent: every splitting width by brute force over scipy's binomial tail and Hoeffding, to 1e-12
     assert got["difference.split_tau_max"] < 1e-12
-    assert got["independent.k_dp_beats_split"] == got["engine.k_dp_beats_split"]
+    assert got["independent.grid_k_dp_beats_split"] == got["engine.grid_k_dp_beats_split"]
+    # the stated k is solved (issue 34): at most the grid's, DP better there and not one query earlier
+    k = got["engine.k_dp_beats_split"]
+    assert k <= got["engine.grid_k_dp_beats_split"]
+    if k:
+        assert got["independent.dp_better_at_k"] == 1
+        assert got.get("independent.dp_better_at_k_minus_1", 0) == 0
     # outside the code: at k = 1 splitting is one chunk of n, Hoeffding's τ = √(ln(2/β)/(2n))
     assert piv.loc[1, "split_hoeffding"] == pytest.approx(math.sqrt(math.log(2 / kw["beta"]) / (2 * kw["n"])),
                                                          rel=1e-10)

@@ -135,16 +135,30 @@ class SettingsError(ValueError):
 
 
 def parse_settings(data: bytes) -> tuple[str, dict[str, list[str]]]:
-    """Read a settings file: (page, {parameter: values}). Bounded before parsing (size, then JSON depth).
+    """Read a settings file: (page, {parameter: values}); values that no setting can hold are left out (see
+    :func:`read_settings`, which also says why)."""
+    page, out, _ = read_settings(data)
+    return page, out
+
+
+#: Why a settings value was left out, in the words the restore notice shows.
+NOT_A_VALUE = "the file gives it a group of named values (a JSON object); expected a number, a word or a list of them"
+
+
+def read_settings(data: bytes) -> tuple[str, dict[str, list[str]], dict[str, str]]:
+    """Read a settings file: (page, {parameter: values}, {parameter: why it was left out}). Bounded before parsing
+    (size, then JSON depth).
 
     Raises :class:`SettingsError` for a file that is not one of ours; individual parameters are checked later,
-    by the same rules as a link (``ui.links.sanitise_params``).
+    by the same rules as a link (``ui.links.sanitise_params``). A byte-order mark (Notepad's "UTF-8 with BOM") is
+    read past; a value that is a JSON object is left out with a plain reason (issue 31: it was called "control
+    characters").
     """
     if len(data) > MAX_SETTINGS_BYTES:
         raise SettingsError(f"the file is larger than {MAX_SETTINGS_BYTES // 1000} kB; a settings file is much "
                             "smaller")
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise SettingsError("the file is not UTF-8 text") from None
     if json_depth(text, limit=MAX_SETTINGS_DEPTH) > MAX_SETTINGS_DEPTH:
@@ -159,13 +173,16 @@ def parse_settings(data: bytes) -> tuple[str, dict[str, list[str]]]:
     if not isinstance(page, str) or not re.fullmatch(r"[A-Za-z0-9_]{1,64}", page):
         raise SettingsError("the file does not name a page of this tool")
     out: dict[str, list[str]] = {}
+    problems: dict[str, str] = {}
     for k, v in body["settings"].items():
         vals = [v] if isinstance(v, (str, int, float, bool)) else v
         if not isinstance(vals, list) or not all(isinstance(x, (str, int, float, bool)) for x in vals):
-            out[str(k)] = ["\x00"]  # fails the link checks, so it is reported by name
+            problems[str(k)] = NOT_A_VALUE if isinstance(v, dict) or (isinstance(v, list) and any(
+                isinstance(x, dict) for x in v)) else "the file gives it no value (null) or a nested list; expected " \
+                "a number, a word or a list of them"
             continue
         out[str(k)] = [str(x).lower() if isinstance(x, bool) else str(x) for x in vals]
-    return page, out
+    return page, out, problems
 
 
 _REPORT_CSS = """
@@ -335,7 +352,7 @@ def restore_uploader() -> None:
     links there; otherwise the link is replaced by the file's settings and the page reruns from it, so every
     value passes the same checks as a link and each unknown or invalid one is named in the link notice.
     """
-    from ui.links import notice_text, sanitise_params
+    from ui.links import Ignored, notice_text, sanitise_params
     from ui.text import md_escape
 
     with st.expander("Restore saved settings", icon=":material/upload_file:"):
@@ -352,7 +369,7 @@ def restore_uploader() -> None:
         st.caption("Settings restored from the file. Remove it to upload another.")
         return
     try:
-        page, settings = parse_settings(data)
+        page, settings, problems = read_settings(data)
     except SettingsError as exc:
         st.error(f"This file cannot be restored: {exc}.")
         return
@@ -369,6 +386,7 @@ def restore_uploader() -> None:
             st.switch_page(target, query_params={k: v if len(v) > 1 else v[0] for k, v in kept.items()})
         return
     kept, dropped = sanitise_params(settings)
+    dropped += [Ignored(name, why) for name, why in problems.items()]
     st.session_state[_APPLIED] = stamp
     if dropped:
         st.session_state["_restore_dropped"] = notice_text(dropped)

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui.dossier import (MAX_SETTINGS_BYTES, Headline, PageSummary, SettingsError, parse_settings,
+from ui.dossier import (MAX_SETTINGS_BYTES, Headline, PageSummary, SettingsError, parse_settings, read_settings,
                         privacy_statement, report_html, settings_json, view_link)
 
 EVIL = "<script>alert(1)</script> & \"quotes\""
@@ -87,9 +87,18 @@ def test_bad_settings_files_are_refused_with_a_reason(data, why):
         parse_settings(data)
 
 
-def test_nested_setting_values_become_invalid_not_an_error():
-    page, back = parse_settings(b'{"page": "app", "settings": {"k": {"a": 1}, "b": true, "n": 3}}')
-    assert page == "app" and back["b"] == ["true"] and back["n"] == ["3"] and back["k"] == ["\x00"]
+def test_nested_setting_values_are_left_out_with_a_plain_reason():
+    page, back, why = read_settings(b'{"page": "app", "settings": {"k": {"a": 1}, "b": true, "n": 3, "z": null}}')
+    assert page == "app" and back == {"b": ["true"], "n": ["3"]}
+    assert "JSON object" in why["k"] and "control" not in why["k"] and "null" in why["z"]
+
+
+def test_notepad_utf8_with_bom_settings_file_is_read():
+    """Issue 31: Notepad's "UTF-8 with BOM" was refused as "not valid JSON"."""
+    data = settings_json("coherence_explorer", {"coh_alpha": "0.5", "coh_groups": ["RAC1P"]}, version="v1")
+    text = data.decode("utf-8").replace("\n", "\r\n")  # Notepad writes CRLF too
+    page, back = parse_settings("\ufeff".encode("utf-8") + text.encode("utf-8"))
+    assert page == "coherence_explorer" and back == {"coh_alpha": ["0.5"], "coh_groups": ["RAC1P"]}
 
 
 PAGE = """

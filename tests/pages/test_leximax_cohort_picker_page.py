@@ -615,3 +615,46 @@ def test_link_to_an_uploaded_pool_says_files_do_not_travel(source, what):
     at2 = app()
     at2.selectbox(key="lx_source").set_value(source).run()
     assert "files do not travel in links" not in plain(at2.warning)
+
+
+def _assembly_with_blanks() -> bytes:
+    """20 volunteers; gender left blank on file rows 3 and 7 (P01, P05); regions coded N, S and NA."""
+    rows = ["person_id,gender,region,email"]
+    for i in range(20):
+        g = "" if i in (1, 5) else "FM"[i % 2]
+        rows.append(f"P{i:02d},{g},{('N', 'S', 'NA')[i % 3]},p{i}@example.org")
+    return ("\n".join(rows) + "\n").encode()
+
+
+QUOTAS_N = (b"category,name,min,max,min_flex,max_flex\ngender,F,1,3,0,3\ngender,M,1,3,0,1e300\n"
+            b"region,N,1,9,0,9\nregion,S,0,9,0,9\nregion,NA,0,1e20,0,1e20\n")
+
+
+def test_blank_answers_N_codes_and_huge_maxima_upload():
+    """Issue 31: a blank answer names its rows and offers drop / own value; N and NA are region codes; a max of
+    1e20 / 1e300 is read as "no limit" (the editor's Arrow table overflowed on it)."""
+    at = app(lx_tab=TAB_C, lx_q_source="upload")
+    _upload(at, "lx_q_pool_csv", _assembly_with_blanks())
+    _upload(at, "lx_q_quota_csv", QUOTAS_N)
+    at.number_input(key="lx_q_k").set_value(4).run()
+    assert not at.exception and not at.error
+    assert "2 respondents have no value for gender: rows 3, 7 (ids P01, P05)." in plain(at.warning)
+    assert "mean no limit on any panel" in plain(at.info)
+    assert "2 of 20 respondents left out; 18 remain." in texts(at)
+    assert metric(at, "Equal share k/n") == "22%"                 # 4 of 18
+    at.selectbox(key="lx_q_blank").set_value("value").run()
+    assert not at.exception and not at.error
+    assert metric(at, "Equal share k/n") == "20%"                 # 4 of 20, blanks kept as "(blank)"
+    # with NA read as missing (the user's choice, in the link), the quota row for region NA is blank too: refused
+    at.checkbox(key="lx_q_na").check().run()
+    assert not at.exception
+    assert "Row 4 (region): the value is empty." in plain(at.error)      # region,N
+
+
+def test_duplicate_ids_are_refused_with_rows():
+    at = app(lx_tab=TAB_C, lx_q_source="upload")
+    _upload(at, "lx_q_pool_csv", b"person_id,gender\nP1,F\nP2,M\nP1,F\nP4,M\n")
+    _upload(at, "lx_q_quota_csv", b"feature,value,min,max\ngender,F,1,2\ngender,M,1,2\n")
+    at.selectbox(key="lx_q_id").set_value("person_id").run()
+    assert not at.exception
+    assert "person_id repeats ids: 'P1' is on rows 2, 4" in plain(at.error)

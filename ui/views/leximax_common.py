@@ -37,11 +37,17 @@ def changed(key: str) -> bool:
     return prev != cur
 
 
+#: Missing-value codes of the assembly uploads: a blank cell only. "N", "NA", "None" are ordinary codes in
+#: respondents and quota files (North, Namibia, no); the user may add them (:data:`NA_CODES`) with one control.
+BLANK_ONLY = ("",)
+NA_CODES = ("", "NA", "N", "None")
+
+
 def upload_frame(label: str, *, key: str, max_rows: int, max_cols: int, help: str, min_rows: int = 2,
-                 as_text: bool = False):
+                 as_text: bool = False, missing_codes: tuple[str, ...] | None = None):
     """The product's one bounded reader (ui.upload → dpdash.common.data.read_uploaded_csv); None after a message."""
     ds = csv_uploader(label, key=key, max_rows=max_rows, max_cols=max_cols, min_rows=min_rows, help=help,
-                      as_text=as_text)
+                      as_text=as_text, missing_codes=missing_codes)
     return None if ds is None else ds.frame
 
 

@@ -22,8 +22,8 @@ from ui import common as uc
 from ui.exports import download_csv, download_json
 from ui.show import cards, figure, table, verdict_box
 from ui.text import md_escape, md_quote
-from ui.views.leximax_common import (artefacts, changed, digest, show_problem, upload_frame,
-                                     volunteer_cached)
+from ui.views.leximax_common import (BLANK_ONLY, NA_CODES, artefacts, changed, digest, show_problem,
+                                     upload_frame, volunteer_cached)
 from ui.widgets import choice, seed_input
 
 MAX_RESPONDENTS = 20_000
@@ -77,15 +77,21 @@ def _uploaded_assembly():
     Reads the Sortition Foundation's files as they are (``dpdash.sortition.files``): quotas with the new or old
     header and their flex columns, respondents with any extra columns (kept for the exports).
     """
+    na = st.checkbox("Read NA, N and None as missing answers", key="lx_q_na", bind="query-params",
+                     help="Off: only an empty cell is a missing answer, and NA, N, None are answers like any other "
+                          "(North, Namibia, no), as the Strat App reads them. On: they count as missing too.")
+    codes = NA_CODES if na else BLANK_ONLY
     u1, u2 = st.columns(2)
     with u1:
         pool = upload_frame("Respondents CSV", key="lx_q_pool_csv", max_rows=MAX_RESPONDENTS, max_cols=60,
-                            as_text=True, help="One row per volunteer: an id column, the quota features (≤ 12) and "
-                                               "any other columns (kept in the exports), as the Strat App reads it.")
+                            as_text=True, missing_codes=codes,
+                            help="One row per volunteer: an id column, the quota features (≤ 12) and "
+                                 "any other columns (kept in the exports), as the Strat App reads it.")
     with u2:
         qdf = upload_frame("Quotas CSV", key="lx_q_quota_csv", max_rows=500, max_cols=10, min_rows=1,
-                           as_text=True, help="Columns feature,value,min,max or the Strat App's category,name,min,max, "
-                                              "optionally with min_flex,max_flex (kept and shown).")
+                           as_text=True, missing_codes=codes,
+                           help="Columns feature,value,min,max or the Strat App's category,name,min,max, "
+                                "optionally with min_flex,max_flex (kept and shown).")
     if pool is None or qdf is None:
         missing = " and ".join(w for w, f in (("respondents", pool), ("quotas", qdf)) if f is None)
         if st.session_state.get("_lx_q_from_link"):
@@ -103,9 +109,16 @@ def _uploaded_assembly():
     except ValueError as exc:
         show_problem("The quotas file cannot be used:", exc)
         return None
+    for note in qf.notes:
+        st.info(md_escape(note, max_len=600))
     cols = list(pool.columns)
     feats = {q.lower() for q in qf.table["feature"]}
-    unique = [c for c in cols if str(c).lower() not in feats and not pool[c].astype(str).str.strip().duplicated().any()]
+
+    def ok_id(c) -> bool:
+        s = pool[c]
+        return not s.isna().any() and not s.astype(str).str.strip().duplicated().any()
+
+    unique = [c for c in cols if str(c).lower() not in feats and ok_id(c)]
     # data-dependent default: the first column with one distinct value per person (re-derived per file)
     id_col = st.selectbox("Id column", cols, index=cols.index(unique[0]) if unique else 0, key="lx_q_id",
                           bind="query-params")
@@ -113,6 +126,15 @@ def _uploaded_assembly():
         st.warning(f"The id column {md_quote(id_col)} is also a quota feature. Choose as id a column with one "
                    "unique value per person (e.g. person_id), not a feature the quotas count.")
         return None
+    problem = sf.id_problems(pool, id_col)
+    if problem:
+        show_problem("The id column cannot be used:", problem)
+        return None
+    skipped = [c for c in cols[:cols.index(id_col)] if "id" in str(c).lower() and str(c).lower() not in feats]
+    if skipped and unique and id_col == unique[0]:
+        # the page chose another id column than the file's own: say why, never switch silently
+        st.info(md_escape(f"Id column: {id_col} (chosen by the page). {sf.id_problems(pool, skipped[0])} "
+                          "Choose another id column above if this is not the one.", max_len=800))
     return pool, qf, id_col
 
 
@@ -144,9 +166,30 @@ def _match(pool_file: pd.DataFrame, quotas, id_col: str):
         show_problem("The respondents file cannot be used:", f"it has no column for the quota feature(s) "
                      f"{', '.join(missing)}; its columns are {', '.join(map(str, pool_file.columns[:20]))}.")
         return None
-    pool = m.pool[[id_col] + feats].copy()
-    pool[id_col] = pool[id_col].astype(str).str.strip()
-    return pool
+    return m.pool
+
+
+def _blanks(matched: pd.DataFrame, pool_file: pd.DataFrame, qf: sf.QuotaFile, id_col: str, k: int):
+    """Blank quota answers: named (count, rows, ids), then dropped or kept as their own value, as the user chooses.
+
+    Returns (matched pool, respondents file rows kept, quota file with any added "(blank)" rows).
+    """
+    quotas = qf.quotas()
+    feats = list(dict.fromkeys(q.feature for q in quotas))
+    gaps = lx.missing_answers(matched, feats, id_col=id_col)
+    if not gaps:
+        return matched, pool_file, qf
+    st.warning(md_escape(" ".join(g.sentence() for g in gaps), max_len=1500))
+    how = choice("Respondents with a blank quota answer",
+                 {"drop": "Leave them out of the pool",
+                  "value": f"Keep them: a blank answer is its own value, {lx.BLANK} (quota 0 to k unless set)"},
+                 key="lx_q_blank")
+    fixed, qs, changed_n = lx.resolve_blanks(matched, quotas, k=k, how=how)
+    if how == "drop":
+        keep = ~lx.blank_rows(matched, feats)
+        st.caption(f"{changed_n:,} of {len(matched):,} respondents left out; {len(fixed):,} remain.")
+        return fixed, pool_file[keep].reset_index(drop=True), qf
+    return fixed, pool_file, sf.add_quota_rows(qf, qs)
 
 
 def _preset_quota_file(quotas) -> sf.QuotaFile:
@@ -177,9 +220,13 @@ def quota_tab():
         if got is None:
             return
         pool_file, qf, id_col = got
-        pool = _match(pool_file, qf.quotas(), id_col)
-        if pool is None:
+        matched = _match(pool_file, qf.quotas(), id_col)
+        if matched is None:
             return
+        matched, pool_file, qf = _blanks(matched, pool_file, qf, id_col, k)
+        feats = list(dict.fromkeys(qf.table["feature"]))
+        pool = matched[[id_col] + feats].copy()
+        pool[id_col] = pool[id_col].astype(str).str.strip()
     pool_file = pool if src != "upload" else pool_file
     if k > len(pool):
         st.warning(f"The panel size k = {k} is larger than the pool ({len(pool)} people): choose k ≤ {len(pool)}.")

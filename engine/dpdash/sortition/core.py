@@ -38,7 +38,9 @@ __all__ = [
     "significant_set", "interval_significant_member", "membership_table", "lemma19_check", "lemma18_check",
     "parse_number", "parse_exact_cell", "parse_utility_matrix", "parse_alpha", "parse_intersections", "Pool",
     "pool_from_values", "GroupDef", "groups_from_columns", "pool_from_attributes",
-    "Quota", "quotas_from_frame", "QuotaReport", "check_quotas", "PanelDistribution", "leximin_panels",
+    "Quota", "quotas_from_frame", "QuotaReport", "BLANK", "MissingAnswers", "missing_answers", "blank_rows",
+    "resolve_blanks",
+    "check_quotas", "PanelDistribution", "leximin_panels",
     "draw_panel", "SelectionMetrics", "selection_metrics", "gini", "uniform_panel_baseline",
     "volunteer_pool", "volunteer_quotas", "tiny_pool", "tiny_quotas", "quota_case_warnings",
     "panel_quota_table", "LX1_VALUES", "random_values", "VALUE_GRIDS",
@@ -1206,6 +1208,105 @@ class QuotaReport:
     seats_changed: int | None
 
 
+#: The value a blank quota answer takes when the user chooses to keep blanks as their own category.
+BLANK = "(blank)"
+
+
+@dataclass(frozen=True)
+class MissingAnswers:
+    """Respondents with no answer for one quota feature: ``rows`` are file rows (the header is row 1), ``ids`` the
+    respondents' ids where the pool has an id column (else empty)."""
+
+    feature: str
+    rows: tuple[int, ...]
+    ids: tuple[str, ...] = ()
+
+    def sentence(self, *, shown: int = 8) -> str:
+        """"9 respondents have no value for gender: rows 3, 7, … (ids p1, p5, …)." — sortition-algorithms names
+        the person and the row of a missing answer; this names the first ``shown`` of each."""
+        n = len(self.rows)
+        more = ", …" if n > shown else ""
+        who = "1 respondent has" if n == 1 else f"{n:,} respondents have"
+        text = f"{who} no value for {self.feature}: row{'s' if n > 1 else ''} " \
+               + ", ".join(map(str, self.rows[:shown])) + more
+        if self.ids:
+            text += f" (id{'s' if n > 1 else ''} " + ", ".join(self.ids[:shown]) + more + ")"
+        return text + "."
+
+
+def _is_blank(col: pd.Series) -> np.ndarray:
+    """Blank answers: NaN/None or empty text after trimming. The texts "N", "NA" and "None" are answers (North,
+    Namibia, no), never blanks: only the reader's missing-value codes, which the user chooses, become NaN."""
+    isna = col.isna().to_numpy()
+    text = col.astype(str).str.strip().to_numpy()
+    return isna | (text == "")
+
+
+def blank_rows(pool: pd.DataFrame, features: Sequence[str]) -> np.ndarray:
+    """Which respondents (pool order) have a blank answer for any of ``features`` present in the pool."""
+    out = np.zeros(len(pool), dtype=bool)
+    for f in features:
+        if f in pool.columns:
+            out |= _is_blank(pool[f])
+    return out
+
+
+def missing_answers(pool: pd.DataFrame, features: Sequence[str], *, id_col: str | None = None
+                    ) -> list[MissingAnswers]:
+    """Per quota feature with blank answers, the file rows (position + 2: the header is row 1) and ids."""
+    out = []
+    ids = None
+    if id_col is not None and id_col in pool.columns:
+        ids = pool[id_col].astype(str).str.strip().to_numpy()
+    for f in features:
+        if f not in pool.columns:
+            continue
+        pos = np.flatnonzero(_is_blank(pool[f]))
+        if pos.size:
+            out.append(MissingAnswers(str(f), tuple(int(i) + 2 for i in pos),
+                                      tuple(str(ids[i]) for i in pos) if ids is not None else ()))
+    return out
+
+
+def resolve_blanks(pool: pd.DataFrame, quotas: Sequence[Quota], *, k: int, how: Literal["drop", "value"]
+                   ) -> tuple[pd.DataFrame, list[Quota], int]:
+    """The pool and quotas with blank quota answers handled: (pool, quotas, respondents changed).
+
+    ``how="drop"`` leaves out every respondent with a blank answer for any quota feature; ``how="value"`` keeps them,
+    with the blank read as the value :data:`BLANK`, and adds a free quota row (min 0, max k) for it where the quotas
+    have none, so the blank category is counted but not constrained.
+    """
+    features = list(dict.fromkeys(q.feature for q in quotas))
+    feats = [f for f in features if f in pool.columns]
+    blank = np.zeros(len(pool), dtype=bool)
+    per = {}
+    for f in feats:
+        per[f] = _is_blank(pool[f])
+        blank |= per[f]
+    if not blank.any():
+        return pool, list(quotas), 0
+    if how == "drop":
+        return pool[~blank].reset_index(drop=True), list(quotas), int(blank.sum())
+    if how != "value":
+        raise ValueError(f"how must be 'drop' or 'value'; got {how!r}.")
+    out = pool.copy()
+    have = {(q.feature, q.value) for q in quotas}
+    extra = []
+    for f in feats:
+        if per[f].any():
+            col = out[f].astype(object)
+            col[per[f]] = BLANK
+            out[f] = col
+            if (f, BLANK) not in have:
+                extra.append(Quota(f, BLANK, 0, int(k)))
+    # each new row goes after its feature's last row, so the quota table keeps features together
+    qs = list(quotas)
+    for e in extra:
+        last = max(i for i, q in enumerate(qs) if q.feature == e.feature)
+        qs.insert(last + 1, e)
+    return out, qs, int(blank.sum())
+
+
 def _quota_structure(pool: pd.DataFrame, quotas: Sequence[Quota], k: int):
     """Validate and aggregate into types. Returns (features, type_keys, sizes, type_of_person, A, lo, hi)."""
     if not isinstance(pool, pd.DataFrame) or len(pool) == 0:
@@ -1225,6 +1326,10 @@ def _quota_structure(pool: pd.DataFrame, quotas: Sequence[Quota], k: int):
                              f"(columns: {', '.join(map(str, pool.columns))}).")
         if not (isinstance(q.min, Integral) and isinstance(q.max, Integral)) or q.min < 0 or q.min > q.max:
             raise ValueError(f"Quota '{q.value}' ({q.feature}): bounds must be integers with 0 ≤ min ≤ max.")
+    gaps = missing_answers(pool, features)
+    if gaps:
+        raise ValueError(" ".join(g.sentence() for g in gaps) + " Drop these respondents or treat a blank answer as "
+                         "its own value.")
     vals = pool[features].astype(str).apply(lambda s: s.str.strip())
     qset = {(q.feature, q.value) for q in quotas}
     for f in features:

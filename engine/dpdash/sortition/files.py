@@ -26,6 +26,7 @@ Pure functions on pandas frames (no files, no Streamlit). Sources: ``sortition-a
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -34,7 +35,8 @@ import pandas as pd
 
 from dpdash.sortition import core as lx
 
-__all__ = ["QuotaFile", "read_quotas", "write_quotas", "PoolMatch", "match_pool", "case_mismatches",
+__all__ = ["QuotaFile", "read_quotas", "write_quotas", "add_quota_rows", "id_problems", "MAX_BOUND",
+            "PoolMatch", "match_pool", "case_mismatches",
            "chances_table", "panel_tables", "lottery_table", "read_lottery", "lottery_panels", "CHANCE_COLUMN"]
 
 #: Header names, as ``sortition-algorithms`` reads them: (feature column, value column) by style.
@@ -46,15 +48,31 @@ CHANCE_COLUMN = "chance of a seat"
 MAX_SELECTIONS = 10_000
 
 
+#: Largest quota bound kept as written. Larger maxima (1e20, 1e300: "no limit" in some Strat App files) mean no
+#: limit on a panel of at most this many seats and are clamped to it, so every bound fits a 64-bit integer column
+#: (the quota editor's pyarrow table overflowed on 1e20). Larger minima can never be met: refused.
+MAX_BOUND = 1_000_000
+
+
+def _blank(v) -> bool:
+    """An empty cell: NaN/None (the reader's missing-value codes) or only spaces. "N", "NA", "None" are values."""
+    try:
+        if pd.isna(v):
+            return True
+    except (TypeError, ValueError):
+        return False
+    return str(v).strip() == ""
+
+
 def _int_cell(v, what: str) -> int:
     s = str(v).strip()
-    if s == "" or s.lower() == "nan":
+    if _blank(v):
         raise ValueError(f"{what} is empty; a whole number is expected.")
     try:
         f = float(s)
     except ValueError:
         raise ValueError(f"{what} is '{s[:40]}', not a whole number.") from None
-    if not f.is_integer():
+    if not math.isfinite(f) or not f.is_integer():
         raise ValueError(f"{what} is {s[:40]}, not a whole number.")
     return int(f)
 
@@ -67,6 +85,7 @@ class QuotaFile:
     table: pd.DataFrame
     header: tuple[str, ...]
     style: str                      # "new" (feature,value,…), "old" (category,name,…) or "replication"
+    notes: tuple[str, ...] = ()     # what was changed while reading (maxima clamped to MAX_BOUND), in words
 
     @property
     def has_flex(self) -> bool:
@@ -113,18 +132,31 @@ def read_quotas(df: pd.DataFrame) -> QuotaFile:
         raise ValueError(f"The quotas file has {flex[0]} but not {FLEX[1 - FLEX.index(flex[0])]}: give both flex "
                          "columns or neither.")
     names = [fcol, vcol, cols["min"], cols["max"]] + [cols[c] for c in flex]
-    rows = []
+    rows, clamped = [], []
+
+    def bound(cell, what: str, i: int, *, upper: bool) -> int:
+        b = _int_cell(cell, what)
+        if b > MAX_BOUND:
+            if not upper:
+                raise ValueError(f"{what} is {b:.3g}; no panel has more than {MAX_BOUND:,} seats. Give a minimum "
+                                 "of at most the panel size.")
+            clamped.append(i)
+            return MAX_BOUND
+        return b
+
     for i, rec in enumerate(df[names].itertuples(index=False), start=2):      # row 1 is the header
-        f, v = str(rec[0]).strip(), str(rec[1]).strip()
-        if f == "" or f.lower() == "nan":
+        if _blank(rec[0]):
             continue                                    # blank lines at the end of a spreadsheet export
-        if v == "" or v.lower() == "nan":
+        f = str(rec[0]).strip()
+        if _blank(rec[1]):
             raise ValueError(f"Row {i} ({f}): the value is empty.")
-        lo, hi = _int_cell(rec[2], f"Row {i} ({f}={v}): min"), _int_cell(rec[3], f"Row {i} ({f}={v}): max")
+        v = str(rec[1]).strip()
+        lo = bound(rec[2], f"Row {i} ({f}={v}): min", i, upper=False)
+        hi = bound(rec[3], f"Row {i} ({f}={v}): max", i, upper=True)
         row = {"feature": f, "value": v, "min": lo, "max": hi}
         if flex:
-            lf = _int_cell(rec[4], f"Row {i} ({f}={v}): min_flex")
-            hf = _int_cell(rec[5], f"Row {i} ({f}={v}): max_flex")
+            lf = bound(rec[4], f"Row {i} ({f}={v}): min_flex", i, upper=False)
+            hf = bound(rec[5], f"Row {i} ({f}={v}): max_flex", i, upper=True)
             if not 0 <= lf <= lo:
                 raise ValueError(f"Row {i} ({f}={v}): min_flex ({lf}) must be between 0 and min ({lo}).")
             if hf < hi:
@@ -134,9 +166,56 @@ def read_quotas(df: pd.DataFrame) -> QuotaFile:
     if not rows:
         raise ValueError("The quotas file has no rows.")
     table = pd.DataFrame(rows)
-    qf = QuotaFile(table=table, header=tuple(str(c).strip() for c in names), style=style)
+    notes = ()
+    if clamped:
+        rows_txt = ", ".join(map(str, sorted(set(clamped))[:10])) + (", …" if len(set(clamped)) > 10 else "")
+        notes = (f"Maxima above {MAX_BOUND:,} (row{'s' if len(set(clamped)) > 1 else ''} {rows_txt}) mean no limit "
+                 f"on any panel: read as {MAX_BOUND:,} (and written back so).",)
+    qf = QuotaFile(table=table, header=tuple(str(c).strip() for c in names), style=style, notes=notes)
     qf.quotas()                                         # bounds and duplicates: refuse now, with the engine's words
     return qf
+
+
+def add_quota_rows(qf: QuotaFile, quotas: Sequence[lx.Quota]) -> QuotaFile:
+    """``qf`` with a row for every quota it lacks (e.g. the free "(blank)" rows of
+    :func:`dpdash.sortition.core.resolve_blanks`), each after its feature's last row; flex columns, if any, are
+    set to 0 and the row's max (no relaxation)."""
+    have = {(f, v) for f, v in zip(qf.table["feature"], qf.table["value"])}
+    rows = qf.table.to_dict("records")
+    for q in quotas:
+        if (q.feature, q.value) in have:
+            continue
+        row = {"feature": q.feature, "value": q.value, "min": int(q.min), "max": int(q.max)}
+        if qf.has_flex:
+            row.update(min_flex=0, max_flex=int(q.max))
+        last = max((i for i, r in enumerate(rows) if r["feature"] == q.feature), default=len(rows) - 1)
+        rows.insert(last + 1, row)
+    return QuotaFile(table=pd.DataFrame(rows, columns=qf.table.columns), header=qf.header, style=qf.style,
+                     notes=qf.notes)
+
+
+def id_problems(pool: pd.DataFrame, id_col: str, *, shown: int = 5) -> str | None:
+    """Why ``id_col`` cannot identify respondents (blank or repeated ids, with their file rows), or None.
+
+    Rows are file rows: the header is row 1. sortition-algorithms refuses a repeated id the same way.
+    """
+    if id_col not in pool.columns:
+        return f"The respondents file has no column {id_col!r}."
+    ids = pool[id_col]
+    blank = ids.isna().to_numpy() | (ids.astype(str).str.strip() == "").to_numpy()
+    if blank.any():
+        rows = (np.flatnonzero(blank) + 2).tolist()
+        return (f"{len(rows):,} respondent(s) have no id in {id_col}: rows "
+                + ", ".join(map(str, rows[:shown])) + (", …" if len(rows) > shown else "") + ".")
+    s = ids.astype(str).str.strip()
+    dup = s[s.duplicated(keep=False)]
+    if len(dup):
+        first = dup.iloc[0]
+        rows = (np.flatnonzero((s == first).to_numpy()) + 2).tolist()
+        n = int(s.duplicated().sum())
+        return (f"{id_col} repeats ids: '{first}' is on rows " + ", ".join(map(str, rows[:shown]))
+                + f" ({n:,} repeated id{'s' if n > 1 else ''} in all). Each respondent needs a unique id.")
+    return None
 
 
 def write_quotas(qf: QuotaFile, table: pd.DataFrame | None = None) -> str:

@@ -225,3 +225,137 @@ def test_lottery_is_written_as_a_multiple_selection_table_and_round_trips(quota_
     assert freq.min() >= 1 / 11 - 0.01
     with pytest.raises(ValueError, match="Assembly 0"):
         sf.read_lottery(pd.DataFrame({"x": ["a"]}))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Issue 31: respondents files as volunteers fill them in (blanks, N codes, duplicate ids, "no limit" maxima).
+# The corpus is built here from the Strat App fixture, so each file's difference from the original is one change.
+# ---------------------------------------------------------------------------------------------------------------
+
+BLANK_ROWS = (3, 7, 12, 20, 33, 47, 48, 90, 151)          # file rows (header = row 1): 9 blank gender answers
+
+
+def _read_as_page(text: str, codes=("",)) -> pd.DataFrame:
+    """Through the product's one reader, as the assembly tab calls it (text columns, blank-only missing codes)."""
+    from dpdash.common.data import read_uploaded_csv
+
+    return read_uploaded_csv(text.encode("utf-8"), as_text=True, max_rows=20_000, max_cols=60,
+                             missing_codes=codes).frame
+
+
+def _with_cells(text: str, column: str, rows: dict[int, str]) -> str:
+    """The CSV ``text`` with ``column`` set to ``rows[r]`` on file row r (header = row 1)."""
+    recs = _rows(text)
+    for r, v in rows.items():
+        recs[r - 2][column] = v
+    out = io.StringIO()
+    w = csv.DictWriter(out, fieldnames=list(recs[0]), lineterminator="\n")
+    w.writeheader()
+    w.writerows(recs)
+    return out.getvalue()
+
+
+def test_blank_answers_are_named_by_row_and_id_as_sortition_algorithms_does(quota_file):
+    """9 blank gender answers: the engine names count, feature, rows and ids (never a TypeError), and the rows and
+    ids are the ones sortition-algorithms reports for the same file."""
+    text = _with_cells(POOL_TEXT, "gender", {r: "" for r in BLANK_ROWS})
+    pool = _read_as_page(text)
+    quotas = quota_file.quotas()
+    feats = list(dict.fromkeys(q.feature for q in quotas))
+    gaps = lx.missing_answers(pool, feats, id_col=ID)
+    assert [g.feature for g in gaps] == ["gender"] and gaps[0].rows == BLANK_ROWS
+    sentence = gaps[0].sentence()
+    assert sentence.startswith("9 respondents have no value for gender: rows 3, 7, 12, 20, 33, 47, 48, 90, …")
+    with pytest.raises(ValueError, match="9 respondents have no value for gender: rows 3, 7"):
+        lx.check_quotas(pool[[ID] + feats], quotas, k=K)
+    # oracle: sortition-algorithms reads the same file and reports each empty value with its row and person
+    from sortition_algorithms import Settings, read_in_features, read_in_people
+
+    rows = _rows(QUOTAS_TEXT)
+    features, _f, _v = read_in_features(list(rows[0]), rows, K)
+    prow = _rows(text)
+    try:
+        read_in_people(list(prow[0]), prow, features, Settings(id_column=ID, columns_to_keep=[]))
+        raise AssertionError("sortition-algorithms accepted blank answers")
+    except Exception as exc:                           # its error collects one entry per bad cell
+        errs = getattr(exc, "all_errors", None) or getattr(exc, "errors", None) or []
+        got = sorted((int(e.row), str(e.row_name)) for e in errs)
+    assert got == sorted(zip(gaps[0].rows, gaps[0].ids))
+
+
+def test_blank_answers_dropped_or_kept_as_their_own_value(quota_file):
+    text = _with_cells(POOL_TEXT, "gender", {r: "" for r in BLANK_ROWS})
+    pool = _read_as_page(text)
+    quotas = quota_file.quotas()
+    feats = list(dict.fromkeys(q.feature for q in quotas))
+    dropped, qs, n = lx.resolve_blanks(pool[[ID] + feats], quotas, k=K, how="drop")
+    assert n == 9 and len(dropped) == 141 and qs == quotas
+    assert set(dropped[ID]) == set(pool[ID]) - {pool[ID][r - 2] for r in BLANK_ROWS}
+    kept, qs2, n2 = lx.resolve_blanks(pool[[ID] + feats], quotas, k=K, how="value")
+    assert n2 == 9 and len(kept) == 150
+    assert (kept["gender"] == lx.BLANK).sum() == 9
+    assert lx.Quota("gender", lx.BLANK, 0, K) in qs2 and len(qs2) == len(quotas) + 1
+    # the added row sits with its feature and is written back in the file's own header
+    qf2 = sf.add_quota_rows(quota_file, qs2)
+    assert list(qf2.table["feature"][:4]) == ["gender"] * 4 and qf2.table["value"][3] == lx.BLANK
+    assert sf.write_quotas(qf2).splitlines()[0] == QUOTAS_TEXT.splitlines()[0]
+    for p, q in ((dropped, qs), (kept, qs2)):
+        d = lx.leximin_panels(p, q, k=K, id_col=ID, rng=0)
+        assert d.complete and d.probabilities.sum() == pytest.approx(K, abs=1e-6)
+
+
+N_CODES = {"Glasgow": "N", "Lothian": "NA", "South Scotland": "None"}
+
+
+def test_N_NA_None_are_ordinary_codes_in_quotas_and_pool(quota_file):
+    """Region codes N (North), NA, None: a quotas file with `geo_bucket,N,…` is accepted and a pool coded that way
+    gives exactly the chances of the same pool with the long names (relabelling changes nothing)."""
+    qtext = QUOTAS_TEXT
+    ptext = POOL_TEXT
+    for long, code in N_CODES.items():
+        qtext = qtext.replace(f"geo_bucket,{long},", f"geo_bucket,{code},")
+        ptext = ptext.replace(f",{long},", f",{code},")
+    assert "geo_bucket,N," in qtext
+    qf = sf.read_quotas(_read_as_page(qtext))
+    assert {"N", "NA", "None"} <= set(qf.table["value"])
+    pool = _read_as_page(ptext)
+    feats = list(dict.fromkeys(qf.table["feature"]))
+    assert not lx.missing_answers(pool, feats, id_col=ID)
+    coded = lx.leximin_panels(pool[[ID] + feats], qf.quotas(), k=K, id_col=ID, rng=0)
+    base = lx.leximin_panels(_frame(POOL_TEXT)[[ID] + feats], quota_file.quotas(), k=K, id_col=ID, rng=0)
+    assert coded.complete and np.allclose(coded.probabilities, base.probabilities, atol=1e-7)
+    # with the codes read as missing (the user's choice), the same file names them as blanks instead
+    as_missing = _read_as_page(ptext, codes=("", "NA", "N", "None"))
+    gaps = lx.missing_answers(as_missing, feats, id_col=ID)
+    n_coded = int(_frame(ptext)["geo_bucket"].isin(["N", "NA", "None"]).sum())
+    assert [g.feature for g in gaps] == ["geo_bucket"] and len(gaps[0].rows) == n_coded
+
+
+def test_duplicate_ids_are_named_with_their_rows():
+    text = _with_cells(POOL_TEXT, ID, {9: "p3", 40: "p3"})        # p3 is on row 5 already
+    pool = _read_as_page(text)
+    msg = sf.id_problems(pool, ID)
+    assert msg == f"{ID} repeats ids: 'p3' is on rows 5, 9, 40 (2 repeated ids in all). Each respondent needs a " \
+                  "unique id."
+    assert sf.id_problems(_frame(POOL_TEXT), ID) is None
+    blank = _read_as_page(_with_cells(POOL_TEXT, ID, {6: ""}))
+    assert sf.id_problems(blank, ID) == f"1 respondent(s) have no id in {ID}: rows 6."
+
+
+@pytest.mark.parametrize("big", ["1e20", "1e300", "99999999999999999999"])
+def test_no_limit_maxima_are_clamped_and_fit_the_editor(quota_file, big):
+    """A max / max_flex of 1e20 or 1e300 means "no limit": read as MAX_BOUND (named in a note), so the quota
+    editor's Arrow table holds it (it overflowed int64); a minimum that large is refused with its row."""
+    import pyarrow as pa
+
+    text = QUOTAS_TEXT.replace("gender,Male,10,11,0,12", f"gender,Male,10,{big},0,{big}")
+    qf = sf.read_quotas(_frame(text))
+    row = qf.table[qf.table["value"] == "Male"].iloc[0]
+    assert row["max"] == sf.MAX_BOUND and row["max_flex"] == sf.MAX_BOUND
+    assert qf.notes and "row 3" in qf.notes[0] and f"{sf.MAX_BOUND:,}" in qf.notes[0]
+    pa.Table.from_pandas(qf.table)                     # what st.data_editor does with it
+    pool = _frame(POOL_TEXT)
+    feats = list(dict.fromkeys(qf.table["feature"]))
+    assert lx.check_quotas(pool[[ID] + feats], qf.quotas(), k=K).feasible
+    with pytest.raises(ValueError, match=r"Row 3 \(gender=Male\): min is 1e\+(20|300|19); no panel has more"):
+        sf.read_quotas(_frame(QUOTAS_TEXT.replace("gender,Male,10,11,0,12", f"gender,Male,{big},{big},0,{big}")))

@@ -14,14 +14,22 @@ run is interrupted (a Streamlit rerun or a closed tab closes the generator) jobl
 so every other session's run failed with ``ShutdownExecutorError`` (issue 26 item 3). A private pool is ended
 with its own caller only, and its workers' memory is returned when the call ends.
 
+Every worker of a private pool watches the process that started it (:func:`watch_parent`) and exits within
+:data:`PARENT_POLL_S` seconds of its death: a server stopped by SIGKILL, or a warm-up process killed at shutdown,
+leaves no worker (and, once the workers are gone, no loky resource tracker) behind under PID 1 (issue 35 item 4).
+Each task also reports the CPU seconds it used, so a caller's :class:`dpdash.common.search.Deadline` can charge the
+workers' CPU time to the run that asked for it (``imap_unordered(..., budget=deadline)``; issue 35 item 1).
+
 References: issue 16 ("When one machine is not enough"); joblib's ``Parallel(return_as="generator_unordered")``
-and its Dask backend (``joblib._dask``); issue 26 item 3 (sessions are isolated).
+and its Dask backend (``joblib._dask``); issue 26 item 3 (sessions are isolated); issue 35 items 1 and 4.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import threading
+import time
 from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, wait
 from collections.abc import Callable, Iterator, Sequence
@@ -32,7 +40,7 @@ from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 from joblib.externals.loky import ProcessPoolExecutor
 from joblib.parallel import get_active_backend
 
-__all__ = ["PAGE_JOBS", "child_seed", "environment", "imap_unordered", "map_ordered", "spawn_seeds"]
+__all__ = ["PAGE_JOBS", "child_seed", "environment", "imap_unordered", "map_ordered", "spawn_seeds", "watch_parent"]
 
 #: Worker processes for the pages' work on this host: the reference machine's 2 cores, fewer on a smaller host.
 PAGE_JOBS = max(1, min(2, os.cpu_count() or 1))
@@ -89,10 +97,73 @@ def _share_repeated(tasks: list[tuple]) -> list[tuple]:
     return out
 
 
-def _indexed(fn: Callable, i: int, *args) -> tuple[int, Any]:
+#: Seconds between two looks at the parent process (a worker outlives a killed parent by at most this long).
+PARENT_POLL_S = 1.0
+
+
+def _watch(ppid: int, poll_s: float) -> None:
+    while True:
+        time.sleep(poll_s)
+        # A dead parent's children are re-parented (to PID 1 or a subreaper): the parent id changes for good.
+        if os.getppid() != ppid:
+            os._exit(0)  # no cleanup that could block: the parent that would collect results is gone
+
+
+def watch_parent(poll_s: float = PARENT_POLL_S, *, parent: int | None = None) -> threading.Thread | None:
+    """Exit this process (``os._exit``) as soon as the process that started it has died; returns the watching
+    daemon thread (None if there is nothing to watch: no ``parent`` given and this process's parent is PID 1).
+
+    ``parent`` is the pid the starter passed down (its ``os.getpid()``): a process that starts slowly may find its
+    parent already dead and itself re-parented, and must then exit at once instead of watching its new parent.
+    Used as the initializer of every private pool's workers and by the server's warm-up process: loky's workers
+    do not notice a parent killed by SIGKILL (they lived on under PID 1, issue 35 item 4), and a watching thread
+    costs one wake-up per ``poll_s`` seconds. Idempotent per process.
+    """
+    global _WATCHER
+    ppid = os.getppid() if parent is None else int(parent)
+    if ppid <= 1:
+        return None
+    if os.getppid() != ppid:
+        os._exit(0)  # the parent died while this process was starting
+    with _WATCH_LOCK:
+        if _WATCHER is None or not _WATCHER.is_alive():
+            _WATCHER = threading.Thread(target=_watch, args=(ppid, poll_s), name="dpdash-parent-watch", daemon=True)
+            _WATCHER.start()
+        return _WATCHER
+
+
+_WATCHER: threading.Thread | None = None
+_WATCH_LOCK = threading.Lock()
+#: True in a private pool's worker: one task at a time, so the process's CPU clock is the task's (BLAS threads
+#: included); elsewhere (a Dask worker's threads) a task is timed by its own thread's clock.
+_DEDICATED = False
+
+
+def _worker_init(parent: int) -> None:
+    global _DEDICATED
+    _DEDICATED = True
+    watch_parent(parent=parent)
+
+
+def _task_cpu() -> float:
+    return time.process_time() if _DEDICATED else time.thread_time()
+
+
+def _indexed(fn: Callable, i: int, *args) -> tuple[int, Any, float]:
+    """Run one task; return its index, its result and the CPU seconds this process spent on it."""
     args = tuple(a.value if isinstance(a, _Shared) else a for a in args)
+    cpu0 = _task_cpu()
     with parallel_config(backend=_NESTED_BACKEND):
-        return i, fn(*args)
+        value = fn(*args)
+    return i, value, _task_cpu() - cpu0
+
+
+def _charged(results, budget) -> Iterator[tuple[int, Any]]:
+    """``(i, value)`` from ``(i, value, cpu)``, charging each task's CPU seconds to ``budget`` (if any)."""
+    for i, value, cpu in results:
+        if budget is not None:
+            budget.charge(cpu)
+        yield i, value
 
 
 def _check_n_jobs(n_jobs) -> int | None:
@@ -103,7 +174,8 @@ def _check_n_jobs(n_jobs) -> int | None:
     return int(n_jobs)
 
 
-def imap_unordered(fn: Callable, tasks: Sequence[tuple], *, n_jobs: int | None = -1) -> Iterator[tuple[int, Any]]:
+def imap_unordered(fn: Callable, tasks: Sequence[tuple], *, n_jobs: int | None = -1,
+                   budget=None) -> Iterator[tuple[int, Any]]:
     """Yield ``(i, fn(*tasks[i]))`` for every task, in the order the tasks finish.
 
     Parameters
@@ -119,6 +191,10 @@ def imap_unordered(fn: Callable, tasks: Sequence[tuple], *, n_jobs: int | None =
         processes on the local cores when none is set) with joblib's meaning of ``n_jobs`` (``-1`` = all
         local cores; a Dask backend uses every worker of its cluster whatever the number); ``None`` takes
         ``n_jobs`` from the configuration.
+    budget : dpdash.common.search.Deadline, optional
+        Charged with the CPU seconds each task used in another process (``budget.charge``), so a CPU-time limit
+        covers the workers too; with ``n_jobs=1`` the tasks run in the caller's thread, whose own CPU clock the
+        deadline already reads. The caller decides when to ``check()`` it.
 
     Yields
     ------
@@ -147,7 +223,7 @@ def imap_unordered(fn: Callable, tasks: Sequence[tuple], *, n_jobs: int | None =
     if n_jobs is not None and n_jobs > 0:
         n_jobs = min(n_jobs, len(tasks))
     if _default_processes():
-        yield from _private_pool(fn, tasks, n_jobs)
+        yield from _charged(_private_pool(fn, tasks, n_jobs), budget)
         return
     shipped = _share_repeated(tasks)
     jobs = (delayed(_indexed)(fn, i, *args) for i, args in enumerate(shipped))
@@ -156,9 +232,9 @@ def imap_unordered(fn: Callable, tasks: Sequence[tuple], *, n_jobs: int | None =
     except ValueError as exc:
         if "return_as" not in str(exc):
             raise
-        yield from _ordered_rounds(fn, shipped, n_jobs)
+        yield from _charged(_ordered_rounds(fn, shipped, n_jobs), budget)
         return
-    yield from runner(jobs)
+    yield from _charged(runner(jobs), budget)
 
 
 def _default_processes() -> bool:
@@ -172,14 +248,62 @@ def _default_processes() -> bool:
 _IN_FLIGHT_PER_WORKER = 2
 
 
-def _private_pool(fn: Callable, tasks: list[tuple], n_jobs: int | None) -> Iterator[tuple[int, Any]]:
-    """Run the tasks on worker processes that belong to this call alone; yield ``(i, result)`` as they finish.
+_LIVE_POOLS: set = set()
+_LIVE_LOCK = threading.Lock()
+_EXIT_HOOK = False
+
+
+def _kill_live_pools() -> None:
+    """At interpreter exit, end every private pool still running, workers first.
+
+    Without this a stopping server (SIGTERM, Ctrl-C) waited for the runs under way: loky's own exit hook joins each
+    pool's manager thread, which waits for its pending tasks (issue 35 item 4).
+    """
+    with _LIVE_LOCK:
+        pools = list(_LIVE_POOLS)
+        _LIVE_POOLS.clear()
+    for pool in pools:
+        try:
+            pool.shutdown(wait=False, kill_workers=True)
+        except Exception:  # a pool that is already broken or closed has nothing left to end
+            pass
+
+
+def _ensure_exit_hook() -> None:
+    """Register :func:`_kill_live_pools` once, after loky's own hook, so it runs first.
+
+    ``threading._register_atexit`` hooks run in reverse order of registration, before the interpreter joins its
+    threads; loky registers its hook at a pool's first submit, so this is called after that.
+    """
+    global _EXIT_HOOK
+    with _LIVE_LOCK:
+        if _EXIT_HOOK:
+            return
+        _EXIT_HOOK = True
+    register = getattr(threading, "_register_atexit", None)
+    try:
+        if register is not None:
+            register(_kill_live_pools)
+        else:  # pragma: no cover - Python < 3.9
+            import atexit
+            atexit.register(_kill_live_pools)
+    except RuntimeError:  # the interpreter is already shutting down
+        pass
+
+
+def _private_pool(fn: Callable, tasks: list[tuple], n_jobs: int | None) -> Iterator[tuple[int, Any, float]]:
+    """Run the tasks on worker processes that belong to this call alone; yield ``(i, result, cpu)`` as they finish.
+
+    Each worker watches this process (:func:`watch_parent`), so a SIGKILL here leaves no worker behind.
 
     At most ``_IN_FLIGHT_PER_WORKER`` tasks per worker are submitted at a time, so closing the generator (an
     interrupted run) cancels the rest at once; the pool, and only this pool, is then shut down with its workers.
     """
     workers = max(1, min(len(tasks), effective_n_jobs(n_jobs if n_jobs is not None else -1)))
-    pool = ProcessPoolExecutor(max_workers=workers)
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init,
+                               initargs=(os.getpid(),))
+    with _LIVE_LOCK:
+        _LIVE_POOLS.add(pool)
     pending: dict = {}
     nxt = 0
     try:
@@ -187,18 +311,21 @@ def _private_pool(fn: Callable, tasks: list[tuple], n_jobs: int | None) -> Itera
             while nxt < len(tasks) and len(pending) < workers * _IN_FLIGHT_PER_WORKER:
                 pending[pool.submit(_indexed, fn, nxt, *tasks[nxt])] = nxt
                 nxt += 1
+            _ensure_exit_hook()
             done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
             for fut in done:
                 del pending[fut]
                 yield fut.result()
     finally:
+        with _LIVE_LOCK:
+            _LIVE_POOLS.discard(pool)
         for fut in pending:
             fut.cancel()
         # an interrupted run kills its own workers now; a finished one lets them exit
         pool.shutdown(wait=not pending, kill_workers=bool(pending))
 
 
-def _ordered_rounds(fn: Callable, tasks: list[tuple], n_jobs: int | None) -> Iterator[tuple[int, Any]]:
+def _ordered_rounds(fn: Callable, tasks: list[tuple], n_jobs: int | None) -> Iterator[tuple[int, Any, float]]:
     """Fallback for a backend that cannot stream: ordered lists, a few tasks per worker at a time."""
     with Parallel(n_jobs=n_jobs, return_as="list") as runner:
         step = max(1, _ROUND_PER_WORKER * max(1, effective_n_jobs(n_jobs if n_jobs is not None else -1)))

@@ -8,6 +8,7 @@ Each used to carry its own loop; one definition each lives here (issue 13, "call
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable
 
@@ -18,30 +19,75 @@ MAX_STEPS = 200
 
 
 class SearchLimitError(ValueError):
-    """A search stopped at its iteration cap or time budget without reaching its target (issue 26 item 2).
+    """A search stopped at its iteration cap or CPU-time budget without reaching its target (issue 26 item 2).
 
     A ``ValueError``, so callers that turn refusals into messages keep working; the text says what was sought.
     """
 
 
+def _thread_cpu_clock() -> Callable[[], float]:
+    """A clock of the calling thread's CPU seconds that any thread may read (``pthread_getcpuclockid``), or, where
+    the platform has none, :func:`time.thread_time` (then read it from the calling thread only)."""
+    try:
+        clock_id = time.pthread_getcpuclockid(threading.get_ident())
+        time.clock_gettime(clock_id)
+    except (AttributeError, OSError):
+        return time.thread_time
+    last = [0.0]
+
+    def read() -> float:
+        try:
+            last[0] = time.clock_gettime(clock_id)
+        except OSError:  # the thread has ended: its CPU time no longer grows
+            pass
+        return last[0]
+    return read
+
+
 class Deadline:
-    """A time budget for one search: ``check()`` raises :class:`SearchLimitError` once it has run out.
+    """A budget of CPU seconds for one search or run: ``check()`` raises :class:`SearchLimitError` once it is spent.
+
+    The clock is the CPU time of the thread that created the deadline plus what :meth:`charge` adds (the CPU
+    seconds worker processes spent on the run: ``dpdash.common.parallel.imap_unordered(..., budget=deadline)``
+    charges them). Never wall time (issue 35 item 1): a search given 8 s stops after the same work whether the
+    server is idle or busy with other sessions, so a limit a user sets or a link carries gives the same answer
+    whatever else the machine is doing. Not ``time.process_time()``: in a Streamlit server every session's script
+    thread runs in one process, so the process clock counts other users' work too. ``seconds`` keeps its name
+    (callers and messages say "time limit"); the seconds are seconds of computation.
 
     >>> Deadline(None).check("x") is None
     True
+    >>> d = Deadline(1.0, what="the table")
+    >>> d.charge(2.5)
+    >>> d.expired(), d.left()
+    (True, 0.0)
     """
 
     def __init__(self, seconds: float | None, *, what: str = "the search"):
         self.seconds = seconds
         self.what = what
-        self.end = math.inf if seconds is None else time.monotonic() + seconds
+        self._clock = _thread_cpu_clock()
+        self._start = self._clock()
+        self._charged = 0.0
+        self._lock = threading.Lock()
+
+    def charge(self, cpu_seconds: float) -> None:
+        """Add CPU seconds spent on this run elsewhere (a worker process's task)."""
+        with self._lock:
+            self._charged += max(0.0, float(cpu_seconds))
+
+    def spent(self) -> float:
+        """CPU seconds used so far: the creating thread's since creation, plus every :meth:`charge`."""
+        with self._lock:
+            charged = self._charged
+        return self._clock() - self._start + charged
 
     def left(self) -> float:
-        """Seconds left (∞ without a budget, never below 0)."""
-        return max(0.0, self.end - time.monotonic())
+        """CPU seconds left (∞ without a budget, never below 0)."""
+        return math.inf if self.seconds is None else max(0.0, self.seconds - self.spent())
 
     def expired(self) -> bool:
-        return time.monotonic() > self.end
+        return self.seconds is not None and self.spent() > self.seconds
 
     def check(self, what: str | None = None) -> None:
         if self.expired():

@@ -348,3 +348,142 @@ def test_a_private_pool_is_used_by_default_and_ends_with_its_run():
     first = next(gen)
     gen.close()
     assert first[1] != os.getpid()
+
+
+# ------------------------------------------------------------------------------- lifecycle (issue 35 item 4)
+# A child Python process fans out with the helper, each task marking that it started and then sleeping; the test
+# ends that process the way a server ends (SIGKILL, or a normal exit with the run still under way) and checks with
+# psutil that none of its descendants (loky workers, resource trackers) is left. The tasks sleep instead of
+# computing, so the test adds no load; the bounds are the issue's.
+_FAN_OUT = """
+import os, sys, threading, time
+from dpdash.common.parallel import imap_unordered
+
+def task(marker_dir, i):
+    open(os.path.join(marker_dir, f"{os.getpid()}-{i}"), "w").close()
+    time.sleep(120)
+    return i
+
+def run():
+    for _ in imap_unordered(task, [(sys.argv[1], i) for i in range(8)], n_jobs=2):
+        pass
+
+threading.Thread(target=run, daemon=True).start()  # a daemon thread, as Streamlit's script threads are
+if sys.argv[2] == "exit":  # return from the main thread once both tasks run: a normal exit, the run under way
+    while len(os.listdir(sys.argv[1])) < 2:
+        time.sleep(0.05)
+    open(os.path.join(sys.argv[1], "..", "exiting"), "w").close()
+else:
+    time.sleep(600)
+"""
+
+
+def _start_fan_out(tmp_path, mode: str):
+    import subprocess
+    import sys
+
+    import psutil
+
+    markers = tmp_path / "m"
+    markers.mkdir()
+    script = tmp_path / "fan_out.py"
+    script.write_text(_FAN_OUT)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, str(script), str(markers), mode], cwd=ROOT, env=env,
+                            start_new_session=True)
+    return proc, psutil.Process(proc.pid), markers
+
+
+def _wait_for(cond, timeout: float, step: float = 0.2) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(step)
+    return cond()
+
+
+def _alive(procs) -> list:
+    out = []
+    for p in procs:
+        try:
+            if p.is_running() and p.status() != "zombie":
+                out.append(p)
+        except Exception:  # psutil.NoSuchProcess: gone
+            pass
+    return out
+
+
+def _kill_group(proc) -> None:
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait(10)
+
+
+def _family(parent) -> list:
+    try:
+        return parent.children(recursive=True)
+    except Exception:  # the parent is gone
+        return []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("when", ["running", "starting"])
+def test_workers_of_a_sigkilled_process_exit_on_their_own(tmp_path, when):
+    """SIGKILL the fanning-out process: its workers and their resource trackers exit within 60 s (they watch their
+    parent). "starting": killed as soon as the workers exist, before they run a task (a worker that finds its parent
+    already gone must exit too, not watch PID 1)."""
+    import signal
+
+    proc, parent, markers = _start_fan_out(tmp_path, "stay")
+    try:
+        def workers():
+            return [c for c in _family(parent) if "popen_loky_posix" in " ".join(c.cmdline())]
+        if when == "running":
+            assert _wait_for(lambda: len(list(markers.iterdir())) >= 2, 120), "the tasks never started"
+        else:
+            assert _wait_for(lambda: len(workers()) >= 2, 120, step=0.02), "no workers started"
+        family = _family(parent)
+        assert len(family) >= 3  # two workers and at least one resource tracker
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        t0 = time.monotonic()
+        gone = _wait_for(lambda: not _alive(family), 60)
+        assert gone, f"still alive 60 s after SIGKILL: {[' '.join(p.cmdline())[-60:] for p in _alive(family)]}"
+        print(f"descendants gone {time.monotonic() - t0:.1f} s after SIGKILL")
+    finally:
+        _kill_group(proc)  # whatever happens, nothing of this test stays behind (the group: workers included)
+
+
+@pytest.mark.slow
+def test_a_normal_exit_ends_a_run_under_way_within_10_s(tmp_path):
+    """The main thread returns while a daemon thread's run is under way (what Streamlit does on SIGTERM or Ctrl-C):
+    the interpreter exits within 10 s and takes every worker along. Loky's own exit hook would wait for the tasks
+    (two minutes each here)."""
+    proc, parent, markers = _start_fan_out(tmp_path, "exit")
+    try:
+        assert _wait_for(lambda: len(list(markers.iterdir())) >= 2, 120), "the tasks never started"
+        family = _family(parent)
+        assert _wait_for(lambda: (tmp_path / "exiting").exists(), 30)
+        t0 = time.monotonic()
+        proc.wait(10)  # raises TimeoutExpired (the test fails) if the interpreter waits for the run
+        assert _wait_for(lambda: not _alive(family), 10 - (time.monotonic() - t0)), \
+            f"still alive: {[' '.join(p.cmdline())[-60:] for p in _alive(family)]}"
+    finally:
+        _kill_group(proc)
+
+
+def test_watch_parent_exits_a_process_whose_parent_is_already_gone(tmp_path):
+    """A process told its parent's pid exits at once when that is no longer its parent (started too late)."""
+    import subprocess
+    import sys
+
+    code = "from dpdash.common.parallel import watch_parent; import time; watch_parent(parent=1234567); " \
+           "time.sleep(30); print('still here')"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0 and "still here" not in out.stdout

@@ -17,7 +17,8 @@ from scipy import optimize, stats
 from dpdash.accounting import composition as acc
 from dpdash.accounting import mechanisms as mech
 from dpdash.common.formatting import number
-from dpdash.accounting.conversions import half_square, pure_epsilon_for_rho, pure_to_zcdp, sigma_for_rho
+from dpdash.accounting.conversions import (div_up, half_square, margin, pure_epsilon_for_rho, pure_to_zcdp, round_down,
+                                           round_up, sigma_for_rho, sum_up)
 from dpdash.accounting.mechanisms import Mech, Neighbour, Query
 from dpdash.common.search import MAX_STEPS, SearchLimitError, grow_until
 from dpdash.common.validation import (ValidationError, check_delta, check_epsilon, check_positive, check_probability,
@@ -187,7 +188,7 @@ def _scale_of_privacy(stat: StatisticSpec, privacy: float, *, rule: str, delta_i
     d = _sens(stat)
     if stat.mechanism in ("laplace", "discrete_laplace"):
         eps = pure_epsilon_for_rho(privacy) if rule == "zcdp" else privacy
-        return d / eps
+        return div_up(d, eps)       # the noise of a budget: Δ/b ≤ ε exactly (issue 36 item 6)
     if rule == "zcdp":
         return sigma_for_rho(privacy, sensitivity=d)
     if stat.mechanism == "gaussian":
@@ -227,11 +228,11 @@ def _delta_i(stats_: Sequence[StatisticSpec], delta: float, rule: str) -> float:
 
 def _total(stats_, scales, privs, *, rule: str, delta: float, delta_i: float,
            pld_resolution: float = 1e-4) -> tuple[float, float | None]:
-    """(total ε at δ, total ρ or None) under the rule."""
+    """(total ε at δ, total ρ or None) under the rule; sums rounded up (a total is a loss, issue 36 item 6)."""
     if rule == "basic":
-        return math.fsum(privs), None
+        return sum_up(privs), None
     if rule == "zcdp":
-        rho = math.fsum(privs)
+        rho = sum_up(privs)
         return acc.zcdp_to_dp(rho, delta), rho
     ms = [_as_mechanism(s, sc, p, rule, delta_i) for s, sc, p in zip(stats_, scales, privs)]
     res = acc.compose(ms, delta=delta, rule=rule, pld_resolution=pld_resolution)
@@ -465,7 +466,7 @@ def plan_accuracy_first(stats, *, rule="basic", delta=1e-6, reserve_fraction=0.0
     allocs = tuple(_alloc(s, sc, p, rule=rule, delta_i=di, conf=c, delta=delta, held=s.hold_half_width is not None)
                    for s, sc, p, c in zip(ss, scales, privs, confs))
     total = rho if rule == "zcdp" else eps
-    budget = total / (1.0 - r)
+    budget = total if r == 0.0 else round_up(total / (1.0 - r), margin(total / (1.0 - r), ops=2))
     cur = "rho" if rule == "zcdp" else "epsilon"
     sym = "ρ" if rule == "zcdp" else "ε"
     msg = (f"Least privacy meeting every target: {sym} = {total:.3g}" if math.isfinite(total)
@@ -513,7 +514,7 @@ def _plan_budget_first(stats, *, epsilon, delta, rule, reserve_fraction, objecti
     di = _delta_i(ss, delta, rule)
     cur = "rho" if rule == "zcdp" else "epsilon"
     budget = acc.zcdp_rho_for_epsilon(eps_b, delta) if rule == "zcdp" else eps_b
-    spend = (1.0 - r) * budget
+    spend = budget if r == 0.0 else round_down((1.0 - r) * budget, margin(budget, ops=2))
     privs: list[float | None] = [None] * len(ss)
     held = [s.hold_half_width is not None or s.hold_share is not None for s in ss]
     for i, s in enumerate(ss):

@@ -20,7 +20,7 @@ from dpdash.accounting import mechanisms as mech
 from dpdash.common.search import grow_until, largest_true
 from dpdash.common.validation import ValidationError, check_delta, check_epsilon, check_positive, check_size
 from dpdash.accounting.conversions import (RDP_ORDERS, RdpConversion, gaussian_rho, half_square, pure_to_zcdp,  # noqa: F401
-                                           rdp_to_dp, zcdp_rho_for_epsilon, zcdp_to_dp)
+                                           margin, rdp_to_dp, round_up, sum_up, zcdp_rho_for_epsilon, zcdp_to_dp)
 
 Kind = Literal["laplace", "gaussian", "discrete_laplace", "discrete_gaussian", "pure_dp", "approx_dp", "zcdp"]
 Rule = Literal["basic", "advanced", "advanced_drv", "kov_analytic", "kov_optimal", "zcdp", "rdp", "pld"]
@@ -37,6 +37,7 @@ RULE_SOURCES = {
     "kov_optimal": "external", "zcdp": "thesis-corrected", "rdp": "external", "pld": "external",
 }
 FILTER_CONSTANT = 28.04
+ULP_TERMS = 1.0   # each ln(1 − δᵢ) of the product errs by about one rounding of its own size (log1p)
 KOV_MAX_TERMS = 1_000_000
 PLD_MIN_DELTA = 1e-12
 _EPS_ONLY = ("laplace", "discrete_laplace", "pure_dp")
@@ -81,6 +82,11 @@ def _log1m_prod(deltas: np.ndarray) -> float:
 def _residual_delta(delta: float, deltas: np.ndarray) -> float:
     """δ̂ = 1 − (1−δ)/Π(1−δᵢ), the δ left for the ε-part (exact, via log1p/expm1)."""
     return _one_minus_exp(math.log1p(-delta) - _log1m_prod(deltas))
+
+
+def _exceeds(values: np.ndarray, limit: float) -> bool:
+    """Σ values > limit, decided exactly (the sign of a correctly rounded sum is the exact sign)."""
+    return math.fsum(values.tolist() + [-limit]) > 0.0
 
 
 def _one_minus_exp(x: float) -> float:
@@ -230,10 +236,10 @@ def _invalid(rule: str, delta: float, k: int, note: str) -> CompositionResult:
 
 # --------------------------------------------------------------------------- (ε, δ) rules
 def basic_composition(epsilons, deltas=None) -> CompositionResult:
-    """Basic composition Σεᵢ, Σδᵢ ([T] Thm 2.1.4)."""
+    """Basic composition Σεᵢ, Σδᵢ ([T] Thm 2.1.4); both sums rounded up (issue 36 item 6)."""
     e = _eps_list(epsilons)
     d = _delta_list(deltas, e.size)
-    return CompositionResult("basic", math.fsum(e.tolist()), math.fsum(d.tolist()), int(e.size), True, "", "thesis")
+    return CompositionResult("basic", sum_up(e.tolist()), sum_up(d.tolist()), int(e.size), True, "", "thesis")
 
 
 def _heterogeneous(epsilons, deltas, delta) -> tuple[np.ndarray, float, float]:
@@ -256,14 +262,23 @@ def advanced_bound(sum_tanh, sum_sq, delta_hat):
 def advanced_composition(epsilons, deltas=None, *, delta) -> CompositionResult:
     """Advanced composition Σεᵢ·tanh(εᵢ/2) + √(2Σεᵢ² ln(1/δ̂)) ([T] Thm 2.1.5, heterogeneous form).
 
-    δ̂ = 1 − (1−δ)/Π(1−δᵢ); (e^x − 1)/(e^x + 1) = tanh(x/2).
+    δ̂ = 1 − (1−δ)/Π(1−δᵢ); (e^x − 1)/(e^x + 1) = tanh(x/2). Rounded up (issue 36 item 6): the margin covers
+    the sums' terms and ln(1/δ̂), whose error grows as the δᵢ use up δ (the cancellation in δ̂).
     """
     e, delta, dh = _heterogeneous(epsilons, deltas, delta)
     if dh <= 0:
         return _invalid("advanced", delta, e.size, "the per-mechanism δᵢ already use up the target δ")
+    d = _delta_list(deltas, e.size)
     with np.errstate(over="ignore"):  # εᵢ² → ∞ makes the bound ∞
-        val = float(advanced_bound(math.fsum((e * np.tanh(e / 2.0)).tolist()), math.fsum((e * e).tolist()), dh))
-    return CompositionResult("advanced", val, delta, int(e.size), True, "", "thesis")
+        st, sq = math.fsum((e * np.tanh(e / 2.0)).tolist()), math.fsum((e * e).tolist())
+        val = float(advanced_bound(st, sq, dh))
+    big_l = -math.log(dh)
+    # ln(1/δ̂) errs by the relative error of δ̂: that of its log1p difference (terms of size |ln(1−δ)|, |Σ ln(1−δᵢ)|)
+    x = math.log1p(-delta) - _log1m_prod(d)
+    rel_dh = margin(1.0, (abs(math.log1p(-delta)) + abs(_log1m_prod(d)) + d.size * ULP_TERMS * delta) / abs(x))
+    root = val - st
+    err = margin(st, root) + (root * rel_dh / (2.0 * big_l) if big_l > 0 else 0.0)
+    return CompositionResult("advanced", round_up(val, err), delta, int(e.size), True, "", "thesis")
 
 
 def advanced_composition_drv(epsilon, *, k, delta, delta_each=0.0) -> CompositionResult:
@@ -272,8 +287,11 @@ def advanced_composition_drv(epsilon, *, k, delta, delta_each=0.0) -> Compositio
     dp = delta - k * float(delta_each)
     if dp <= 0:
         return _invalid("advanced_drv", delta, k, "kδ₀ already uses up the target δ")
-    val = e0 * math.sqrt(2.0 * k * -math.log(dp)) + k * e0 * _expm1(e0)
-    return CompositionResult("advanced_drv", val, delta, k, True, "", "external")
+    a, b = e0 * math.sqrt(2.0 * k * -math.log(dp)), k * e0 * _expm1(e0)
+    # δ′ = δ − kδ₀ is one rounding of size δ + kδ₀: ln(1/δ′) errs by that relative error
+    rel = margin(delta, k * float(delta_each), ops=2) / dp if dp < delta else 0.0
+    err = margin(a, b) + a * rel / (2.0 * -math.log(dp))
+    return CompositionResult("advanced_drv", round_up(a + b, err), delta, k, True, "", "external")
 
 
 def kov_analytic_composition(epsilon, *, k, delta, delta_each=0.0) -> CompositionResult:
@@ -285,7 +303,10 @@ def kov_analytic_composition(epsilon, *, k, delta, delta_each=0.0) -> Compositio
     base = k * e0 * math.tanh(e0 / 2.0)
     b2 = base + e0 * math.sqrt(2.0 * k * math.log(math.e + math.sqrt(k * e0 * e0) / dt))
     b3 = base + e0 * math.sqrt(2.0 * k * -math.log(dt))
-    return CompositionResult("kov_analytic", min(k * e0, b2, b3), delta, k, True, "", "external")
+    # each bound rounded up by its terms (δ̃ is computed exactly via log1p/expm1: ≤ a few roundings)
+    val = min(round_up(k * e0, margin(k * e0, ops=1)), round_up(b2, margin(base, b2 - base)),
+              round_up(b3, margin(base, b3 - base)))
+    return CompositionResult("kov_analytic", val, delta, k, True, "", "external")
 
 
 def _kov_terms(values: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
@@ -351,6 +372,9 @@ def kov_optimal_composition(epsilons, deltas=None, *, delta) -> CompositionResul
     terms = _kov_terms(vals, counts)
     lt = math.log(target)
     lo, hi = 0.0, terms[2]
+    # the float ln δ_opt errs by a few roundings of its terms' size (≤ T + ln-denominator): test against a target
+    # lowered by that much, so the ε_g found meets the exact target (issue 36 item 6)
+    lt = lt - margin(terms[2], terms[3], lt)
     if _kov_log_delta(*terms, 0.0) <= lt:
         return CompositionResult("kov_optimal", 0.0, delta, int(e.size), True, "", "external")
     if _kov_log_delta(*terms, hi) > lt:       # not even Σεᵢ meets it (rounding at the top): report Σεᵢ
@@ -729,7 +753,7 @@ def compose(mechanisms, *, delta, rule: Rule, pld_resolution=1e-4,
         if any(m.kind == "approx_dp" for m in ms):
             return _invalid(rule, delta, k, "approx_dp rows have no zCDP/RDP guarantee")
         if rule == "zcdp":
-            rho = math.fsum(m.count * mechanism_rho(m) for m in ms)
+            rho = sum_up(round_up(m.count * mechanism_rho(m), 0.0) for m in ms)
             # ρ underflows to 0 for ε ≲ 1e-154: the exact ε is then 0 as well
             eps_z = (zcdp_to_dp(rho, delta) if math.isfinite(rho) else math.inf) if rho > 0 else 0.0
             return CompositionResult("zcdp", eps_z, delta, k, True, "", "thesis-corrected")
@@ -889,8 +913,10 @@ def _odometer_log(lnn: float, delta_g: float) -> float:
 
 
 def _k_bound(sum_tail: np.ndarray, S: np.ndarray, x: float, delta_g: float) -> np.ndarray:
+    """K of [T] eq. 5.12 from its sums, rounded up (issue 36 item 6: a filter must not CONT on a rounding)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        return sum_tail + np.sqrt(2.0 * (S + x) * (1.0 + 0.5 * np.log(S / x + 1.0)) * math.log(2.0 / delta_g))
+        root = np.sqrt(2.0 * (S + x) * (1.0 + 0.5 * np.log(S / x + 1.0)) * math.log(2.0 / delta_g))
+        return round_up(sum_tail + root, margin(sum_tail, root, ops=16))
 
 
 def filter_bound(epsilons, *, epsilon_g, delta_g, c=FILTER_CONSTANT) -> float:
@@ -905,6 +931,38 @@ def filter_bound(epsilons, *, epsilon_g, delta_g, c=FILTER_CONSTANT) -> float:
     S = math.fsum((e * e).tolist())
     v = float(_k_bound(np.array([tail]), np.array([S]), x, dg)[0])
     return v if math.isfinite(v) else math.inf
+
+
+class _RunningSum:
+    """An exact running sum of floats (Shewchuk's partials, as math.fsum keeps them); ``value`` is correctly rounded.
+
+    A filter adds one request at a time: a float running sum drifts by up to k roundings after k requests, which
+    put the shown K below the exact one after 2,000 requests of ε₀ = 0.001 (issue 36).
+    """
+
+    def __init__(self, partials=()):
+        self.partials = list(partials)
+
+    def plus(self, x: float) -> "_RunningSum":
+        if not math.isfinite(x):
+            return _RunningSum([x])
+        if self.partials and not math.isfinite(self.partials[0]):
+            return _RunningSum(self.partials)
+        out = []
+        for y in self.partials:
+            if abs(x) < abs(y):
+                x, y = y, x
+            hi = x + y
+            lo = y - (hi - x)
+            if lo:
+                out.append(lo)
+            x = hi
+        out.append(x)
+        return _RunningSum(out)
+
+    @property
+    def value(self) -> float:
+        return math.fsum(self.partials)
 
 
 class PrivacyFilter:
@@ -924,13 +982,15 @@ class PrivacyFilter:
         self.c = c
         self.rho_g = zcdp_rho_for_epsilon(self.epsilon_g, self.delta_g, method="standard") if rule == "zcdp" else None
         self._x = _filter_x(self.epsilon_g, self.delta_g, c)
-        self.sum_eps = 0.0
-        self.sum_delta = 0.0
-        self.sum_sq = 0.0
-        self.sum_tail = 0.0
-        self.sum_rho = 0.0
+        self._sums = tuple(_RunningSum() for _ in range(5))     # ε, δ, ε², tail, ρ: exact running sums
         self.halted = False
         self.history: list[float] = []
+
+    sum_eps = property(lambda self: self._sums[0].value)
+    sum_delta = property(lambda self: self._sums[1].value)
+    sum_sq = property(lambda self: self._sums[2].value)
+    sum_tail = property(lambda self: self._sums[3].value)
+    sum_rho = property(lambda self: sum_up(self._sums[4].partials))
 
     def _bound(self, se, sd, sq, st, sr) -> float:
         if self.rule == "basic":
@@ -952,9 +1012,10 @@ class PrivacyFilter:
         r = float(rho) if rho is not None else half_square(e, 1.0)
         if self.rule == "zcdp" and rho is not None:
             check_positive(rho, name="rho")
-        se, sd = self.sum_eps + e, self.sum_delta + d
-        sq, st = self.sum_sq + e * e, self.sum_tail + (float(_tail(np.float64(e))) if e < 700 else math.inf)
-        sr = self.sum_rho + r
+        new = tuple(acc.plus(v) for acc, v in zip(self._sums, (
+            e, d, e * e, float(_tail(np.float64(e))) if e < 700 else math.inf, r)))
+        se, sd, sq, st = (acc.value for acc in new[:4])
+        sr = sum_up(new[4].partials)
         if self.rule == "basic":
             # relative slack 1e-12: a budget spent exactly (0.001 × 1000) must not HALT through rounding
             halt = sd > self.delta_g * (1 + 1e-12) or se > self.epsilon_g * (1 + 1e-12)
@@ -965,7 +1026,7 @@ class PrivacyFilter:
         if halt:
             self.halted = True
             return False
-        self.sum_eps, self.sum_delta, self.sum_sq, self.sum_tail, self.sum_rho = se, sd, sq, st, sr
+        self._sums = new
         self.history.append(self._bound(se, sd, sq, st, sr))
         return True
 
@@ -1022,9 +1083,9 @@ def odometer_basic(epsilons, deltas=None, *, delta_prime) -> float:
     """Basic privacy odometer ([T] Thm 5.3.7): Σεᵢ, or ∞ if Σδᵢ > δ′."""
     e = _eps_list(epsilons)
     d = _delta_list(deltas, e.size)
-    if math.fsum(d.tolist()) > float(delta_prime):
+    if _exceeds(d, float(delta_prime)):
         return math.inf
-    return math.fsum(e.tolist())
+    return sum_up(e.tolist())
 
 
 def odometer_fixed_x(epsilons, deltas=None, *, delta_g, x) -> float:
@@ -1032,7 +1093,7 @@ def odometer_fixed_x(epsilons, deltas=None, *, delta_g, x) -> float:
     e = _eps_list(epsilons)
     d = _delta_list(deltas, e.size)
     dg, x = _delta_g(delta_g), check_positive(x, name="x")
-    if math.fsum(d.tolist()) > dg / 2.0:
+    if _exceeds(d, dg / 2.0):
         return math.inf
     tail = math.fsum(_tail(e).tolist())
     v = float(_k_bound(np.array([tail]), np.array([math.fsum((e * e).tolist())]), x, dg)[0])
@@ -1058,8 +1119,11 @@ def _odometer_advanced_vec(tail: np.ndarray, S: np.ndarray, dg: float, g: float,
     L = _odometer_log(lnn, dg)
     inside = (S >= g * (1 - 1e-12)) & (S <= 1.0 + 1e-12)
     with np.errstate(over="ignore", invalid="ignore"):
-        b17 = tail + np.sqrt(2.0 * S * L)
-        b18 = tail + np.sqrt(2.0 * (g + S) * (1.0 + 0.5 * np.log1p(S / g)) * math.log(4.0 * log2n / dg))
+        r17 = np.sqrt(2.0 * S * L)
+        r18 = np.sqrt(2.0 * (g + S) * (1.0 + 0.5 * np.log1p(S / g)) * math.log(4.0 * log2n / dg))
+        # rounded up (issue 36 item 6)
+        b17 = round_up(tail + r17, margin(tail, r17, ops=16))
+        b18 = round_up(tail + r18, margin(tail, r18, ops=16))
     out = np.where(inside, b17, b18)
     return np.where(np.isfinite(out), out, np.inf)
 
@@ -1074,7 +1138,7 @@ def odometer_advanced(epsilons, deltas=None, *, delta_g, n=None, gamma=None) -> 
     d = _delta_list(deltas, e.size)
     dg = _delta_g(delta_g)
     g, lnn, log2n = _granularity(n, gamma)
-    if math.fsum(d.tolist()) > dg / 2.0:
+    if _exceeds(d, dg / 2.0):
         return math.inf
     tail = math.fsum(_tail(e).tolist())
     S = math.fsum((e * e).tolist())
@@ -1082,8 +1146,10 @@ def odometer_advanced(epsilons, deltas=None, *, delta_g, n=None, gamma=None) -> 
 
 
 def _zcdp_odometer(R, L):
-    """R + 2√(R·L) of [T] Thm 5.7.6; elementwise."""
-    return R + 2.0 * np.sqrt(R * L)
+    """R + 2√(R·L) of [T] Thm 5.7.6; elementwise, rounded up (issue 36 item 6)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        root = 2.0 * np.sqrt(R * L)
+        return round_up(R + root, margin(R, root))
 
 
 def odometer_zcdp(rhos, *, delta_g, n=None, gamma=None) -> float:
@@ -1094,7 +1160,7 @@ def odometer_zcdp(rhos, *, delta_g, n=None, gamma=None) -> float:
     r = _eps_list(rhos, "rhos")
     dg = _delta_g(delta_g)
     g, lnn, _ = _granularity(n, gamma)
-    R = math.fsum(r.tolist())
+    R = sum_up(r.tolist())
     if not (g * (1 - 1e-12) <= 2.0 * R <= 1.0 + 1e-12):
         return math.nan
     return float(_zcdp_odometer(R, _odometer_log(lnn, dg)))

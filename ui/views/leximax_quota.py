@@ -231,6 +231,11 @@ def quota_tab():
     if k > len(pool):
         st.warning(f"The panel size k = {k} is larger than the pool ({len(pool)} people): choose k ≤ {len(pool)}.")
         return
+    size = lx.leximin_size(pool, qf.quotas())
+    if not size.fits:
+        # refused before any solver runs: the quota check alone would hold the whole types × quotas matrix
+        show_problem("The leximin cannot be computed for this pool:", size.message())
+        return
     qframe = qf.table
     with st.expander("Quotas (editable)", expanded=src == "tiny"):
         # keyed by the quota table itself: edits made for one file never land on another file's rows
@@ -305,9 +310,10 @@ def quota_tab():
     with d3:
         download_csv(view.tables["lottery"], filename="leximin_lottery.csv", key="lx_dl_q_lottery",
                      label="Lottery by type, exact probabilities (CSV)")
-    with d4:
-        download_csv(view.tables["lottery_file"], filename="leximin_lottery_assemblies.csv",
-                     key="lx_dl_q_lottery_sf", label="Lottery as 1,000 panels, Strat App format (CSV)")
+    if "lottery_file" in view.tables:
+        with d4:
+            download_csv(view.tables["lottery_file"], filename="leximin_lottery_assemblies.csv",
+                         key="lx_dl_q_lottery_sf", label="Lottery as 1,000 panels, Strat App format (CSV)")
     st.caption("The 1,000-panel lottery has one column per panel (Assembly 0, Assembly 1, …), as sortition-algorithms "
                "writes multiple selections: draw one column uniformly. Its panel frequencies round the exact "
                "probabilities to multiples of 1/1,000.")
@@ -325,10 +331,12 @@ def _solve(pool, quotas, k, id_col, *, shared: bool, verdict_area):
     auto = len(pool) <= AUTO_POOL
     s1, s2 = st.columns(2)
     seed = int(seed_input(key="lx_q_seed", label="Seed (initial panels, draws)", container=s1))
-    tlim = s2.slider("Time limit (s)", 10, 600, 120, step=10, key="lx_q_time", bind="query-params", disabled=auto,
+    tlim = s2.slider("Computation limit (CPU seconds)", 10, 600, 120, step=10, key="lx_q_time", bind="query-params",
+                     disabled=auto,
                      help=(f"Pools of up to {AUTO_POOL} people are solved at once without a limit; this applies to "
-                           "larger pools.") if auto else "The lowest chances found by then are exact; the rest is "
-                                                          "reported as a partial result.")
+                           "larger pools.") if auto else "Seconds of computation (CPU time), not of waiting: a busy "
+                                                          "server takes longer but gives the same result. A run "
+                                                          "stopped at the limit says what it has proved so far.")
     if auto:
         tlim = 120          # a small pool finishes in well under a second: the limit is not what the user set
     run_key = (hashlib.sha256(pd.util.hash_pandas_object(pool, index=False).values.tobytes()).hexdigest(),
@@ -354,7 +362,7 @@ def _solve(pool, quotas, k, id_col, *, shared: bool, verdict_area):
                 status.update(label="Failed", state="error")
                 show_problem("The leximin lottery could not be computed:", exc)
                 return seed, tlim, None, run_key
-            status.update(label=f"Done in {dist.seconds:.1f} s", state="complete")
+            status.update(label=f"Done: {dist.seconds:.1f} s of computation", state="complete")
         remember_leximin(run_key, dist, shared=shared)
     dist = recall_leximin(run_key)
     if dist is None:
@@ -367,6 +375,9 @@ def panel_draw_section(pool, quotas, dist, k, id_col, seed, run_key, pool_file) 
     """Draw one panel from the lottery (seeded, logged); its members with their features, one row per member."""
     qlog = st.session_state.setdefault("lx_q_log", [])
     lottery_id = hashlib.sha256(repr(run_key).encode()).hexdigest()[:10]
+    if not len(dist.panels):
+        st.info("No panel can be drawn yet: the run stopped before it found a lottery. Raise the computation limit.")
+        return
     if st.button("Draw a panel", key="lx_q_draw", type="primary"):
         ds = seed + len(qlog)
         members = lx.draw_panel(dist, rng=ds)

@@ -1352,8 +1352,13 @@ def _quota_structure(pool: pd.DataFrame, quotas: Sequence[Quota], k: int):
     return features, uniq, sizes, tp, A, lo, hi
 
 
-#: Time limit of each quota-feasibility MIP and of the final lottery LP (small problems: milliseconds in practice).
+#: Kept for scripts that read it; no longer a limit (issue 35: limits are work, never wall time).
 CHECK_SECONDS = 60.0
+#: Work limits of each quota-feasibility MIP (branch-and-bound nodes) and of the final lottery LP (simplex
+#: iterations). These problems are small (types × quota rows) and solve at the root or in a few hundred iterations;
+#: the limits only stop a pathological instance, the same way on an idle and on a busy server.
+CHECK_NODES = 10_000
+CHECK_ITERATIONS = 1_000_000
 
 
 def _feasible_counts(A, lo, hi, sizes, k, *, lower=None) -> np.ndarray | None:
@@ -1363,13 +1368,14 @@ def _feasible_counts(A, lo, hi, sizes, k, *, lower=None) -> np.ndarray | None:
         cons.append(LinearConstraint(A, lo, hi))
     res = milp(np.zeros(T), constraints=cons, integrality=np.ones(T),
                bounds=Bounds(np.zeros(T) if lower is None else lower, sizes.astype(float)),
-               options={"time_limit": CHECK_SECONDS})
+               options={"node_limit": CHECK_NODES})
     if res.x is not None:
         return np.round(res.x).astype(int)
     if res.status == 2:                                  # proven infeasible
         return None
-    raise ValueError(f"Checking whether any panel meets the quotas did not finish within {CHECK_SECONDS:g} s "
-                     f"({len(sizes)} distinct combinations of quota values). Merge rare values or drop a quota.")
+    raise ValueError(f"Checking whether any panel meets the quotas did not finish within {CHECK_NODES:,} "
+                     f"branch-and-bound nodes ({len(sizes)} distinct combinations of quota values). Merge rare values "
+                     "or drop a quota.")
 
 
 def _seats(k: int) -> str:
@@ -1411,7 +1417,7 @@ def check_quotas(pool: pd.DataFrame, quotas: Sequence[Quota], *, k: int) -> Quot
             LinearConstraint(np.hstack([A, np.zeros((Q, Q)), -np.eye(Q)]), -np.inf, hi)]    # A c − s⁺ ≤ hi
     res = milp(cvec, constraints=cons, integrality=np.ones(T + 2 * Q),
                bounds=Bounds(np.zeros(T + 2 * Q), np.concatenate([sizes, np.full(2 * Q, np.inf)])),
-               options={"time_limit": CHECK_SECONDS})     # no answer in time: the report gives no relaxation
+               options={"node_limit": CHECK_NODES})       # no answer within it: the report gives no relaxation
     relax, seats = None, None
     if res.status == 0:
         sm = np.round(res.x[T:T + Q]).astype(int)
@@ -1480,13 +1486,33 @@ class PanelDistribution:
     complete: bool
     lp_solves: int
     ilp_solves: int
-    seconds: float
+    seconds: float                   # CPU seconds of this process (time.process_time), not wall time
+    upper_min: float = math.nan      # proven upper bound on the leximin's smallest chance (the relaxation's level)
+    stopped: str = ""                # why a partial run stopped: "cpu" (the user's limit), "work", "memory"
+
+    @property
+    def guaranteed_min(self) -> float:
+        """The smallest chance this lottery gives anyone: the leximin's is at least this (it maximises it)."""
+        return float(np.min(self.probabilities)) if len(self.probabilities) else 0.0
+
+
+#: Work limits of one HiGHS call inside the leximin (issue 35 item 1): simplex iterations and branch-and-bound
+#: nodes, never HiGHS's ``time_limit``, which is wall time and cut solves short on a busy server (the same settings
+#: then gave another lottery). The user's limit is CPU time of this process (``time.process_time``), checked between
+#: solves; these caps only bound one call. Both count per ``run()`` (HiGHS resets them), so a persistent model gets
+#: them afresh each time.
+SOLVE_ITERATIONS = 2_000_000
+SOLVE_NODES = 50_000
 
 
 def _limit(h, seconds: float) -> None:
-    """Give a persistent HiGHS object ``seconds`` more: its time limit counts the run time summed over every
-    ``run()`` of the object (``getRunTime``), not the time of the next run."""
-    h.setOptionValue("time_limit", float(h.getRunTime()) + max(1e-3, float(min(seconds, 1e9))))
+    """Bound the next ``run()`` of a HiGHS object by work: no wall-clock limit; no work at all when ``seconds``
+    (the CPU time left) is ≤ 0, else at most SOLVE_ITERATIONS simplex iterations and SOLVE_NODES MIP nodes."""
+    import highspy
+
+    h.setOptionValue("time_limit", highspy.kHighsInf)
+    h.setOptionValue("simplex_iteration_limit", SOLVE_ITERATIONS if seconds > 0 else 0)
+    h.setOptionValue("mip_max_nodes", SOLVE_NODES if seconds > 0 else 0)
 
 
 def _highs_status(highspy, h) -> str:
@@ -1836,19 +1862,99 @@ def _final_lottery(P: np.ndarray, sizes: np.ndarray, f: np.ndarray):
     c[-1] = 1.0
     A_ub = np.hstack([-pi.T, -np.ones((T, 1))])
     res = linprog(c, A_ub=A_ub, b_ub=-f, A_eq=np.concatenate([np.ones(Pn), [0.0]])[None, :], b_eq=[1.0],
-                  bounds=[(0, None)] * (Pn + 1), method="highs", options={"time_limit": CHECK_SECONDS})
+                  bounds=[(0, None)] * (Pn + 1), method="highs", options={"maxiter": CHECK_ITERATIONS})
     if res.status != 0:
-        raise RuntimeError(f"The final lottery over {Pn} panels did not solve within {CHECK_SECONDS:g} s "
-                           f"({res.message}).")
+        raise RuntimeError(f"The final lottery over {Pn} panels did not solve within {CHECK_ITERATIONS:,} simplex "
+                           f"iterations ({res.message}).")
     q = np.clip(res.x[:Pn], 0.0, None)
     q[q < 1e-12] = 0.0
     q = q / q.sum()
     return q, float(res.x[-1])
 
 
+#: Memory budget of one leximin run (issue 35 item 3). The run's largest arrays are the dense quota matrix (quota rows
+#: × types) and its panels (types each, held several times while the final lottery is solved), so its memory grows
+#: with types × (quota rows + panels); a pool over the budget is refused before any work starts.
+LEXIMIN_MEMORY_BYTES = 512 * 2**20
+#: Panels a run may hold per type: the leximin's support needs at most types + 1 panels (a basic solution of the
+#: final LP) and Carathéodory's construction builds at most types + 2; column generation keeps the rest.
+PANELS_PER_TYPE = 3
+#: Copies of the panel matrix alive at once (the panels, their chances per type, the final LP's constraint matrix
+#: and its transpose), and bytes per HiGHS non-zero (value, index, and the row-wise copy) in the 5 solver models.
+_PANEL_COPIES, _NZ_BYTES, _MODELS = 4, 32, 5
+
+
+@dataclass(frozen=True)
+class LeximinSize:
+    """What a leximin run would hold in memory, estimated from the accepted input before it starts."""
+
+    people: int
+    features: int
+    quota_rows: int
+    types: int
+    bytes: int
+    budget: int
+    max_types: int
+
+    @property
+    def fits(self) -> bool:
+        return self.bytes <= self.budget
+
+    def message(self) -> str | None:
+        """None when the run fits; else what it would need, the budget and the largest pool shape accepted."""
+        if self.fits:
+            return None
+        return (f"This pool is too large for the leximin here: {self.people:,} people × {self.features} quota features "
+                f"({self.quota_rows:,} quota rows) form {self.types:,} distinct combinations of quota values, and the "
+                f"run would need about {_bytes_text(self.bytes)} of memory; the limit is {_bytes_text(self.budget)}, "
+                f"which fits at most {self.max_types:,} combinations with these quota rows. Merge rare values "
+                "(e.g. fewer age bands or regions) or drop a quota feature.")
+
+
+def _bytes_text(b: float) -> str:
+    for unit, size in (("GB", 2**30), ("MB", 2**20), ("kB", 2**10)):
+        if b >= size:
+            return f"{b / size:,.1f} {unit}"
+    return f"{int(b)} bytes"
+
+
+def _leximin_bytes(types: int, rows: int, features: int) -> int:
+    T = int(types)
+    panels = PANELS_PER_TYPE * (T + 1)
+    dense = 8 * T * (rows + _PANEL_COPIES * panels)
+    models = _MODELS * _NZ_BYTES * T * (features + 2)
+    return int(dense + models)
+
+
+def leximin_size(pool: pd.DataFrame, quotas: Sequence[Quota], *, budget: int = LEXIMIN_MEMORY_BYTES) -> LeximinSize:
+    """The memory a leximin run on ``pool`` would need: types × (quota rows + panels) in 8-byte numbers plus the
+    solver models, with the types counted from the pool (one pass, no solver). Blank answers count as a value here
+    (the run itself refuses them with their rows)."""
+    features = [f for f in dict.fromkeys(q.feature for q in quotas) if f in pool.columns]
+    R = len(quotas)
+    T = int(len(pool[features].astype(str).drop_duplicates())) if features and len(pool) else 0
+    need = _leximin_bytes(T, R, len(features))
+    lo, hi = 0, max(T, 1)
+    while _leximin_bytes(hi, R, len(features)) <= budget:
+        hi *= 2
+    while lo < hi:                                   # the largest type count within the budget
+        mid = (lo + hi + 1) // 2
+        if _leximin_bytes(mid, R, len(features)) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return LeximinSize(people=len(pool), features=len(features), quota_rows=R, types=T, bytes=need, budget=int(budget),
+                       max_types=lo)
+
+
+class _OutOfPanels(Exception):
+    """The run reached its panel cap (its memory budget): stop with the lottery found so far."""
+
+
 def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None, time_limit_s: float = 120.0,
                    progress: Callable[[float, str], None] | None = None, tol: float = 1e-7,
-                   relaxation_first: bool = True) -> PanelDistribution:
+                   relaxation_first: bool = True, memory_budget: int | None = LEXIMIN_MEMORY_BYTES
+                   ) -> PanelDistribution:
     """Leximin lottery over quota-feasible panels: maximise the smallest selection probability, then the next…
 
     Source: Flanigan, Gölz, Gupta, Hennig, Procaccia (2021) [F21] ([b] ref. 13), column generation with HiGHS;
@@ -1869,13 +1975,28 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
     which are only fixed once the master's own duals admit no better panel.
     Beyond [b]: [b] leximaxes group utilities over free marginals; here individual probabilities under quotas.
 
+    Limits (issue 35): ``time_limit_s`` is CPU time of this process (``time.process_time``), checked between
+    solver calls, and each call is bounded by iterations and nodes (:func:`_limit`), never by wall time, so a busy
+    server gives the same lottery as an idle one. ``memory_budget`` (bytes; None: no limit) refuses a pool whose
+    estimated run (:func:`leximin_size`) is larger, before any work, and caps the panels a run may hold. A run that
+    stops early returns ``complete=False`` with ``stopped`` saying why, the lottery found so far (its smallest chance,
+    ``guaranteed_min``, is a proven lower bound on the leximin's) and ``upper_min`` (the relaxation's first level, an
+    upper bound) when it was computed.
+
     Raises ValueError (with the quota report text) if the quotas are infeasible.
     """
-    t0 = time.perf_counter()
+    t0 = time.process_time()
+    w0 = time.perf_counter()                 # only for how often progress is said, never for a limit
     g = as_generator(rng)
     if id_col not in pool.columns:
         raise ValueError(f"The pool has no id column {id_col!r}.")
     ids = _ids(pool, id_col)
+    max_panels = None
+    if memory_budget is not None:
+        size = leximin_size(pool, quotas, budget=memory_budget)
+        if not size.fits:
+            raise ValueError(size.message())
+        max_panels = PANELS_PER_TYPE * (size.types + 1) + 64
     report = check_quotas(pool, quotas, k=k)
     if not report.feasible:
         msg = " ".join(report.problems)
@@ -1885,7 +2006,6 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
         raise ValueError(msg)
     features, uniq, sizes, tp, A, lo, hi = _quota_structure(pool, quotas, k)
     T = len(sizes)
-    N = sizes.astype(float)
     pricer = _Pricer(A, lo, hi, sizes, k)
     say = progress or (lambda frac, msg: None)
     panels: list[np.ndarray] = []
@@ -1894,24 +2014,44 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
     def add(c):
         key = c.astype(np.int16).tobytes()
         if key not in seen:
+            if max_panels is not None and len(panels) >= max_panels:
+                raise _OutOfPanels
             seen.add(key)
             panels.append(c)
             return True
         return False
 
     def left() -> float:
-        return time_limit_s - (time.perf_counter() - t0)
+        return time_limit_s - (time.process_time() - t0)
+
+    try:
+        return _leximin_run(ids, pool, quotas, k, g, tol, relaxation_first, t0, w0, say, panels, add, left,
+                            features, uniq, sizes, tp, A, lo, hi, pricer)
+    except _OutOfPanels:
+        # the memory budget's panel cap: the lottery over the panels found that maximises the smallest chance
+        f = np.ones(T)
+        return _distribution(ids, tp, features, uniq, sizes, panels, f, [], np.zeros(T, dtype=bool), complete=False,
+                             lp_solves=pricer.relax_solves, ilp_solves=pricer.solves, t0=t0, say=say,
+                             stopped="memory")
+
+
+def _leximin_run(ids, pool, quotas, k, g, tol, relaxation_first, t0, w0, say, panels, add, left,
+                 features, uniq, sizes, tp, A, lo, hi, pricer) -> PanelDistribution:
+    """The body of :func:`leximin_panels` (the relaxation first, then column generation), after validation."""
+    T = len(sizes)
+    N = sizes.astype(float)
+    bound: dict = {}
 
     # 2b. the leximin of the LP relaxation, and a lottery over panels that reaches it when there is one
     relax_lps = relax_mips = 0
     if relaxation_first and left() > 0:
-        fast = _leximin_by_relaxation(A, lo, hi, N, k, pricer, g, left, say, add, panels, tol)
+        fast = _leximin_by_relaxation(A, lo, hi, N, k, pricer, g, left, say, add, panels, tol, bound)
         relax_lps, relax_mips = fast[-2], fast[-1]
         if fast[0] is not None:
             f, levels, never, lottery = fast[:4]
             return _distribution(ids, tp, features, uniq, sizes, panels, f, levels, never, complete=True,
                                  lp_solves=relax_lps + pricer.relax_solves, ilp_solves=relax_mips + pricer.solves,
-                                 t0=t0, say=say, lottery=lottery)
+                                 t0=t0, say=say, lottery=lottery, upper_min=bound.get("upper", math.nan))
 
     # 3. initial panels by multiplicative weights, then cover every type that can be covered
     complete = True
@@ -1932,7 +2072,7 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
         if time.perf_counter() - last_say > 0.5:
             last_say = time.perf_counter()
             say(0.0, f"finding initial panels: {int(covered.sum())} of {T} types covered · "
-                     f"{time.perf_counter() - t0:.0f} s")
+                     f"{time.process_time() - t0:.0f} s of computation")
         if covered[t]:
             continue
         if not complete or left() <= 0:
@@ -2022,7 +2162,7 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
             last_say = now
             share = float(N[fixed].sum() / n_people)
             say(share, f"{share:.0%} of people fixed · level {z:.4f} · {len(panels)} panels · "
-                       f"{now - t0:.0f} s")
+                       f"{time.process_time() - t0:.0f} s of computation")
     lp_solves = master.solves + relax_lps
     if not complete:
         f[~fixed & ~unknown] = z
@@ -2037,7 +2177,8 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
             panels=np.zeros((0, T), dtype=np.int64), panel_probabilities=np.zeros(0), levels=(),
             never_selectable=tuple(i for i, t in zip(ids, tp) if never[t]), residual=math.nan, complete=False,
             lp_solves=lp_solves + 1 + pricer.relax_solves, ilp_solves=pricer.solves + 2 + relax_mips,
-            seconds=time.perf_counter() - t0)
+            seconds=time.process_time() - t0, upper_min=bound.get("upper", math.nan),
+            stopped="cpu" if left() <= 0 else "work")
     # the master's last weights meet every fixed level and z: the lottery to report if the final LP stalls
     held = None
     w = getattr(master, "q", None)
@@ -2046,10 +2187,11 @@ def leximin_panels(pool, quotas, *, k: int, id_col: str = "person_id", rng=None,
         held = (w, max(0.0, float(np.max(f - (w @ np.array(panels[:w.size], dtype=float)) / N))))
     return _distribution(ids, tp, features, uniq, sizes, panels, f, levels, never, complete=complete,
                          lp_solves=lp_solves + 1 + pricer.relax_solves, ilp_solves=pricer.solves + 2 + relax_mips,
-                         t0=t0, say=say, lowered=lowered, held=held)
+                         t0=t0, say=say, lowered=lowered, held=held, upper_min=bound.get("upper", math.nan),
+                         stopped="" if complete else ("cpu" if left() <= 0 else "work"))
 
 
-def _leximin_by_relaxation(A, lo, hi, N, k, pricer: _Pricer, g, left, say, add, panels, tol):
+def _leximin_by_relaxation(A, lo, hi, N, k, pricer: _Pricer, g, left, say, add, panels, tol, bound=None):
     """(f, levels, never, (lottery, shortfall), LP solves, MIPs) when a lottery over panels reaches the relaxation's
     leximin, else Nones and the counts, with the panels found left in ``panels`` for the column generation."""
     T = len(N)
@@ -2058,6 +2200,8 @@ def _leximin_by_relaxation(A, lo, hi, N, k, pricer: _Pricer, g, left, say, add, 
     if rel is None:
         return (*miss, None, 0, 0)
     f, levels, lps = rel
+    if bound is not None and levels:
+        bound["upper"] = float(levels[0][0])        # no lottery's smallest chance (among selectable people) is higher
     say(0.0, f"the relaxation's leximin has {len(levels)} levels; building panels")
     found, n_lp, mips = _face_panels(f * N, A, lo, hi, N, k, g, left, lambda m: say(0.0, m))
     lps += n_lp
@@ -2112,7 +2256,8 @@ def _leximin_by_relaxation(A, lo, hi, N, k, pricer: _Pricer, g, left, say, add, 
 
 
 def _distribution(ids, tp, features, uniq, sizes, panels, f, levels, never, *, complete: bool, lp_solves: int,
-                  ilp_solves: int, t0: float, say, lowered: int = 0, lottery=None, held=None) -> PanelDistribution:
+                  ilp_solves: int, t0: float, say, lowered: int = 0, lottery=None, held=None,
+                  upper_min: float = math.nan, stopped: str = "") -> PanelDistribution:
     """The lottery over ``panels`` closest to the chances f (spec §6 step 6), or the given (lottery, shortfall),
     and the distribution it gives. ``held`` (weights over the first panels, shortfall) is used if that LP stalls."""
     N = sizes.astype(float)
@@ -2138,7 +2283,8 @@ def _distribution(ids, tp, features, uniq, sizes, panels, f, levels, never, *, c
     return PanelDistribution(
         person_ids=ids, probabilities=probs, type_index=tp, type_table=tt, panels=P, panel_probabilities=q,
         levels=tuple(levels), never_selectable=never_ids, residual=s + lowered * 1e-6, complete=complete,
-        lp_solves=lp_solves, ilp_solves=ilp_solves, seconds=time.perf_counter() - t0)
+        lp_solves=lp_solves, ilp_solves=ilp_solves, seconds=time.process_time() - t0, upper_min=upper_min,
+        stopped=stopped)
 
 
 def draw_panel(dist: PanelDistribution, *, rng) -> tuple[str, ...]:

@@ -31,7 +31,7 @@ from dpdash.common.formatting import number, percent
 from dpdash.common.view import Headline, ReportSection, Sentence, TabView, frozen_map
 
 __all__ = ["cohort_view", "simulation_view", "combine", "finite_view", "quota_view", "quota_infeasible_view",
-           "set_words"]
+           "set_words", "partial_sentence"]
 
 COHORT_QUESTION = ("Which chances of selection serve every group as well as possible, worst-off first, and what "
                    "does that give each group?")
@@ -294,16 +294,17 @@ def quota_view(pool: pd.DataFrame, quotas: Sequence[lx.Quota], dist: lx.PanelDis
                      + ", ".join(dist.never_selectable[:20]) + (" …" if n0 > 20 else "")
                      + ". Loosen the quotas of the categories they belong to if everyone must have a chance.")
         verdicts[1] = Sentence(verdicts[1].text, "warning")
-    if not dist.complete and not dist.levels:
-        warns.append("Time limit reached before any chance was settled: these chances come from a lottery over the "
-                     "panels found so far, not from the leximin (partial result). Raise the time limit for the "
-                     "full lottery.")
-    elif not dist.complete:
-        # the chances not yet fixed come from the lottery found so far: the leximin may give them more or less
-        warns.append("Time limit reached: the lowest chances are exact; the others come from the best lottery found "
-                     "so far and may still change (partial result). Raise the time limit for the full lottery.")
+    if not dist.complete:
+        warns.append(partial_sentence(dist))
     equal = k / n
-    headlines = (Headline("Smallest chance", percent(met.minimum), raw=met.minimum),
+    if dist.complete:
+        smallest = Headline("Smallest chance", percent(met.minimum), raw=met.minimum)
+    else:
+        # a stopped run shows what it has proved: a lower bound (this lottery) and, if known, an upper bound
+        upper = (f"; at most {percent(dist.upper_min)} (relaxation)" if np.isfinite(dist.upper_min) else "")
+        smallest = Headline("Smallest chance", f"≥ {percent(met.minimum)}" if met.minimum > 0 else "not proven yet",
+                            raw=met.minimum, note="Partial run: proven lower bound" + upper + ".")
+    headlines = (smallest,
                  Headline("Equal share k/n", percent(equal), raw=equal),
                  Headline("Largest chance", percent(met.maximum), raw=met.maximum),
                  Headline("Inequality (Gini)", lv.utility_text(met.gini), raw=met.gini,
@@ -335,16 +336,46 @@ def quota_view(pool: pd.DataFrame, quotas: Sequence[lx.Quota], dist: lx.PanelDis
             "10,000 random panels meet the quotas)."),
     }
     qt = [(q.feature, q.value, q.min, q.max) for q in quotas]
+    tables = {"chances": probs, "types": dist.type_table, "lottery": lottery}
+    if len(dist.panels):                # an empty lottery (stopped before its first panel) has no file to write
+        tables["lottery_file"] = sf.lottery_table(sf.lottery_panels(dist, n_selections=n_selections))
     script = {"k": int(k), "quotas": qt, "seed": int(seed), "pool_code": pool_code,
               "pool_records": None if pool_code else pool.to_dict("records"), "id_col": id_col, "n_people": n}
     return TabView(headlines=headlines, verdicts=tuple(verdicts) + _warn(warns),
-                   tables=frozen_map({"chances": probs, "types": dist.type_table, "lottery": lottery,
-                                      "lottery_file": sf.lottery_table(sf.lottery_panels(
-                                          dist, n_selections=n_selections))}),
+                   tables=frozen_map(tables),
                    figures=frozen_map(figures), question=QUOTA_QUESTION,
                    params=frozen_map({"pool and quotas": source, "people": f"{n:,}", "panel size k": str(k),
                                       "quotas": str(len(quotas)), "seed": str(int(seed))}),
                    sections=(ReportSection("Lottery", (detail,)),), script=frozen_map(script), seed=int(seed))
+
+
+_STOPS = {"cpu": "Stopped at the computation limit ({seconds:.1f} s of CPU time)",
+          "work": "Stopped: one solver call reached its work limit (iterations or search nodes)",
+          "memory": "Stopped at the memory budget (the most panels a run may hold)"}
+
+
+def partial_sentence(dist: lx.PanelDistribution) -> str:
+    """Why a leximin run stopped and what it has proved (issue 35): the smallest chance its lottery guarantees (a
+    lower bound on the leximin's, never a bare 0) and the relaxation's upper bound when known."""
+    head = _STOPS.get(dist.stopped, "Stopped at the limit").format(seconds=dist.seconds)
+    if not dist.levels:
+        head += (" before any chance was settled: these chances come from a lottery over the panels found so far, "
+                 "not from the leximin (partial result).")
+    else:
+        head += (": the lowest chances are exact; the others come from the best lottery found so far and may still "
+                 "change (partial result).")
+    gmin = dist.guaranteed_min
+    upper = float(dist.upper_min)
+    if gmin > 0:
+        proved = (f" Proven so far: this lottery gives everyone at least {percent(gmin)}, so the leximin's smallest "
+                  "chance is at least that")
+    else:
+        n0 = int((np.asarray(dist.probabilities) <= 1e-12).sum())
+        proved = (f" Proven so far: nothing above zero for the smallest chance; the lottery found so far still leaves "
+                  f"{n0:,} {'person' if n0 == 1 else 'people'} without a chance")
+    if np.isfinite(upper):
+        proved += f"; no lottery can give everyone more than {percent(upper)} (the relaxed problem's bound)"
+    return head + proved + ". Raise the limit to continue; the same limit gives the same result on a busy server."
 
 
 def noise_view(U, N, *, epsilon, delta: Fraction | None = None) -> TabView:

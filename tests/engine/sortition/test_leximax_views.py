@@ -228,3 +228,29 @@ def test_quota_view_partial_with_levels_calls_only_the_fixed_chances_exact():
     assert "the lowest chances are exact; the others come from the best lottery found so far" in text
     assert "upper estimate" not in text
     assert "Time limit" not in " ".join(lxv.quota_view(pool, quotas, done, k=4, seed=0, source="Tiny").verdict_text)
+
+
+def test_a_stopped_run_shows_what_it_has_proved_never_a_bare_zero():
+    """Issue 35 item 1: a run stopped at its CPU limit says so, states the smallest chance its lottery guarantees
+    (recomputed here from its panels) and the relaxation's upper bound, both bracketing the complete run's."""
+    from dpdash.common.formatting import percent
+
+    pool, quotas = lx.volunteer_pool(2000, rng=1), lx.volunteer_quotas(100)
+    part = lx.leximin_panels(pool, quotas, k=100, rng=0, time_limit_s=1.0)
+    assert not part.complete and part.stopped == "cpu"
+    sizes = part.type_table["people"].to_numpy(float)
+    chances = (part.panel_probabilities @ part.panels) / sizes if len(part.panels) else np.zeros(len(sizes))
+    gmin = float(chances[part.type_index].min())
+    view = lxv.quota_view(pool, quotas, part, k=100, seed=0, source="Volunteers", pool_code="lx.volunteer_pool()")
+    text = " ".join(view.verdict_text)
+    assert "Stopped at the computation limit" in text and "s of CPU time" in text
+    card = next(h for h in view.headlines if h.label == "Smallest chance")
+    if gmin > 0:
+        assert f"this lottery gives everyone at least {percent(gmin)}" in text and card.value == f"≥ {percent(gmin)}"
+    else:
+        assert "nothing above zero" in text and card.value == "not proven yet"
+    full = lx.leximin_panels(pool, quotas, k=100, rng=0)
+    assert full.complete and gmin <= full.probabilities.min() + 1e-9
+    if np.isfinite(part.upper_min):
+        assert part.upper_min >= full.probabilities.min() - 1e-8
+        assert f"no lottery can give everyone more than {percent(part.upper_min)}" in text

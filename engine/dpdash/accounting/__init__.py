@@ -10,6 +10,7 @@ composition   composition rules, filters and odometers (``Mechanism``, ``compose
 budget        budget planning for a list of statistics (``plan_budget_first``, ``plan_accuracy_first``)
 maxinfo       max-information and adaptive-analysis bounds (``max_info_pure``, ``max_info_approx``) — seed 000
 public_info   privacy with public information, ε-DP_Z (``effective_epsilon_dpz``, ``compose_dpz``) — seed 001
+tones         one table from ε, ε′, δ and budget totals to a verdict's tone (good / neutral / warning), with reasons
 """
 
 from dpdash.accounting.budget import plan_accuracy_first, plan_budget_first

@@ -27,7 +27,7 @@ HYPOTHESIS_SEED := $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
 endif
 endif
 
-.PHONY: run test lint test-engine test-pages test-e2e test-hypothesis-random bench bench-targets clean
+.PHONY: run test lint test-engine test-pages test-e2e test-hypothesis-random bench bench-targets clean mutate
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; print(f"Using Python {v[0]}.{v[1]}"); \
@@ -90,6 +90,11 @@ $(ORACLE_VENV)/.stamp: bench/requirements-oracle.txt
 
 bench-targets: $(VENV)/.stamp-dev $(ORACLE_VENV)/.stamp
 	$(BIN)/python bench/bench_targets.py
+
+# Mutation testing with mutmut (issue 36 item 1), module by module against each module's own tests; hours, so not
+# part of `make test`. MODULES="conversions mechanisms" runs a subset; the table goes to bench/results/mutation.md.
+mutate: $(VENV)/.stamp-dev
+	$(BIN)/python bench/mutation_run.py $(MODULES) --children $(JOBS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .coverage

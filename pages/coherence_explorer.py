@@ -227,6 +227,23 @@ st.session_state["_coh_source_id"] = source_id
 if data_changed:
     for k in ("coh_bit_col", "coh_view", "coh_b_col", "coh_b_vals", "coh_pending_conditions"):
         st.session_state.pop(k, None)
+# The label, sensitive value, lens and groups chosen for each data source, so a detour (Data → Upload with no file →
+# Synthetic, or to another source and back) restores them (issue 31; they were reset, and the groups emptied,
+# because a control not drawn in a run loses its state).
+_memory = st.session_state.setdefault("_coh_memory", {})
+recall = dict(_memory.get(source_id, {}))
+
+
+def _recalled(key: str, allowed) -> object | None:
+    """The remembered choice for ``key`` on this data, if it is still allowed, when the control needs a value
+    (new data, or its state lost while it was not drawn)."""
+    if key not in recall or not (data_changed or key not in st.session_state):
+        return None
+    value = recall[key]
+    if isinstance(value, list):
+        value = [v for v in value if v in allowed]
+        return value or None
+    return value if value in allowed else None
 
 census_like = set(NIST_COLUMNS) <= set(df.columns)
 if source == "upload" and census_like:
@@ -246,7 +263,9 @@ named = next((c for c in df.columns if str(c).strip().casefold() in ci.LABEL_NAM
 for wanted in dict.fromkeys(c for c in (asked_label, named) if c in df.columns and c not in labels):
     st.warning(md_escape(ci.label_problem(df, wanted), max_len=400)
                + f" The label used instead is {md_quote(default_label)}.")
-if data_changed or st.session_state.get("coh_label", default_label) not in labels:
+if (back := _recalled("coh_label", labels)) is not None:
+    st.session_state["coh_label"] = back
+elif data_changed or st.session_state.get("coh_label", default_label) not in labels:
     st.session_state["coh_label"] = default_label
 label = sb.selectbox("Label (what a predictor tries to guess)", labels, index=labels.index(default_label),
                      key="coh_label", bind="query-params")
@@ -255,7 +274,9 @@ default_sv = "1" if (label == "DREM" and "1" in label_values) else _least_freque
 prev_label = st.session_state.get("_coh_prev_label")
 label_changed = prev_label is not None and prev_label != label and not data_changed
 st.session_state["_coh_prev_label"] = label
-if data_changed or label_changed or st.session_state.get("coh_sensitive", default_sv) not in label_values:
+if (back := _recalled("coh_sensitive", label_values)) is not None and recall.get("coh_label") == label:
+    st.session_state["coh_sensitive"] = back
+elif data_changed or label_changed or st.session_state.get("coh_sensitive", default_sv) not in label_values:
     st.session_state["coh_sensitive"] = default_sv
 sensitive = sb.selectbox("Sensitive value (coded −1)", label_values, index=label_values.index(default_sv),
                          key="coh_sensitive", bind="query-params",
@@ -263,7 +284,9 @@ sensitive = sb.selectbox("Sensitive value (coded −1)", label_values, index=lab
 lens_options = [c for c in df.columns if c != label]
 default_lens, left_out = ci.default_lens(df, label, preferred=NIST_LENS if census_like else ())
 lens_note = None
-if data_changed:
+if (back := _recalled("coh_lens", [c for c in lens_options])) is not None:
+    st.session_state["coh_lens"] = back
+elif data_changed:
     st.session_state["coh_lens"] = default_lens
 elif label in st.session_state.get("coh_lens", ()):
     # One column cannot play two roles: the new label leaves the lens, and the page says so.
@@ -280,7 +303,9 @@ if left_out and any(c not in lens for c in left_out):
 # Groups: presets + builder.
 # Census-like data also offers the SYN presets; a link naming one the data lacks is named in the link notice.
 group_options = {t: lab for t, lab in GROUP_PRESETS.items() if census_like or t not in SYN_PRESETS}
-if data_changed:
+if (back := _recalled("coh_groups", group_options)) is not None:
+    st.session_state["coh_groups"] = back
+elif data_changed:
     st.session_state["coh_groups"] = list(DEFAULT_GROUPS)
 chosen = multi_choice("Groups", group_options, key="coh_groups", default=DEFAULT_GROUPS, container=sb,
                       help="Overall averages can hide harm to a small group.")
@@ -295,6 +320,8 @@ for token in chosen:
     elif token in SYN_PRESETS:
         groups.append(co.GroupSpec(*SYN_PRESETS[token]))
 groups += [g for g in custom if all(c.column in df.columns for c in g.conditions)]
+_memory[source_id] = {"coh_label": label, "coh_sensitive": sensitive, "coh_lens": list(lens),
+                      "coh_groups": list(chosen)}
 groups = groups[:MAX_GROUPS]
 
 n_labelled = int(df[label].notna().sum())

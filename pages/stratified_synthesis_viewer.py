@@ -223,7 +223,8 @@ def _column_choices(frame: pd.DataFrame, digest: str, preferred: tuple) -> None:
     upload_table, err = c_upload_table(digest, frame, tuple(groups), None if label == "(none)" else label)
     if err:
         st.error(f"This file cannot be used: {md_escape(err, max_len=400)}")
-    else:
+    elif mode == "Synthetic data":
+        # the synthetic view's rows; the mean view states its own count (the averaged column may miss more rows)
         st.caption(md_escape(upload_table.source, max_len=400))
 
 
@@ -240,12 +241,12 @@ if source in TABLE_SOURCES:
             # The product's one bounded reader (dpdash.common.data.read_uploaded_csv) through its widget, which shows
             # what is wrong with a bad file (escaped) and any reading notes.
             dataset = csv_uploader("Upload a CSV", key="sv_upload", max_bytes=UPLOAD_MAX_BYTES, max_rows=200_000,
-                                   max_cols=30)
+                                   max_cols=30, missing_key="sv_na_missing")
             if dataset is not None:
                 upload_digest = hashlib.sha256(st.session_state["sv_upload"].getvalue()).hexdigest()
+                # the reading (missing-value codes) is part of the table's identity: a new reading re-derives
+                upload_digest += "-na" if st.session_state.get("sv_na_missing") else ""
                 upload_frame = dataset.frame
-            elif st.session_state.get("sv_upload") is None:
-                st.info("Upload a CSV to use your own data; until then the other views show the default data.")
         st.caption("Columns with ≤ 50 distinct values are categories; other numeric columns are cut into 5 "
                    "equal-width bins, in every view — bin edges computed from the data are not protected. A row is "
                    "left out only when it misses a value the view needs (the averaged column or a group column; in "
@@ -258,6 +259,21 @@ if source in TABLE_SOURCES:
                        "releases from it exactly as from the rows it summarises. Synthetic data needs the rows.")
         elif upload_frame is not None:
             _column_choices(upload_frame, upload_digest, upload_schema_groups)
+
+
+def upload_missing() -> str | None:
+    """What the Upload source still lacks before any result can be shown, or None when the upload is usable.
+
+    Issue 31: results are never shown for data the user did not give; until the file is usable the view shows
+    only this (UCI Adult's results used to appear under the Upload heading).
+    """
+    if source != "Upload" or upload_table is not None or is_summary:
+        return None
+    if st.session_state.get("sv_upload") is None:
+        return "No file yet: upload a CSV (a header row, one row per person) to see results for your data."
+    if upload_frame is None:
+        return "No results: the file above cannot be used (the message says why). Upload a corrected file."
+    return "No results yet: pick at least one group column above for this file."
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -433,6 +449,9 @@ def mean_view() -> None:
     slot = st.container()
     with st.container(border=True):
         draw_controls(main=True)
+    if (missing := upload_missing()) is not None:
+        slot.info(missing)
+        return
     inp = mean_inputs()
     render_mean(slot, inp, settings(inp["name"]))
 
@@ -440,7 +459,10 @@ def mean_view() -> None:
 if mode == "Mean estimation":
     mean_view()
 elif mode == "Synthetic data":
-    render_synth(settings(""), upload_table, upload_digest)
+    if (missing := upload_missing()) is not None:
+        st.info(missing)
+    else:
+        render_synth(settings(""), upload_table, upload_digest)
 else:
     from ui.views.partially_private import render_partially_private_release  # imported when first shown
     render_partially_private_release()

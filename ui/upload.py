@@ -6,8 +6,8 @@ import hashlib
 
 import streamlit as st
 
-from dpdash.common.data import (MAX_UPLOAD_BYTES, MAX_UPLOAD_COLS, MAX_UPLOAD_ROWS, DataValidationError, Dataset,
-                                read_uploaded_csv)
+from dpdash.common.data import (MAX_UPLOAD_BYTES, MAX_UPLOAD_COLS, MAX_UPLOAD_ROWS, NA_WORDS, DataValidationError,
+                                Dataset, read_uploaded_csv)
 from ui.text import md_escape
 
 
@@ -27,6 +27,25 @@ def uploaded_bytes(label: str, *, key: str, max_bytes: int = MAX_UPLOAD_BYTES, h
                      "Upload a smaller extract.")
         return None
     return data
+
+
+def missing_words_control(key: str, *, container=None) -> tuple[str, ...]:
+    """The one visible control over missing values (issue 31), bound to the link: the missing codes to read with.
+
+    Blank cells are always missing. ``NA``, ``N`` and ``None`` are values (North, Namibia, "no") unless the user
+    turns this on; in a column of numbers they are missing either way (the reader says how many).
+    """
+    target = container if container is not None else st
+    on = target.checkbox("Read NA, N and None as missing", key=key, bind="query-params",
+                         help="Blank cells are always missing. NA, N and None are kept as values (N can be North, "
+                              "NA Namibia) unless this is on; in a column of numbers they are missing either way.")
+    return ("", *NA_WORDS) if on else ("",)
+
+
+def show_row_labels(dataset: Dataset, *, container=None) -> None:
+    """The caption that says which columns were read as row labels and left out (R's rownames, pandas' index)."""
+    if dataset.row_label_note:
+        (container if container is not None else st).caption(md_escape(dataset.row_label_note, max_len=600))
 
 
 def show_upload_error(message: object, *, container=None) -> None:
@@ -57,16 +76,20 @@ def _parse(digest: str, _data: bytes, max_bytes: int, max_rows: int, max_cols: i
 def csv_uploader(label: str, *, key: str, max_bytes: int = MAX_UPLOAD_BYTES, max_rows: int = MAX_UPLOAD_ROWS,
                  max_cols: int = MAX_UPLOAD_COLS, min_rows: int = 2, help: str | None = None,
                  container=None, min_cols: int = 2, as_text: bool = False,
-                 missing_codes: tuple[str, ...] | None = None, max_cells: int | None = None) -> Dataset | None:
+                 missing_codes: tuple[str, ...] | None = None, max_cells: int | None = None,
+                 missing_key: str | None = None) -> Dataset | None:
     """Upload + validate a CSV; on a bad file show ``st.error`` with the reason and return None.
 
     Parsed data are cached per session, keyed by the SHA-256 of the bytes. ``min_cols`` and ``as_text`` are
     passed to ``dpdash.common.data.read_uploaded_csv``, and so are ``missing_codes`` (e.g. ``("",)`` where "N" is a
     real code such as North) and ``max_cells`` when given (defaults: the reader's). Notes (e.g. "read as Latin-1")
-    are shown as ``st.info``.
+    are shown as ``st.info``, and the row labels left out as a caption. With ``missing_key`` the missing-value
+    control (:func:`missing_words_control`) is drawn under the uploader and decides ``missing_codes``.
     """
     target = container if container is not None else st
     data = uploaded_bytes(label, key=key, max_bytes=max_bytes, help=help, container=target)
+    if missing_key is not None:
+        missing_codes = missing_words_control(missing_key, container=target)
     if data is None:
         return None
     dataset, error = _parse(hashlib.sha256(data).hexdigest(), data, max_bytes, max_rows, max_cols, min_rows,
@@ -76,4 +99,5 @@ def csv_uploader(label: str, *, key: str, max_bytes: int = MAX_UPLOAD_BYTES, max
         return None
     for note in dataset.notes:
         target.info(md_escape(note, max_len=600))
+    show_row_labels(dataset, container=target)
     return dataset

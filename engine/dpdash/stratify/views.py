@@ -21,7 +21,7 @@ import pandas as pd
 from dpdash.accounting import composition as accounting
 from dpdash.stratify import core as S
 from dpdash.stratify import verdicts as V
-from dpdash.common.data import code_column
+from dpdash.common.data import code_column, is_row_label_column
 from dpdash.common.formatting import number, percent
 from dpdash.common.view import Headline, Sentence, TabView, frozen_map
 
@@ -63,8 +63,11 @@ def suggest_group_columns(frame: pd.DataFrame, *, preferred: Sequence[str] = (),
 
 
 def numeric_columns(frame: pd.DataFrame) -> list[str]:
-    """Columns the mean view can average: numeric with at least two distinct values."""
-    return [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c]) and _levels(frame[c]) >= 2]
+    """Columns the mean view can average: numeric with at least two distinct values, and not row numbers (1…n in
+    order, or a ``rownames``-like column with a distinct value per row: issue 31, R's ``write.csv`` rownames were
+    averaged)."""
+    return [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c]) and _levels(frame[c]) >= 2
+            and not is_row_label_column(frame, c)]
 
 
 def suggest_value_column(frame: pd.DataFrame, *, exclude: Sequence[str] = (),
@@ -157,6 +160,61 @@ QUESTION_MEAN = ("Does releasing each group's mean on its own (full ε each) mak
                  "one global release, and what does the population mean pay?")
 QUESTION_SYNTH = ("Does fitting one synthesizer per group (full ε each) give each group a more faithful synthetic "
                   "table than one model of the whole table?")
+
+
+#: Where each simulation control applies (the page greys it out elsewhere): the Mixture draws k sizes from
+#: Dirichlet(α) for n records, the ACS preset scales the paper's Table 3 to n, the categorical table has n, k, α.
+_APPLIES = {"alpha": ("Mixture", "Categorical"), "k": ("Mixture", "Categorical"),
+            "n": ("Mixture", "ACS preset", "Categorical"), "tau": ("Mixture", "ACS preset"),
+            "sigma_mode": ("Mixture", "ACS preset"), "weights": ("Mixture", "ACS preset")}
+
+
+def mean_parameters(settings: dict, *, source: str, data_name: str, data: dict | None = None) -> dict:
+    """The Mean view's parameters file: exactly the analysis shown (issue 31 item 5), so it reads back as that.
+
+    ``settings`` holds the page's control values by name (epsilon, epsilons, reps, seed, min_frac, small_strata,
+    estimator, R, gamma, clip_mode, alpha, k, n, tau, sigma_mode, weights, holdout, epsilon_weights,
+    parity_normalized); only those that shape this view are kept: γ and the clipping width with the Laplace
+    estimator, α, k, n, τ, the spread and the group weights with the simulated sources they belong to (the
+    holdout share with "from a public share", the extra ε with "noisy"). ``data`` (the view's data: ``value``,
+    ``groups``, ``center``, ``scale``, ``data`` file name) is recorded for a table source, whose value column, groups,
+    centre and scale make the analysis.
+
+    >>> p = mean_parameters(dict(epsilon=1.0, alpha=0.3, k=9, n=100, estimator="laplace", gamma=0.05,
+    ...                          clip_mode="paper"), source="Upload", data_name="Your upload",
+    ...                     data=dict(value="wage", groups=["race"], center=100.0, scale=40.0, data="w.csv"))
+    >>> [k for k in ("alpha", "k", "n", "value_column", "group_columns", "center", "scale") if k in p]
+    ['value_column', 'group_columns', 'center', 'scale']
+    """
+    keep = ("epsilon", "epsilons", "reps", "seed", "min_frac", "small_strata", "estimator", "R", "parity_normalized",
+            "paper")
+    out = {"mode": "mean", "source": data_name}
+    out.update({k: settings[k] for k in keep if k in settings})
+    if settings.get("estimator", "laplace") == "laplace":
+        out.update({k: settings[k] for k in ("gamma", "clip_mode") if k in settings})
+    out.update({k: settings[k] for k, where in _APPLIES.items() if source in where and k in settings})
+    if source in _APPLIES["weights"]:
+        if settings.get("weights") == "holdout" and "holdout" in settings:
+            out["holdout"] = settings["holdout"]
+        if settings.get("weights") == "noisy" and "epsilon_weights" in settings:
+            out["epsilon_weights"] = settings["epsilon_weights"]
+    if data and data.get("value") is not None:
+        out.update(value_column=data["value"], group_columns=list(data.get("groups", [])),
+                   center=data.get("center"), scale=data.get("scale"), data_file=data.get("data"))
+    return out
+
+
+def read_mean_parameters(text: str | bytes) -> dict:
+    """A parameters file of :func:`mean_parameters` read back (JSON), refused in plain words if it is not one."""
+    import json
+
+    try:
+        body = json.loads(text.decode("utf-8-sig") if isinstance(text, bytes) else text)
+    except (ValueError, UnicodeDecodeError):
+        raise ValueError("the file is not a parameters file (not JSON)") from None
+    if not isinstance(body, dict) or body.get("mode") != "mean":
+        raise ValueError("the file is not a Mean view parameters file (no \"mode\": \"mean\")")
+    return body
 
 
 def population_errors(df: pd.DataFrame, epsilon: float) -> tuple[float, float]:

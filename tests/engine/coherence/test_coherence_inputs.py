@@ -60,7 +60,7 @@ def test_acs12_default_lens_keeps_every_column_that_describes_a_person():
 
 
 @pytest.mark.parametrize("col, values, excluded", [
-    ("PWGTP", np.arange(60) * 3.5, True), ("weight", np.arange(60) * 1.0, False),  # body weight stays
+    ("PWGTP", np.arange(60) * 3.5, True), ("weight", np.arange(60) + 40.0, False),  # body weight stays
     ("fold", [1, 2, 3] * 20, True), ("part", ["train", "test"] * 30, True), ("id", np.arange(60), True),
     ("person_code", [f"p{i}" for i in range(60)], True), ("income", np.arange(60) * 1000.5, False),
 ])
@@ -182,3 +182,14 @@ def test_calibration_learns_the_servers_ratio_and_is_bounded():
     assert ci.calibration(None, predicted_s=1.0, actual_s=1e6) == 100.0
     assert ci.calibration(None, predicted_s=1.0, actual_s=0.0) == 0.5
     assert ci.calibration(4.0, predicted_s=0.0, actual_s=3.0) == 4.0  # nothing to learn from
+
+
+def test_row_numbers_are_left_out_of_the_default_lens_whatever_their_name():
+    """Issue 31: R's write.csv rownames (1…n) stayed in the lens and the forest memorised them (Arrests: W1 1.92
+    with it, 0.78 without). A frame that did not come through the reader still leaves them out."""
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"rownames": np.arange(1, 201), "n0": np.arange(200), "age": rng.integers(18, 80, 200),
+                       "colour": rng.choice(["White", "Black"], 200), "released": rng.choice(["Yes", "No"], 200)})
+    lens, left = ci.default_lens(df, "released")
+    assert set(left) == {"rownames", "n0"} and all("row numbers" in r for r in left.values())
+    assert lens == ["age", "colour"]

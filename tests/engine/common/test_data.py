@@ -222,7 +222,9 @@ def test_as_text_keeps_stripped_strings_without_numeric_inference():
     d = _read(text.encode(), as_text=True)
     assert d.frame["code"].tolist()[:3] == ["00", "01", "02"]  # leading zeros kept: not numbers
     assert d.frame["label"].tolist()[:2] == ["g0", "g1"]       # stripped
-    assert d.frame["label"].isna().sum() == 1                    # missing codes still missing
+    assert d.frame["label"].iloc[-1] == "NA"                     # issue 31: NA is a value unless asked
+    asked = _read(text.encode(), as_text=True, missing_codes=("", "NA", "N", "None"))
+    assert asked.frame["label"].isna().sum() == 1                # the missing codes asked for are missing
     mixed = ("a,b\n" + "1,2\n" * 29 + "x,2\n").encode()
     assert _read(mixed, as_text=True).frame["a"].iloc[-1] == "x"  # no "mixes numbers and text" error
 

@@ -267,3 +267,28 @@ def test_opendp_script_params_only_for_the_laplace_release_with_exact_weights():
     assert SV.opendp_script_params(source, estimator="coinpress", **common) is None
     assert SV.opendp_script_params(source, estimator="laplace", weights_mode="noisy", **common) is None
     assert SV.opendp_script_params(None, estimator="laplace", **common) is None
+
+
+# Issue 31 item 5: the parameters file records exactly the analysis shown, and reads back.
+_ALL = dict(epsilon=0.5, epsilons=[0.5], alpha=0.3, k=9, n=10_000, reps=30, seed=4, min_frac=0.001,
+            small_strata="pool", estimator="laplace", R=3.0, gamma=0.05, clip_mode="paper", tau=1.0,
+            sigma_mode="equal", weights="holdout", holdout=0.5, epsilon_weights=0.1, parity_normalized=False)
+
+
+def test_upload_parameters_name_the_data_not_the_simulation():
+    data = dict(value="wage", groups=["race", "health"], center=100.0, scale=40.0, data="wage.csv")
+    p = SV.mean_parameters(_ALL, source="Upload", data_name="Your upload", data=data)
+    assert (p["value_column"], p["group_columns"], p["center"], p["scale"]) == ("wage", ["race", "health"], 100, 40)
+    assert not {"alpha", "k", "n", "tau", "sigma_mode", "weights", "holdout", "epsilon_weights"} & set(p)
+    import json
+    assert SV.read_mean_parameters(b"\xef\xbb\xbf" + json.dumps(p).encode()) == p  # reads back, BOM or not
+
+
+def test_simulation_parameters_keep_only_the_controls_that_apply():
+    p = SV.mean_parameters(_ALL, source="Mixture", data_name="Mixture")
+    assert {"alpha", "k", "n", "tau", "sigma_mode", "weights", "holdout"} <= set(p) and "value_column" not in p
+    assert "epsilon_weights" not in p  # weights come from a public share, not noisy counts
+    acs = SV.mean_parameters({**_ALL, "estimator": "coinpress"}, source="ACS preset", data_name="ACS preset")
+    assert "n" in acs and not {"alpha", "k", "gamma", "clip_mode"} & set(acs)
+    with pytest.raises(ValueError, match="not a Mean view"):
+        SV.read_mean_parameters('{"mode": "synthesis"}')

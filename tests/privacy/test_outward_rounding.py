@@ -225,3 +225,17 @@ def test_planner_total_never_below(sens, rule):
     exact = min(exact_cks_epsilon(rho, 1e-6), exact_standard(rho, 1e-6), exact_bun_steinke(rho, 1e-6))
     assert mpmath.mpf(plan.epsilon) >= exact
     assert mpmath.mpf(plan.rho) >= rho
+
+
+def test_ledger_total_never_below_the_exact_sum():
+    from dpdash.common import ledger
+
+    eps = [0.1, 0.2, 0.3, 1 / 3, 0.7] * 7
+    with ledger.recording() as led:
+        for i, e in enumerate(eps):
+            ledger.record(f"step {i}", epsilon=e, delta=e * 1e-7, rho=e * e / 2)
+    tot = led.total()
+    assert Fraction(tot.epsilon) >= sum(Fraction(e) for e in eps)
+    assert Fraction(tot.delta) >= sum(Fraction(e * 1e-7) for e in eps)
+    assert Fraction(tot.rho) >= sum(Fraction(e * e / 2) for e in eps)
+    assert tot.epsilon <= math.fsum(eps) * (1 + 1e-15)

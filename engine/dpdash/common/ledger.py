@@ -63,11 +63,23 @@ class Ledger:
         return [s for s in self.spends if mechanism is None or s.mechanism == mechanism]
 
 
+def _sum_up(values: list[float]) -> float:
+    """Σ values rounded up (a total spent is a loss: never reported below its exact value, issue 36 item 6).
+
+    math.fsum is correctly rounded; the sign of the exact residual fsum(values − s) says whether it fell below.
+    (``dpdash.accounting.conversions.sum_up`` is the same; ``common`` may not import ``accounting``.)
+    """
+    s = math.fsum(values)
+    if not math.isfinite(s):
+        return s
+    return math.nextafter(s, math.inf) if math.fsum(values + [-s]) > 0.0 else s
+
+
 def _compose(spends: list[Spend], depth: int) -> Budget:
     here = [s for s in spends if len(s.group) == depth]
-    eps = sum(s.epsilon for s in here)
-    dl = sum(s.delta for s in here)
-    rho = sum(s.rho for s in here)
+    eps = _sum_up([s.epsilon for s in here])
+    dl = _sum_up([s.delta for s in here])
+    rho = _sum_up([s.rho for s in here])
     keys = {s.group[depth] for s in spends if len(s.group) > depth}
     if keys:
         parts = [_compose([s for s in spends if len(s.group) > depth and s.group[depth] == k], depth + 1)

@@ -37,6 +37,32 @@ class Sentence:
             raise ValueError(f"tone must be one of {TONES}, not {self.tone!r}")
 
 
+_SERIOUSNESS = {"good": 0, "neutral": 1, "warning": 2}
+
+
+def worst(*tones: str) -> str:
+    """The most serious of ``tones`` (good < neutral < warning); "good" when none is given.
+
+    >>> worst("good", "neutral"), worst()
+    ('neutral', 'good')
+    """
+    return max(tones, key=_SERIOUSNESS.__getitem__, default="good")
+
+
+def with_stakes(sentences, stake) -> tuple[Sentence, ...]:
+    """The verdict ``sentences`` with the lead sentence's tone raised to ``stake.tone`` (a
+    ``dpdash.accounting.tones.ToneCall``: the tone of the guarantee at stake) and the stake's reasons added as
+    sentences of that tone, each unless a sentence already says it (issue 34 item 3: a green box beside ε = 10).
+    """
+    out = list(sentences)
+    if not out:
+        return tuple(Sentence(r, stake.tone) for r in stake.reasons)
+    out[0] = Sentence(out[0].text, worst(out[0].tone, stake.tone))
+    said = " ".join(s.text for s in out)
+    out += [Sentence(r, stake.tone) for r in stake.reasons if r not in said]
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class Headline:
     """One headline number: ``value`` already formatted for reading; ``raw`` keeps the full value (tooltip, tests).

@@ -80,7 +80,8 @@ def make_noise_figure(mechanism: str, *, scale: float, half_width: float) -> go.
 
 def best_valid_envelope(curve: pd.DataFrame) -> pd.DataFrame:
     """Pointwise minimum over valid rules at each k (k, epsilon)."""
-    v = curve[curve["valid"] & np.isfinite(curve["epsilon"])]
+    eps = pd.to_numeric(curve["epsilon"], errors="coerce").astype(float)  # an empty curve (no rule ticked) is object
+    v = curve.assign(epsilon=eps)[curve["valid"].astype(bool) & np.isfinite(eps)]
     return v.groupby("k", as_index=False)["epsilon"].min()
 
 

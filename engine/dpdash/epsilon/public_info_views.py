@@ -26,7 +26,8 @@ import pandas as pd
 from dpdash.accounting import public_info as pinfo
 from dpdash.common.formatting import given
 from dpdash.epsilon.risk import posterior_bound
-from dpdash.common.view import Headline, ReportSection, Sentence, TabView, frozen_map
+from dpdash.accounting import tones
+from dpdash.common.view import Headline, ReportSection, Sentence, TabView, frozen_map, with_stakes
 
 PAPER = "Seeman, Slavković & Reimherr (2022), *A Formal Privacy Framework for Partially Private Data*"
 KIND_WORDS = {"discrete": "discrete Laplace", "continuous": "continuous Laplace"}
@@ -71,7 +72,7 @@ def invariant_view(*, epsilon: float, N: int, kind: str) -> TabView:
     return _view(
         headlines=(Headline("Effective ε*", f"{eps_star:.4f}", raw=eps_star),
                    Headline("ε* / ε", f"{ratio:.3f}", raw=ratio)),
-        verdicts=(Sentence(text, tone),),
+        verdicts=with_stakes((Sentence(text, tone),), tones.epsilon_tone(eps_star, name="the effective ε*")),
         tables={"numbers": _numbers([("effective ε* (Lemma 5)", eps_star), ("ε*/ε", ratio)])},
         figures={"band": dict(epsilon=eps, eps_star=eps_star, kind=kind, N=N),
                  "band_caption": f"The bar is ε* = {eps_star:.3f}; the shaded band is [ε, 2ε] = [{eps:g}, "
@@ -117,7 +118,9 @@ def correlated_view(*, epsilon: float, n: int, z0: float, z1: float, prior: floa
                    Headline("Effective ε = ε·Δ_z", f"{eff:.4g}", raw=eff),
                    Headline("Laplace scale needed to keep ε", f"{scale:.4g}", raw=scale,
                             note="Δ_z/ε instead of 1/ε (Corollary 1).")),
-        verdicts=(Sentence(text, "warning" if dz > 1 else "good"),),
+        # the guarantee is the correlated ε·Δ_z: a Δ_z of 2 is never good news, and its size sets the stake
+        verdicts=with_stakes((Sentence(text, "warning" if dz > 1 else "good"),),
+                             tones.epsilon_tone(eff, name="the effective ε")),
         tables={"numbers": _numbers([
             ("Δ_z (Example 3)", dz), ("effective ε (Example 3)", eff), ("Laplace scale to keep ε", scale),
             ("posterior lower bound, nominal ε", b_nom.lower), ("posterior upper bound, nominal ε", b_nom.upper),
@@ -211,7 +214,7 @@ def em_view(*, epsilon: float, n: int, kappa: int) -> TabView:
         headlines=(Headline(f"Realised ε at n = {int(n)}", f"{real:.4f}", raw=real,
                             note=f"{real - eps:+.4f} vs nominal"),
                    Headline("Large-n limit ε/κ + log(2 − e^(−ε/κ))", f"{lim:.4f}", raw=lim)),
-        verdicts=(verdict,),
+        verdicts=with_stakes((verdict,), tones.epsilon_tone(max(real, eps), name="the realised ε")),
         tables={"numbers": _numbers([(f"realised ε (κ = {kappa})", real), ("large-n limit", lim)])},
         figures={"audit": dict(n=int(n), current=eps), "excess": f"{real - eps:+.4f} vs nominal",
                  "alt": f"Line chart: realised ε of the truncated exponential mechanism against the nominal ε for "

@@ -86,13 +86,11 @@ def _big(x: float) -> str:
 
 
 def epsilon_guidance(epsilon: float) -> str | None:
-    """A warning for an ε so large it protects almost nothing (above 10), else None."""
-    if epsilon > 10:
-        odds = math.exp(min(epsilon, 700))
-        return (f"ε = {given(epsilon)} is extreme: it lets an attacker's odds grow by a factor of up to "
-                f"{number(odds) if odds < 1e6 else _big(odds)}, so it protects almost "
-                "nothing. Values up to about 1–2 are usual for one release: lower ε, or add noise.")
-    return None
+    """A warning for an ε so large it protects almost nothing (``dpdash.accounting.tones``: ε ≥ 10), else None."""
+    from dpdash.accounting import tones
+
+    call = tones.epsilon_tone(epsilon)
+    return call.text if call.tone == "warning" else None
 
 
 # --------------------------------------------------------------------------- Tab 2: composition
@@ -134,9 +132,12 @@ def composition_verdict(table: pd.DataFrame, *, releases: str, delta: float) -> 
 
 
 def total_guidance(table: pd.DataFrame) -> str | None:
-    """A warning when even the tightest valid total ε is extreme (above 10), with the fix; else None."""
+    """A warning when even the tightest valid total ε is extreme (``dpdash.accounting.tones``: 10 or more), with the
+    fix; else None."""
+    from dpdash.accounting import tones
+
     ok = table[table["valid"] & table["epsilon"].map(lambda v: math.isfinite(v))]
-    if ok.empty or float(ok["epsilon"].min()) <= 10:
+    if ok.empty or float(ok["epsilon"].min()) < tones.EPSILON_WARNING:
         return None
     best = float(ok["epsilon"].min())
     return (f"A total ε of {sig4(best)} protects almost nothing (an attacker's odds can grow by a factor of "

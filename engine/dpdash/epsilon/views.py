@@ -25,7 +25,8 @@ from dpdash.epsilon import budget_compare as bc
 from dpdash.epsilon import figures as ef
 from dpdash.epsilon import verdicts as ev
 from dpdash.common.formatting import given, power_of_ten
-from dpdash.common.view import Headline, ReportSection, Sentence, TabView, frozen_map
+from dpdash.accounting import tones
+from dpdash.common.view import Headline, ReportSection, Sentence, TabView, frozen_map, with_stakes
 
 num = ev.sig4  # one definition, shared with the verdicts
 
@@ -36,6 +37,13 @@ def _view(**kw) -> TabView:
         if k in kw:
             kw[k] = frozen_map(kw[k])
     return TabView(**kw)
+
+
+def _unsaid(call: tones.ToneCall, *, said_epsilon: bool) -> tones.ToneCall:
+    """``call`` without its ε reason when the tab's own guidance already says ε is extreme (the tone stays)."""
+    if not said_epsilon:
+        return call
+    return tones.ToneCall(call.tone, tuple(r for r in call.reasons if not r.startswith(("ε", "The total ε"))))
 
 
 # --------------------------------------------------------------------------- Tab 6: DP vs data splitting
@@ -132,10 +140,26 @@ def budget_view(plan, *, statistics: Sequence[Mapping], shares, mode: str, rule:
     else:
         worst = max(plan.allocations, key=lambda a: a.ratio) if plan.allocations else None
         missed = plan.mode == "budget_first" and worst is not None and worst.ratio > 1.0005
-        verdicts = (Sentence(ev.budget_verdict(plan), "warning" if missed else "good"),)
+        verdicts = with_stakes((Sentence(ev.budget_verdict(plan), "warning" if missed else "good"),),
+                               tones.privacy_tone(epsilon=plan.epsilon if math.isfinite(plan.epsilon) else None,
+                                                  delta=d, name="the total ε"))
+    gauss = [a for a, s in zip(plan.allocations, statistics)
+             if s.get("mechanism") in ("gaussian", "discrete_gaussian")]
+    if rule == "basic" and gauss and plan.feasible and d > 0:
+        used = sum(a.delta for a in gauss)
+        if used < 0.999 * delta:  # the basic sum adds the δᵢ; the planner gave each Gaussian statistic δ/(2k)
+            verdicts += (Sentence(
+                f"The basic rule gives each of the {len(gauss):,} Gaussian statistics δ/{2 * len(gauss):,} = "
+                f"{power_of_ten(gauss[0].delta)}, so the plan spends δ = {power_of_ten(used)} of the "
+                f"{power_of_ten(delta)} you allowed (the other rules need the rest for their own slack). Their ± "
+                "would be a little narrower with all of δ; the total stays within your δ.", "neutral"),)
     heads: list[Headline] = []
     if mode == "budget_first":
-        heads.append(Headline(f"Budget {unit}", given(plan.budget), raw=float(plan.budget)))
+        if unit == "ρ":  # the ε the user typed, and the ρ it converts to at δ (issue 34: only ρ was shown)
+            heads.append(Headline("Budget ε", given(budget), raw=float(budget),
+                                  note=f"at δ = {power_of_ten(delta)}"))
+        heads.append(Headline(f"Budget {unit}", given(plan.budget) if unit == "ε" else num(plan.budget),
+                              raw=float(plan.budget), note="the ε above as zCDP" if unit == "ρ" else ""))
         if plan.reserved > 0:
             heads.append(Headline(f"Reserve ({reserve * 100:g}%)", num(plan.reserved), raw=float(plan.reserved)))
         heads.append(Headline(f"Spent {unit}", num(spent), raw=float(spent)))
@@ -201,6 +225,9 @@ def budget_compare_view(rows: Sequence, *, note: Sentence | None = None) -> TabV
     best = bc.best_row(rows)
     verdicts = [note] if note is not None else []
     verdicts.append(Sentence(bc.budget_verdict(rows), "good" if best is not None else "warning"))
+    if rows:
+        verdicts = list(with_stakes(verdicts, tones.privacy_tone(epsilon=rows[0].epsilon_total,
+                                                                 delta=rows[0].delta_total, name="the total ε")))
     late = [r for r in rows if not r.valid and "time limit" in r.note]
     if late:
         verdicts.append(Sentence(f"{len(late)} of {len(rows)} rows stopped at the time limit of "
@@ -243,7 +270,9 @@ def budget_totals_view(totals: pd.DataFrame) -> TabView:
             heads.append(Headline("Adding up", num(float(basic["Total ε"].iloc[0])),
                                   raw=float(basic["Total ε"].iloc[0])))
     return _view(headlines=tuple(heads),
-                 verdicts=(Sentence(bc.totals_verdict(totals), "warning" if totals.empty else "good"),),
+                 verdicts=(Sentence(bc.totals_verdict(totals), "warning"),) if totals.empty else with_stakes(
+                     (Sentence(bc.totals_verdict(totals), "good"),),
+                     tones.epsilon_tone(float(totals["Total ε"].min()), name="the smallest total ε")),
                  tables={"totals": totals})
 
 
@@ -289,7 +318,9 @@ def noise_view(cal, *, query: str, neighbour: str, lower: float | None, upper: f
                             epsilon=cal.epsilon, delta=delta, rho=cal.rho, scale=cal.scale, by_rho=by_rho)
     warn = ev.noise_guidance(query=query, half_width=cal.half_width, lower=lower if lower is not None else 0.0,
                              upper=upper if upper is not None else 0.0, n=n, epsilon=cal.epsilon)
-    verdicts = (Sentence(text, "good"),) + ((Sentence(warn, "warning"),) if warn else ())
+    verdicts = with_stakes((Sentence(text, "good"),) + ((Sentence(warn, "warning"),) if warn else ()),
+                           tones.privacy_tone(epsilon=cal.epsilon, delta=delta if gauss else 0.0,
+                                              n=n if query not in COUNT_LIKE else None))
     heads = (Headline("Noise scale", num(cal.scale), raw=float(cal.scale),
                       note="b for Laplace, σ for Gaussian, t for discrete Laplace"),
              Headline("Noise std", num(cal.std), raw=float(cal.std)),
@@ -341,8 +372,17 @@ def composition_view(curve: pd.DataFrame, table: pd.DataFrame, *, mechanisms: Se
                                     [m.epsilon if m.kind in ("laplace", "pure_dp") else None for m in ms],
                                     [m.noise_multiplier if m.kind == "gaussian" else None for m in ms])
     guide = ev.total_guidance(table)
-    verdicts = (Sentence(ev.composition_verdict(table, releases=releases, delta=delta), "good"),) + (
-        (Sentence(guide, "warning"),) if guide else ())
+    ok = table[table["valid"] & table["epsilon"].map(math.isfinite)] if len(table) else table
+    if not list(rules):  # every rule unticked: nothing was computed, and the page must not look like good news
+        verdicts = (Sentence("No composition rule is ticked, so no total ε is computed: tick at least one rule.",
+                             "warning"),)
+    elif ok.empty:
+        verdicts = (Sentence(ev.composition_verdict(table, releases=releases, delta=delta), "warning"),)
+    else:  # the guarantee is the tightest valid bound
+        verdicts = with_stakes((Sentence(ev.composition_verdict(table, releases=releases, delta=delta), "good"),)
+                               + ((Sentence(guide, "warning"),) if guide else ()),
+                               _unsaid(tones.privacy_tone(epsilon=float(ok["epsilon"].min()), delta=delta,
+                                                          name="the total ε"), said_epsilon=bool(guide)))
     heads = tuple(Headline(ef.RULE_PLAIN.get(r, r), num(e) if v else "not valid here", raw=float(e) if v else None)
                   for r, e, v in zip(table["rule"], table["epsilon"], table["valid"]))
     people = ef.composition_table_for_people(table, k=total)
@@ -389,7 +429,9 @@ def adaptive_view(trace: pd.DataFrame, halts: Mapping, *, epsilons: Sequence[flo
     text = ev.adaptive_verdict(answered=answered, requests=k, epsilon_g=epsilon_g, rule=rule)
     halted = {r: h.halt_round for r, h in halts.items()}
     return _view(
-        headlines=heads, verdicts=(Sentence(text, "good" if answered[rule] == k else "neutral"),),
+        headlines=heads, verdicts=with_stakes((Sentence(text, "good" if answered[rule] == k else "neutral"),),
+                                              tones.privacy_tone(epsilon=epsilon_g, delta=delta_g, n=n,
+                                                                 name="the budget ε_g")),
         tables={"adaptive": table},
         figures={"trace": trace, "halts": halted, "epsilon_g": epsilon_g,
                  "alt": f"Line chart: privacy-loss bound against request number 1 to {k:,}, one line per filter or "
@@ -418,11 +460,9 @@ def risk_view(*, epsilon: float, delta: float, prior: float, shape: str, mu: flo
 
     b = risk.posterior_bound(prior, epsilon=epsilon)
     adv = risk.advantage_bound(epsilon=epsilon, delta=delta)
-    guide = ev.epsilon_guidance(epsilon)
-    verdicts = [Sentence(ev.risk_verdict(prior=prior, epsilon=epsilon, lower=b.lower, upper=b.upper, advantage=adv,
-                                         delta=delta), "good" if not guide else "warning")]
-    if guide:
-        verdicts.append(Sentence(guide, "warning"))
+    verdicts = list(with_stakes((Sentence(ev.risk_verdict(prior=prior, epsilon=epsilon, lower=b.lower, upper=b.upper,
+                                                          advantage=adv, delta=delta), "good"),),
+                                tones.privacy_tone(epsilon=epsilon, delta=delta)))
     if delta > 0:
         verdicts.append(Sentence(f"With δ = {power_of_ten(delta)} > 0 there is no uniform posterior bound: with "
                                  "probability up to δ the release can reveal more. The range above holds outside "
@@ -533,7 +573,8 @@ def maxinfo_view(*, alpha: float, epsilon: float, n: int, beta: float | None, ta
                             raw=float(bound.product_bits)),
                    Headline("Corrected threshold γ(α)", num(gamma), raw=float(gamma)),
                    Headline("β used", num(beta_star), raw=float(beta_star))),
-        verdicts=(Sentence(ev.maxinfo_verdict(alpha=alpha, gamma=gamma, epsilon=epsilon, n=n, bits=bits), "good"),),
+        verdicts=with_stakes((Sentence(ev.maxinfo_verdict(alpha=alpha, gamma=gamma, epsilon=epsilon, n=n, bits=bits),
+                                       "good"),), tones.epsilon_tone(epsilon, name="ε of the selection step")),
         tables={"gamma": table},
         figures={"t": t, "g_mi": g_mi, "g_rz": g_rz, "crossover": cross, "inverse": inverse,
                  "inverse_tone": inverse_tone,

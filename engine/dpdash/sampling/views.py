@@ -36,7 +36,8 @@ from dpdash.sampling import census as cs
 from dpdash.sampling import figures as sf
 from dpdash.sampling import verdicts as sv
 from dpdash.sampling.frames import parse_numbers
-from dpdash.common.view import Headline, ReportSection, Sentence, TabView, frozen_map
+from dpdash.accounting import tones
+from dpdash.common.view import Headline, ReportSection, Sentence, TabView, frozen_map, with_stakes
 
 __all__ = ["simple_view", "random_view", "rounding_view", "cluster_view", "strata_view", "g4", "CALIBRATION"]
 
@@ -77,8 +78,17 @@ def g4(v) -> str:
 
 
 def tone_of(epsilon: float, epsilon_population: float) -> str:
-    """Good news when sampling cuts ε by more than 10%; a warning when it keeps (almost) all of it."""
+    """The news of sampling: good when it cuts ε by more than 10%, a warning when it keeps (almost) all of it. The
+    stake of the guarantee itself (:func:`stake`) raises it further in every view."""
     return "warning" if sv.gain_words(epsilon, epsilon_population) else "good"
+
+
+def stake(epsilon_population: float | None, delta_population: float | None = 0.0):
+    """The tone of the population guarantee ε′ (and δ′) by ``dpdash.accounting.tones`` (issue 34 item 3: a green box
+    beside ε′ = 5.4). Always the bound that is the guarantee: the upper ε′ of a random-size design, the design's
+    bound of a cluster design, Theorem 11's ε′ only when it covers every stratum."""
+    d = delta_population if delta_population is not None and math.isfinite(delta_population) else 0.0
+    return tones.privacy_tone(epsilon=epsilon_population, delta=d, name="the population ε′")
 
 
 def _calibration(cal: sp.Calibration, *, n: int, design: str = "", shortcut_label: str = "",
@@ -161,6 +171,7 @@ def simple_view(*, epsilon: float, delta: float, n: int, m: int, rate: float, sc
                                  rate=q if scheme == "poisson" else m / n, scheme=scheme, m=m, n=n, delta=delta,
                                  delta_population=a.delta_population, shortcut=a.epsilon_paper_approx)
         verdicts.append(Sentence(text, tone_of(eps, a.epsilon_population)))
+        verdicts = list(with_stakes(verdicts, stake(a.epsilon_population, a.delta_population)))
         if sv.gain_words(eps, a.epsilon_population):
             verdicts.append(Sentence("To gain from sampling, sample a smaller share of the population: lower m "
                                      "(or q).", "warning"))
@@ -254,7 +265,7 @@ def random_view(*, epsilon: float, n: int, target: float, family: str, base: str
     b, cal = rv.bounds, rv.calibration
     text = sv.random_size_verdict(epsilon=eps, n=n, mean_size=b.mean_size, tilted_mean=b.tilted_mean,
                                   lower=b.epsilon_lower, upper=b.epsilon_upper)
-    verdicts = [Sentence(text, tone_of(eps, b.epsilon_upper))]
+    verdicts = list(with_stakes([Sentence(text, tone_of(eps, b.epsilon_upper))], stake(b.epsilon_upper)))
     if sv.gain_words(eps, b.epsilon_upper):
         fix = ("remove the chance of sampling everyone (mixture) or lower ε" if family == "mixture" else
                "use a smaller ε or a narrower spread σ" if shape == "gaussian" else
@@ -322,7 +333,8 @@ def rounding_view(*, epsilon: float, n: int, target: float, rate: float, pair_n:
     amp = sp.amplify_randomized_rounding(epsilon=eps, rate=r)
     rstar = sp.randomized_rounding_crossover(epsilon=eps)
     text = sv.rounding_verdict(epsilon=eps, rate=r, epsilon_population=amp.epsilon_population, crossover=rstar)
-    verdicts = [Sentence(text, "warning" if r > rstar else tone_of(eps, amp.epsilon_population))]
+    verdicts = list(with_stakes([Sentence(text, "warning" if r > rstar else tone_of(eps, amp.epsilon_population))],
+                                stake(amp.epsilon_population)))
     errors = ((NO_AMP_BANNER.format(val=g4(amp.epsilon_population), eps=g4(eps), rstar=g4(rstar)),)
               if r > rstar else ())
     cal = sp.calibrate_randomized_rounding(epsilon_target=target, rate=r)
@@ -412,7 +424,7 @@ def cluster_view(*, epsilon: float, target: float, sizes: Sequence[int], n_drawn
     text = sv.cluster_verdict(epsilon=eps, n_drawn=ell, n_clusters=k, worst_lower=b.worst_lower,
                               worst_upper=b.worst_upper, naive_srs=b.naive_srs, equal_size=equal, within_rate=rw,
                               two_stage=two)
-    verdicts = [Sentence(text, tone_of(eps, design))]
+    verdicts = list(with_stakes([Sentence(text, tone_of(eps, design))], stake(design)))
     if sv.gain_words(eps, design):
         r_try = 0.1 if rw > 0.1 else rw / 10
         two_try = sp.two_stage_cluster_upper(s, epsilon=eps, n_drawn=ell, within_rate=r_try)
@@ -512,6 +524,8 @@ def strata_view(*, epsilon: float, target: float, strata: dict, m: int, value_ma
                                         shift_loss=deg.loss_all_counts)
     verdicts = [Sentence(design_text, "warning" if shift.l1_rounded > 0 or not covered or census
                          else tone_of(eps, a.epsilon_population))]
+    if covered:  # uncovered: the lead is a warning already and there is no ε′ to judge
+        verdicts = list(with_stakes(verdicts, stake(a.epsilon_population)))
     card_notes = [w for w in a.warnings if not w.startswith(("Theorem 11 does not cover", "Theorem 6 applies only"))]
     if uncovered:
         card_notes.append("Theorem 11 does not cover stratum " + ", ".join(f"“{x}”" for x in uncovered)

@@ -106,7 +106,8 @@ def test_correlated_view_against_exact_winf_and_bayes(eps, n, z0, z1, prior):
     assert v.headline("Effective ε = ε·Δ_z").raw == pytest.approx(eps * dz, rel=1e-12)
     assert v.headline("Effective ε = ε·Δ_z").value == f"{eps * dz:.4g}"
     assert v.headline("Laplace scale needed to keep ε").raw == pytest.approx(dz / eps, rel=1e-12)
-    assert v.verdicts[0].tone == ("warning" if dz > 1 else "good")
+    # the stake is the correlated ε·Δ_z (issue 36 item 5): a warning when Δ_z > 1, else by the tones table
+    assert v.verdicts[0].tone == ("warning" if dz > 1 or eps * dz >= 10 else "neutral" if eps * dz > 1 else "good")
     if dz > 1:   # at the card's precision (it said "ε = 4.8" beside the card's 4.81)
         assert f"moves the count by up to {dz}, so" in v.verdicts[0].text
         assert v.verdicts[0].text.endswith(f"protects only like ε = {eps * dz:.4g}.")

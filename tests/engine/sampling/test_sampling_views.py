@@ -306,8 +306,9 @@ def test_random_view_without_gain_says_how_to_get_one():
     lo, up, et = _theorem3(np.arange(n + 1), np.zeros(n + 1), n, 5.0)
     assert uni.headline("upper ε′ (Thm 3)").raw == pytest.approx(up, rel=1e-9)
     assert uni.headline("weighted average size").raw == pytest.approx(et, rel=1e-9)
-    assert [s.tone for s in uni.verdicts] == ["warning", "warning"]
-    assert "use a smaller ε or a smaller largest size" in uni.verdicts[1].text
+    # the lead, the stake of ε′ (a caution: 1 < ε′ < 10, issue 34) and the fix
+    assert 1 < up < 10 and [s.tone for s in uni.verdicts] == ["warning", "neutral", "warning"]
+    assert "use a smaller ε or a smaller largest size" in uni.verdicts[-1].text
     mix = vw.random_view(epsilon=1.0, n=n, target=0.5, family="mixture", base="point", mean=100.0, sd=0.0, low=0,
                          high=0, p_full=0.5)
     lo, up, et = _theorem3([100, n], [math.log(0.5), math.log(0.5)], n, 1.0)

@@ -469,7 +469,8 @@ def test_drawn_cohort_lists_members_with_attributes():
 def test_copy_as_code_script_is_offered():
     at = app()
     code = [c.value for c in at.code]
-    assert any("lx.leximax_marginals(V, k=k, alpha=alpha)" in c and "cvxpy_leximin" in c for c in code)
+    assert any("lx.leximax_marginals(V, k=k, alpha=alpha)" in c and "def saturation(V, k)" in c for c in code)
+    assert not any("cvxpy_leximin" in c for c in code)          # issue 34: a test-only library; scipy only now
     at = app(lx_tab=TAB_C)
     assert any("lx.leximin_panels" in c.value for c in at.code)
 

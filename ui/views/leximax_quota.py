@@ -60,7 +60,7 @@ def recall_leximin(key: tuple):
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def baseline_cached(pool: pd.DataFrame, quotas: tuple, k: int, seed: int):
-    return lx.uniform_panel_baseline(pool, list(quotas), k=k, rng=seed)
+    return lx.uniform_baseline(pool, list(quotas), k=k, rng=seed)
 
 
 #: token → (label, default panel size)
@@ -317,7 +317,8 @@ def quota_tab():
     st.caption("The 1,000-panel lottery has one column per panel (Assembly 0, Assembly 1, …), as sortition-algorithms "
                "writes multiple selections: draw one column uniformly. Its panel frequencies round the exact "
                "probabilities to multiples of 1/1,000.")
-    panel_draw_section(pool, quotas, dist, k, id_col, seed, run_key, pool_file)
+    draws = panel_draw_section(pool, quotas, dist, k, id_col, seed, run_key, pool_file)
+    view = lxv.combine(view, draws)            # the report includes what was drawn (panel, draw log, seed)
     download_json({"source": src, "k": k, "time_limit_s": tlim, "seed": seed,
                    "quotas": [q.__dict__ for q in quotas]}, filename="leximin_parameters.json", key="lx_dl_q_params")
     artefacts(view, key="lx_art_quota", figures=figs, script=sl.panel_script(**view.script))
@@ -371,13 +372,15 @@ def _solve(pool, quotas, k, id_col, *, shared: bool, verdict_area):
     return seed, tlim, dist, run_key
 
 
-def panel_draw_section(pool, quotas, dist, k, id_col, seed, run_key, pool_file) -> None:
-    """Draw one panel from the lottery (seeded, logged); its members with their features, one row per member."""
+def panel_draw_section(pool, quotas, dist, k, id_col, seed, run_key, pool_file):
+    """Draw one panel from the lottery (seeded, logged); its members with their features, one row per member.
+
+    Returns the draws' view (:func:`dpdash.sortition.views.draw_view`) for the report."""
     qlog = st.session_state.setdefault("lx_q_log", [])
     lottery_id = hashlib.sha256(repr(run_key).encode()).hexdigest()[:10]
     if not len(dist.panels):
         st.info("No panel can be drawn yet: the run stopped before it found a lottery. Raise the computation limit.")
-        return
+        return lxv.draw_view(qlog, lottery_id=lottery_id)
     if st.button("Draw a panel", key="lx_q_draw", type="primary"):
         ds = seed + len(qlog)
         members = lx.draw_panel(dist, rng=ds)
@@ -388,7 +391,8 @@ def panel_draw_section(pool, quotas, dist, k, id_col, seed, run_key, pool_file) 
         st.caption("The last panel was drawn from another lottery (other pool, quotas, k or seed); it is in the "
                    "draw log below. Press **Draw a panel** to draw from this one.")
         download_csv(pd.DataFrame(qlog), filename="panel_draw_log.csv", key="lx_dl_q_log", label="Draw log (CSV)")
-    elif qlog:
+        return lxv.draw_view(qlog, lottery_id=lottery_id)
+    if qlog:
         last = qlog[-1]
         st.success(f"Panel drawn with seed **{last['seed']}** at {last['time (UTC)']} UTC.")
         qt = lx.panel_quota_table(pool, quotas, last["members"].split(), id_col=id_col)
@@ -407,3 +411,5 @@ def panel_draw_section(pool, quotas, dist, k, id_col, seed, run_key, pool_file) 
         with m3:
             download_csv(pd.DataFrame(qlog), filename="panel_draw_log.csv", key="lx_dl_q_log",
                          label="Draw log (CSV)")
+        return lxv.draw_view(qlog, lottery_id=lottery_id, selected=selected, check=qt)
+    return lxv.draw_view(qlog, lottery_id=lottery_id)

@@ -32,7 +32,8 @@ __all__ = [
     "LeximaxResult", "leximax_marginals", "leximax_saturation", "OracleResult", "separation_oracle",
     "utilitarian_marginals", "maxmin_marginals", "IntegerLeximax", "integer_leximax_bruteforce",
     "sample_independent", "sample_dependent", "dependent_round", "realized_utilities", "MonteCarloSummary",
-    "monte_carlo", "poisson_binomial_pmf", "size_interval", "hoeffding_tail", "hoeffding_tail_refined",
+    "monte_carlo", "poisson_binomial_pmf", "size_interval", "hoeffding_tail", "hoeffding_tail_refined", "settle",
+    "SETTLE_TOL", "UniformBaseline", "uniform_baseline",
     "reverse_markov_lower",
     "sorted_profiles", "leximax_set", "elementwise_set", "tradeoff_set", "recursive_chain", "recursive_set",
     "significant_set", "interval_significant_member", "membership_table", "lemma19_check", "lemma18_check",
@@ -580,20 +581,40 @@ def hoeffding_tail(*, n: int, delta: float) -> float:
     return float(math.exp(-2.0 * delta * delta / n))
 
 
+#: Solver outputs within this distance of 0 or 1 are settled there before they enter a bound (issue 34): the LPs'
+#: tolerances (HIGHS_TOL, TAU, VERIFY_TOL) leave chances such as 0.99999999 that are 1 in exact arithmetic.
+SETTLE_TOL = 1e-6
+
+
+def settle(x, *, tol: float = SETTLE_TOL) -> tuple[np.ndarray, float]:
+    """(x with entries within ``tol`` of 0 or 1 set to it, the total distance moved).
+
+    The distance is what the settling costs a probability bound: a candidate at 1 − d is left out of a draw with
+    probability d, so a bound computed with it fixed holds up to d more (union bound) [derived].
+    """
+    x = np.asarray(x, dtype=float)
+    lo, hi = x < tol, x > 1 - tol
+    out = np.where(lo, 0.0, np.where(hi, 1.0, x))
+    return out, float(np.abs(out - x).sum())
+
+
 def hoeffding_tail_refined(V, x, *, delta: float) -> np.ndarray:
     """Hoeffding with ranges v_ij over the fractional candidates: exp(−2δ²/Σ_{0<x_i<1} v_ij²) per group.
 
     Source: [derived] refinement of [b] Lemma 15 (candidates with x_i ∈ {0, 1} are not random); 0 if the sum is 0.
+    Solver round-off is settled first (:func:`settle`): a chance of 0.99999999 is a decided candidate, not a
+    random one (issue 34: it raised a bound from 0.976 to 0.981); the distance settled is added to the bound, which
+    keeps it valid for the unsettled chances too.
     """
     if not delta > 0:
         raise ValueError("delta must be > 0.")
     V = np.asarray(V, dtype=float)
-    x = _check_x(x)
-    frac = (x > 1e-9) & (x < 1 - 1e-9)
+    x, moved = settle(_check_x(x))
+    frac = (x > 0.0) & (x < 1.0)
     s = (V[frac] ** 2).sum(axis=0)
     with np.errstate(divide="ignore"):
         out = np.where(s > 0, np.exp(-2.0 * delta ** 2 / np.where(s > 0, s, 1.0)), 0.0)
-    return out
+    return np.minimum(1.0, out + moved)
 
 
 def reverse_markov_lower(*, expected: float, threshold: float, maximum: float) -> float:
@@ -2351,31 +2372,98 @@ def selection_metrics(dist_or_probabilities, *, k: int) -> SelectionMetrics:
                             n_zero=int((p <= 1e-12).sum()), n_panels=npan)
 
 
-def uniform_panel_baseline(pool, quotas, *, k: int, n_draws: int = 100_000, rng=None,
-                           min_acceptance: float = 1e-4) -> np.ndarray | None:
-    """Selection probabilities of "uniform over quota-feasible panels", by rejection sampling of k-subsets.
+#: Fewest accepted panels for the uniform baseline: with fewer, a person's estimated chance (about k/n ± its
+#: standard error √(p/A)) is too rough for "x% of volunteers below" (issue 34: 25 accepted panels gave 62% with one
+#: seed and 43% with another).
+MIN_ACCEPTED = 1_000
+#: Batches of accepted panels kept apart for the batch bootstrap of the baseline's shares.
+BASELINE_BATCHES = 20
+#: Working memory of one batch of random panels (the draws' keys and the quota counts).
+BASELINE_BATCH_BYTES = 32 * 2**20
 
-    Returns per-person probabilities (pool order), or None when the acceptance rate is below ``min_acceptance``
-    (quota-feasible panels are too rare for rejection sampling). Baseline of spec §6 [derived].
+
+@dataclass(frozen=True)
+class UniformBaseline:
+    """Uniform over quota-meeting panels, estimated by rejection sampling: per-person chances (None when too few
+    panels were accepted), how many of how many random panels met the quotas, and the accepted hits in
+    BASELINE_BATCHES batches (for :meth:`share_below`'s interval)."""
+
+    probabilities: np.ndarray | None
+    accepted: int
+    draws: int
+    batch_hits: np.ndarray
+    batch_counts: np.ndarray
+
+    @property
+    def acceptance(self) -> float:
+        return self.accepted / self.draws if self.draws else 0.0
+
+    def share_below(self, threshold: float, *, level: float = 0.95, replicates: int = 400,
+                    rng=0) -> tuple[float, float, float]:
+        """(share, low, high): the share of people whose estimated chance is below ``threshold`` and a ``level``
+        percentile interval from a bootstrap over the batches of accepted panels (the batches are independent, so
+        resampling them carries the sampling error of every person's estimate into the share) [derived]."""
+        if self.probabilities is None:
+            raise ValueError("Too few accepted samples for an estimate.")
+        share = float((self.probabilities < threshold - 1e-9).mean())
+        g = as_generator(rng)
+        B = len(self.batch_counts)
+        picks = g.integers(0, B, size=(int(replicates), B))
+        reps = []
+        for row in picks:
+            c = self.batch_counts[row].sum()
+            if c == 0:
+                continue
+            reps.append(float(((self.batch_hits[row].sum(axis=0) / c) < threshold - 1e-9).mean()))
+        a = (1 - level) / 2
+        return share, float(np.quantile(reps, a)), float(np.quantile(reps, 1 - a))
+
+
+def uniform_baseline(pool, quotas, *, k: int, n_draws: int = 100_000, rng=None,
+                     min_accepted: int = MIN_ACCEPTED) -> UniformBaseline:
+    """Uniform over quota-feasible panels by rejection sampling of k-subsets, with its acceptance (issue 34).
+
+    Draws ``n_draws`` uniform k-subsets in batches of at most BASELINE_BATCH_BYTES and keeps those meeting every
+    quota. ``probabilities`` is None when fewer than ``min_accepted`` were accepted: the estimate is then
+    unavailable ("too few accepted samples"), never shown. Baseline of spec §6 [derived].
     """
     features, uniq, sizes, tp, A, lo, hi = _quota_structure(pool, quotas, k)
     n_draws = check_size(n_draws, name="n_draws")
     g = as_generator(rng)
     n = len(pool)
     M = A[:, tp].T.astype(np.int16)           # person × quota row membership
-    hits = np.zeros(n)
+    per_draw = 8 * n + 2 * k * max(1, len(lo)) + 8 * k
+    step = int(max(1, min(5_000, BASELINE_BATCH_BYTES // per_draw)))
+    hits = np.zeros((BASELINE_BATCHES, n))
+    counts = np.zeros(BASELINE_BATCHES)
     accepted = 0
-    for start in range(0, n_draws, 5_000):
-        b = min(5_000, n_draws - start)
+    for start in range(0, n_draws, step):
+        b = min(step, n_draws - start)
         idx = np.argpartition(g.random((b, n)), k - 1, axis=1)[:, :k]
         cnt = M[idx].sum(axis=1)
-        ok = np.all((cnt >= lo) & (cnt <= hi), axis=1)
-        if ok.any():
-            accepted += int(ok.sum())
-            np.add.at(hits, idx[ok].ravel(), 1.0)
-    if accepted == 0 or accepted / n_draws < min_acceptance:
+        ok = np.flatnonzero(np.all((cnt >= lo) & (cnt <= hi), axis=1))
+        for j, row in enumerate(ok):
+            batch = (accepted + j) % BASELINE_BATCHES
+            hits[batch, idx[row]] += 1.0
+            counts[batch] += 1
+        accepted += int(ok.size)
+    probs = hits.sum(axis=0) / accepted if accepted >= max(1, int(min_accepted)) else None
+    return UniformBaseline(probabilities=probs, accepted=accepted, draws=n_draws, batch_hits=hits,
+                           batch_counts=counts)
+
+
+def uniform_panel_baseline(pool, quotas, *, k: int, n_draws: int = 100_000, rng=None,
+                           min_acceptance: float = 1e-4) -> np.ndarray | None:
+    """Selection probabilities of "uniform over quota-feasible panels", by rejection sampling of k-subsets.
+
+    Returns per-person probabilities (pool order), or None when the acceptance rate is below ``min_acceptance``
+    (quota-feasible panels are too rare for rejection sampling). Baseline of spec §6 [derived]. The page uses
+    :func:`uniform_baseline`, which also reports acceptance and refuses too few accepted samples.
+    """
+    b = uniform_baseline(pool, quotas, k=k, n_draws=n_draws, rng=rng, min_accepted=1)
+    if b.accepted == 0 or b.acceptance < min_acceptance:
         return None
-    return hits / accepted
+    return b.probabilities
 
 
 # ---------------------------------------------------------------------------------------------------------

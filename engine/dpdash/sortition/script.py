@@ -2,17 +2,20 @@
 
 Each ``<tab>_script(**params) -> str`` returns a short, self-contained Python script that (1) recomputes the
 tab's numbers with this project's engine (the installed package, ``import dpdash.sortition.core``) and
-(2) recomputes them with an independent solver, then prints ``name = value`` lines for both and their
-difference. Selection chances of a group-leximax cohort are not unique (several chance vectors give the same
+(2) recomputes them with an independent solver written out in the script with scipy only (issue 34: a script runs
+wherever the package is installed; it needs no test-only library), then prints ``name = value`` lines for both and
+their difference. Selection chances of a group-leximax cohort are not unique (several chance vectors give the same
 group utilities, spec §5 "Uniqueness"), so the cohort script compares the group utilities, which are; the
 quota tab's leximin chances are unique per person, and its smallest chance is compared.
 
 References
 ----------
-Issue 15 item 2 (runnable code, cross-checked by an independent library). Independent solvers: cvxpy-leximin
-(Ogryczak–Śliwiński saturation, cvxpy + HiGHS) for the exact leximax profile; a direct scipy ``linprog``
-(HiGHS) maximin LP for the first level (any slack) and, on pools small enough to list every quota-meeting panel,
-for the quota tab's smallest chance. Models: [b] §4 (``003_4b386133f61617e9.txt``) and Flanigan et al. (2021).
+Issue 15 item 2 (runnable code, cross-checked by an independent library). Independent solvers, all scipy: the
+Ogryczak–Śliwiński saturation method for the exact leximax profile (it replaced cvxpy-leximin, a test-only library
+the script could not import after ``pip install``; issue 34); a direct ``linprog`` maximin LP for the first level
+(any slack); for the quota tab's smallest chance, an LP over every quota-meeting panel on pools small enough to
+list them, else, up to 500 people, column generation (``linprog`` master, ``milp`` pricing) written in the script
+(issue 31). Models: [b] §4 (``003_4b386133f61617e9.txt``) and Flanigan et al. (2021).
 """
 
 from __future__ import annotations
@@ -28,6 +31,10 @@ __all__ = ["cohort_script", "panel_script", "finite_script", "values_literal", "
 
 #: The quota script lists every k-subset of the pool for its independent LP only up to this many.
 MAX_PANELS_ENUMERATED = 200_000
+#: Larger pools (up to this many people) get the independent maximin by column generation written in the script.
+MAX_PEOPLE_COLUMN_GENERATION = 500
+#: The cohort script's independent saturation method solves about m² LPs: only up to this many groups.
+MAX_SATURATION_GROUPS = 40
 
 
 def values_literal(V) -> str:
@@ -46,7 +53,8 @@ def _header(what: str) -> str:
 
 def cohort_script(*, k: int, values_code: str | None = None, values=None,
                   alpha: Sequence[float] | None = None) -> str:
-    """Cohort tab: leximax chances and group utilities (engine) vs cvxpy-leximin and a direct maximin LP.
+    """Cohort tab: leximax chances and group utilities (engine) vs a saturation method and a direct maximin LP
+    (scipy only).
 
     Give the pool as ``values_code`` (an expression over ``lx``/``np`` that builds V, e.g. ``"lx.LX1_VALUES"``)
     or ``values`` (embedded as a literal). ``alpha`` is the slack per level (None: exact leximax).
@@ -76,19 +84,38 @@ print(f"independent.first_level = {-lp.fun:.9f}")
 print(f"difference.first_level = {abs(res.gammas[0] - (-lp.fun)):.3e}")
 """
     if exact:
-        s += """
-# 3. Independent: the whole leximax profile with cvxpy-leximin (saturation method, HiGHS)
-import cvxpy as cp
-import cvxpy_leximin
+        s += f"""
+# 3. Independent: the whole leximax profile by the saturation method (Ogryczak & Sliwinski), written out with
+#    scipy's linprog only: raise the worst-off level t, then fix every group that cannot get more than t.
+def saturation(V, k):
+    n, m = V.shape
+    A_eq, free, level = np.r_[np.ones(n), 0.0][None, :], np.ones(m, dtype=bool), np.zeros(m)
+    bounds = [(0, 1)] * n + [(None, None)]
+    while free.any():
+        # max t  s.t.  V^T x >= t (free groups), V^T x >= level (fixed groups), sum x = k, 0 <= x <= 1
+        top = linprog(np.r_[np.zeros(n), -1.0], A_ub=np.c_[-V.T, free.astype(float)],
+                      b_ub=np.where(free, 0.0, -level), A_eq=A_eq, b_eq=[k], bounds=bounds, method="highs")
+        t = -top.fun
+        floor = np.where(free, t, level) - 1e-9
+        done = []
+        for j in np.flatnonzero(free):    # can group j get more than t while every group keeps its floor?
+            best = linprog(np.r_[-V[:, j], 0.0], A_ub=np.c_[-V.T, np.zeros(m)], b_ub=-floor, A_eq=A_eq, b_eq=[k],
+                           bounds=bounds[:n] + [(0, 0)], method="highs")
+            if -best.fun <= t + 1e-7:
+                done.append(j)
+        if not done:                      # round-off only: fix one free group at the level
+            done = [int(np.flatnonzero(free)[0])]
+        level[done], free[done] = t, False
+    return level
 
-xv = cp.Variable(n)
-utils = [V[:, j] @ xv for j in range(m)]
-prob = cvxpy_leximin.Problem(cvxpy_leximin.Leximin(utils), [xv >= 0, xv <= 1, cp.sum(xv) == k])
-prob.solve(method="saturation", solver=cp.HIGHS)
-y_ind = np.array([u.value for u in utils])
-print(f"independent.worst_off_utility = {y_ind.min():.9f}")
-print(f"difference.worst_off_utility = {abs(y.min() - y_ind.min()):.3e}")
-print(f"difference.sorted_utilities = {np.abs(np.sort(y) - np.sort(y_ind)).max():.3e}")
+
+if m <= {MAX_SATURATION_GROUPS}:         # about m² small LPs
+    y_ind = saturation(V, k)
+    print(f"independent.worst_off_utility = {{y_ind.min():.9f}}")
+    print(f"difference.worst_off_utility = {{abs(y.min() - y_ind.min()):.3e}}")
+    print(f"difference.sorted_utilities = {{np.abs(np.sort(y) - np.sort(y_ind)).max():.3e}}")
+else:
+    print("independent.worst_off_utility = skipped: more than {MAX_SATURATION_GROUPS} groups")
 # The chances themselves need not agree: several chance vectors can give the same group utilities.
 """
     return s
@@ -139,9 +166,52 @@ lp = linprog(np.r_[np.zeros(F), -1.0], A_ub=np.c_[-P, np.ones(len(people))], b_u
 print(f"independent.smallest_chance = {-lp.fun:.9f}")
 print(f"difference.smallest_chance = {abs(p.min() - (-lp.fun)):.3e}")
 """
+    elif n is not None and n <= MAX_PEOPLE_COLUMN_GENERATION:
+        s += """
+# 2. Independent: the maximin over panels (the leximin's smallest chance) by column generation written out here,
+#    one variable per person: a master LP over the panels found (scipy linprog) and a pricing MIP (scipy milp)
+#    for the panel that the master's duals value most. Any duals bound the maximin from above, the master from
+#    below; the loop stops when they meet.
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+people = pool.reset_index(drop=True)
+n = len(people)
+Q = np.array([(people[q.feature].astype(str).str.strip() == q.value).to_numpy(float) for q in quotas])
+feasible = [LinearConstraint(np.ones((1, n)), k, k),
+            LinearConstraint(Q, [q.min for q in quotas], [q.max for q in quotas])]
+
+
+def best_panel(w):
+    r = milp(-np.asarray(w, dtype=float), constraints=feasible, integrality=np.ones(n), bounds=Bounds(0, 1),
+             options={"node_limit": 100_000, "mip_rel_gap": 1e-9})
+    return np.round(r.x), -r.fun
+
+
+rng = np.random.default_rng(seed)
+panels = [best_panel(rng.random(n))[0] for _ in range(20)]
+lower, upper = 0.0, 1.0
+for _ in range(5_000):
+    P = np.array(panels).T
+    F = P.shape[1]
+    lp = linprog(np.r_[np.zeros(F), -1.0], A_ub=np.c_[-P, np.ones(n)], b_ub=np.zeros(n),
+                 A_eq=np.r_[np.ones(F), 0.0][None, :], b_eq=[1.0], bounds=[(0, None)] * F + [(None, None)],
+                 method="highs")
+    lower = -lp.fun
+    y = np.clip(-lp.ineqlin.marginals, 0.0, None)    # the person rows' duals: y >= 0, sum y = 1
+    c, value = best_panel(y / y.sum())
+    upper = min(upper, value)                         # no lottery gives everyone more than max_P y(P)
+    if value <= lower + 1e-9:
+        break
+    panels.append(c)
+print(f"independent.smallest_chance = {lower:.9f}")
+print(f"independent.upper_bound = {upper:.9f}")
+print(f"difference.smallest_chance = {abs(p.min() - lower):.3e}")
+"""
     else:
-        s += ("\n# 2. The independent check lists every panel of k: too many here (C(n, k) > "
-              f"{MAX_PANELS_ENUMERATED:,}), so it is skipped.\nprint(\"independent.smallest_chance = skipped\")\n")
+        s += ("\n# 2. The independent check lists every panel of k (too many here: C(n, k) > "
+              f"{MAX_PANELS_ENUMERATED:,}) or solves one variable per person (more than "
+              f"{MAX_PEOPLE_COLUMN_GENERATION} people), so it is skipped.\n"
+              f"print(\"independent.smallest_chance = skipped: more than {MAX_PEOPLE_COLUMN_GENERATION} people\")\n")
     return s
 
 

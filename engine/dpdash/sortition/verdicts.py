@@ -205,8 +205,12 @@ def draw_verdict(worst_per_draw, *, expected_min: float, n_draws: int, scheme: s
     return text + "."
 
 
-def panel_verdicts(probabilities, *, k: int, baseline=None, never: Sequence[str] = ()) -> list[str]:
-    """Quota tab: the smallest chance against the equal chance k/n, the largest, and the uniform baseline."""
+def panel_verdicts(probabilities, *, k: int, baseline=None, never: Sequence[str] = (),
+                   interval: tuple[float, float] | None = None, sample: tuple[int, int] | None = None) -> list[str]:
+    """Quota tab: the smallest chance against the equal chance k/n, the largest, and the uniform baseline.
+
+    ``interval`` is the baseline share's 95% interval and ``sample`` (accepted, drawn) the rejection sample it
+    rests on (issue 34: a Monte Carlo number carries its uncertainty and its sample size)."""
     p = np.asarray(probabilities, dtype=float)
     n = p.size
     pmin, pmax = float(p.min()), float(p.max())
@@ -218,8 +222,11 @@ def panel_verdicts(probabilities, *, k: int, baseline=None, never: Sequence[str]
     if baseline is not None:
         b = np.asarray(baseline, dtype=float)
         below = float((b < pmin - 1e-9).mean())
-        out.append(f"Picking uniformly among the panels that meet the quotas would give {percent(below)} of "
-                   f"volunteers less than that (smallest chance {percent(float(b.min()))}).")
+        ci = f" (95% interval {percent(interval[0])} to {percent(interval[1])})" if interval is not None else ""
+        est = (f"; estimated from the {sample[0]:,} of {sample[1]:,} random panels that met the quotas"
+               if sample is not None else "")
+        out.append(f"Picking uniformly among the panels that meet the quotas would give {percent(below)}{ci} of "
+                   f"volunteers less than that (smallest chance {percent(float(b.min()))}{est}).")
     return out
 
 

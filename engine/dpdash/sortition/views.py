@@ -31,7 +31,7 @@ from dpdash.common.formatting import number, percent
 from dpdash.common.view import Headline, ReportSection, Sentence, TabView, frozen_map
 
 __all__ = ["cohort_view", "simulation_view", "combine", "finite_view", "quota_view", "quota_infeasible_view",
-           "set_words", "partial_sentence"]
+           "set_words", "partial_sentence", "draw_view"]
 
 COHORT_QUESTION = ("Which chances of selection serve every group as well as possible, worst-off first, and what "
                    "does that give each group?")
@@ -259,6 +259,58 @@ def quota_infeasible_view(report: lx.QuotaReport) -> TabView:
     return TabView(verdicts=(verdict,), tables=frozen_map(tables), sections=sections, question=QUOTA_QUESTION)
 
 
+def _quota_table(pool: pd.DataFrame, quotas: Sequence[lx.Quota], dist: lx.PanelDistribution,
+                 id_col: str) -> pd.DataFrame:
+    """The quotas as the report prints them (issue 34): bounds, people in the pool and the lottery's expected seats
+    (the sum of the chances of the people with that value)."""
+    chance = dict(zip(map(str, dist.person_ids), np.asarray(dist.probabilities, dtype=float)))
+    p = pool[id_col].astype(str).str.strip().map(chance).fillna(0.0).to_numpy(dtype=float)
+    rows = []
+    for q in quotas:
+        has = (pool[q.feature].astype(str).str.strip() == q.value).to_numpy()
+        rows.append({"feature": q.feature, "value": q.value, "min": q.min, "max": q.max, "in pool": int(has.sum()),
+                     "expected seats": float(p[has].sum())})
+    return pd.DataFrame(rows)
+
+
+def draw_view(log: Sequence[dict], *, lottery_id: str, selected: pd.DataFrame | None = None,
+              check: pd.DataFrame | None = None) -> TabView:
+    """What was drawn (issue 31: the report includes the panel, the draw log and the seed): the last panel drawn
+    from this lottery with its quota check, and every draw of the session with its seed, time and members."""
+    mine = [r for r in log if r.get("lottery") == lottery_id]
+    tables: dict = {}
+    sections = []
+    if mine and selected is not None:
+        last = mine[-1]
+        tables["drawn panel"] = selected
+        sections.append(ReportSection("Drawn panel", (
+            f"{len(mine)} panel(s) drawn from this lottery; the last, shown here, with seed {last['seed']} at "
+            f"{last['time (UTC)']} UTC: {len(str(last['members']).split())} members. The draw is reproducible: "
+            f"draw_panel(lottery, rng={last['seed']}).",), table="drawn panel"))
+        if check is not None:
+            tables["drawn panel quotas"] = check
+            sections.append(ReportSection("Quotas on the drawn panel", (), table="drawn panel quotas"))
+    else:
+        sections.append(ReportSection("Drawn panel", ("No panel has been drawn from this lottery yet.",)))
+    if log:
+        tables["draw log"] = pd.DataFrame(list(log))
+        sections.append(ReportSection("Draw log", (f"{len(log)} draw(s) in this session, each with its seed; "
+                                                   "the lottery column names the lottery drawn from.",),
+                                      table="draw log"))
+    return TabView(tables=frozen_map(tables), sections=tuple(sections))
+
+
+def _baseline_note(info) -> str:
+    """Why the uniform comparison is not shown: too few accepted samples, with the counts (issue 34)."""
+    if info is None:
+        return ("Comparison unavailable: quota-meeting panels are too rare for rejection sampling (fewer than 1 in "
+                "10,000 random panels meet the quotas).")
+    return (f"Comparison unavailable: too few accepted samples. Only {info.accepted:,} of {info.draws:,} random "
+            f"panels ({percent(info.acceptance)}) met the quotas; at least {lx.MIN_ACCEPTED:,} are needed before "
+            "the share of volunteers below the leximin minimum is stated (with fewer, another seed gives another "
+            "answer).")
+
+
 def _compare_caption(baseline, minimum: float) -> str:
     """The leximin-vs-uniform caption, with the share it names counted (it was a fixed claim, true or not)."""
     below = float((np.asarray(baseline, dtype=float) < minimum - 1e-9).mean())
@@ -284,9 +336,17 @@ def quota_view(pool: pd.DataFrame, quotas: Sequence[lx.Quota], dist: lx.PanelDis
     n = len(pool)
     met = lx.selection_metrics(dist, k=k)
     feats = list(dict.fromkeys(q.feature for q in quotas))
+    info = baseline if isinstance(baseline, lx.UniformBaseline) else None
+    if info is not None:
+        baseline = info.probabilities
+    interval = sample = None
+    if info is not None and baseline is not None:
+        _share, lo_, hi_ = info.share_below(met.minimum, rng=seed)
+        interval, sample = (lo_, hi_), (info.accepted, info.draws)
     verdicts = [Sentence(f"The quotas can be met: panels of {k} out of {n:,} people exist.", "good")]
     verdicts += [Sentence(s, "good") for s in lv.panel_verdicts(dist.probabilities, k=k, baseline=baseline,
-                                                                 never=dist.never_selectable)]
+                                                                 never=dist.never_selectable, interval=interval,
+                                                                 sample=sample)]
     warns = []
     if dist.never_selectable:
         n0 = len(dist.never_selectable)
@@ -331,12 +391,11 @@ def quota_view(pool: pd.DataFrame, quotas: Sequence[lx.Quota], dist: lx.PanelDis
             f"Two step lines of everyone's chance sorted from smallest: leximin starts at {percent(met.minimum)}, "
             f"uniform over quota-meeting panels at {percent(float(np.min(baseline)))}."),
         "compare_caption": None if baseline is None else _compare_caption(baseline, met.minimum),
-        "baseline_note": None if baseline is not None else (
-            "Comparison unavailable: quota-meeting panels are too rare for rejection sampling (fewer than 1 in "
-            "10,000 random panels meet the quotas)."),
+        "baseline_note": None if baseline is not None else _baseline_note(info),
     }
     qt = [(q.feature, q.value, q.min, q.max) for q in quotas]
-    tables = {"chances": probs, "types": dist.type_table, "lottery": lottery}
+    tables = {"chances": probs, "types": dist.type_table, "lottery": lottery,
+              "quotas": _quota_table(pool, quotas, dist, id_col)}
     if len(dist.panels):                # an empty lottery (stopped before its first panel) has no file to write
         tables["lottery_file"] = sf.lottery_table(sf.lottery_panels(dist, n_selections=n_selections))
     script = {"k": int(k), "quotas": qt, "seed": int(seed), "pool_code": pool_code,
@@ -346,7 +405,11 @@ def quota_view(pool: pd.DataFrame, quotas: Sequence[lx.Quota], dist: lx.PanelDis
                    figures=frozen_map(figures), question=QUOTA_QUESTION,
                    params=frozen_map({"pool and quotas": source, "people": f"{n:,}", "panel size k": str(k),
                                       "quotas": str(len(quotas)), "seed": str(int(seed))}),
-                   sections=(ReportSection("Lottery", (detail,)),), script=frozen_map(script), seed=int(seed))
+                   sections=(ReportSection("Lottery", (detail,)),
+                             ReportSection("Quotas", (f"{len(quotas)} quotas on {len(feats)} features; the lottery's "
+                                                      "expected seats per value, recomputed from everyone's chance, "
+                                                      "lie within every quota.",), table="quotas")),
+                   script=frozen_map(script), seed=int(seed))
 
 
 _STOPS = {"cpu": "Stopped at the computation limit ({seconds:.1f} s of CPU time)",

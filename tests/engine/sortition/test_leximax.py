@@ -1186,3 +1186,72 @@ def test_the_same_run_gives_the_same_lottery_on_a_busy_machine():
     np.testing.assert_array_equal(busy.panels, alone.panels)
     np.testing.assert_array_equal(busy.panel_probabilities, alone.panel_probabilities)
     print(f"alone {need:.2f} s CPU; busy {busy.seconds:.2f} s CPU, {wall:.2f} s wall; limit {limit:.2f} s")
+
+
+# --------------------------------------------------------------------------- exact statements (issue 34)
+def test_refined_bound_settles_solver_round_off():
+    """A chance of 0.99999999 is a decided candidate (solver round-off), not a random one: the refined Hoeffding
+    bound is computed over the truly fractional candidates only, plus the settled distance (1e-8). Written out:
+    exp(−2δ²/Σ v²) over candidates 0 and 1; with the round-off candidate counted as random it was larger."""
+    V = np.array([[0.5, 0.2], [0.4, 0.6], [0.9, 0.9], [0.3, 0.0]])
+    x = np.array([0.5, 0.5, 1 - 1e-8, 1e-9 + 0.0])
+    delta = 0.1
+    want = np.exp(-2 * delta ** 2 / (V[:2] ** 2).sum(axis=0)) + 1e-8 + 1e-9
+    np.testing.assert_allclose(lx.hoeffding_tail_refined(V, x, delta=delta), want, rtol=1e-12)
+    unsettled = np.exp(-2 * delta ** 2 / (V[:3] ** 2).sum(axis=0))
+    assert np.all(lx.hoeffding_tail_refined(V, x, delta=delta) < unsettled - 1e-3)   # what the page said before
+    settled, moved = lx.settle(x)
+    assert settled.tolist() == [0.5, 0.5, 1.0, 0.0] and moved == pytest.approx(1e-8 + 1e-9, rel=1e-6)
+
+
+def _tiny_uniform_exact():
+    """Uniform over the quota-meeting panels of the tiny pool, by listing all C(12, 4) = 495 panels."""
+    pool, quotas = lx.tiny_pool(), lx.tiny_quotas()
+    ok = []
+    for c in itertools.combinations(range(12), 4):
+        sub = pool.iloc[list(c)]
+        if all(q.min <= int((sub[q.feature] == q.value).sum()) <= q.max for q in quotas):
+            ok.append(c)
+    chance = np.zeros(12)
+    for c in ok:
+        chance[list(c)] += 1
+    return chance / len(ok), len(ok) / math.comb(12, 4)
+
+
+def test_uniform_baseline_reports_acceptance_and_an_interval_that_covers_the_exact_share():
+    from scipy.stats import binom
+
+    exact, rate = _tiny_uniform_exact()                      # 75 of 495 panels meet the quotas
+    b = lx.uniform_baseline(lx.tiny_pool(), lx.tiny_quotas(), k=4, n_draws=20_000, rng=3)
+    lo, hi = binom.ppf([0.0005, 0.9995], 20_000, rate)
+    assert b.draws == 20_000 and lo <= b.accepted <= hi
+    se = np.sqrt(exact * (1 - exact) / b.accepted)
+    assert np.all(np.abs(b.probabilities - exact) <= 5 * se)
+    leximin_min = 0.25                                        # spec LX9
+    share, a, c = b.share_below(leximin_min, rng=0)
+    want = float((exact < leximin_min - 1e-9).mean())          # the 3 old men: 0.2 each
+    assert want == 0.25 and a <= want <= c and share == want
+
+
+def test_uniform_baseline_with_rare_acceptance_is_unavailable():
+    """Issue 34: about 25 accepted panels of 100,000 gave 62% with one seed and 43% with another; fewer than
+    MIN_ACCEPTED accepted panels give no estimate at all."""
+    b = lx.uniform_baseline(lx.tiny_pool(), lx.tiny_quotas(), k=4, n_draws=2_000, rng=3)
+    assert b.accepted < lx.MIN_ACCEPTED and b.probabilities is None
+    with pytest.raises(ValueError, match="Too few accepted samples"):
+        b.share_below(0.25)
+
+
+def test_refined_bound_on_lx1_is_the_issues_0_976_not_0_981():
+    """Issue 34's case: LX1, k = 3, δ = 0.1 × the worst-off group's expectation. The leximax chances (1, 1, 2/3,
+    1/3, 0, 0 up to round-off) leave two random candidates; G1's refined bound over them is 0.976 (written out
+    here from the exact chances), where counting a round-off chance as random gave 0.981."""
+    res = lx.leximax_marginals(lx.LX1_VALUES, k=3)
+    delta = 0.1 * float(res.y.min())
+    exact = np.array([2 / 3, 1 / 3, 0, 0, 1, 1])
+    np.testing.assert_allclose(res.x, exact, atol=1e-6)
+    random = (exact > 0) & (exact < 1)
+    want = np.exp(-2 * delta ** 2 / (lx.LX1_VALUES[random] ** 2).sum(axis=0))
+    got = lx.hoeffding_tail_refined(lx.LX1_VALUES, res.x, delta=delta)
+    np.testing.assert_allclose(got, want, atol=1e-6)
+    assert round(float(got[0]), 3) == 0.976

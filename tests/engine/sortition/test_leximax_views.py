@@ -254,3 +254,47 @@ def test_a_stopped_run_shows_what_it_has_proved_never_a_bare_zero():
     if np.isfinite(part.upper_min):
         assert part.upper_min >= full.probabilities.min() - 1e-8
         assert f"no lottery can give everyone more than {percent(part.upper_min)}" in text
+
+
+def test_quota_report_has_the_quota_table_and_what_was_drawn():
+    """Issue 34: the quota report omitted the quota table; issue 31: it omitted the drawn panel and draw log. The
+    expected seats per quota are recomputed here from the chances and lie within every quota."""
+    pool, quotas = lx.tiny_pool(), lx.tiny_quotas()
+    dist = lx.leximin_panels(pool, quotas, k=4, rng=0)
+    view = lxv.quota_view(pool, quotas, dist, k=4, seed=0, source="Tiny")
+    qt = view.tables["quotas"]
+    assert any(sec.table == "quotas" for sec in view.sections)
+    chance = dict(zip(dist.person_ids, dist.probabilities))
+    for r in qt.itertuples(index=False):
+        members = pool.loc[pool[r.feature] == r.value, "person_id"]
+        assert r._4 == len(members)                                         # "in pool"
+        seats = sum(chance[i] for i in members)
+        assert r._5 == pytest.approx(seats, abs=1e-12) and r.min - 1e-9 <= seats <= r.max + 1e-9
+    members = lx.draw_panel(dist, rng=7)
+    log = [{"time (UTC)": "2026-12-02 04:00:00", "seed": 7, "k": 4, "lottery": "abc", "members": " ".join(members)}]
+    selected = pool[pool["person_id"].isin(members)]
+    check = lx.panel_quota_table(pool, quotas, members)
+    full = lxv.combine(view, lxv.draw_view(log, lottery_id="abc", selected=selected, check=check))
+    titles = [s.title for s in full.sections]
+    assert {"Drawn panel", "Quotas on the drawn panel", "Draw log", "Quotas"} <= set(titles)
+    text = " ".join(line for s in full.sections for line in s.lines)
+    assert "seed 7" in text and "draw_panel(lottery, rng=7)" in text
+    assert list(full.tables["drawn panel"]["person_id"]) == sorted(members)
+    assert full.tables["draw log"]["members"][0] == " ".join(members) and full.seed == 0
+    none = lxv.draw_view([], lottery_id="abc")
+    assert none.sections[0].lines == ("No panel has been drawn from this lottery yet.",)
+
+
+def test_uniform_comparison_states_its_interval_or_too_few_samples():
+    pool, quotas = lx.tiny_pool(), lx.tiny_quotas()
+    dist = lx.leximin_panels(pool, quotas, k=4, rng=0)
+    good = lx.uniform_baseline(pool, quotas, k=4, n_draws=20_000, rng=3)
+    text = " ".join(lxv.quota_view(pool, quotas, dist, k=4, seed=0, baseline=good).verdict_text)
+    share, lo, hi = good.share_below(dist.probabilities.min(), rng=0)
+    assert "95% interval" in text and f"the {good.accepted:,} of 20,000 random panels that met the quotas" in text
+    rare = lx.uniform_baseline(pool, quotas, k=4, n_draws=2_000, rng=3)
+    v = lxv.quota_view(pool, quotas, dist, k=4, seed=0, baseline=rare)
+    assert "Picking uniformly" not in " ".join(v.verdict_text)
+    assert v.figures["baseline"] is None
+    assert v.figures["baseline_note"].startswith("Comparison unavailable: too few accepted samples. Only "
+                                                 f"{rare.accepted:,} of 2,000 random panels")

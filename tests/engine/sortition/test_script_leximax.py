@@ -18,6 +18,23 @@ from dpdash.sortition import script as sl
 from tests.script_runner import run_scripts
 
 ROOT = Path(__file__).resolve().parents[3]
+SF = ROOT / "tests" / "data" / "sortition_foundation"
+SF_ID = "nationbuilder_id"
+
+
+def _strat_app():
+    """The Strat App's public test pool (150 people, panel of 22; provenance in data/DATA.md)."""
+    import pandas as pd
+
+    from dpdash.sortition import files as sf
+
+    qf = sf.read_quotas(pd.read_csv(SF / "categories.csv", dtype=str, keep_default_na=False))
+    pool = pd.read_csv(SF / "candidates.csv", dtype=str, keep_default_na=False)
+    feats = list(dict.fromkeys(qf.table["feature"]))
+    return pool[[SF_ID] + feats], [(q.feature, q.value, q.min, q.max) for q in qf.quotas()]
+
+
+SF_POOL, SF_QUOTAS = _strat_app()
 
 V_SLACK = lx.random_values(12, 3, grid=0.1, rng=2)
 ALPHA = [0.05, 0.05, 0.05]
@@ -31,6 +48,9 @@ SCRIPTS = {
                                   n_people=12),
     "panel_embedded_records": sl.panel_script(k=4, quotas=TINY_QUOTAS, seed=1,
                                               pool_records=lx.tiny_pool().to_dict("records")),
+    # issue 31: a 150-person pool gets the independent maximin by column generation (was "skipped")
+    "panel_strat_app_150": sl.panel_script(k=22, quotas=SF_QUOTAS, seed=0, pool_records=SF_POOL.to_dict("records"),
+                                           id_col=SF_ID, n_people=150),
     # [b] Example 13 (ε = 0.01): S1 is leximax, the ε-significant set is {S2}
     "finite_example_13": sl.finite_script(rows=[["0.01", "0.5"], ["0", "1"]],
                                           epsilon="0.01"),
@@ -83,7 +103,10 @@ def test_panel_script_embedded_records_and_skip(outputs):
     assert "independent.smallest_chance" in outputs["panel_embedded_records"]
     big = sl.panel_script(k=40, quotas=[("a", "b", 0, 40)], seed=0,
                           pool_code="lx.volunteer_pool()", n_people=500)
-    assert "skipped" in big and "itertools.combinations(range" not in big
+    assert "skipped" not in big and "itertools.combinations(range" not in big and "best_panel" in big
+    huge = sl.panel_script(k=40, quotas=[("a", "b", 0, 40)], seed=0, pool_code="lx.volunteer_pool(501)",
+                           n_people=501)
+    assert "independent.smallest_chance = skipped: more than 500 people" in huge
     with pytest.raises(ValueError):
         sl.cohort_script(k=1)
 
@@ -93,3 +116,30 @@ def test_finite_script_example_13(outputs):
     assert got["dpdash.sortition.core"] == got["independent.leximax"] == "S1"
     assert got["engine.significant"] == got["independent.significant"] == "S2"
     assert got["difference.leximax"] == got["difference.significant"] == "0"
+
+
+def test_panel_script_150_people_runs_its_independent_check(outputs):
+    """Issue 31: the Strat App pool (150 people) printed `independent.smallest_chance = skipped`. Its maximin is
+    1/11 (sortition-algorithms' maximin, tests/engine/sortition/test_sortition_files.py); the script's own column
+    generation reaches it, with an upper bound that meets it."""
+    got = outputs["panel_strat_app_150"]
+    assert float(got["independent.smallest_chance"]) == pytest.approx(1 / 11, abs=1e-7)
+    assert float(got["independent.upper_bound"]) == pytest.approx(1 / 11, abs=1e-7)
+    assert float(got["engine.smallest_chance"]) == pytest.approx(1 / 11, abs=1e-7)
+    assert float(got["difference.smallest_chance"]) < 1e-6
+
+
+def test_scripts_need_no_test_only_library():
+    """Issue 34: the cohort script imported cvxpy_leximin (a test-only library) and failed after `pip install`;
+    every script now imports only numpy, scipy, pandas and the package."""
+    import ast
+
+    allowed = {"numpy", "scipy", "pandas", "dpdash", "itertools", "fractions", "sys", "importlib", "math", "warnings"}
+    for name, src in SCRIPTS.items():
+        mods = set()
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.Import):
+                mods |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                mods.add(node.module.split(".")[0])
+        assert mods <= allowed, (name, mods - allowed)

@@ -17,7 +17,9 @@ with its own caller only, and its workers' memory is returned when the call ends
 Every worker of a private pool watches the process that started it (:func:`watch_parent`) and exits within
 :data:`PARENT_POLL_S` seconds of its death: a server stopped by SIGKILL, or a warm-up process killed at shutdown,
 leaves no worker (and, once the workers are gone, no loky resource tracker) behind under PID 1 (issue 35 item 4).
-Each task also reports the CPU seconds it used, so a caller's :class:`dpdash.common.search.Deadline` can charge the
+The workers run at a lower priority (:data:`WORKER_NICE`), so the server's own process, which draws every session's
+pages, keeps the cores it needs while heavy runs compute (issue 35 item 2). Each task also reports the CPU seconds
+it used, so a caller's :class:`dpdash.common.search.Deadline` can charge the
 workers' CPU time to the run that asked for it (``imap_unordered(..., budget=deadline)``; issue 35 item 1).
 
 References: issue 16 ("When one machine is not enough"); joblib's ``Parallel(return_as="generator_unordered")``
@@ -139,10 +141,22 @@ _WATCH_LOCK = threading.Lock()
 _DEDICATED = False
 
 
+#: Niceness added to every private pool's worker (issue 35 item 2): on a shared server the heavy runs' workers yield
+#: the cores to the server process, which draws every session's pages, so a control on one page stays quick while
+#: other sessions compute. Scheduling only: a task's result never depends on it, and on an idle machine the workers
+#: still get every free cycle.
+WORKER_NICE = 10
+
+
 def _worker_init(parent: int) -> None:
     global _DEDICATED
     _DEDICATED = True
     watch_parent(parent=parent)
+    if hasattr(os, "nice"):
+        try:
+            os.nice(WORKER_NICE)
+        except OSError:  # not permitted here: run at the parent's priority
+            pass
 
 
 def _task_cpu() -> float:

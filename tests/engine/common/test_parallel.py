@@ -487,3 +487,16 @@ def test_watch_parent_exits_a_process_whose_parent_is_already_gone(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0 and "still here" not in out.stdout
+
+
+def _niceness() -> int:
+    return os.nice(0)
+
+
+def test_pool_workers_run_at_a_lower_priority_than_their_caller():
+    """Issue 35 item 2: heavy runs' workers yield the cores to the server process that draws the pages."""
+    from dpdash.common.parallel import WORKER_NICE
+
+    here = os.nice(0)
+    got = {v for _, v in imap_unordered(_niceness, [()] * 2, n_jobs=2)}
+    assert got == {min(19, here + WORKER_NICE)} and WORKER_NICE >= 5

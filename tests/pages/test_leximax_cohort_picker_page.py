@@ -659,3 +659,29 @@ def test_duplicate_ids_are_refused_with_rows():
     at.selectbox(key="lx_q_id").set_value("person_id").run()
     assert not at.exception
     assert "person_id repeats ids: 'P1' is on rows 2, 4" in plain(at.error)
+
+
+def test_strat_app_sized_pool_is_refused_with_its_size_before_any_solver():
+    """Issue 35 item 3: 20,000 respondents × 12 features × 40 values (480 quota rows) was accepted, ran 535 s, grew
+    the server by 2.7 GB and crashed. The page now refuses it at once, naming the size it would need and the largest
+    it accepts."""
+    import time
+
+    import numpy as np
+
+    g = np.random.default_rng(0)
+    cols = [f"f{j}" for j in range(12)]
+    codes = g.integers(0, 40, size=(20_000, 12))
+    lines = ["id," + ",".join(cols)] + [f"p{i}," + ",".join(map(str, r)) for i, r in enumerate(codes)]
+    quotas = ["feature,value,min,max"] + [f"{c},{v},0,100" for c in cols for v in range(40)]
+    types = len({tuple(r) for r in codes.tolist()})
+    at = app(lx_tab=TAB_C, lx_q_source="upload")
+    _upload(at, "lx_q_pool_csv", ("\n".join(lines) + "\n").encode())
+    t0 = time.process_time()
+    _upload(at, "lx_q_quota_csv", ("\n".join(quotas) + "\n").encode())
+    assert not at.exception
+    msg = plain(at.error)
+    assert "The leximin cannot be computed for this pool: This pool is too large" in msg
+    assert f"form {types:,} distinct combinations" in msg and "the limit is 512.0 MB" in msg
+    assert not any(b.key == "lx_q_run" for b in at.button)
+    assert time.process_time() - t0 < 60

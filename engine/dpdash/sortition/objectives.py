@@ -42,6 +42,7 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from scipy.optimize import linprog
 from scipy.special import gammaln
 
@@ -343,7 +344,7 @@ def maximin_lottery(inst: QuotaInstance, panels, *, cpu_limit_s: float = 120.0) 
         m = len(P)
         M = (P[:, idx] / N[idx]).T                       # types × panels
         c = np.concatenate([np.zeros(m), [-1.0]])       # maximise z
-        A_ub = np.hstack([-M, np.ones((idx.size, 1))])   # z − Σ q c/N ≤ 0
+        A_ub = sp.hstack([sp.csr_matrix(-M), np.ones((idx.size, 1))]).tocsr()   # z − Σ q c/N ≤ 0 (panels are sparse)
         res = linprog(c, A_ub=A_ub, b_ub=np.zeros(idx.size),
                       A_eq=np.concatenate([np.ones(m), [0.0]])[None, :], b_eq=[1.0],
                       bounds=[(0, None)] * m + [(None, None)], method="highs",
@@ -458,13 +459,15 @@ def goldilocks_lottery(inst: QuotaInstance, panels, *, gamma: float = 1.0,
     def master(P):
         m, nt = len(P), idx.size
         M = (P[:, idx] / N[idx]).T
+        Ms = sp.csr_matrix(M)
         # variables: q (m), u, ell, y
         while True:
             c = np.concatenate([np.zeros(m), [bal, 0.0, 1.0 / bal]])
-            rows_lo = np.hstack([-M, np.zeros((nt, 1)), np.ones((nt, 1)), np.zeros((nt, 1))])    # ℓ − π ≤ 0
-            rows_hi = np.hstack([M, -np.ones((nt, 1)), np.zeros((nt, 2))])                       # π − u ≤ 0
-            cut_rows = np.array([np.concatenate([np.zeros(m), [0.0, -gamma / lj ** 2, -1.0]]) for lj in cuts])
-            A_ub = np.vstack([rows_lo, rows_hi, cut_rows])
+            rows_lo = sp.hstack([-Ms, sp.csr_matrix((nt, 1)), np.ones((nt, 1)), sp.csr_matrix((nt, 1))])  # ℓ ≤ π
+            rows_hi = sp.hstack([Ms, -np.ones((nt, 1)), sp.csr_matrix((nt, 2))])                          # π ≤ u
+            cut_rows = sp.hstack([sp.csr_matrix((len(cuts), m + 1)),
+                                  np.array([[-gamma / lj ** 2, -1.0] for lj in cuts])])
+            A_ub = sp.vstack([rows_lo, rows_hi, cut_rows]).tocsr()
             b_ub = np.concatenate([np.zeros(2 * nt), [-2.0 * gamma / lj for lj in cuts]])
             res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=np.concatenate([np.ones(m), [0.0, 0.0, 0.0]])[None, :],
                           b_eq=[1.0], bounds=[(0, None)] * m + [(0, None), (1e-12, 1.0), (0, None)], method="highs",

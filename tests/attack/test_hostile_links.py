@@ -37,7 +37,7 @@ WALL_LIMIT_S = 90.0
 KNOWN_LINKS = {
     "pages/epsilon_calculator.py": [
         {"eps_tab": "Budget planner", "eps_cmp_discrete": "true", "eps_cmp_eps": "0.01", "eps_cmp_k": "60"}],
-    "pages/coherence_explorer.py": [{"coh_alpha": "1e-160"}],
+    "pages/coherence_explorer.py": [{"coh_alpha": "1e-160"}, {"coh_alpha": "5e-324"}],  # issue 31: the subnormal end
 }
 
 NUMBERS = ("inf", "-inf", "nan", "NaN", "1e309", "-1e309", "1e308", "-1e308", "0", "-0", "-1", "1e-320",

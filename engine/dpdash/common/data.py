@@ -1097,7 +1097,7 @@ def read_uploaded_csv(
                  for j, col in enumerate(header)}
     notes += col_notes
     df = pd.DataFrame(frame)
-    labels, label_note = _row_labels(df, header, set(blanks))
+    labels, label_note = _row_labels(df, header, set(blanks), as_text=as_text)
     if labels:
         df = df.drop(columns=labels)
         if df.shape[1] < max(1, min_cols):
@@ -1139,18 +1139,21 @@ def is_row_label_column(frame: pd.DataFrame, column) -> bool:
             and s.nunique() == len(s))
 
 
-def _row_labels(df: pd.DataFrame, header: list[str], blanks: set[int]) -> tuple[list[str], str]:
+def _row_labels(df: pd.DataFrame, header: list[str], blanks: set[int], *,
+                as_text: bool = False) -> tuple[list[str], str]:
     """The columns that label rows rather than describe them, and the sentence that says so; refuses a blank-named
     column that does not (its name is needed to say what it holds).
 
     A column is a row label when its name is blank or one R and pandas give row labels (:data:`ROW_LABEL_NAMES`)
     and it holds 1…n (or 0…n−1) in order, or, for a blank or ``rownames`` name, one distinct value on every row
-    (R's text row names). Issue 31: R's ``write.csv`` rownames became a feature the forest memorised.
+    (R's text row names). Issue 31: R's ``write.csv`` rownames became a feature the forest memorised. Pages that
+    read codes (``as_text``: a respondents file's ``index`` or ``X`` may be the person's id) lose only blank-named
+    and ``rownames``-like columns.
     """
     labels, parts = [], []
     for j, col in enumerate(header):
         name = "" if j in blanks else str(col).strip().casefold()
-        if name not in ROW_LABEL_NAMES:
+        if name not in ROW_LABEL_NAMES or (as_text and name in ("x", "index")):
             continue
         s = df[col]
         # R's read.csv names the rownames column X and they run 1…n; a column x holding 0…n−1 is more likely data

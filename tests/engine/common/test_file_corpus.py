@@ -81,3 +81,13 @@ def test_stratified_value_column_is_never_the_row_label(name):
     assert SV.suggest_value_column(frame) in want["value"]
     raw = pd.read_csv(io.BytesIO(data))  # rownames kept, as another reader would
     assert "rownames" not in SV.numeric_columns(raw) and SV.suggest_value_column(raw) in want["value"]
+
+
+def test_code_reading_pages_keep_an_index_or_x_column_that_may_be_an_id():
+    """A respondents file's ``index`` 1…n may be the person's id: pages reading codes keep it; blank names go."""
+    text = "index,region,answer\n" + "".join(f"{i + 1},{'N' if i % 2 else 'S'},yes\n" for i in range(30))
+    assert list(read_uploaded_csv(text.encode(), as_text=True).frame.columns) == ["index", "region", "answer"]
+    assert list(read_uploaded_csv(text.encode()).frame.columns) == ["region", "answer"]
+    blank = "," + text.split("\n", 1)[0].split(",", 1)[1] + "\n" + "".join(
+        f"{i + 1},{'N' if i % 2 else 'S'},yes\n" for i in range(30))
+    assert list(read_uploaded_csv(blank.encode(), as_text=True).frame.columns) == ["region", "answer"]

@@ -372,7 +372,8 @@ def quota_view(pool: pd.DataFrame, quotas: Sequence[lx.Quota], dist: lx.PanelDis
                  Headline("Panels in lottery", f"{met.n_panels:,}", raw=float(met.n_panels)))
     detail = (f"Geometric mean {percent(met.geometric_mean)}; {percent(met.share_below_equal)} of people below k/n; "
               f"{met.n_zero} with zero chance; {len(dist.levels)} levels; {dist.lp_solves} linear and "
-              f"{dist.ilp_solves} integer programs, {dist.seconds:.1f} s; residual {dist.residual:.1e}; seed {seed} "
+              f"{dist.ilp_solves} integer programs, {dist.seconds:.1f} s of computation (CPU); "
+              f"residual {dist.residual:.1e}; seed {seed} "
               "(initial panels).")
     probs = sf.chances_table(pool if pool_file is None else pool_file, id_col, dist.person_ids, dist.probabilities)
     lottery = pd.DataFrame(dist.panels, columns=[" | ".join(map(str, r)) for r in

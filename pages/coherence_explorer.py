@@ -209,7 +209,8 @@ else:
     if kept is None:
         st.info(
             "Upload a CSV with one row per person: a **label** column with 2–20 values (e.g. a yes/no attribute) "
-            "and the columns a predictor may see. Missing values may be blank, `N` or `NA`. If the file has the "
+            "and the columns a predictor may see. A blank cell is a missing value; `NA`, `N` and `None` are "
+            "values (North, Namibia, no) unless **Read NA, N and None as missing** is ticked. If the file has the "
             "NIST ACS excerpt columns (AGEP, DENSITY, INDP_CAT, INDP, SEX, EDU, HISP, RAC1P, DREM) a "
             "**Paper, Section 5** preset is offered."
         )

@@ -816,3 +816,18 @@ def test_upload_parameters_file_records_the_analysis_shown_and_reads_back():
         ("wage", ["race"], 110.0, 40.0)
     assert params["data_file"] == "wage.csv" and params["source"] == "Your upload"
     assert not {"alpha", "k", "n", "tau", "sigma_mode", "weights", "holdout"} & set(params)
+
+
+def test_acs12_mean_view_counts_agree():
+    """The issue's acs12 case: "All 2,000 rows used … empty cells in income kept as '(missing)'" above "377 of
+    2,000 rows left out: no value in income". Every count sentence now says what pandas finds in the file."""
+    import re
+
+    frame = pd.read_csv(ACS12)
+    at = _acs12_upload()
+    at.multiselect(key="sv_up_groups").set_value(["gender"]).run()
+    at.selectbox(key="sv_up_value").set_value("income").run()
+    assert not at.exception
+    gone = int(frame[["income", "gender"]].isna().any(axis=1).sum())
+    counts = re.findall(r"(All [\d,]+ rows used|[\d,]+ of [\d,]+ rows? left out)", _all_text(at))
+    assert gone > 0 and counts == [f"{gone:,} of {len(frame):,} rows left out"] * len(counts) and counts, counts

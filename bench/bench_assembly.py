@@ -133,7 +133,7 @@ CPU of this run so far: {time.process_time() - c0:.0f} s.
         print(text, flush=True)
 
     w0 = time.perf_counter()
-    lex = ob._leximin(pool, quotas, inst, id_col="person_id", rng=a.seed, cpu_limit_s=a.leximin_wall)
+    lex = ob.leximin_lottery(pool, quotas, inst, id_col="person_id", rng=a.seed, cpu_limit_s=a.leximin_wall)
     lex.details["wall"] = time.perf_counter() - w0
     results.append(lex)
     write()

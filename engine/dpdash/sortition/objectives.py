@@ -50,8 +50,8 @@ from dpdash.common.validation import as_generator
 from dpdash.sortition import core
 
 __all__ = ["OBJECTIVES", "QuotaInstance", "quota_instance", "ObjectiveResult", "ObjectiveComparison",
-           "compare_objectives", "maximin_lottery", "nash_lottery", "goldilocks_lottery", "legacy_greedy",
-           "lottery_entropy_bits", "result_from_lottery"]
+           "compare_objectives", "leximin_lottery", "maximin_lottery", "nash_lottery", "goldilocks_lottery",
+           "legacy_greedy", "lottery_entropy_bits", "result_from_lottery"]
 
 #: Objectives in the order the comparison lists them.
 OBJECTIVES = ("leximin", "maximin", "nash", "goldilocks", "legacy")
@@ -631,7 +631,10 @@ class ObjectiveComparison:
         return pd.DataFrame(rows)
 
 
-def _leximin(pool, quotas, inst: QuotaInstance, *, id_col: str, rng, cpu_limit_s: float) -> ObjectiveResult:
+def leximin_lottery(pool, quotas, inst: QuotaInstance, *, id_col: str = "person_id", rng=None,
+                    cpu_limit_s: float = 120.0) -> ObjectiveResult:
+    """The leximin of :func:`core.leximin_panels` as an :class:`ObjectiveResult` over ``inst``'s types (its
+    ``cpu_limit_s`` is passed on as core's time limit, which counts wall seconds)."""
     c0 = time.process_time()
     dist = core.leximin_panels(pool, quotas, k=inst.k, id_col=id_col, rng=rng, time_limit_s=cpu_limit_s)
     cpu = time.process_time() - c0
@@ -663,7 +666,7 @@ def compare_objectives(pool: pd.DataFrame, quotas: Sequence[core.Quota], *, k: i
         raise ValueError(f"Unknown objective(s) {', '.join(map(repr, unknown))}; choose from {', '.join(OBJECTIVES)}.")
     g = as_generator(rng)
     inst = quota_instance(pool, quotas, k=k, id_col=id_col)
-    lex = _leximin(pool, quotas, inst, id_col=id_col, rng=g, cpu_limit_s=cpu_limit_s)
+    lex = leximin_lottery(pool, quotas, inst, id_col=id_col, rng=g, cpu_limit_s=cpu_limit_s)
     out = []
     for name in objectives:
         if name == "leximin":

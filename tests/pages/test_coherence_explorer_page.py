@@ -985,3 +985,17 @@ def test_detour_through_an_empty_upload_keeps_each_sources_choices():
     at.radio(key="coh_source").set_value("upload").run()
     _ok(at)
     assert at.selectbox(key="coh_label").value == "region" and list(at.multiselect(key="coh_lens").value) == ["height"]
+
+
+@pytest.mark.parametrize("tab, button", [(RUNS, "coh_run"), (SWEEP, "coh_sweep_run")])
+def test_an_error_that_blocks_a_run_is_shown_where_the_run_button_is(tab, button, monkeypatch):
+    """Issue 31: a run refused by the learner left a disabled (or failing) button with the reason only in the preview
+    tab. The preview is made to refuse here (the page's own preview function, replaced for this test)."""
+    from ui.views import coherence_common as cc
+
+    monkeypatch.setattr(cc, "preview", lambda *a, **k: (None, "the learner refuses these columns", 0.0, 0.0))
+    at = _app(coh_n="2000", coh_reps="5", coh_learner="Decision tree", coh_release=DP, coh_tab=tab).run()
+    assert not at.exception
+    shown = [re.sub(r"\\(.)", r"\1", w.value) for w in at.warning]
+    assert any("cannot be run" in w and "the learner refuses these columns" in w for w in shown), shown
+    assert at.button(key=button).disabled

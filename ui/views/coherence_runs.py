@@ -62,7 +62,9 @@ def render(ctx: cc.Ctx) -> None:
                 "is the preview). Each run's largest W1 over the kept groups is compared with α.")
     _, perr, _, per_run = cc.preview(ctx.data_key, ctx.preview_config, ctx.df)
     est_s, est_words = cc.estimate(ctx, ctx.reps, per_run, f"{ctx.reps} runs")
-    if not perr:
+    if perr:  # the reason the Run button is off, in the open (issue 31: only the preview tab said it)
+        show.say_problem(f"These settings cannot be run: {perr}", level="warning")
+    else:
         st.caption(est_words)
     too_big = cc.run_problem(ctx, ctx.reps)
     if too_big:

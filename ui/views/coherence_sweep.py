@@ -42,7 +42,9 @@ def render(ctx: cc.Ctx) -> None:
                 "drawn. At ε = ∞ no noise is added: an exact histogram, not DP.")
     _, perr, _, per_run = cc.preview(ctx.data_key, ctx.preview_config, ctx.df)
     n_sweep = len(ct.SWEEP_EPSILONS) * sweep_reps
-    if not perr:
+    if perr:  # the reason the Run button is off, in the open (issue 31)
+        show.say_problem(f"These settings cannot be run: {perr}", level="warning")
+    else:
         st.caption(cc.estimate(ctx, n_sweep, per_run,
                                f"{n_sweep} runs ({len(ct.SWEEP_EPSILONS)} ε × {sweep_reps})")[1])
     too_big = cc.run_problem(ctx, n_sweep)
@@ -50,7 +52,7 @@ def render(ctx: cc.Ctx) -> None:
         show.say_problem(too_big, level="warning")
     cluster.show_where(CORES)
     scfg = replace(ctx.config, repetitions=sweep_reps)
-    if st.button("Run ε sweep", key="coh_sweep_run", disabled=bool(too_big)):
+    if st.button("Run ε sweep", key="coh_sweep_run", disabled=bool(too_big or perr)):
         bar, progress = cc.progress_bar("Sweeping ε…", kind="sweep")
         try:
             cached = (ctx.data_key, scfg) in st.session_state.get("_memo_coh_sweep", {})

@@ -104,18 +104,23 @@ def half_square(a, b):
     >>> half_square(1.0, 2.0)
     0.125
     """
-    r = a / b
-    v = 0.5 * r * r
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        r = a / b
+        v = 0.5 * r * r
     if np.ndim(v) == 0:
         v = float(v)
         if v == 0.0 and a != 0.0 and math.isfinite(float(b)):
             return math.nextafter(0.0, 1.0)     # an underflowed loss is still > 0: the smallest float above it
         if math.isfinite(v) and v > 0.0:
             exact = Fraction(float(a)) ** 2 / (2 * Fraction(float(b)) ** 2)
-            for _ in range(4):      # three roundings put v at most two steps below
+            for _ in range(4):      # three roundings put v at most two steps below …
                 if Fraction(v) >= exact:
                     break
                 v = math.nextafter(v, math.inf)
+            for _ in range(4):      # … or above: the nearest float on the safe side, not one further
+                if Fraction(math.nextafter(v, 0.0)) < exact:
+                    break
+                v = math.nextafter(v, 0.0)
         return v
     with np.errstate(invalid="ignore", over="ignore"):
         return np.nextafter(np.nextafter(v, np.inf), np.inf)
@@ -145,6 +150,10 @@ def pure_epsilon_for_rho(rho) -> float:
             if Fraction(e) ** 2 <= 2 * Fraction(r):
                 break
             e = math.nextafter(e, 0.0)
+        for _ in range(4):      # and the largest such float
+            if Fraction(math.nextafter(e, math.inf)) ** 2 > 2 * Fraction(r):
+                break
+            e = math.nextafter(e, math.inf)
     return e
 
 
@@ -172,6 +181,10 @@ def sigma_for_rho(rho, *, sensitivity=1.0) -> float:
             if Fraction(d) ** 2 <= 2 * Fraction(r) * Fraction(s) ** 2:
                 break
             s = math.nextafter(s, math.inf)
+        for _ in range(8):      # and not a step more noise than that
+            if Fraction(d) ** 2 > 2 * Fraction(r) * Fraction(math.nextafter(s, 0.0)) ** 2:
+                break
+            s = math.nextafter(s, 0.0)
     return s
 
 

@@ -151,3 +151,48 @@ def test_conversion_arguments_are_checked():
         C.conversion_note("tight")
     assert "Canonne" in C.conversion_note() and "Canonne" in C.conversion_note("cks")
     assert C.zcdp_delta(0.5, 0.1, method="standard") == 1.0 and C.zcdp_delta(0.5, -1.0) == 1.0
+
+
+# --------------------------------------------------------------------------- outward rounding (issue 36 item 6)
+# The product reports the nearest float on the safe side: never below the exact rational value of a loss, never
+# above that of a budget, and no further than one float step from it (mutation testing found these untested).
+from fractions import Fraction  # noqa: E402
+
+
+def _smallest_float_at_least(x: float, exact: Fraction) -> bool:
+    return Fraction(x) >= exact and Fraction(math.nextafter(x, -math.inf)) < exact
+
+
+def _largest_float_at_most(x: float, exact: Fraction) -> bool:
+    return Fraction(x) <= exact and Fraction(math.nextafter(x, math.inf)) > exact
+
+
+@pytest.mark.parametrize("a,b", [(1.0, 4.0), (1.0, 3.0), (7.0, 0.3), (0.002, 1e-5), (1e4, 3.7), (2.0, 1.0)])
+def test_div_up_is_the_smallest_float_at_or_above_the_quotient(a, b):
+    assert _smallest_float_at_least(C.div_up(a, b), Fraction(a) / Fraction(b))
+
+
+@pytest.mark.parametrize("a,b", [(1.0, 2.0), (1.0, 3.0), (0.7, 0.3), (7.0, 1.1), (1e4, 0.002), (0.1, 1.0)])
+def test_half_square_is_the_smallest_float_at_or_above(a, b):
+    assert _smallest_float_at_least(C.half_square(a, b), Fraction(a) ** 2 / (2 * Fraction(b) ** 2))
+    assert _smallest_float_at_least(C.gaussian_rho(b, sensitivity=a), Fraction(a) ** 2 / (2 * Fraction(b) ** 2))
+
+
+def test_half_square_underflow_is_the_smallest_positive_float_and_arrays_stay_quiet():
+    assert C.half_square(1e-200, 1.0) == 5e-324 and C.half_square(1.0, 1e200) == 5e-324
+    assert C.half_square(0.0, 1.0) == 0.0
+    # overflow and 0/0 on arrays give ∞ and NaN without a warning (warnings from dpdash are errors here)
+    got = C.half_square(np.array([1e200, 0.0]), np.array([1e-200, 0.0]))
+    assert got[0] == math.inf and math.isnan(got[1])
+
+
+@pytest.mark.parametrize("rho", [0.5, 0.125, 0.3, 1e-7, 3.3])
+@pytest.mark.parametrize("sens", [1.0, 0.002, 7.0])
+def test_budget_side_roundings_are_one_step_at_most(rho, sens):
+    # σ of a ρ budget: the smallest float whose exact ρ is ≤ the budget
+    s = C.sigma_for_rho(rho, sensitivity=sens)
+    assert Fraction(sens) ** 2 <= 2 * Fraction(rho) * Fraction(s) ** 2
+    assert Fraction(sens) ** 2 > 2 * Fraction(rho) * Fraction(math.nextafter(s, 0.0)) ** 2
+    # the pure ε of a ρ share: the largest float whose ε²/2 is ≤ ρ
+    e = C.pure_epsilon_for_rho(rho)
+    assert Fraction(e) ** 2 <= 2 * Fraction(rho) < Fraction(math.nextafter(e, math.inf)) ** 2

@@ -107,6 +107,8 @@ def write_report(rows: dict[str, tuple[dict[str, int], list[str]]]) -> None:
         total = sum(c.values())
         other = ", ".join(f"{k} {v}" for k, v in sorted(c.items()) if k not in ("killed", "survived")) or "-"
         out.append(f"| {name} | {total} | {c.get('killed', 0)} | {c.get('survived', 0)} | {other} |")
+    head = [ln for ln in lines if not ln.startswith("| ")][:1] or ["# Mutation testing (mutmut; `make mutate`)"]
+    RESULTS.write_text("\n".join(head + ["", *out, ""]))
     print("\n".join(out))
     for name, (_, surv) in rows.items():
         print(f"\nsurvivors of {name}:", *surv, sep="\n  ")

@@ -25,6 +25,7 @@ from ui.show import table as results_table
 from ui.common import methodology
 from ui.tabs import lazy_tabs
 from ui.text import md_escape, md_quote
+from ui.upload import missing_codes
 from ui.views import coherence_common as cc
 from ui.views import coherence_preview as tab_preview
 from ui.views import coherence_runs as tab_runs
@@ -558,7 +559,8 @@ TAB_PREV, TAB_RUNS, TAB_SWEEP, TAB_THEORY, TAB_S7 = lazy_tabs(TAB_LABELS, key="c
 ctx = cc.Ctx(
     df=df, data_key=data_key, source=source, seed=int(seed), label=label, config=config,
     data_spec=({"source": "synthetic", "n": int(n_pop), "seed": int(seed)} if source == "synthetic" else
-               {"source": "shared", "name": ds.name} if source == "shared" else {"source": "upload"}),
+               {"source": "shared", "name": ds.name} if source == "shared" else
+               {"source": "upload", "missing_codes": missing_codes(st.session_state.get("coh_na_missing"))}),
     preview_config=preview_config, prepared=prepared, groups=groups, in_coll=in_coll, coll_names=coll_names, n=n,
     n_groups=n_groups, alpha=alpha, beta=beta, gamma=gamma, reps=int(reps), release_kind=release_kind,
     release_choice=release_choice, coarsen=coarsen, epsilon=epsilon, delta=delta, output=output, footprint=fp,

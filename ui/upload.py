@@ -39,7 +39,12 @@ def missing_words_control(key: str, *, container=None) -> tuple[str, ...]:
     on = target.checkbox("Read NA, N and None as missing", key=key, bind="query-params",
                          help="Blank cells are always missing. NA, N and None are kept as values (N can be North, "
                               "NA Namibia) unless this is on; in a column of numbers they are missing either way.")
-    return ("", *NA_WORDS) if on else ("",)
+    return missing_codes(on)
+
+
+def missing_codes(na_missing: object) -> tuple[str, ...]:
+    """The reader's missing codes for the state of that control (blank only, or blank plus NA, N and None)."""
+    return ("", *NA_WORDS) if na_missing else ("",)
 
 
 def show_row_labels(dataset: Dataset, *, container=None) -> None:

@@ -26,6 +26,7 @@ from ui.common import CORES, methodology
 from ui.exports import csv_bytes, download_csv, download_json
 from ui.show import cards, fmt, verdict_box
 from ui.text import md_escape
+from ui.upload import missing_codes
 from ui.widgets import choice
 from ui.views.stratified_common import (ADULT_ATTRIBUTION, PAPER, SYNTH_OPTIONS, TABLE_SOURCES, c_adult,
                                         c_categorical, c_real_baseline, c_synth_run, report, show)
@@ -168,6 +169,8 @@ def synth_script(cfg, table_key: str, table, small_s: str, clf: str) -> str:
         if table_key.startswith("up-shared-"):
             name = table_key.removeprefix("up-shared-").split("-")[0] + ".csv"
         data = dict(source="upload", csv_path=name, group_cols=list(table.group_cols), label_col=table.label_col)
+        if not table_key.startswith("up-shared-"):
+            data["missing_codes"] = missing_codes(st.session_state.get("sv_na_missing"))
     return SC.synth_script(**data, synthesizer=cfg.synth, synthesizer_label=SYNTH_OPTIONS[cfg.synth].split(" (")[0],
                            epsilon=cfg.eps, seed=cfg.seed, min_frac=cfg.min_frac, small_strata=small_s,
                            classifier=clf)

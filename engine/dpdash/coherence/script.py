@@ -76,10 +76,15 @@ def _data_lines(data: Mapping[str, object]) -> list[str]:
                 f"df = census_population({int(data['n'])}, rng={int(data['seed'])})  # generated, not real people"]
     if src == "shared":
         return ["from dpdash.common.data import load_dataset", f"df = load_dataset({str(data['name'])!r}).frame"]
+    # the page's "Read NA, N and None as missing" choice travels with the data (issue 31): the script must read the
+    # file as the page did
+    codes = tuple(str(c) for c in data.get("missing_codes", ("",)))
+    call = ("read_uploaded_csv(fh.read())" if codes == ("",)
+            else f"read_uploaded_csv(fh.read(), missing_codes={codes!r})")
     return ["from dpdash.common.data import read_uploaded_csv",
             f"PATH = {str(data.get('path') or 'your_file.csv')!r}  # the file you uploaded",
             "with open(PATH, 'rb') as fh:",
-            "    df = read_uploaded_csv(fh.read()).frame"]
+            f"    df = {call}.frame"]
 
 
 _IMPORTS = '''

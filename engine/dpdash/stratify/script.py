@@ -272,7 +272,7 @@ def synth_script(*, source: str, synthesizer: str, synthesizer_label: str, epsil
                  min_frac: float, small_strata: str, classifier: str, n: int | None = None,
                  k: int | None = None, alpha: float | None = None, csv_path: str | None = None,
                  group_cols: Sequence[str] = (), label_col: str | None = None,
-                 synth_options: dict | None = None) -> str:
+                 synth_options: dict | None = None, missing_codes: Sequence[str] = ("",)) -> str:
     """The synthetic-data view's script: the engine's fit, then every metric recomputed with pandas/scikit-learn.
 
     ``source``: ``"adult"`` (UCI Adult, ``dpdash.common.data.load_adult``), ``"categorical"`` (the simulated table of
@@ -299,10 +299,13 @@ def synth_script(*, source: str, synthesizer: str, synthesizer_label: str, epsil
         if not csv_path or not group_cols:
             raise ValueError("the upload source needs csv_path and group_cols")
         load_import = "from dpdash.common.data import discrete_table_from_csv, read_uploaded_csv"
+        # the page's "Read NA, N and None as missing" choice (issue 31): the script reads the file as the page did
+        wanted = tuple(str(c) for c in missing_codes)
+        codes = "" if wanted == ("",) else f", missing_codes={wanted!r}"
         load_code = (f"CSV = {str(csv_path)!r}  # your uploaded file (put it next to this script)\n"
                      "with open(CSV, \"rb\") as fh:\n"
                      "    frame = read_uploaded_csv(fh.read(), max_bytes=10_000_000, max_rows=200_000, "
-                     "max_cols=30).frame\n"
+                     f"max_cols=30{codes}).frame\n"
                      f"table = discrete_table_from_csv(frame, group_cols={[str(g) for g in group_cols]!r}, "
                      f"label_col={None if label_col is None else str(label_col)!r})")
     else:

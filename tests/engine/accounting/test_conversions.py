@@ -151,6 +151,11 @@ def test_conversion_arguments_are_checked():
         C.conversion_note("tight")
     assert "Canonne" in C.conversion_note() and "Canonne" in C.conversion_note("cks")
     assert C.zcdp_delta(0.5, 0.1, method="standard") == 1.0 and C.zcdp_delta(0.5, -1.0) == 1.0
+    # δ = 0 has no zCDP budget (ρ would be 0): refused in words, for the budget and for the conversion
+    for call in (lambda: C.zcdp_rho_for_epsilon(1.0, 0.0), lambda: C.zcdp_to_dp(0.5, 0.0),
+                 lambda: C.rdp_to_dp([0.1, 0.2], delta=0.0, orders=[2.0, 3.0])):
+        with pytest.raises(ValueError, match="delta"):
+            call()
 
 
 # --------------------------------------------------------------------------- outward rounding (issue 36 item 6)

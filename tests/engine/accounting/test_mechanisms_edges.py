@@ -83,3 +83,11 @@ def test_adaptive_width_grid_skips_splitting_beyond_n():
             assert w.tau == pytest.approx(min(0.5, math.sqrt(math.log(2 * k / beta) / (2 * n))), rel=1e-12)
         if m == "split_hoeffding":
             assert w.tau == pytest.approx(min(0.5, math.sqrt(math.log(2 * k / beta) / (2 * math.floor(n / k)))))
+
+
+@pytest.mark.parametrize("mech", ["laplace", "gaussian", "discrete_laplace", "discrete_gaussian"])
+def test_scale_for_half_width_names_the_bad_argument(mech):
+    # issue 36 (mutation testing): the refusal names the argument the user gave, in plain words
+    for bad in (0.0, -1.0):
+        with pytest.raises(ValueError, match="half_width"):
+            M.scale_for_half_width(mech, half_width=bad)

@@ -19,7 +19,7 @@ from ui.upload import csv_uploader
 from ui.views import sampling_common as sc
 from ui.views import sampling_random, sampling_rounding, sampling_simple, sampling_strata
 from ui.views.sampling_cluster import MAX_CLUSTERS, tab_cluster
-from ui.widgets import log_slider
+from ui.widgets import log_slider, typed_number
 
 page_setup("Sampling designer", icon=":material/filter_alt:", uses_dataset=False)
 
@@ -157,11 +157,10 @@ with STRIP:
         DELTA = log_slider("δ on the sample", key="sd_delta", min_value=1e-12, max_value=1e-3, value=1e-6,
                                steps_per_decade=4, disabled=not USES_DELTA) if delta_on else 0.0
     with g3:
-        N_POP = int(st.number_input("Population size n", min_value=2, max_value=10**9, value=10_000, step=1,
-                                    key="sd_n", bind="query-params", disabled=not USES_N,
-                                    help="Used by the Simple, Random size and Rounding tabs; the Cluster and "
-                                         "Stratified tabs take the population from their cluster or stratum "
-                                         "sizes."))
+        N_POP = int(typed_number("Population size n", key="sd_n", value=10_000, min_value=2, max_value=10**9,
+                                 integer=True, name="the population size n", disabled=not USES_N,
+                                 help="Used by the Simple, Random size and Rounding tabs; the Cluster and "
+                                      "Stratified tabs take the population from their cluster or stratum sizes."))
     with g4:
         TARGET = log_slider("Target ε′", key="sd_target", min_value=1e-3, max_value=5.0,
                             value=1.0, help="Used by the calibration boxes: what ε may I spend on the sample?")

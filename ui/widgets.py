@@ -64,6 +64,66 @@ def exact_value(text: object, min_value: float, max_value: float) -> float | Non
     return v if min_value <= v <= max_value else None
 
 
+_GROUPS = __import__("re").compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?([eE][+-]?\d+)?$")
+
+
+def read_number(text: object, *, min_value: float, max_value: float, integer: bool = False,
+                name: str = "the value") -> tuple[float | None, str | None]:
+    """A number typed in a box, as the page will use it, or None and the reason in plain words (issue 34 item 4).
+
+    A decimal comma is read as a decimal point ("0,5" → 0.5: browsers' number boxes turned it into 5); thousands
+    separators are read when unambiguous ("10,000,000", "1,234.5", any in a whole-number box); a single comma
+    before exactly three digits in a decimal box ("1,500") could be either, so it is refused with both readings.
+    Values outside ``[min_value, max_value]``, not finite, or not whole where ``integer`` are refused with the
+    accepted range. Non-integers keep 6 significant figures (as :func:`exact_value`).
+
+    >>> read_number("0,5", min_value=1e-3, max_value=20)
+    (0.5, None)
+    >>> read_number("10,000", min_value=2, max_value=1e9, integer=True)
+    (10000.0, None)
+    >>> read_number("1,500", min_value=0, max_value=9)[0] is None
+    True
+    >>> read_number("0", min_value=1e-3, max_value=20)[1]
+    'The value must be from 0.001 to 20; 0 is outside that range.'
+    """
+    lo_t, hi_t = ((f"{int(min_value):,}", f"{int(max_value):,}") if integer
+                  else (format_number(min_value), format_number(max_value)))
+    rng = f"from {lo_t} to {hi_t}"
+    name = name[:1].upper() + name[1:]
+    if isinstance(text, bool) or text is None:
+        return None, f"Type a number {rng}."
+    raw = str(text).strip().replace(" ", "").replace("\u202f", "").replace("\u00a0", "").replace("_", "")
+    if not raw:
+        return None, f"Type a number {rng}."
+    t = raw
+    if "," in t:
+        if _GROUPS.match(t):
+            if (not integer and t.count(",") == 1 and "." not in t and "e" not in t.lower()
+                    and t.lstrip("+-").split(",")[0] != "0"):
+                a, b = t.split(",")
+                return None, (f"“{raw}” could mean {a}.{b} or {a}{b}: type it with a point for a decimal ({a}.{b}) "
+                              f"or without the comma ({a}{b}).")
+            t = t.replace(",", "")
+        elif t.count(",") == 1 and "." not in t:
+            t = t.replace(",", ".")  # a decimal comma
+        else:
+            return None, f"“{raw}” is not a number: use a point for decimals (0.5), {rng}."
+    try:
+        v = float(t)
+    except (ValueError, OverflowError):
+        return None, f"“{raw}” is not a number: type a number {rng} (e.g. 0.5 or 5e-7)."
+    if not math.isfinite(v):
+        return None, f"“{raw}” is not a finite number: type a number {rng}."
+    if integer:
+        if not v.is_integer():
+            return None, f"{name} must be a whole number {rng}; {raw} is not whole."
+    else:
+        v = float(f"{v:.{EXACT_DIGITS}g}")
+    if not min_value <= v <= max_value:
+        return None, f"{name} must be {rng}; {raw} is outside that range."
+    return (float(int(v)) if integer else v), None
+
+
 def _link_value(key: str) -> str | None:
     """The raw value the link this session started from holds for ``key`` (last one if repeated), or None."""
     from ui.links import _store
@@ -99,22 +159,94 @@ def _held_value(key: str, min_value: float, max_value: float, to_value=lambda v:
     return exact_value(raw, min_value, max_value)
 
 
-def _box_to_slider(key: str, box_key: str, min_value: float, max_value: float, from_value=lambda v: v) -> None:
-    """on_change of the number box: move the slider to the typed value (the slider's options gain it)."""
-    v = exact_value(st.session_state.get(box_key), min_value, max_value)
-    if v is not None:
-        st.session_state[key] = from_value(v)
+def _box_to_slider(key: str, box_key: str, min_value: float, max_value: float, from_value=lambda v: v,
+                   used: float | None = None) -> None:
+    """on_change of the number box: move the slider to the typed value (the slider's options gain it); a value the
+    page cannot use is cleared from the box (it shows the value in use again) and the reason is kept for the page
+    to show, naming the accepted range (issue 34 item 4: "0" stayed in the box while the page used the old ε)."""
+    v, why = read_number(st.session_state.get(box_key), min_value=min_value, max_value=max_value)
+    if v is None:
+        st.session_state[f"{box_key}__why"] = (why + (f" The page still uses {format_number(used)}."
+                                                      if used is not None else ""))
+        st.session_state[box_key] = format_number(used) if used is not None else ""
+        return
+    st.session_state[key] = from_value(v)
+    st.session_state[box_key] = format_number(v)  # what is shown is what is used ("0,5" reads 0.5)
 
 
 def _exact_box(target, *, key: str, value: float, min_value: float, max_value: float, disabled: bool,
                from_value=lambda v: v) -> None:
-    """The small number box under a slider (key ``key + "__exact"``, not URL-bound: the slider holds the link)."""
+    """The small box under a slider (key ``key + "__exact"``, not URL-bound: the slider holds the link).
+
+    A text box, not a number box: the browser's number box read "0,5" as 5 and kept an out-of-range entry on
+    screen while the page used the old value; here every entry goes through :func:`read_number`.
+    """
     box_key = f"{key}__exact"
-    if st.session_state.get(box_key) != value:
-        st.session_state[box_key] = value  # follow the slider (a drag, a link, a restored setting)
-    target.number_input("Exact value", min_value=float(min_value), max_value=float(max_value), key=box_key,
-                        format="%g", step=None, disabled=disabled,
-                        on_change=_box_to_slider, args=(key, box_key, min_value, max_value, from_value))
+    held, _ = read_number(st.session_state.get(box_key), min_value=min_value, max_value=max_value)
+    if held != value:
+        st.session_state[box_key] = format_number(value)  # follow the slider (a drag, a link, a restored setting)
+    target.text_input("Exact value", key=box_key, disabled=disabled, on_change=_box_to_slider,
+                      args=(key, box_key, min_value, max_value, from_value, value),
+                      placeholder=f"{format_number(min_value)} to {format_number(max_value)}")
+    why = st.session_state.pop(f"{box_key}__why", None)
+    if why:
+        target.warning(why)
+
+
+def _typed_changed(key: str, min_value: float, max_value: float, integer: bool, name: str) -> None:
+    """on_change of :func:`typed_number`: keep a usable entry (written as the page reads it), else put the value in
+    use back in the box and keep the reason for the page to show."""
+    v, why = read_number(st.session_state.get(key), min_value=min_value, max_value=max_value, integer=integer,
+                         name=name)
+    used = st.session_state.get(f"{key}__used")
+    if v is None:
+        st.session_state[f"{key}__why"] = why + (f" The page still uses {_typed_text(used, integer)}."
+                                                 if used is not None else "")
+        st.session_state[key] = _typed_text(used, integer) if used is not None else ""
+    else:
+        st.session_state[key] = _typed_text(v, integer)
+
+
+def _typed_text(v: float, integer: bool) -> str:
+    return str(int(v)) if integer else format_number(v)
+
+
+def typed_number(label: str, *, key: str, value: float, min_value: float, max_value: float, integer: bool = False,
+                 name: str | None = None, help: str | None = None, container=None, disabled: bool = False) -> float:
+    """A URL-bound box for a typed number whose shown value is the value the page uses (issue 34 item 4).
+
+    Every entry goes through :func:`read_number`: "0,5" is 0.5 and "1,000,000" a million in a whole-number box;
+    an entry the page cannot use (out of range, not a number) is cleared from the box, which shows the value in
+    use again, with a warning naming the accepted range. A link value the box cannot use is reported in the link
+    notice and the default is used. Returns the value in use.
+    """
+    from ui.links import report_ignored
+
+    name = name or label
+    target = container if container is not None else st
+    if key not in st.session_state:
+        raw = _link_value(key)
+        if raw is not None:
+            v, why = read_number(raw, min_value=min_value, max_value=max_value, integer=integer, name=name)
+            if v is None:
+                report_ignored(key, why)
+                _set_link_value(key, _typed_text(value, integer))
+            elif raw != _typed_text(v, integer):
+                _set_link_value(key, _typed_text(v, integer))
+    text = target.text_input(label, value=_typed_text(value, integer), key=key, disabled=disabled,
+                             help=(f"{help} " if help else "") + "Type a number "
+                             + read_number(None, min_value=min_value, max_value=max_value,
+                                           integer=integer)[1].removeprefix("Type a number "),
+                             on_change=_typed_changed, args=(key, min_value, max_value, integer, name),
+                             bind="query-params")
+    v, _ = read_number(text, min_value=min_value, max_value=max_value, integer=integer, name=name)
+    if v is None:  # only a link or a restored setting can get here: the default is used
+        v = float(value)
+    st.session_state[f"{key}__used"] = v
+    why = st.session_state.pop(f"{key}__why", None)
+    if why:
+        target.warning(why)
+    return v
 
 
 def _slider_columns(target):

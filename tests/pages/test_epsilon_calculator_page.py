@@ -611,3 +611,33 @@ def test_budget_planner_offers_the_opendp_script_with_the_plans_budget():
     src = opendp[0]
     compile(src, "opendp_plan", "exec")
     assert "dp.Context.compositor" in src and "app_scale" in src and "pl.scan_csv" in src
+
+
+def test_tab7_changing_d_after_a_preset_rebuilds_p0_and_shift():
+    """Issue 34 item 4: after the power preset (d = 4, p⁰ typed), d = 5 left a 4-number p⁰ and shift behind and every
+    result disappeared behind "expected 5 numbers, got 4"; now both are rebuilt for d = 5 and the page says so."""
+    at = fresh(eps_tab=TESTS)
+    at.button(key="eps_t_prep").click().run()
+    assert at.text_input(key="eps_t_p0").value.count(",") == 3
+    at.slider(key="eps_t_d").set_value(5).run()
+    assert not at.exception
+    assert at.text_input(key="eps_t_p0").value == "1/5, 1/5, 1/5, 1/5, 1/5"
+    assert at.text_input(key="eps_t_shift").value == ""
+    assert not any("expected 5 numbers" in e.value for e in at.error)
+    assert any("d changed to 5" in i.value for i in at.info)
+    assert len(table_with(at, "critical value")) > 0
+
+
+def test_tab7_report_carries_its_figures():
+    """Issue 34 item 5: the Private tests report had no figure. The report download is recorded as the house
+    identity test records it (figures as spec digests) and must hold the tab's three charts."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_house_identity import _recording
+
+    with _recording() as seen:
+        fresh(eps_tab=TESTS)
+    html = next(c for k, name, _, c in seen if name.endswith("_report.html"))
+    html = html.decode() if isinstance(html, bytes) else str(html)
+    assert html.count("data-plotly-sha256") >= 3

@@ -55,7 +55,7 @@ def test_setting_changed_on_a_tab_stays_in_link_while_another_tab_is_open(tab, k
     _open(at, other)
     assert not at.exception
     # a global control moved on the other tab: the closed tab's setting must survive this run too
-    at.number_input(key="sd_n").set_value(20_000).run()
+    at.text_input(key="sd_n").set_value("20000").run()
     assert not at.exception
     got = _link(at, key)
     assert got is not None, f"{key} left the link while {other!r} was open"

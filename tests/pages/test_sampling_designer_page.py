@@ -214,7 +214,7 @@ CONTROLS = [
     (STRATA, [], "sd_eps", 0.5),
     (SIMPLE, [], "sd_delta_on", True),
     (SIMPLE, [("sd_delta_on", True)], "sd_delta", 1e-4),
-    (SIMPLE, [], "sd_n", 20000),
+    (SIMPLE, [], "sd_n", "20000"),
     (SIMPLE, [], "sd_target", 0.5),
     (SIMPLE, [("sd_m", 500)], "sd_size_mode", "rate"),
     (SIMPLE, [("sd_size_mode", "rate")], "sd_rate", 0.1),
@@ -273,7 +273,7 @@ def test_figure2_button_and_draw_button():
     at.button(key="sd_fig2").click().run()
     assert not at.exception
     assert at.select_slider(key="sd_eps").value == pytest.approx(0.01)
-    assert at.number_input(key="sd_n").value == 10_000
+    assert at.text_input(key="sd_n").value == "10000"
     # Figure 2 at σ = 100: bounds close to ε/2
     assert metric_value(at, "upper ε′ (Thm 3)") == pytest.approx(0.005, abs=2e-4)
     at = open_tab(at, STRATA)
@@ -683,3 +683,16 @@ def test_size_and_count_controls_take_exact_values_and_refuse_invalid_minimums()
     assert at.number_input(key="sd_saw_len").min == 10 and at.number_input(key="sd_pair_n").min == 1
     at = fresh(STRATA).run()
     assert at.number_input(key="sd_mmin").min == 1 and at.number_input(key="sd_alloc_m").min == 1
+
+
+def test_population_typed_with_a_decimal_comma_or_out_of_range_means_what_is_shown():
+    """Issue 34 item 4: "0,5" in a number box became 5, and 0 or 1e300 stayed in the box while the page used the old
+    n. The box now reads separators, clears what the page cannot use and names the range (2 to 1,000,000,000)."""
+    at = fresh(SIMPLE).run()
+    at.text_input(key="sd_n").set_value("20,000").run()
+    assert at.text_input(key="sd_n").value == "20000"
+    for bad in ("0", "-1", "1e300", "0,5"):
+        at.text_input(key="sd_n").set_value(bad).run()
+        assert not at.exception and at.text_input(key="sd_n").value == "20000"
+        said = " ".join(w.value for w in at.warning)
+        assert "2 to 1,000,000,000" in said and "still uses 20000" in said

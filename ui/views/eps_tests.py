@@ -108,6 +108,23 @@ def _preset_indep() -> None:
                             eps_t_pi2="1/2, 1/2", eps_t_ishift="", eps_t_priv="rho", eps_t_rho=0.00125)
 
 
+def _resize_gof() -> None:
+    """After d changes (by hand or after a preset), a typed p⁰ or shift of the wrong length is rebuilt for the new d
+    (uniform p⁰, the default shift) and the page says so (issue 34 item 4: every result disappeared behind
+    "expected 5 numbers, got 4")."""
+    ss = st.session_state
+    d = int(ss.get("eps_t_d", 4))
+    rebuilt = []
+    if ss.get("eps_t_p0mode") == "entered" and ec.count_items(ss.get("eps_t_p0", "")) != d:
+        ss["eps_t_p0"] = ", ".join([f"1/{d}"] * d)
+        rebuilt.append("p⁰ is now uniform")
+    if str(ss.get("eps_t_shift", "")).strip() and ec.count_items(ss["eps_t_shift"]) != d:
+        ss["eps_t_shift"] = ""
+        rebuilt.append("the shift Δ is the default 0.01·(1, −1/(d−1), …)")
+    if rebuilt:
+        ss["eps_t_rebuilt"] = f"d changed to {d}: " + " and ".join(rebuilt) + f" ({d} entries each)."
+
+
 def _resize_indep() -> None:
     """After r or c changes, marginals and shift of the wrong length become uniform / the default shift."""
     ss = st.session_state
@@ -160,7 +177,9 @@ def tab_tests(outputs: bool = True) -> None:
     d, p0mode, p0_text, shift_text = 4, "uniform", "", ""
     r = c = 2
     if test == "gof":
-        d = c1.slider("Categories d", 2, 200, 4, key="eps_t_d", **bind())
+        d = c1.slider("Categories d", 2, 200, 4, key="eps_t_d", on_change=_resize_gof, **bind())
+        if st.session_state.get("eps_t_rebuilt"):
+            c1.info(st.session_state.pop("eps_t_rebuilt"))
         p0mode = pick("Null hypothesis p⁰", {"uniform": "uniform", "entered": "typed below"}, key="eps_t_p0mode",
                       widget="radio", container=c1, horizontal=True)
         if p0mode == "entered":
@@ -209,6 +228,7 @@ def tab_tests(outputs: bool = True) -> None:
     except ENGINE_ERRORS as e:  # typed vectors that do not fit d, r or c: the parsers quote the text (escaped here)
         say_problem(e, level="warning", container=c1)
         return
+    figs: list = []  # what the tab draws, for its report too (issue 34 item 5: the report had no figure)
     with c2:
         if test == "gof":
             st.markdown("**Critical values** (reject when the statistic exceeds them)")
@@ -225,20 +245,25 @@ def tab_tests(outputs: bool = True) -> None:
             power_now = pt.asymptotic_power(np.array(p0), np.array(shift), n=float(n), rho=float(rho_eff),
                                             alpha=float(alpha), test="projected")
             naive, power = size_now, power_now
-            figure(ef.make_size_figure(ns, sizes, alpha=alpha), key="eps_t_fig_size", filename="naive_size.html",
+            figs.append(("False-alarm rate of the classical test against n",
+                         ef.make_size_figure(ns, sizes, alpha=alpha)))
+            figure(figs[-1][1], key="eps_t_fig_size", filename="naive_size.html",
                    caption="If this curve is above the dashed line, the classical test on noisy counts "
                            "rejects true hypotheses more often than the α you asked for.",
                    alt=f"Line chart: false-alarm rate of the classical χ² test on noisy counts against n from "
                        f"100 to 10 million (log scale), with α = {alpha:g} dashed; at n = {int(n):,} it is "
                        f"{nf.percent(size_now)}.")
-            figure(ef.make_power_figure(ns, {"projected": pw_n["projected"], "nonprojected": pw_n["nonprojected"],
-                                             "non-private": pw_n["classical_nonprivate"]}, xlabel="n", alpha=alpha),
-                   key="eps_t_fig_pn", filename="power_vs_n.html", caption="Chance of detecting the shift Δ.",
+            figs.append(("Power against n", ef.make_power_figure(
+                ns, {"projected": pw_n["projected"], "nonprojected": pw_n["nonprojected"],
+                     "non-private": pw_n["classical_nonprivate"]}, xlabel="n", alpha=alpha)))
+            figure(figs[-1][1], key="eps_t_fig_pn", filename="power_vs_n.html",
+                   caption="Chance of detecting the shift Δ.",
                    alt="Line chart: power to detect the shift against n (log scale) for the projected, "
                        "non-projected and non-private tests; power grows with n, the non-private test first.")
-            figure(ef.make_power_figure(rhos, {"projected": pw_r["projected"], "nonprojected": pw_r["nonprojected"],
-                                               "non-private": pw_r["classical_nonprivate"]}, xlabel="ρ", alpha=alpha),
-                   key="eps_t_fig_pr", filename="power_vs_rho.html",
+            figs.append(("Power against ρ", ef.make_power_figure(
+                rhos, {"projected": pw_r["projected"], "nonprojected": pw_r["nonprojected"],
+                       "non-private": pw_r["classical_nonprivate"]}, xlabel="ρ", alpha=alpha)))
+            figure(figs[-1][1], key="eps_t_fig_pr", filename="power_vs_rho.html",
                    caption="More privacy (smaller ρ) costs power; the non-private line is the ceiling.",
                    alt=f"Line chart: power against ρ from 10⁻⁵ to 10 (log scale) at n = {int(n):,}; the private "
                        "tests' power rises with ρ towards the flat non-private line.")
@@ -261,7 +286,9 @@ def tab_tests(outputs: bool = True) -> None:
             isize_now = pt.naive_indep_type_one_error(np.array(pi1), np.array(pi2), n=float(n), rho=float(rho_eff),
                                                       alpha=float(alpha))
             naive, power = isize_now, None
-            figure(ef.make_size_figure(ins, isizes, alpha=alpha), key="eps_t_fig_isize",
+            figs.append(("False-alarm rate of Pearson's independence test against n",
+                         ef.make_size_figure(ins, isizes, alpha=alpha)))
+            figure(figs[-1][1], key="eps_t_fig_isize",
                    filename="naive_independence_size.html",
                    caption="Pearson's independence test on noisy counts: its asymptotic false-alarm rate at "
                            "these marginals (Lemma 6.2.3 weights).",
@@ -332,8 +359,9 @@ def tab_tests(outputs: bool = True) -> None:
         st.caption(f"Seed {seed}; {int(trials)} trials per cell; m = 59 Monte Carlo draws (rank "
                    f"{pt.mc_rank(59, alpha) if 59 > 1 / alpha else 'n/a'}). Error bars are 1.96 standard errors. "
                    f"Run on {ran_on} (same numbers wherever it runs).")
-        figure(ef.make_simulation_figure(res, axis=axis, series=pname if sweep == "both" else None, alpha=alpha),
-               key="eps_t_fig_sim", filename="private_tests_simulation.html",
+        figs.append(("Simulated size and power", ef.make_simulation_figure(
+            res, axis=axis, series=pname if sweep == "both" else None, alpha=alpha)))
+        figure(figs[-1][1], key="eps_t_fig_sim", filename="private_tests_simulation.html",
                caption="Left: size (should stay at or below the dashed α). Right: power against the shift Δ.",
                alt=f"Two charts against {'n' if axis == 'n' else pname} (log scale), one line per test with "
                    f"error bars: left, the share of {int(trials)} simulated null datasets each test rejected "
@@ -343,4 +371,5 @@ def tab_tests(outputs: bool = True) -> None:
                                         ("ρ" if pname == "rho" else "ε"): "{:.4g}"}), hide_index=True, width="stretch")
         exports("eps_t_sim", table=show, name="private_tests_simulation", what="simulation")
     report(view, "eps_t_art", sources=["Thm 6.1.7, Lemma 6.2.3, Thms 7.2.3, 7.2.6; Algs 8, 11, 13, 15, 16"],
+           figures=figs,  # issue 34 item 5: the report had no figure
            script=script_of(se.tests_script, view))

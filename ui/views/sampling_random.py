@@ -27,7 +27,7 @@ MAX_N = cs.MAX_N   # census sizes (issue 23 item 4); was the dense laws' 10⁶
 
 def figure2_setting() -> None:
     st.session_state["sd_eps"] = 0.01
-    st.session_state["sd_n"] = 10_000
+    st.session_state["sd_n"] = "10000"  # a typed box (ui.widgets.typed_number): its value is text
     st.session_state["sd_family"] = "gaussian"
     st.session_state["sd_mean"] = 5000.0
     st.session_state["sd_sigma"] = 100.0

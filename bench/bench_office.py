@@ -115,13 +115,17 @@ class Sampler:
         return self.peak
 
 
-def upload_csv(mb: float, seed: int = 0) -> bytes:
-    """A respondents-like CSV of about ``mb`` MB: a yes/no label, numeric and categorical columns."""
+def upload_csv(mb: float, seed: int = 0, levels: int = 0) -> bytes:
+    """A respondents-like CSV of about ``mb`` MB: a yes/no label, numeric and categorical columns, and with
+    ``levels`` a text column with that many distinct values (the issue's costly case)."""
     rng = np.random.default_rng(seed)
-    n = int(mb * MB / 40)  # about 40 bytes a row
-    df = pd.DataFrame({"label": rng.integers(0, 2, n), "age": rng.integers(18, 90, n),
-                       "region": rng.choice([f"r{i}" for i in range(12)], n), "income": rng.integers(0, 200, n) * 500,
-                       "sex": rng.choice(["f", "m"], n), "edu": rng.integers(1, 9, n)})
+    n = int(mb * MB / (17 + (8 if levels else 0)))  # bytes a row, measured
+    cols = {"label": rng.integers(0, 2, n), "age": rng.integers(18, 90, n),
+            "region": rng.choice([f"r{i}" for i in range(12)], n), "income": rng.integers(0, 200, n) * 500,
+            "sex": rng.choice(["f", "m"], n), "edu": rng.integers(1, 9, n)}
+    if levels:
+        cols["place"] = rng.choice([f"p{i:05d}" for i in range(levels)], n)
+    df = pd.DataFrame(cols)
     buf = io.StringIO()
     df.to_csv(buf, index=False)
     return buf.getvalue().encode()
@@ -149,6 +153,8 @@ def main() -> None:
     ap.add_argument("--idle", type=int, default=4)
     ap.add_argument("--upload-mb", type=float, default=4.0)
     ap.add_argument("--skip-upload", action="store_true")
+    ap.add_argument("--only-upload", action="store_true", help="measure the upload alone (skip 1-3)")
+    ap.add_argument("--upload-levels", type=int, default=0, help="add a text column with this many values")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -161,60 +167,30 @@ def main() -> None:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
             try:
-                # 1. memory at rest
-                ctx0 = browser.new_context(viewport={"width": 1400, "height": 1000})
-                open_page(ctx0.new_page(), f"{url}/epsilon_calculator", timeout=180_000)  # imports, caches warm
-                time.sleep(3)
-                base = rss(proc.pid)
-                idle = []
-                for _ in range(args.idle):
-                    c = browser.new_context(viewport={"width": 1400, "height": 1000})
-                    open_page(c.new_page(), f"{url}/epsilon_calculator", timeout=180_000)
-                    idle.append(c)
-                time.sleep(3)
-                rest = rss(proc.pid)
-                out["fresh server + 1 session (MB)"] = base[0]
-                out["per idle session (MB)"] = (rest[0] - base[0]) / args.idle
-                for c in idle:
-                    c.close()
-                ctx0.close()
-
-                # 2. latency alone
-                pg = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-                alone, _ = measure(pg, f"{url}/epsilon_calculator", 0, args.moves)
-                pg.context.close()
-                out["alone"] = alone
-
-                # 3. latency beside heavy sessions, and memory per heavy run
-                before = rss(proc.pid)
-                sampler = Sampler(proc.pid)
-                heavy = start_heavy(browser, url, args.heavy)
-                pg = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-                loaded, _ = measure(pg, f"{url}/epsilon_calculator", 0, args.moves)
-                still = sum(1 for _, h in heavy if h.get_by_test_id("stProgress").count() > 0)
-                peak = sampler.done()
-                pg.context.close()
-                for ctx, _ in heavy:
-                    ctx.close()
-                out["loaded"] = loaded
-                out["heavy runs still going at the end"] = still
-                out["per heavy run, server (MB)"] = (peak[0] - before[0]) / args.heavy
-                out["per heavy run, server + workers (MB)"] = (peak[1] - before[1]) / args.heavy
-
+                if args.only_upload:
+                    open_page(browser.new_context().new_page(), f"{url}/coherence_explorer", timeout=180_000)
+                else:
+                    measure_sessions(browser, url, proc, args, out)
                 # 4. memory per upload MB
                 if not args.skip_upload:
-                    data = upload_csv(args.upload_mb)
+                    data = upload_csv(args.upload_mb, levels=args.upload_levels)
                     time.sleep(5)
                     b = rss(proc.pid)
                     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
                     up = ctx.new_page()
                     up.set_default_timeout(180_000)
                     open_page(up, f"{url}/coherence_explorer?coh_source=upload", timeout=180_000)
-                    up.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(
+                    # the page's data uploader (the sidebar's first uploader restores saved settings)
+                    up.get_by_test_id("stFileUploader").filter(has_text="CSV file (one row per person").get_by_test_id(
+                        "stFileUploaderDropzoneInput").set_input_files(
                         {"name": "people.csv", "mimeType": "text/csv", "buffer": data})
+                    # the upload travels, then the page reruns: until its "upload a CSV" prompt has gone
+                    up.wait_for_function("() => !document.body.innerText.includes("
+                                         "'Upload a CSV with one row per person')", timeout=180_000)
                     wait_idle(up, 180_000)
                     time.sleep(3)
                     a = rss(proc.pid)
+                    out["upload accepted"] = "yes (the page's upload prompt gave way)"
                     ctx.close()
                     time.sleep(SESSION_TTL_S + 20)
                     c = rss(proc.pid)
@@ -228,6 +204,8 @@ def main() -> None:
     finally:
         stop_server(proc)
     for key in ("alone", "loaded"):
+        if key not in out:
+            continue
         xs = out.pop(key)
         print(f"ε slider, {'alone' if key == 'alone' else f'beside {args.heavy} heavy runs'}: "
               f"p50 {statistics.median(xs) * 1000:.0f} ms, p95 {_p95(xs) * 1000:.0f} ms, max {max(xs) * 1000:.0f} ms "
@@ -235,6 +213,50 @@ def main() -> None:
     for k, v in out.items():
         print(f"{k}: {v:.1f}" if isinstance(v, float) else f"{k}: {v}")
     print(f"host: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end")
+
+
+def measure_sessions(browser, url: str, proc, args, out: dict) -> None:
+    """Parts 1-3: memory at rest, latency alone, latency and memory beside heavy sessions."""
+    # 1. memory at rest
+    ctx0 = browser.new_context(viewport={"width": 1400, "height": 1000})
+    open_page(ctx0.new_page(), f"{url}/epsilon_calculator", timeout=180_000)  # imports, caches warm
+    time.sleep(3)
+    base = rss(proc.pid)
+    idle = []
+    for _ in range(args.idle):
+        c = browser.new_context(viewport={"width": 1400, "height": 1000})
+        open_page(c.new_page(), f"{url}/epsilon_calculator", timeout=180_000)
+        idle.append(c)
+    time.sleep(3)
+    rest = rss(proc.pid)
+    out["fresh server + 1 session (MB)"] = base[0]
+    out["per idle session (MB)"] = (rest[0] - base[0]) / args.idle
+    for c in idle:
+        c.close()
+    ctx0.close()
+
+    # 2. latency alone
+    pg = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    alone, _ = measure(pg, f"{url}/epsilon_calculator", 0, args.moves)
+    pg.context.close()
+    out["alone"] = alone
+
+    # 3. latency beside heavy sessions, and memory per heavy run
+    before = rss(proc.pid)
+    sampler = Sampler(proc.pid)
+    heavy = start_heavy(browser, url, args.heavy)
+    pg = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    loaded, _ = measure(pg, f"{url}/epsilon_calculator", 0, args.moves)
+    still = sum(1 for _, h in heavy if h.get_by_test_id("stProgress").count() > 0)
+    peak = sampler.done()
+    pg.context.close()
+    for ctx, _ in heavy:
+        ctx.close()
+    out["loaded"] = loaded
+    out["heavy runs still going at the end"] = still
+    out["per heavy run, server (MB)"] = (peak[0] - before[0]) / args.heavy
+    out["per heavy run, server + workers (MB)"] = (peak[1] - before[1]) / args.heavy
+
 
 
 if __name__ == "__main__":

@@ -336,8 +336,9 @@ class MWEM:
 # ---------------------------------------------------------------------------------------------------------
 
 #: Where JAX keeps the compiled MST/AIM programs between server starts (issue 14 item 8): the project's git-ignored
-#: ``.cache/jax``; JAX's own ``JAX_COMPILATION_CACHE_DIR`` overrides it.
-JAX_CACHE_DIR = Path(__file__).resolve().parents[1] / ".cache" / "jax"
+#: ``.cache/jax`` at the repository root (this file is engine/dpdash/stratify/synth.py); JAX's own
+#: ``JAX_COMPILATION_CACHE_DIR`` overrides it.
+JAX_CACHE_DIR = Path(__file__).resolve().parents[3] / ".cache" / "jax"
 
 
 #: Largest size of that cache (bytes); JAX evicts the least recently used programs beyond it.

@@ -132,6 +132,11 @@ def _mean_checks(at, dl: capture_downloads) -> None:
         # Every group dropped: the page says so (spec §2.3: "every stratum dropped" is a ValueError).
         assert v["sv_small"] == "drop"
         return
+    if v["sv_source"] == "upload" and any(i.value.startswith("No file yet") for i in at.info):
+        # Issue 31: until the user's file is usable the upload view shows no results at all (never another
+        # dataset's under the Upload heading): no verdict, no numbers, nothing to download.
+        assert not at.success and not at.metric and not dl.files("mean_runs.csv")
+        return
     runs = pd.read_csv(io.BytesIO(dl.files("mean_runs.csv")["mean_runs.csv"]))
     eps = float(v["sv_eps"])
     at_eps = runs[np.isclose(runs["epsilon"], eps)]

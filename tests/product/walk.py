@@ -144,7 +144,9 @@ def random_move(w, kind: str, rng: np.random.Generator) -> str | None:
         opts = list(w.options)
         if not opts:
             return None
-        k = int(rng.integers(0, len(opts) + 1))
+        # a person cannot pick more than the widget's max_selections (0: no limit); AppTest would raise on it
+        most = int(getattr(w.proto, "max_selections", 0) or 0) or len(opts)
+        k = int(rng.integers(0, min(most, len(opts)) + 1))
         chosen = [opts[j] for j in sorted(rng.choice(len(opts), size=k, replace=False))]
         _labels_are_values(w, opts)
         w.set_value(chosen)

@@ -168,8 +168,11 @@ def test_interrupting_sessions_leaves_the_others_run_intact(browser, app_url):
 #: cannot meet the issue's ~3 minute budget there. Raise it with ``DPDASH_E2E_SESSIONS=20`` on a larger machine (the
 #: deadline grows with it, or set ``DPDASH_E2E_SESSIONS_DEADLINE`` in seconds).
 N_SESSIONS = int(os.environ.get("DPDASH_E2E_SESSIONS", "8"))
-#: The whole test must end within this: 50 s plus 15 s a session (170 s at the default 8 sessions).
-MANY_DEADLINE_S = float(os.environ.get("DPDASH_E2E_SESSIONS_DEADLINE", str(50 + 15 * N_SESSIONS)))
+#: The whole test must end within this: 50 s plus 25 s a session (250 s at the default 8 sessions). 15 s a session
+#: (170 s) left two MST fits short in a full run on 2026-12-02: pool workers now run at niceness +10 (issue 35, so a
+#: heavy run never starves other sessions' pages), and the second test worker's processes come first; alone it
+#: took 122 s.
+MANY_DEADLINE_S = float(os.environ.get("DPDASH_E2E_SESSIONS_DEADLINE", str(50 + 25 * N_SESSIONS)))
 
 #: Heavy work of each kind: the page link, how to start it, and the text that shows it finished.
 KINDS = {

@@ -111,4 +111,7 @@ def test_budget_comparison_controls():
     ok = df[df["Note"] == "—"]
     assert list(zip(ok["Composition rule"], ok["Noise"])) == [("Add up the ε's (basic)", "Laplace")]
     assert ok["ε per statistic"].iloc[0] == pytest.approx(0.5, rel=1e-8) and (df["Statistics (k)"] == 4).all()
-    assert "total ε = 2:" in _bold(at)[0]
+    # the verdict leads the tab, as a bold line or (issue 34: tones by stakes, ε = 2 is a caution) in its tone's box
+    verdicts = _bold(at) + [m.value.replace("\\", "") for kind in ("success", "info", "warning")
+                            for m in getattr(at, kind)]
+    assert any("total ε = 2:" in v for v in verdicts), verdicts

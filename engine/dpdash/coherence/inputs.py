@@ -119,7 +119,8 @@ def default_lens(df: pd.DataFrame, label: str, *, preferred: Sequence[str] = ())
     """The default lens and the columns it leaves out with the reason: ``preferred`` columns present in the data
     (the paper's 8 on census-like data), else every other column that describes a person, at most 30.
 
-    >>> lens, left = default_lens(pd.DataFrame({"age": range(30), "fnlwgt": range(30), "y": [0, 1] * 15}), "y")
+    >>> ages = [30 + i % 7 for i in range(30)]  # (a column holding 0…n−1 would be read as row numbers)
+    >>> lens, left = default_lens(pd.DataFrame({"age": ages, "fnlwgt": range(30), "y": [0, 1] * 15}), "y")
     >>> lens, left
     (['age'], {'fnlwgt': 'a sampling weight'})
     """

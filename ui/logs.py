@@ -95,7 +95,12 @@ def install_log_filter() -> None:
     on this app's logger, and on the root logger and its handlers. Idempotent and cheap: only loggers not yet seen
     are touched.
     """
+    from streamlit import config
     from streamlit.logger import _loggers
+
+    # rich's traceback printer (Streamlit's default when rich is importable) bypasses logging and its filters
+    if config.get_option("logger.enableRich"):
+        config.set_option("logger.enableRich", False)
 
     loggers = {name: logging.getLogger(name) for name in ("", "dpdash", "tornado.application", "tornado.general")}
     loggers.update(list(_loggers.items()))  # a copy: other sessions' threads may add loggers meanwhile

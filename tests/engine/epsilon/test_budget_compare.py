@@ -234,14 +234,19 @@ def test_discrete_noise_needs_a_whole_sensitivity():
 def test_unreachable_budget_link_finishes_with_a_message():
     # issue 26: /epsilon_calculator?eps_tab=Budget+planner&eps_cmp_discrete=true&eps_cmp_eps=0.01&eps_cmp_k=60 widened
     # its bracket for ever (the discrete noises' PLD at resolution 1e-3 never reaches ε = 0.01 for k = 60)
+    # The table's CPU budget (TABLE_SECONDS, this thread's CPU time, as the Deadline counts it) bounds the work; it is
+    # checked between PLD builds, and one discrete-Gaussian build takes ~1.5 s (more under coverage's tracer), hence
+    # the margin. Whether the search ends at the resolution or at the budget depends on how fast this machine is;
+    # either way the row says why it has no answer.
     import time
-    t0 = time.process_time()
+    t0 = time.thread_time()
     rows = B.budget_table(epsilon=0.01, delta=1e-6, k=60, mechanisms=B.MECHANISMS)
-    assert time.process_time() - t0 < 10.0
+    assert time.thread_time() - t0 < B.TABLE_SECONDS + 6.0
     pld = {r.mechanism: r for r in rows if r.rule == "pld"}
     for m in ("discrete_laplace", "discrete_gaussian"):
         assert not pld[m].valid
-        assert pld[m].note == "no noise scale reaches ε = 0.01 with whole-number noise at this resolution"
+        assert pld[m].note in ("no noise scale reaches ε = 0.01 with whole-number noise at this resolution",
+                               f"the noise search stopped at its time limit of {B.TABLE_SECONDS:g} s"), pld[m].note
     # every other row is still answered, and each answer meets the budget under its rule
     basic = next(r for r in rows if r.rule == "basic" and r.mechanism == "laplace")
     assert basic.valid and basic.scale == pytest.approx(6000, rel=1e-8)

@@ -18,7 +18,7 @@ import streamlit as st
 
 from dpdash.stratify import core as S
 from dpdash.stratify import views as SV
-from dpdash.common.data import ADULT_NUMERIC_DESIGN, SHARED_DESIGN_SOURCES, SHARED_NUMERIC_DESIGN, drop_missing
+from dpdash.common.data import ADULT_NUMERIC_DESIGN, SHARED_DESIGN_SOURCES, SHARED_NUMERIC_DESIGN
 from ui import active_dataset, load_active_dataset, page_end, page_setup
 from ui.show import table as results_table
 from ui.links import accept_plain_number
@@ -401,23 +401,24 @@ def mean_inputs():
     if col in design:
         st.caption(f"Public design constants for {col}: centre {design[col][0]:,g}, scale {design[col][1]:,g}, "
                    f"from {SHARED_DESIGN_SOURCES[shared]}, not computed from these rows.")
-    frame, kept_note = drop_missing(upload_frame, [col] + groups)
-    # The strata by the uploads' one rule (a numeric column with more than 50 values is cut into 5 bins), as in
-    # the synthetic-data view (issue 25).
-    g_codes, g_labels = SV.group_codes(frame, groups)
+    what = "Your upload" if source == "Upload" else f"Shared dataset {upload_digest.removeprefix('shared-')}"
+    # The rows used, the reason for every row left out and the one count sentence, computed once by the engine
+    # view (issue 31 item 2); the strata by the uploads' one rule (a numeric column with more than 50 values is
+    # cut into 5 bins), as in the synthetic-data view (issue 25).
+    rows = SV.rows_used_view(upload_frame, value=col, groups=groups, what=what)
+    frame, g_codes, g_labels = rows.tables["kept"], rows.figures["codes"], rows.figures["labels"]
     with np.errstate(over="ignore", invalid="ignore"):
         x = (frame[col].to_numpy(float) - center) / scale
     if not np.all(np.isfinite(x)):
         st.warning("With this public centre and scale the standardised values leave the range of floating-point "
                    "numbers. Choose a centre near the column's typical values and a scale near its spread.")
         st.stop()
-    what = "Your upload" if source == "Upload" else f"Shared dataset {upload_digest.removeprefix('shared-')}"
     file = (f"{upload_digest.removeprefix('shared-')}.csv" if source == "Shared dataset" else
             Path(getattr(st.session_state.get("sv_upload"), "name", None) or "your_data.csv").name)
     where = dict(data=file, groups=groups, value=col, center=float(center), scale=float(scale),
                  group_keys=SV.opendp_group_keys(frame, groups))
     return dict(kind="data", x=x, g=g_codes, labels=g_labels, raw=frame[col].to_numpy(float), opendp=where,
-                note=f"{what}: {len(x):,} rows, {len(g_labels)} groups. {kept_note}", name=what,
+                note=" ".join(rows.verdict_text), rows=rows, name=what,
                 key=f"up-{upload_digest}-{col}-{center}-{scale}-{groups}", k=len(g_labels))
 
 

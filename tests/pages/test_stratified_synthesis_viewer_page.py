@@ -831,3 +831,69 @@ def test_acs12_mean_view_counts_agree():
     gone = int(frame[["income", "gender"]].isna().any(axis=1).sum())
     counts = re.findall(r"(All [\d,]+ rows used|[\d,]+ of [\d,]+ rows? left out)", _all_text(at))
     assert gone > 0 and counts == [f"{gone:,} of {len(frame):,} rows left out"] * len(counts) and counts, counts
+
+
+def _acs12_like(n: int = 600, seed: int = 31) -> pd.DataFrame:
+    """A generated acs12-like table: income blank on about a fifth of the rows, gender on a few, hrs_work (which
+    the Mean view does not use) on half."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    f = pd.DataFrame({"income": np.round(rng.lognormal(10, 1, n), -2),
+                      "race": rng.choice(["white", "black", "asian", "other"], n, p=[.6, .2, .1, .1]),
+                      "gender": rng.choice(["female", "male"], n), "age": rng.integers(16, 90, n),
+                      "hrs_work": rng.integers(1, 80, n).astype(float)})
+    f.loc[rng.random(n) < .2, "income"] = np.nan
+    f.loc[rng.random(n) < .03, "gender"] = np.nan
+    f.loc[rng.random(n) < .5, "hrs_work"] = np.nan
+    return f
+
+
+def test_every_count_sentence_of_the_mean_view_reads_the_rows_table():
+    """Issue 31 item 2: the Mean view's row count and the reason for every row left out are computed once
+    (stratify.views.rows_used_view). Every sentence on the tab that states a count of rows, records or values agrees
+    with the page's own "Rows left out" tables and with what pandas finds in the file."""
+    import re
+
+    frame = _acs12_like()
+    need = ["income", "race", "gender"]
+    miss = frame[need].isna()
+    gone = miss.any(axis=1)
+    n, n_gone = len(frame), int(gone.sum())
+    n_kept = n - n_gone
+    n_groups = frame.loc[~gone].groupby(["race", "gender"]).ngroups
+    reasons = miss.loc[gone].apply(lambda r: "no value in " + ", ".join(c for c in need if r[c]), axis=1)
+    assert 0 < n_gone < n and {"no value in income", "no value in gender"} <= set(reasons)
+
+    at = _app(sv_source="upload")
+    at.file_uploader(key="sv_upload").set_value(("acs12_like.csv", frame.to_csv(index=False).encode(),
+                                                 "text/csv")).run()
+    at.multiselect(key="sv_up_groups").set_value(["race", "gender"]).run()
+    at.selectbox(key="sv_up_value").set_value("income").run()
+    assert not at.exception
+
+    # the view's own tables, as the page shows them
+    tables = [d.value for d in at.dataframe]
+    by_reason = next(t for t in tables if list(t.columns) == ["reason", "rows"])
+    each = next(t for t in tables if list(t.columns) == ["row", "reason"])
+    assert dict(zip(by_reason["reason"], by_reason["rows"])) == reasons.value_counts().to_dict()
+    assert each["row"].tolist() == [i + 1 for i in frame.index[gone]]
+    assert each["reason"].tolist() == reasons.tolist()
+    kept_view, gone_view = n - int(by_reason["rows"].sum()), int(by_reason["rows"].sum())
+    assert (kept_view, gone_view) == (n_kept, n_gone)
+
+    text = _all_text(at) + " " + " ".join(e.label for e in at.get("expander"))
+    num = lambda s: int(s.replace(",", ""))  # noqa: E731
+    said = re.findall(r"([\d,]+) of ([\d,]+) rows? left out", text)
+    assert said and all((num(a), num(b)) == (gone_view, n) for a, b in said), said
+    assert not re.findall(r"All [\d,]+ rows used", text)
+    used = re.findall(r"Your upload: ([\d,]+) rows?, (\d+) groups?", text)
+    assert used and all((num(a), int(b)) == (kept_view, n_groups) for a, b in used), used
+    assert re.findall(r"Rows left out: ([\d,]+) of ([\d,]+)", text) == [(f"{gone_view:,}", f"{n:,}")]
+    per_col = dict(re.findall(r"(income|gender) \(([\d,]+)\)", text))
+    assert {c: num(v) for c, v in per_col.items()} == {c: int(miss[c].sum()) for c in ("income", "gender")}
+    # counts of values and records on the tab are of the rows used
+    for a, b in re.findall(r"([\d,]+) of ([\d,]+) values", text):
+        assert num(b) == kept_view and num(a) <= kept_view
+    comp = next(t for t in tables if "records" in t.columns)
+    assert int(comp["records"].sum()) == kept_view and len(comp) == n_groups

@@ -127,6 +127,8 @@ def render_mean(slot, inp: dict, cfg) -> None:
     # Verdict first (above the controls): from the same repetitions the charts and downloads show.
     verdict_box(view.verdicts, container=slot)
     st.caption(inp["note"])
+    if inp.get("rows") is not None:
+        _rows_left_out(inp["rows"])
 
     figures: list[tuple[str, object]] = []
     tabs = lazy_tabs(["Error per group", "Population", "Group sizes", "Error against ε", "Parity"],
@@ -200,6 +202,20 @@ def render_mean(slot, inp: dict, cfg) -> None:
     elif cfg.estimator != "laplace":
         st.caption("The OpenDP script (“Run it where the data lives”) performs the Laplace release; Coinpress is "
                    "ρ-zCDP and is not offered there.")
+
+
+def _rows_left_out(rows: TabView) -> None:
+    """Which rows of the table the view left out and why, from the same view as the count sentence above it
+    (``dpdash.stratify.views.rows_used_view``, issue 31 item 2); nothing when every row is used."""
+    gone = rows.headline("Rows left out")
+    if not gone.raw:
+        return
+    with st.expander(f"Rows left out: {gone.value} of {rows.headline('Rows in the file').value}"):
+        table(rows.tables["left_out"], hide_index=True)
+        every = rows.tables["rows"]
+        table(every.loc[~every["kept"], ["row", "reason"]], hide_index=True)
+        st.caption("Row 1 is the file's first row after the header. Only the averaged column and the group columns "
+                   "matter: blanks elsewhere leave no row out.")
 
 
 def _population_tab(df, analytic, inp, cfg, figures) -> None:

@@ -230,6 +230,66 @@ def population_errors(df: pd.DataFrame, epsilon: float) -> tuple[float, float]:
     return glob, strat
 
 
+def rows_used_view(frame: pd.DataFrame, *, value: str, groups: Sequence[str], what: str = "Your upload",
+                   why: str = "the analysis uses") -> TabView:
+    """The Mean view's rows: which rows of a table it averages and, for every row left out, why (issue 31 item 2).
+
+    The one place the count is computed: the tab's sentence, its "Rows left out" table and the rows the release
+    uses all read this view (the page had computed the count itself, beside a second count from the synthesis
+    coding). A row is left out only when it has no value in ``value`` or in a group column (issue 26 item 4);
+    other columns' blanks do not matter.
+
+    - ``verdicts``: one sentence, "<what>: 1,623 rows, 5 groups. 377 of 2,000 rows left out: no value in
+      income, a column the analysis uses." (or "All 2,000 rows used: …");
+    - ``headlines``: rows in the file, rows used, rows left out (raw counts);
+    - ``tables``: ``rows`` (one line per row of the file: ``row``, 1 = the first data row; ``kept``; ``reason``,
+      empty when kept, else "no value in income" or "no value in income, race"), ``left_out`` (one line per
+      reason: ``reason``, ``rows``, largest first), ``by_column`` (the needed columns with a blank: ``column``,
+      ``rows`` without a value; a row missing two columns counts in both), ``kept`` (the rows used, index reset);
+    - ``figures``: ``codes`` and ``labels``, the kept rows' strata (:func:`group_codes`).
+
+    >>> f = pd.DataFrame({"v": [1.0, None, 3.0, None], "g": ["a", "b", None, "a"]})
+    >>> rv = rows_used_view(f, value="v", groups=["g"])
+    >>> rv.verdicts[0].text
+    'Your upload: 1 row, 1 group. 3 of 4 rows left out: no value in v (2), g (1), columns the analysis uses.'
+    >>> rv.tables["rows"]["reason"].tolist()
+    ['', 'no value in v', 'no value in g', 'no value in v']
+    """
+    cols = list(dict.fromkeys([value, *groups]))
+    miss = frame[cols].isna().to_numpy()
+    bad = miss.any(axis=1)
+    # each row's reason by its pattern of blanks (at most 2^3 patterns), not row by row
+    pattern = (miss.astype(np.int64) << np.arange(len(cols))).sum(axis=1)
+    words = {int(p): "no value in " + ", ".join(c for i, c in enumerate(cols) if p >> i & 1)
+             for p in np.unique(pattern[bad])}
+    reason = np.full(len(frame), "", dtype=object)
+    for p, text in words.items():
+        reason[pattern == p] = text
+    rows = pd.DataFrame({"row": np.arange(1, len(frame) + 1), "kept": ~bad, "reason": reason})
+    left = rows.loc[~rows["kept"], "reason"].value_counts().rename_axis("reason").reset_index(name="rows")
+    by_col = pd.DataFrame({"column": cols, "rows": miss.sum(axis=0).astype(int)})
+    by_col = by_col[by_col["rows"] > 0].reset_index(drop=True)
+    kept = frame.loc[~bad].reset_index(drop=True)
+    n, n_bad = len(frame), int(bad.sum())
+    n_kept = n - n_bad
+    codes, labels = group_codes(kept, groups) if n_kept else (np.zeros(0, dtype=int), [])
+    if n_bad == 0:
+        left_words = f"All {n:,} rows used: none misses a value in a column {why}."
+    else:
+        where = (f"no value in {by_col['column'][0]}, a column {why}" if len(by_col) == 1 else
+                 "no value in " + ", ".join(f"{c} ({m:,})" for c, m in by_col.itertuples(index=False))
+                 + f", columns {why}")
+        left_words = f"{n_bad:,} of {n:,} row{'s' if n != 1 else ''} left out: {where}."
+    k = len(labels)
+    text = f"{what}: {n_kept:,} row{'s' if n_kept != 1 else ''}, {k} group{'s' if k != 1 else ''}. {left_words}"
+    heads = (Headline("Rows in the file", f"{n:,}", raw=float(n)),
+             Headline("Rows used", f"{n_kept:,}", raw=float(n_kept)),
+             Headline("Rows left out", f"{n_bad:,}", raw=float(n_bad)))
+    return TabView(headlines=heads, verdicts=(Sentence(text),),
+                   tables=frozen_map({"rows": rows, "left_out": left, "by_column": by_col, "kept": kept}),
+                   figures=frozen_map({"codes": codes, "labels": labels}))
+
+
 def mean_error_view(df: pd.DataFrame, *, epsilon: float, labels: Sequence[str], status: Sequence[str], sizes,
                     reps: int, seed: int, params: dict | None = None, clipped: tuple[int, int] | None = None,
                     raw=None, script: dict | None = None, opendp: dict | None = None) -> TabView:

@@ -292,3 +292,38 @@ def test_simulation_parameters_keep_only_the_controls_that_apply():
     assert "n" in acs and not {"alpha", "k", "gamma", "clip_mode"} & set(acs)
     with pytest.raises(ValueError, match="not a Mean view"):
         SV.read_mean_parameters('{"mode": "synthesis"}')
+
+
+# --------------------------------------------------------------------------- issue 31 item 2: one row count
+def test_rows_used_view_counts_and_reasons_match_the_file_read_with_the_csv_module():
+    """acs12 averaged on income, grouped by race and lang: the count, the per-row reasons and the kept rows from the
+    file's blank cells (the csv module, not pandas or the view)."""
+    rows = _acs12_rows()
+    frame = pd.read_csv(ACS12)
+    rv = SV.rows_used_view(frame, value="income", groups=["race", "lang"], what="acs12")
+    want = [", ".join(c for c in ("income", "race", "lang") if r[c] == "") for r in rows]
+    gone = sum(1 for w in want if w)
+    table = rv.tables["rows"]
+    assert table["row"].tolist() == list(range(1, len(rows) + 1))
+    assert table["reason"].tolist() == [f"no value in {w}" if w else "" for w in want]
+    assert table["kept"].tolist() == [not w for w in want]
+    assert (rv.headline("Rows used").raw, rv.headline("Rows left out").raw) == (len(rows) - gone, gone)
+    left = dict(zip(rv.tables["left_out"]["reason"], rv.tables["left_out"]["rows"]))
+    assert left == {f"no value in {w}": want.count(w) for w in set(want) if w}
+    per_col = {c: sum(1 for r in rows if r[c] == "") for c in ("income", "lang")}
+    assert dict(zip(rv.tables["by_column"]["column"], rv.tables["by_column"]["rows"])) == per_col
+    assert len(rv.tables["kept"]) == len(rv.figures["codes"]) == len(rows) - gone
+    assert rv.tables["kept"]["income"].tolist() == [float(r["income"]) for r, w in zip(rows, want) if not w]
+    n_groups = len({(r["race"], r["lang"]) for r, w in zip(rows, want) if not w})
+    assert len(rv.figures["labels"]) == n_groups
+    text = rv.verdicts[0].text
+    assert text.startswith(f"acs12: {len(rows) - gone:,} rows, {n_groups} groups. {gone:,} of {len(rows):,} rows "
+                           f"left out: no value in income ({per_col['income']:,}), lang ({per_col['lang']:,})"), text
+
+
+def test_rows_used_view_with_nothing_missing_says_all_rows_used():
+    frame = pd.DataFrame({"v": [1.0, 2.0, 3.0], "g": ["a", "b", "a"], "other": [None, None, None]})
+    rv = SV.rows_used_view(frame, value="v", groups=["g"])
+    assert rv.verdicts[0].text == ("Your upload: 3 rows, 2 groups. All 3 rows used: none misses a value in a column "
+                                   "the analysis uses.")
+    assert rv.headline("Rows left out").raw == 0 and rv.tables["left_out"].empty and rv.tables["by_column"].empty

@@ -219,10 +219,35 @@ def _as_mechanism(stat: StatisticSpec, scale: float, privacy: float, rule: str, 
     return acc.zcdp(half_square(d, scale))
 
 
+def basic_share(total: float, k: int) -> float:
+    """total/k, or the float just below it: the largest x whose k-fold sum, rounded up as basic composition adds
+    (``conversions.sum_up``), stays within ``total``. The basic rule's equal share of a budget (ε or δ).
+
+    >>> basic_share(0.75, 3), basic_share(1e-6, 25)      # 25 × 4e-08 (a float just above 4·10⁻⁸) exceeds 1e-06
+    (0.25, 3.9999999999999994e-08)
+    """
+    k = check_size(k, name="k")
+    x = float(total) / k
+    for _ in range(64):     # a division errs by half an ulp: one or two steps down at most
+        if sum_up([x] * k) <= total:
+            return x
+        x = math.nextafter(x, 0.0)
+    raise ValueError(f"no equal share of {total!r} over {k} parts")
+
+
 def _delta_i(stats_: Sequence[StatisticSpec], delta: float, rule: str) -> float:
+    """δᵢ of each Gaussian statistic (0 when there is none, or under zcdp, where they spend ρ).
+
+    basic: Σεᵢ, Σδᵢ ([T] Thm 2.1.4) needs no δ of its own, so the Gaussian statistics share all of δ, δ/K_δ (issue 34:
+    they got δ/(2K_δ) and half of δ went unspent). advanced, kov_optimal and pld: δ/(2K_δ), the share
+    ``composition.compose`` charges each Gaussian run; the other half is the advanced and optimal rules' δ′ (the
+    slack in their bound), and for pld only names each statistic's own ε (the PLD composes the noise itself).
+    """
     kd = sum(1 for s in stats_ if s.mechanism in ("gaussian", "discrete_gaussian"))
     if rule == "zcdp" or kd == 0:
         return 0.0
+    if rule == "basic":
+        return basic_share(delta, kd)
     return delta / (2.0 * kd)
 
 

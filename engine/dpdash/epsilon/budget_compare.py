@@ -11,8 +11,10 @@ Laplace ε is ``accounting.per_mechanism_epsilon``, and noise and accuracy are `
 Conventions: each statistic has sensitivity Δ (1 for a count). Laplace noise has scale Δ/ε₀ and is pure ε-DP
 (its δ per statistic is 0). Gaussian noise has σ = m·Δ for the smallest noise multiplier m whose composition meets
 the budget; its "ε per statistic" is that one release's exact ε at δ/(2k), the share ``compose`` charges each
-Gaussian run under the (ε, δ) rules. The discrete Laplace (scale t, ε₀ = Δ/t) and discrete Gaussian (σ) of Canonne,
-Kamath & Steinke 2020 [X-CKS] need a whole-number Δ; their ± is a whole number.
+Gaussian run under the (ε, δ) rules (the other half of δ is the advanced and optimal rules' slack). Under the basic
+rule, which adds up εᵢ and δᵢ and needs no slack, each Gaussian statistic gets (ε/k, δ/k): all of the budget (issue
+34: it was given δ/(2k), so half of δ went unspent). The discrete Laplace (scale t, ε₀ = Δ/t) and discrete Gaussian
+(σ) of Canonne, Kamath & Steinke 2020 [X-CKS] need a whole-number Δ; their ± is a whole number.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 import pandas as pd
 import plotly.graph_objects as go
 
+from dpdash.accounting import budget as bud
 from dpdash.accounting import composition as acc
 from dpdash.accounting import mechanisms as mech
 from dpdash.epsilon.verdicts import sig4
@@ -289,6 +292,18 @@ def _budget_row(rule: str, mechanism: str, *, epsilon, delta, k, sensitivity, co
         if not math.isfinite(t):
             return invalid("this rule gives no bound for this noise here")
         return row(sens / t, 0.0, t)
+    if rule == "basic":
+        # Σεᵢ, Σδᵢ (Rogers 2017 Thm 2.1.4): nothing else needs δ, so each Gaussian gets all of its share, δ/k (issue
+        # 34: compose's δ/(2k), which keeps half of δ for the slack of the advanced rules, left half of it unspent)
+        e_each, d_each = bud.basic_share(eps, k), bud.basic_share(d, k)
+        if mechanism == "gaussian":
+            m = _up_until(lambda x: mech.gaussian_epsilon(d_each, sigma=x) <= e_each,
+                          mech.gaussian_sigma(e_each, d_each))
+            return row(mech.gaussian_epsilon(d_each, sigma=m), d_each, m * sens)
+        si = int(round(sens))
+        s = _up_until(lambda x: mech.discrete_gaussian_epsilon(d_each, sigma=x, sensitivity=si) <= e_each,
+                      mech.discrete_gaussian_sigma(e_each, d_each, sensitivity=si))
+        return row(mech.discrete_gaussian_epsilon(d_each, sigma=s, sensitivity=si), d_each, s)
     m = gaussian_multiplier(rule, epsilon=eps, delta=d, k=k, deadline=deadline)
     if not math.isfinite(m):
         return invalid("this rule gives no bound for Gaussian noise here")
@@ -300,6 +315,18 @@ def _budget_row(rule: str, mechanism: str, *, epsilon, delta, k, sensitivity, co
     if not math.isfinite(s):
         return invalid("this rule gives no bound for this noise here")
     return row(mech.discrete_gaussian_epsilon(d_each, sigma=s, sensitivity=int(round(sens))), d_each, s)
+
+
+def _up_until(ok, x: float) -> float:
+    """``x`` raised by doubling relative steps from 1e-12 until ``ok`` holds (a root found within a tolerance of
+    either side is moved to the side that meets the budget; at most 60 steps)."""
+    step = 1e-12
+    for _ in range(60):
+        if ok(x):
+            return x
+        x *= 1.0 + step
+        step *= 2.0
+    raise SearchLimitError("no noise scale reaches the basic rule's share of the budget")
 
 
 def budget_table(*, epsilon, delta, k, sensitivity=1.0, confidence=0.95, rules=RULES,

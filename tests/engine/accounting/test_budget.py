@@ -242,11 +242,13 @@ def test_budget_shares_sum_to_the_budget_in_its_unit(rule, mode, mech):
 
 
 def test_gaussian_rows_at_delta_1e_300():
-    # δᵢ = δ/(2K) falls below the 1e-300 input floor: the plan must still be computed (issue 17)
+    # δᵢ = δ/(2K) (advanced) or δ/K (basic) falls below the 1e-300 input floor: the plan must still be computed
+    # (issue 17)
     ss = counts(2, "gaussian")
-    p = B.plan_accuracy_first(ss, rule="basic", delta=1e-300)
-    for a in p.allocations:
-        assert a.delta == pytest.approx(2.5e-301) and math.isfinite(a.epsilon) and a.epsilon > 0
+    for rule, share in (("basic", 5e-301), ("advanced", 2.5e-301)):
+        p = B.plan_accuracy_first(ss, rule=rule, delta=1e-300)
+        for a in p.allocations:
+            assert a.delta == pytest.approx(share) and math.isfinite(a.epsilon) and a.epsilon > 0
     q = B.plan_budget_first(ss, epsilon=50.0, rule="basic", delta=1e-300)
     assert q.feasible and q.epsilon <= 50.0
 
@@ -269,13 +271,14 @@ def test_pld_below_its_delta_range_is_a_clear_message():
 @pytest.mark.parametrize("epsilon", [0.3, 1.0, 4.0])
 def test_gaussian_histogram_noise_is_the_analytic_sigma_at_sensitivity_root2(epsilon):
     # one Gaussian histogram under replace-one neighbours has L2 sensitivity √2 (one count −1, another +1):
-    # its σ must give exactly ε_alloc at δᵢ = δ/2 by dp-accounting's own Gaussian accountant (Δ = 1, σ/√2)
+    # its σ must give exactly ε_alloc at δᵢ = δ (the basic rule's whole δ: it is the only Gaussian statistic; issue
+    # 34) by dp-accounting's own Gaussian accountant (Δ = 1, σ/√2)
     from dp_accounting import gaussian_mechanism as dpa_gauss
     delta = 1e-6
     plan = B.plan_budget_first([B.StatisticSpec("h", "histogram", 5.0, cells=8, mechanism="gaussian")],
                                epsilon=epsilon, delta=delta, rule="basic")
     a = plan.allocations[0]
-    assert dpa_gauss.get_epsilon_gaussian(a.scale / math.sqrt(2), delta / 2) == pytest.approx(a.epsilon, rel=1e-6)
+    assert dpa_gauss.get_epsilon_gaussian(a.scale / math.sqrt(2), delta) == pytest.approx(a.epsilon, rel=1e-6)
     assert a.epsilon <= epsilon * (1 + 1e-12)
     # and a count (Δ₂ = 1) at the same ε gets σ smaller by exactly √2
     plan1 = B.plan_budget_first([B.StatisticSpec("c", "count", 5.0, mechanism="gaussian")],

@@ -55,13 +55,38 @@ def test_basic_laplace_is_the_equal_split(rows):
     assert r.k == K and r.valid
 
 
+def _bw_sigma(eps, delta):
+    """The analytic Gaussian's smallest σ (Δ = 1) with δ(ε; σ) ≤ δ (Balle & Wang 2018), by brentq in ln σ."""
+    from scipy import optimize
+    return math.exp(optimize.brentq(lambda ls: _gauss_delta(eps, math.exp(ls)) - delta, -10.0, 20.0, xtol=1e-14))
+
+
 def test_basic_gaussian_is_the_analytic_gaussian_at_the_split(rows):
     r = rows[("basic", "gaussian")]
     m = r.scale / 2.0
-    # each release is (ε/k, δ/(2k))-DP exactly (Balle–Wang), and ε per statistic is that ε/k
-    assert _gauss_delta(EPS / K, m) == pytest.approx(DELTA / (2 * K), rel=1e-5)
-    assert r.epsilon_each == pytest.approx(EPS / K, rel=1e-6)
+    # the basic rule adds εᵢ and δᵢ and needs no δ of its own: each release is (ε/k, δ/k)-DP exactly (Balle–Wang),
+    # all of the budget (issue 34: δ/(2k) left half of δ unspent)
+    assert m == pytest.approx(_bw_sigma(EPS / K, DELTA / K), rel=1e-9)
+    assert _gauss_delta(EPS / K, m) <= DELTA / K
+    assert r.delta_each == pytest.approx(DELTA / K, rel=1e-12) and K * r.delta_each <= DELTA
+    assert r.epsilon_each == pytest.approx(EPS / K, rel=1e-9) and K * r.epsilon_each <= EPS
     assert r.half_width == pytest.approx(r.scale * stats.norm.ppf(0.95), rel=1e-12)
+
+
+def test_basic_gaussian_spends_all_of_delta_25_counts():
+    """Issue 34 item 3: 25 counts under ε = 1, δ = 10⁻⁶ are each ±202.2 (95%) with all of δ; δ/(2k) gave ±209.2."""
+    z = stats.norm.ppf(0.975)
+    whole, half = z * _bw_sigma(1 / 25, 1e-6 / 25), z * _bw_sigma(1 / 25, 1e-6 / 50)
+    assert round(whole, 1) == 202.2 and round(half, 1) == 209.2
+    for m in ("gaussian", "discrete_gaussian"):
+        r = B.budget_row("basic", m, epsilon=1.0, delta=1e-6, k=25)
+        assert r.valid and r.delta_each == pytest.approx(4e-8, rel=1e-12) and 25 * r.delta_each <= 1e-6
+        if m == "gaussian":
+            assert r.half_width == pytest.approx(whole, rel=1e-9)
+        else:   # whole-number noise at least as private as the continuous at the same σ: its ± rounds to a whole
+            assert r.half_width <= math.ceil(half) and abs(r.half_width - whole) <= 1.0
+    # the other rules keep δ/(2k) each: the other half is their composition slack
+    assert B.budget_row("advanced", "gaussian", epsilon=1.0, delta=1e-6, k=25).delta_each == 1e-6 / 50
 
 
 def test_advanced_laplace_closed_form(rows):

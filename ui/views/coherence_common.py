@@ -25,7 +25,8 @@ from dpdash.coherence import views as vw
 from dpdash.coherence import script as sc_script
 from dpdash.common.data import census_population
 from dpdash.common.view import TabView
-from ui import cluster, show
+from ui import cluster, progress, show
+from ui.progress import RunProgress
 from ui.shared_runs import RUNS, shared_or_session
 from ui.common import CORES
 
@@ -223,41 +224,36 @@ def remember_rate(ctx: Ctx, elapsed_s: float, runs: int) -> None:
         rates.pop(next(iter(rates)))
 
 
-_RUNNING = "_coh_running"  # the run under way: {kind, done, total}; left behind when the user presses Stop
-
-
 def progress_bar(text: str, kind: str = "experiment"):
-    """A progress bar and its callback, whose text gives the time left calibrated on the runs done so far.
+    """A progress bar with its Stop button (``ui.progress.RunProgress``) and its callback, whose text gives the
+    time left calibrated on the runs done so far.
 
-    The run is noted in the session (``kind``, runs done) before each redraw: Streamlit's Stop ends the script at
-    the bar's next redraw and nothing more can be drawn in that run, so the frozen "36/60 runs, about 20 s left" is
-    answered on the next run by :func:`stopped_note` (issue 31). Call :func:`run_ended` when the run ends."""
-    bar = st.progress(0.0, text=text)
+    Stop (the button under the bar, or Streamlit's own) reruns the page at once, and the tab says "Stopped … after
+    36 of 60 runs" (:func:`stopped_note`) where the frozen "36/60 runs, about 20 s left" used to stay (issue 31).
+    Call :func:`run_ended` when the run ends."""
+    bar = RunProgress(text, kind=kind, key=f"coh_stop_{kind}")
     t0 = time.perf_counter()
-    st.session_state[_RUNNING] = {"kind": kind, "done": 0, "total": None}
 
     def step(d, t):
-        st.session_state[_RUNNING] = {"kind": kind, "done": int(d), "total": int(t)}
-        bar.progress(d / t, text=ci.time_left_words(d, t, time.perf_counter() - t0))
+        bar.step(d, t, text=ci.time_left_words(d, t, time.perf_counter() - t0))
 
     return bar, step
 
 
 def run_ended() -> None:
     """The run came to its end (a result or a message): nothing was stopped."""
-    st.session_state.pop(_RUNNING, None)
+    progress.run_ended()
 
 
 def stopped_note(kind: str) -> str | None:
-    """"The last ε sweep was stopped after 36 of 60 runs …" once, after a run of ``kind`` that never ended."""
-    r = st.session_state.get(_RUNNING)
-    if not r or r.get("kind") != kind:
+    """"Stopped: the last ε sweep was stopped after 36 of 60 runs …" once, after a run of ``kind`` that never
+    ended."""
+    r = progress.stopped(kind)
+    if r is None:
         return None
-    st.session_state.pop(_RUNNING, None)
     what = "ε sweep" if kind == "sweep" else "experiment"
-    where = f" after {r['done']} of {r['total']} runs" if r.get("total") else ""
-    return (f"Stopped: the last {what} was stopped{where}, so it has no result. Press **Run "
-            f"{'ε sweep' if kind == 'sweep' else 'experiment'}** to start it again.")
+    return (f"Stopped: the last {what} was stopped{progress.runs_words(r)}, so it has no result. Press **Run "
+            f"{what}** to start it again.")
 
 
 # ------------------------------------------------------------------------------------------ rendering a view

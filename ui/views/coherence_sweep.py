@@ -64,6 +64,9 @@ def render(ctx: cc.Ctx) -> None:
             st.session_state["coh_sweep"] = ((ctx.data_key, scfg), sw, fl)
         except ValueError as exc:
             show.say_problem(f"The ε sweep could not run: {exc}", level="warning")
+        except Exception:
+            cc.run_ended()  # a crash is not a Stop: no "Stopped" note, and no rerun that would hide the error
+            raise
         bar.empty()
         cc.run_ended()
     stored = st.session_state.get("coh_sweep")

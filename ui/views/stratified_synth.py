@@ -19,7 +19,8 @@ from dpdash.stratify import synth_sweep as SW
 from dpdash.stratify import views as SV
 from dpdash.stratify import synth as Y
 from dpdash.common.data import DATASETS, MISSING_LEVEL
-from ui import cluster
+from ui import cluster, progress
+from ui.progress import RunProgress
 from ui.show import table as results_table
 from ui.shared_runs import RUNS, shared_or_session
 from ui.common import CORES, methodology
@@ -73,6 +74,21 @@ def privacy_line(cfg, n_strata: int, small_s: str) -> None:
                f"because the groups do not overlap (parallel composition); {small_text}.")
 
 
+def stopped_words(what: str, note: dict, button: str) -> str:
+    """"Stopped: the MST run was stopped at 40% (ε = 0.5: fitting), so it has no result. …" from a note of
+    ``ui.progress.stopped`` (how far the run had got, as its bar last said)."""
+    where = f" at {note['fraction']:.0%}" if note.get("fraction") else ""
+    said = f" ({md_escape(note['text'], max_len=120)})" if note.get("text") else ""
+    return (f"Stopped: the last {what} was stopped{where}{said}, so it has no result. Press **{button}** to start "
+            "it again.")
+
+
+def _ended(bar) -> None:
+    """A run behind a button came to its end (a result or a message): its bar and Stop button go."""
+    bar.empty()
+    progress.run_ended()
+
+
 def _uploaded(table_key: str) -> bool:
     """Whether the table came from this session's upload (its runs are then never shared with other sessions)."""
     return not (table_key == "adult" or table_key.startswith(("cat-", "up-shared-")))
@@ -96,13 +112,15 @@ def run_pair(cfg, table_key, table, small_s, clf):
             st.caption(f"{name} with these settings already ran on this server; its result is shown (same seed, "
                        "same numbers).")
             return out
+        if note := progress.stopped("synth"):  # Stop pressed during the run (issue 31): said at once, once
+            st.info(stopped_words(f"{name} run", note, f"Run {name}"))
         st.info(f"{name} takes tens of seconds (the first run compiles code); press Run." if cfg.synth in ("mst", "aim")
                 else "Scoring with a random forest takes tens of seconds (three forests of 100 trees); press Run.")
         cluster.show_where(CORES)
         if not st.button(f"Run {name}", key="sv_run_mbi", type="primary"):
             return None
         with st.status(f"Running {name}: vanilla and stratified…", expanded=True) as status:
-            bar = st.progress(0.0, text="Starting")
+            bar = RunProgress("Starting", kind="synth", key="sv_stop_synth")
             train, test = Y.train_test_split_table(table, rng=cfg.seed)
             base = c_real_baseline(table_key, table, cfg.seed, clf)
 
@@ -115,13 +133,19 @@ def run_pair(cfg, table_key, table, small_s, clf):
                     label_col=table.label_col, rng=cfg.seed, min_frac=cfg.min_frac, small_strata=small_s,
                     real_baseline=base, classifier=clf, progress=prog, n_jobs=CORES))
             except Y.SynthesizerUnavailable as exc:
+                _ended(bar)
                 status.update(label="Unavailable", state="error")
                 st.error(md_escape(exc, max_len=400))
                 return None
             except ValueError as exc:
+                _ended(bar)
                 status.update(label="Could not run", state="error")
                 st.error(md_escape(exc, max_len=400))
                 return None
+            except Exception:
+                progress.run_ended()  # a crash is not a Stop: no "Stopped" note, no rerun hiding the error
+                raise
+            _ended(bar)
             status.update(label="Done", state="complete", expanded=False)
         if len(store) >= 8:
             store.pop(next(iter(store)))
@@ -303,10 +327,12 @@ def _sweep(cfg, table, table_key, small_s, clf, synth_figs) -> None:
     if skey not in store:
         if cfg.synth in ("mst", "aim"):
             st.caption("A sweep of MST/AIM over six ε values takes several minutes.")
+        if note := progress.stopped("synth_sweep"):  # Stop pressed during the sweep (issue 31)
+            st.info(stopped_words("ε sweep", note, "Run ε sweep"))
         cluster.show_where(CORES)
         if st.button("Run ε sweep", key="sv_run_sweep"):
             with st.status("Running the ε sweep…", expanded=True) as status:
-                bar = st.progress(0.0)
+                bar = RunProgress("Starting", kind="synth_sweep", key="sv_stop_synth_sweep")
 
                 def prog(f: float, msg: str) -> None:
                     bar.progress(min(f, 1.0), text=msg[:120])
@@ -316,9 +342,14 @@ def _sweep(cfg, table, table_key, small_s, clf, synth_figs) -> None:
                         SW.synth_epsilon_sweep, table, synthesizer=cfg.synth, rng=cfg.seed, min_frac=cfg.min_frac,
                         small_strata=small_s, classifier=clf, n_jobs=CORES, progress=prog))
                 except (ValueError, Y.SynthesizerUnavailable) as exc:
+                    _ended(bar)
                     status.update(label="Could not run", state="error")
                     st.error(md_escape(exc, max_len=400))
                     return
+                except Exception:
+                    progress.run_ended()  # a crash is not a Stop: no "Stopped" note, no rerun hiding the error
+                    raise
+                _ended(bar)
                 status.update(label="Done", state="complete", expanded=False)
     if skey in store:
         long = store[skey]

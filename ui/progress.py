@@ -71,14 +71,15 @@ def _watch() -> None:
 class RunProgress:
     """One run's progress bar with a Stop button under it, in one slot (:meth:`empty` removes both).
 
-    ``kind`` names the run for :func:`stopped` ("sweep", "synth", …); ``key`` is the Stop button's widget key.
+    ``kind`` names the run for :func:`stopped` ("sweep", "synth", …); ``key`` is the Stop button's widget key;
+    ``total``, the runs to do when known (a stop before the first one is then "after 0 of 60 runs").
     Draw it outside a fragment: a click in a fragment reruns only the fragment, which waits for the run to end.
     """
 
-    def __init__(self, text: str, *, kind: str, key: str, container=None):
+    def __init__(self, text: str, *, kind: str, key: str, total: int | None = None, container=None):
         self.kind = kind
         self._token = secrets.token_hex(8)
-        st.session_state[RUNNING] = {"kind": kind, "done": 0, "total": None, "fraction": 0.0, "text": "",
+        st.session_state[RUNNING] = {"kind": kind, "done": 0, "total": total, "fraction": 0.0, "text": "",
                                      "token": self._token}
         where = container or st.container()
         self._slot = where.empty()

@@ -20,7 +20,9 @@ def _page():
     if note:
         st.info(note)
     if st.button("Run ε sweep", key="run"):
-        bar, step = cc.progress_bar("Sweeping ε…", kind="sweep")
+        bar, step = cc.progress_bar("Sweeping ε…", kind="sweep", total=60)
+        if st.session_state.get("stop_after") == 0:
+            raise StopException()  # stopped while the first runs were still under way
         for done in range(1, 61):
             step(done, 60)
             if done == st.session_state.get("stop_after"):
@@ -56,6 +58,15 @@ def test_stop_under_the_bar_clears_the_progress_and_says_stopped_with_the_runs_f
 
     at.run()  # said once
     assert not any("Stopped" in t for t in _texts(at)) and not at.get("progress")
+
+
+def test_a_stop_before_the_first_run_finished_says_none_of_them_was():
+    at = AppTest.from_function(_page, default_timeout=30).run()
+    at.session_state["stop_after"] = 0
+    at.button(key="run").click().run()
+    _stop_buttons(at)[0].click().run()
+    assert any("was stopped after 0 of 60 runs" in t for t in _texts(at)), _texts(at)
+    assert not at.get("progress")
 
 
 def test_a_finished_run_leaves_no_bar_no_stop_button_and_is_not_called_stopped():

@@ -224,14 +224,14 @@ def remember_rate(ctx: Ctx, elapsed_s: float, runs: int) -> None:
         rates.pop(next(iter(rates)))
 
 
-def progress_bar(text: str, kind: str = "experiment"):
+def progress_bar(text: str, kind: str = "experiment", total: int | None = None):
     """A progress bar with its Stop button (``ui.progress.RunProgress``) and its callback, whose text gives the
     time left calibrated on the runs done so far.
 
     Stop (the button under the bar, or Streamlit's own) reruns the page at once, and the tab says "Stopped … after
     36 of 60 runs" (:func:`stopped_note`) where the frozen "36/60 runs, about 20 s left" used to stay (issue 31).
     Call :func:`run_ended` when the run ends."""
-    bar = RunProgress(text, kind=kind, key=f"coh_stop_{kind}")
+    bar = RunProgress(text, kind=kind, key=f"coh_stop_{kind}", total=total)
     t0 = time.perf_counter()
 
     def step(d, t):

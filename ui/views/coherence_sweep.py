@@ -53,7 +53,7 @@ def render(ctx: cc.Ctx) -> None:
     cluster.show_where(CORES)
     scfg = replace(ctx.config, repetitions=sweep_reps)
     if st.button("Run ε sweep", key="coh_sweep_run", disabled=bool(too_big or perr)):
-        bar, progress = cc.progress_bar("Sweeping ε…", kind="sweep")
+        bar, progress = cc.progress_bar("Sweeping ε…", kind="sweep", total=n_sweep)
         try:
             cached = (ctx.data_key, scfg) in st.session_state.get("_memo_coh_sweep", {})
             predicted, t0 = cc.model_seconds(n_sweep, per_run), time.perf_counter()

@@ -832,7 +832,8 @@ def correction_crossover(alpha: float, *, t_lo: float = 1e-3, t_hi: float = 10.0
     :func:`pvalue_correction_russo_zou` is α/2 while ½·2^{−log₂(e)·t/α²} ≥ α/2, then falls with slope log₂(e)/α² in
     log₂ γ; :func:`pvalue_correction_mutual_info` is always below α/2 and falls with slope 2/α. So the curves cross
     at most once, where the Russo–Zou bound's falling branch meets the mutual-information line; brentq on the
-    difference of log₂ γ, bracketed by the ends of the range. None when they do not cross in the range.
+    difference of log₂ γ, on each side of the kink in turn (a line has at most one root, so none is missed between
+    two brackets' ends of the same sign). None when they do not cross in the range.
 
     Erratum (issue 34): at α = 0.05 the page said "crossover t ≈ 0.047" (a grid point); the curves cross at
     t = 25.92/537.1 = 0.04826 bits.
@@ -849,9 +850,14 @@ def correction_crossover(alpha: float, *, t_lo: float = 1e-3, t_hi: float = 10.0
         log_rz = min(math.log2(alpha / 2.0), -1.0 - LOG2E * t / alpha**2)
         return log_mi - log_rz
 
-    a, b = f(t_lo), f(t_hi)
-    if a == 0:
-        return float(t_lo)
-    if a * b > 0:
-        return None
-    return float(optimize.brentq(f, t_lo, t_hi, xtol=1e-15, rtol=1e-13, maxiter=200))
+    # f is linear on either side of the Russo–Zou kink (where its two branches meet), so each piece holds at most one
+    # root: the pieces are searched in order and the first root is returned (no sign change can hide inside one)
+    kink = alpha**2 * (-1.0 - math.log2(alpha / 2.0)) / LOG2E
+    cuts = [float(t_lo)] + ([kink] if t_lo < kink < t_hi else []) + [float(t_hi)]
+    for lo, hi in zip(cuts, cuts[1:]):
+        a, b = f(lo), f(hi)
+        if a == 0:
+            return lo
+        if a * b < 0:
+            return float(optimize.brentq(f, lo, hi, xtol=1e-15, rtol=1e-13, maxiter=200))
+    return float(t_hi) if f(t_hi) == 0 else None

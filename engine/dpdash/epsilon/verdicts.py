@@ -15,7 +15,7 @@ of ``002_802572da4c9a19ad.txt`` (Rogers 2017) as cited in each tab's engine func
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 import pandas as pd
@@ -261,7 +261,9 @@ class WidthCrossover:
 
     ``dp`` and ``split`` are (k → τ) series, ``dp_method`` and ``split_method`` (k → method) the winners; ``first``
     is the smallest k where the best DP τ is below the best split τ (None: not on this grid); ``shown`` the largest
-    such k where DP still gives a useful answer (τ < ½, the cap), else ``first``; ``kmax`` the grid's largest k.
+    such k where DP still gives a useful answer (τ < ½, the cap), else ``first``; ``kmax`` the grid's largest k;
+    ``exact`` False when :func:`solve_width_crossover` ran out of its work budget (``first`` is then the smallest k
+    seen to win, not proved the smallest).
     """
 
     dp: pd.Series
@@ -271,6 +273,7 @@ class WidthCrossover:
     first: int | None
     shown: int | None
     kmax: int
+    exact: bool = True
 
 
 def width_crossover(widths: pd.DataFrame) -> WidthCrossover:
@@ -290,14 +293,34 @@ def width_crossover(widths: pd.DataFrame) -> WidthCrossover:
     return WidthCrossover(dp, split, dp_m, split_m, min(better), max(useful) if useful else min(better), kmax)
 
 
-def solve_width_crossover(widths: pd.DataFrame, *, n: int, beta: float, noise: str) -> WidthCrossover:
+#: Most DP-width evaluations (five bounds each, ~0.08 s) one solve of the crossover may spend (issue 26: bounded work)
+CROSSOVER_PROBES = 80
+#: Most chunk sizes m whose split widths bound a bracket before it is halved instead
+CROSSOVER_CHUNKS = 64
+
+
+def solve_width_crossover(widths: pd.DataFrame, *, n: int, beta: float, noise: str, width=None,
+                          max_probes: int = CROSSOVER_PROBES) -> WidthCrossover:
     """The crossover solved on the integers, not read off the drawing grid (issue 34 item 1).
 
-    The grid (``widths``) brackets the first sign change: its last k where no DP method beats the best split and its
-    first k where one does. Bisection on the integers between them, with every method's exact width
-    (``dpdash.accounting.mechanisms.adaptive_width``) at each probed k, returns ``first`` = k* such that DP is better
-    at k* and not at k* − 1 (at most ⌈log₂ 10,000⌉ = 14 probes of the five methods: bounded work). The solved k*
-    and its widths are added to the series, so the headline, the verdict and the figure's line read one k.
+    ``first`` = k*, the smallest k where the best DP width is below the best split's, so DP is better at k* and at no
+    k < k*. The difference is not monotone in k: the binomial split's width jumps with m = ⌊n/k⌋ (and with the
+    parity of m), so DP can win inside a grid bracket whose ends both say "split", or win, lose and win again inside
+    the bracket where the grid first says "DP"; a bisection between the grid's ends can miss the first win. Instead
+    every bracket of the grid, left to right, is searched by branch and bound:
+
+    - the best DP width D(k) is nondecreasing in k (each DP bound grows with the number of queries), so D(a) bounds
+      it from below on [a, b];
+    - each split width depends on k through m = ⌊n/k⌋ and grows with k at a fixed m (Hoeffding's ln(2k/β), the
+      binomial's target β/(2k)), so on [a, b] it is at most its value at (m, b) for the chunk sizes m met there:
+      at most Hoeffding's at (⌊n/b⌋, b) (it also falls with m), and at most the largest over those m (when there
+      are at most :data:`CROSSOVER_CHUNKS` of them) of the best split at (m, b);
+    - a bracket where D(a) is not below that bound holds no k where DP wins; any other is halved (left half first)
+      down to single integers.
+
+    At most ``max_probes`` DP evaluations (the split widths cost little); past that the smallest probed k where DP
+    wins is returned (the grid's first, or one found on the way) with ``exact`` False. ``width`` (default
+    ``dpdash.accounting.mechanisms.adaptive_width``) gives a method's width; tests pass their own.
 
     Erratum (issue 34): the page said "DP beats splitting from k = 345" (a grid point) at n = 6,400, β = 0.05,
     Gaussian noise; DP (Rogers–Zhang + monitor, ±0.4241) already beats the binomial split (±0.4444, ⌊6400/337⌋ = 18
@@ -305,45 +328,89 @@ def solve_width_crossover(widths: pd.DataFrame, *, n: int, beta: float, noise: s
     """
     from dpdash.accounting import mechanisms as mech
 
+    width = mech.adaptive_width if width is None else width
+    n = int(n)
     x = width_crossover(widths)
-    if x.first is None:
-        return x
     ks = sorted(int(k) for k in x.dp.index[x.dp.notna() & x.split.notna()])
-    i = ks.index(int(x.first))
-    if i == 0 or ks[i - 1] + 1 == x.first:
+    if not ks:
         return x
-    methods = [m for m in (*DP_METHODS, *SPLIT_METHODS) if m in set(widths["method"])]
-    probed: dict[int, tuple[float, str, float, str]] = {}
+    present = set(widths["method"])
+    dp_methods = [m for m in DP_METHODS if m in present]
+    split_methods = [m for m in SPLIT_METHODS if m in present]
+    probed: dict[int, tuple[float, str, float, str]] = {
+        k: (float(x.dp[k]), x.dp_method[k], float(x.split[k]), x.split_method[k]) for k in ks}
+    evals = 0
+
+    class _Budget(Exception):
+        pass
+
+    taus: dict[tuple[str, int, int], float] = {}
+
+    def tau(m: str, nn: int, k: int) -> float:
+        if (m, nn, k) not in taus:
+            taus[(m, nn, k)] = float(width(m, n=nn, k=k, beta=beta, noise=noise).tau)
+        return taus[(m, nn, k)]
 
     def best(k: int) -> tuple[float, str, float, str]:
+        nonlocal evals
         if k not in probed:
-            tau = {m: mech.adaptive_width(m, n=n, k=k, beta=beta, noise=noise).tau for m in methods
-                   if not (m.startswith("split") and k > n)}
-            d = min((m for m in tau if m in DP_METHODS), key=tau.get)
-            s = min((m for m in tau if m in SPLIT_METHODS), key=tau.get)
-            probed[k] = (tau[d], d, tau[s], s)
+            if evals >= max_probes:
+                raise _Budget
+            evals += 1
+            dp = {m: tau(m, n, k) for m in dp_methods}
+            sp = {m: tau(m, n, k) for m in split_methods}
+            d, s = min(dp, key=dp.get), min(sp, key=sp.get)
+            probed[k] = (dp[d], d, sp[s], s)
         return probed[k]
 
-    lo, hi = ks[i - 1], int(x.first)  # DP not better at lo, better at hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        d, _, s, _ = best(mid)
-        if d < s:
-            hi = mid
-        else:
-            lo = mid
-    if hi == x.first:
-        return x
-    d, dm, s, sm = best(hi)
+    def wins(k: int) -> bool:
+        d, _, s, _ = best(k)
+        return d < s
+
+    def split_bound(a: int, b: int) -> float:
+        """An upper bound of the best split width on [a, b] (see above); ∞ when none is cheap."""
+        bound = tau("split_hoeffding", (n // b) * b, b) if "split_hoeffding" in split_methods else math.inf
+        if best(a)[0] >= bound:
+            return bound
+        chunks = sorted({n // k for k in range(a, b + 1)}) if b - a < CROSSOVER_CHUNKS else \
+            (list(range(n // b, n // a + 1)) if n // a - n // b < CROSSOVER_CHUNKS else None)
+        if chunks is None:
+            return bound
+        return min(bound, max(min(tau(m, c * b, b) for m in split_methods) for c in chunks))
+
+    def search(a: int, b: int) -> int | None:
+        """The smallest k in (a, b] where DP wins, or None."""
+        if b <= a or best(a)[0] >= split_bound(a, b):
+            return None
+        if b - a == 1:
+            return b if wins(b) else None
+        mid = (a + b) // 2
+        r = search(a, mid)
+        return r if r is not None else search(mid, b)
+
+    exact = True
+    try:
+        first = ks[0] if wins(ks[0]) else None
+        for a, b in zip(ks, ks[1:]):
+            if first is not None:
+                break
+            first = search(a, b)
+    except _Budget:
+        exact = False
+        won = [k for k, (d, _, s, _) in probed.items() if d < s]
+        first = min(won) if won else x.first
+    if first is None or first == x.first:
+        return x if exact else replace(x, exact=False)
+    d, dm, s, sm = probed[first]
 
     def put(series: pd.Series, value) -> pd.Series:
         out = series.copy()
-        out.loc[hi] = value
+        out.loc[first] = value
         return out.sort_index()
 
-    shown = x.shown if x.shown is not None and x.shown != x.first else hi
-    return WidthCrossover(put(x.dp, d), put(x.split, s), put(x.dp_method, dm), put(x.split_method, sm), hi, shown,
-                          x.kmax)
+    shown = x.shown if x.shown is not None and x.shown != x.first else first
+    return WidthCrossover(put(x.dp, d), put(x.split, s), put(x.dp_method, dm), put(x.split_method, sm), first, shown,
+                          x.kmax, exact)
 
 
 def widths_verdict(widths: pd.DataFrame, *, n: int, crossover: WidthCrossover | None = None) -> str:

@@ -11,7 +11,11 @@ the session (its kind, the runs done) and the page learns of the stop in a new r
   noted means it was stopped; the watcher then reruns the page.
 
 Either way the rerun draws no bar, and the tab says "Stopped … after 36 of 60 runs" (:func:`stopped`) in its
-place. A run that ends calls :func:`run_ended`: the note goes and the watcher's timer is cancelled.
+place. A run that ends calls :func:`run_ended`: the note goes and the watcher's timer is cancelled. A run ended by
+an uncaught error is not taken for a stop: the watcher then drops the note without rerunning, so the error stays.
+
+Streamlit can end a stopped run only at its next redraw: a Stop while the first runs are still starting (worker
+processes) takes effect when the bar next moves.
 """
 
 from __future__ import annotations
@@ -65,7 +69,22 @@ def _watch() -> None:
     if r is None or r.get("fragment") not in (None, here):
         _cancel_timer(here)  # the run ended (or another run began): nothing to watch
         return
+    if _last_run_crashed():
+        # an uncaught error ended the run, not a Stop: no "Stopped" note, and no rerun that would hide the error
+        run_ended()
+        return
     st.rerun(scope="app")  # the page says "stopped" and draws no bar
+
+
+def _last_run_crashed() -> bool:
+    """Whether the page's last run ended with an uncaught error (Streamlit notes it in the session after every
+    run; a stopped run counts as one without errors)."""
+    try:
+        from streamlit.runtime.state import SCRIPT_RUN_WITHOUT_ERRORS_KEY
+
+        return st.session_state.get(SCRIPT_RUN_WITHOUT_ERRORS_KEY, True) is False
+    except Exception:  # noqa: BLE001 - an internal of Streamlit: without it a crash is taken for a Stop
+        return False
 
 
 class RunProgress:

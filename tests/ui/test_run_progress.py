@@ -101,3 +101,27 @@ def test_a_stopped_run_is_said_by_its_own_kind_with_how_far_it_got():
     assert [i.value for i in at.info] == ["synth_sweep stopped at 25% (ε = 0.1: 3 of 12 fits done)"]
     at.run()
     assert not at.info
+
+
+def _crash_then_look():
+    import streamlit as st
+
+    from ui import progress
+
+    st.markdown(f"crashed: {progress._last_run_crashed()}")
+    if st.session_state.pop("boom", False):
+        raise RuntimeError("an error inside the run")
+
+
+def test_the_watcher_tells_a_crash_from_a_stop():
+    """The watcher reruns the page after a Stop, but not after an uncaught error, which it would hide."""
+    at = AppTest.from_function(_crash_then_look, default_timeout=30).run()
+    at.run()
+    assert [m.value for m in at.markdown] == ["crashed: False"]
+    at.session_state["boom"] = True
+    at.run()
+    assert at.exception
+    at.run()
+    assert [m.value for m in at.markdown] == ["crashed: True"]
+    at.run()
+    assert [m.value for m in at.markdown] == ["crashed: False"]

@@ -1,7 +1,12 @@
 """Epsilon calculator, Tab 7: private χ² tests (view: ``dpdash.epsilon.views.tests_view``), with the Monte Carlo
 simulation behind its button.
 
-Widgets, layout and rendering only.
+Widgets, layout and rendering only. The simulation runs in a worker process of its own
+(:func:`dpdash.common.parallel.run_in_worker`; on the Dask cluster when one is connected), never in the server
+process that draws every session's pages (issue 35 item 2): its progress is relayed to the bar, it may use
+:data:`SIM_CPU_SECONDS` seconds of computation (the worker's CPU time, never wall time), and Streamlit's Stop (or a
+changed setting) ends the worker at once and is said on the next run. The table is the same wherever it runs (one
+spawned seed per chunk of trials).
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from dpdash.epsilon import views as evw
 from dpdash.common import formatting as nf
 from dpdash.epsilon import private_tests as pt
 from dpdash.epsilon import script as se
+from dpdash.common.parallel import run_in_worker
+from dpdash.common.search import Deadline, SearchLimitError
 from ui import cluster
 from ui import eps_codecs as ec
 from ui.show import table as results_table
@@ -83,12 +90,23 @@ def cached_indep_demo(alt: tuple, n: int, noise: str, privacy: float, alpha: flo
     return ec.indep_demo(np.array(alt), n=n, noise=noise, privacy=privacy, alpha=alpha, seed=seed)
 
 
+#: Seconds of computation (CPU time of the simulation's worker) a simulation may use; past it the worker is ended.
+SIM_CPU_SECONDS = 300.0
+#: Session key of a simulation under way (left behind when it is stopped or interrupted).
+RUNNING = "_eps_t_sim_running"
+
+
 def run_simulation(kind: str, null: tuple, alt: tuple, ns: tuple, privs: tuple, alpha: float, noise: str,
-                   trials: int, seed: int, n_jobs: int, progress) -> pd.DataFrame:
-    """Tab 7's Monte Carlo table, on this server's cores or the configured Dask cluster (``ui.cluster.run``);
-    the same wherever it runs (one spawned seed per chunk)."""
-    return cluster.run(pt.simulate_grid, kind, np.array(null), np.array(alt), ns=list(ns), privacy=list(privs),
-                       alpha=alpha, noise=noise, trials=trials, m=59, rng=seed, n_jobs=n_jobs, progress=progress)
+                   trials: int, seed: int, progress, budget: Deadline | None = None) -> pd.DataFrame:
+    """Tab 7's Monte Carlo table: in a worker process of its own, ``budget`` charged with its CPU seconds (raises
+    ``SearchLimitError`` once spent), or on the configured Dask cluster (``ui.cluster.run``, both cores' worth of
+    chunks at a time). The same table wherever it runs (one spawned seed per chunk)."""
+    args = (pt.simulate_grid, kind, np.array(null), np.array(alt))
+    kw = dict(ns=list(ns), privacy=list(privs), alpha=alpha, noise=noise, trials=trials, m=59, rng=seed,
+              progress=progress)
+    if cluster.placement().on_cluster:
+        return cluster.run(*args, n_jobs=CORES, **kw)
+    return run_in_worker(*args, n_jobs=1, budget=budget, **kw)
 
 
 # =========================================================================== Tab 7
@@ -330,32 +348,51 @@ def tab_tests(outputs: bool = True) -> None:
     null_t = tuple(map(tuple, null)) if test == "independence" else tuple(null)
     alt_t = tuple(map(tuple, alt)) if test == "independence" else tuple(alt)
     sim_key = (test, null_t, alt_t, ns_grid, priv_grid, float(alpha), noise, int(trials), int(seed))
+    if (under_way := st.session_state.get(RUNNING)) is not None and under_way["key"] != sim_key:
+        st.session_state.pop(RUNNING, None)  # interrupted by a change of settings: that table is not wanted now
     if run:
         st.session_state["eps_t_last_sim"] = sim_key
     if st.session_state.get("eps_t_last_sim") == sim_key:
         cells = len(ns_grid) * len(priv_grid) * 2
-        # measured cost per trial and grid cell on the reference machine (GOF with m = 59; independence grows
-        # with r·c); both cores only when the work outweighs starting the joblib workers (~1 s). The table is
-        # the same for any number of workers.
-        per_trial = 5e-5 if test == "gof" else 1.5e-3 * max(1.0, r * c / 4)
-        n_jobs = CORES if int(trials) * cells * per_trial > 2.0 else 1
+        stopped = st.session_state.pop(RUNNING, None)
+        if stopped is not None and stopped["key"] == sim_key and not run:
+            # the run began but never ended: Streamlit's Stop, or a setting changed mid-run (its worker was ended)
+            st.info(f"Stopped: the last simulation was stopped after {stopped['done']:.0%} of its trials, so it "
+                    "has no table; its worker process was ended. Press **Simulate** to run it again.")
+            return
+        note = st.session_state[RUNNING] = {"key": sim_key, "done": 0.0}
+        budget = Deadline(SIM_CPU_SECONDS, what="the simulation")
+
+        def moved(f: float) -> None:
+            note["done"] = min(1.0, float(f))
+            bar.progress(min(1.0, f), text=f"Simulating… {f:.0%}")
+
         with st.status("Running the simulation…", expanded=False) as status:
-            bar = st.progress(0.0, text="Simulating…")
+            bar = st.progress(0.0, text="Starting a worker process…")
             try:
                 res = session_memo("sim", sim_key, lambda: run_simulation(
-                    test, null_t, alt_t, ns_grid, priv_grid, float(alpha), noise, int(trials), int(seed), n_jobs,
-                    lambda f: bar.progress(min(1.0, f), text=f"Simulating… {f:.0%}")), max_entries=4)
+                    test, null_t, alt_t, ns_grid, priv_grid, float(alpha), noise, int(trials), int(seed), moved,
+                    budget), max_entries=4)
+            except SearchLimitError:
+                st.session_state.pop(RUNNING, None)
+                status.update(label="Simulation stopped at its computation limit", state="error")
+                say_problem(f"The simulation stopped at its limit of {SIM_CPU_SECONDS:g} s of computation (CPU "
+                            f"time) after {note['done']:.0%} of its {int(trials):,} trials in each of {cells} grid "
+                            "cells, so it has no table. Lower the trials or the points per axis.")
+                return
             except ENGINE_ERRORS as e:
+                st.session_state.pop(RUNNING, None)
                 status.update(label="Simulation not run", state="error")
                 say_problem(ended(e), "The data are drawn from the null and from the null + Δ: both need entries > 0.")
                 return
+            st.session_state.pop(RUNNING, None)
             bar.empty()
             status.update(label="Simulation done", state="complete")
         pname = "rho" if noise == "gaussian" else "epsilon"
         axis = pname if sweep == "privacy" else "n"
         where = cluster.placement()
         ran_on = (f"the Dask cluster at {md_escape(where.address)}" if where.on_cluster else
-                  f"{n_jobs} local worker process{'es' if n_jobs > 1 else ''}")
+                  "a worker process of this server")
         st.caption(f"Seed {seed}; {int(trials)} trials per cell; m = 59 Monte Carlo draws (rank "
                    f"{pt.mc_rank(59, alpha) if 59 > 1 / alpha else 'n/a'}). Error bars are 1.96 standard errors. "
                    f"Run on {ran_on} (same numbers wherever it runs).")

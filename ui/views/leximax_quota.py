@@ -1,7 +1,14 @@
 """Leximax cohort picker, tab "Citizens' assembly (quotas)": quota-constrained leximin panels (beyond the paper).
 
 Renders :func:`dpdash.sortition.views.quota_view` (cards, verdict, tables, chart inputs, report, script parameters)
-or :func:`dpdash.sortition.views.quota_infeasible_view`, plus the seeded, logged panel draw. Source: Flanigan, Gölz,
+or :func:`dpdash.sortition.views.quota_infeasible_view`, plus the seeded, logged panel draw.
+
+A pool larger than :data:`AUTO_POOL` is solved on a button press in a worker process of its own
+(:func:`dpdash.common.parallel.run_in_worker`; issue 35 item 2), never in the server process that draws every
+session's pages: its progress is relayed to the bar, its computation limit is the worker's own CPU time (the
+engine's ``time_limit_s``, in a process that does nothing else), a backstop of :func:`backstop_s` CPU seconds ends
+the worker if a solver call overruns it, and Streamlit's Stop (or a changed setting) ends the worker at once and
+is said on the next run. Source: Flanigan, Gölz,
 Gupta, Hennig, Procaccia, *Fair algorithms for selecting citizens' assemblies*, Nature 596 (2021) ([b] ref. 13).
 """
 
@@ -13,6 +20,8 @@ from datetime import datetime, timezone
 import pandas as pd
 import streamlit as st
 
+from dpdash.common.parallel import run_in_worker
+from dpdash.common.search import Deadline, SearchLimitError
 from dpdash.sortition import core as lx
 from dpdash.sortition import figures as lf
 from dpdash.sortition import views as lxv
@@ -61,6 +70,29 @@ def recall_leximin(key: tuple):
 @st.cache_data(max_entries=8, show_spinner=False)
 def baseline_cached(pool: pd.DataFrame, quotas: tuple, k: int, seed: int):
     return lx.uniform_baseline(pool, list(quotas), k=k, rng=seed)
+
+
+#: Session key of a button run under way (left behind when the run is stopped or interrupted).
+RUNNING = "_lx_q_running"
+
+
+def backstop_s(limit_s: float) -> float:
+    """CPU seconds after which a leximin worker is ended whatever it is doing: the engine checks its own limit
+    between solver calls (each bounded by iterations and nodes), so this only catches a call that overruns it.
+
+    >>> backstop_s(120)
+    210.0
+    """
+    return 1.5 * float(limit_s) + 30.0
+
+
+def leximin_in_worker(pool: pd.DataFrame, quotas: list, *, k: int, id_col: str, seed: int, time_limit: float,
+                      progress=None):
+    """:func:`dpdash.sortition.core.leximin_panels` computed in a worker process, progress relayed to
+    ``progress(frac, msg)``; raises ``SearchLimitError`` past :func:`backstop_s`. Same arguments, same lottery."""
+    return run_in_worker(lx.leximin_panels, pool, list(quotas), k=k, id_col=id_col, rng=seed,
+                         time_limit_s=float(time_limit), progress=progress,
+                         budget=Deadline(backstop_s(time_limit), what="the leximin's worker"))
 
 
 #: token → (label, default panel size)
@@ -348,21 +380,40 @@ def _solve(pool, quotas, k, id_col, *, shared: bool, verdict_area):
         except (ValueError, RuntimeError) as exc:
             show_problem("The leximin lottery could not be computed:", exc)
             return seed, tlim, None, run_key
+    stopped = st.session_state.pop(RUNNING, None)
+    if stopped is not None:
+        st.info(f"Stopped: the last leximin run was stopped (by **Stop** or a changed setting) after "
+                f"{stopped['done']:.0%} of its work (last step: {md_escape(stopped['msg'] or 'starting', max_len=200)})"
+                ", so it has no result; its worker process was ended. Press **Compute leximin** to start again.")
     if st.button("Compute leximin", key="lx_q_run", type="primary") and recall_leximin(run_key) is None:
-        # The solver runs outside any cached function; the progress bar is updated through a plain callback.
+        # In a worker process of its own (never in the server's): the bar moves with the relayed progress, and
+        # the run is noted until it ends, so a run stopped mid-way is said on the next run.
+        note = st.session_state[RUNNING] = {"done": 0.0, "msg": ""}
         with st.status("Computing the leximin lottery…", expanded=True) as status:
-            bar = st.progress(0.0)
+            bar = st.progress(0.0, text="Starting a worker process…")
 
             def progress(frac, msg):
+                note.update(done=min(1.0, max(0.0, float(frac))), msg=str(msg))
                 bar.progress(min(1.0, max(0.0, frac)), text=msg)
 
             try:
-                dist = lx.leximin_panels(pool, list(quotas), k=k, id_col=id_col, rng=seed, time_limit_s=float(tlim),
+                dist = leximin_in_worker(pool, list(quotas), k=k, id_col=id_col, seed=seed, time_limit=float(tlim),
                                          progress=progress)
+            except SearchLimitError:
+                st.session_state.pop(RUNNING, None)
+                status.update(label="Stopped at the computation limit", state="error")
+                show_problem("The leximin lottery could not be computed:",
+                             f"its worker used more than {backstop_s(tlim):g} s of computation (CPU time), past the "
+                             f"limit of {tlim:g} s that the solver checks between its steps, so it was ended and "
+                             "has no lottery to show. Make the pool or the panel smaller, or lower the limit so "
+                             "the solver stops itself with what it has proved.")
+                return seed, tlim, None, run_key
             except (ValueError, RuntimeError) as exc:
+                st.session_state.pop(RUNNING, None)
                 status.update(label="Failed", state="error")
                 show_problem("The leximin lottery could not be computed:", exc)
                 return seed, tlim, None, run_key
+            st.session_state.pop(RUNNING, None)
             status.update(label=f"Done: {dist.seconds:.1f} s of computation", state="complete")
         remember_leximin(run_key, dist, shared=shared)
     dist = recall_leximin(run_key)

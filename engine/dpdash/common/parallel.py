@@ -22,6 +22,11 @@ pages, keeps the cores it needs while heavy runs compute (issue 35 item 2). Each
 it used, so a caller's :class:`dpdash.common.search.Deadline` can charge the
 workers' CPU time to the run that asked for it (``imap_unordered(..., budget=deadline)``; issue 35 item 1).
 
+One long task that reports progress as it goes (a leximin's column generation, a Monte Carlo grid computed in one
+sequence) runs with :func:`run_in_worker`: in a private pool of one such worker, its progress calls relayed to the
+caller's thread, its CPU seconds charged to the caller's deadline as it runs, and the worker ended when the caller
+is interrupted or the deadline is spent (issue 35 item 2: the server process keeps only widgets and small work).
+
 References: issue 16 ("When one machine is not enough"); joblib's ``Parallel(return_as="generator_unordered")``
 and its Dask backend (``joblib._dask``); issue 26 item 3 (sessions are isolated); issue 35 items 1 and 4.
 """
@@ -42,7 +47,8 @@ from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 from joblib.externals.loky import ProcessPoolExecutor
 from joblib.parallel import get_active_backend
 
-__all__ = ["PAGE_JOBS", "child_seed", "environment", "imap_unordered", "map_ordered", "spawn_seeds", "watch_parent"]
+__all__ = ["PAGE_JOBS", "child_seed", "environment", "imap_unordered", "map_ordered", "run_in_worker", "spawn_seeds",
+           "watch_parent"]
 
 #: Worker processes for the pages' work on this host: the reference machine's 2 cores, fewer on a smaller host.
 PAGE_JOBS = max(1, min(2, os.cpu_count() or 1))
@@ -337,6 +343,134 @@ def _private_pool(fn: Callable, tasks: list[tuple], n_jobs: int | None) -> Itera
             fut.cancel()
         # an interrupted run kills its own workers now; a finished one lets them exit
         pool.shutdown(wait=not pending, kill_workers=bool(pending))
+
+
+#: Seconds between two looks of :func:`run_in_worker` at its worker's progress and CPU time (and between two reports
+#: of the worker's CPU time).
+RELAY_POLL_S = 0.2
+
+
+def _relay_write(path: str, state: dict) -> None:
+    """Replace the relay file with (sequence number, CPU seconds of the task so far, last progress arguments)."""
+    data = pickle.dumps((state["seq"], time.process_time() - state["cpu0"], state["args"]),
+                        protocol=pickle.HIGHEST_PROTOCOL)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)  # atomic: the caller never reads half a record
+
+
+def _relayed(fn: Callable, path: str, poll_s: float, with_progress: bool, args: tuple, kwargs: dict):
+    """In the worker: ``fn(*args, **kwargs)`` (with ``progress=`` a relay when asked); returns (value, CPU seconds).
+
+    Each progress call, and every ``poll_s`` seconds a heartbeat, rewrites the relay file at ``path`` with the
+    task's CPU seconds so far (the worker runs this task alone: its process clock is the task's)."""
+    lock = threading.Lock()
+    state = {"seq": 0, "args": None, "cpu0": time.process_time()}
+
+    def relay(*pargs) -> None:
+        with lock:
+            state["seq"] += 1
+            state["args"] = pargs
+            _relay_write(path, state)
+
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(poll_s):
+            with lock:
+                _relay_write(path, state)
+
+    beater = threading.Thread(target=beat, name="dpdash-relay-beat", daemon=True)
+    beater.start()
+    try:
+        with parallel_config(backend=_NESTED_BACKEND):
+            value = fn(*args, **({**kwargs, "progress": relay} if with_progress else kwargs))
+    finally:
+        stop.set()
+        beater.join(timeout=2 * poll_s)
+    return value, time.process_time() - state["cpu0"]
+
+
+def _relay_read(path: str):
+    try:
+        with open(path, "rb") as f:
+            return pickle.loads(f.read())
+    except (OSError, EOFError, pickle.UnpicklingError):
+        return None
+
+
+def run_in_worker(fn: Callable, *args, progress: Callable[..., None] | None = None, budget=None,
+                  poll_s: float = RELAY_POLL_S, **kwargs):
+    """``fn(*args, **kwargs)`` computed in a worker process of its own; its result (or its exception) returned here.
+
+    The worker is a private pool's (see :func:`imap_unordered`): it watches this process, runs at
+    :data:`WORKER_NICE` and is ended at interpreter exit. With ``progress``, ``fn`` is called with a ``progress=``
+    keyword whose calls (any positional arguments) are relayed to ``progress`` in the calling thread, the latest
+    one every ``poll_s`` seconds at most (earlier ones in between are skipped): the caller's progress bar moves
+    while the work happens elsewhere. ``budget`` (a :class:`dpdash.common.search.Deadline`) is charged with the
+    worker's CPU seconds as they are spent (reported every ``poll_s``); once it is spent the worker is ended and
+    ``budget.check()`` raises its ``SearchLimitError``. CPU time, never wall time: the same run stops after the
+    same work whether the machine is idle or busy.
+
+    If the caller is interrupted (an exception from ``progress``, such as Streamlit's stop or rerun, or a spent
+    budget), the worker is killed at once and its memory returned; the exception goes on to the caller.
+    ``fn`` must be a module-level function and its arguments and result picklable. The result is the one
+    ``fn(*args, **kwargs)`` gives in this process when ``fn`` is deterministic (tests compare them).
+
+    >>> run_in_worker(divmod, 7, 2)
+    (3, 1)
+    """
+    import glob
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="dpdash-relay-")
+    os.close(fd)
+    os.unlink(path)  # the worker creates it with its first record
+    pool = ProcessPoolExecutor(max_workers=1, initializer=_worker_init, initargs=(os.getpid(),))
+    with _LIVE_LOCK:
+        _LIVE_POOLS.add(pool)
+    finished = False
+    fut = None
+    seen, charged = 0, 0.0
+
+    def take(cpu: float) -> None:
+        nonlocal charged
+        if budget is not None and cpu > charged:
+            budget.charge(cpu - charged)
+            charged = cpu
+
+    try:
+        fut = pool.submit(_relayed, fn, path, float(poll_s), progress is not None, args, kwargs)
+        _ensure_exit_hook()
+        while True:
+            done, _ = wait([fut], timeout=poll_s)
+            record = _relay_read(path)
+            if record is not None:
+                seq, cpu, pargs = record
+                take(cpu)
+                if progress is not None and seq != seen and pargs is not None:
+                    seen = seq
+                    progress(*pargs)
+            if done:
+                value, cpu = fut.result()
+                take(cpu)
+                finished = True
+                return value
+            if budget is not None:
+                budget.check()
+    finally:
+        with _LIVE_LOCK:
+            _LIVE_POOLS.discard(pool)
+        if not finished and fut is not None:
+            fut.cancel()
+        # a finished run lets its worker exit; an interrupted or failed one kills it now
+        pool.shutdown(wait=finished, kill_workers=not finished)
+        for leftover in [path, *glob.glob(glob.escape(path) + ".*.tmp")]:
+            try:
+                os.unlink(leftover)
+            except OSError:
+                pass
 
 
 def _ordered_rounds(fn: Callable, tasks: list[tuple], n_jobs: int | None) -> Iterator[tuple[int, Any, float]]:

@@ -147,12 +147,13 @@ def budget_view(plan, *, statistics: Sequence[Mapping], shares, mode: str, rule:
              if s.get("mechanism") in ("gaussian", "discrete_gaussian")]
     if rule == "basic" and gauss and plan.feasible and d > 0:
         used = sum(a.delta for a in gauss)
-        if used < 0.999 * delta:  # the basic sum adds the δᵢ; the planner gave each Gaussian statistic δ/(2k)
+        # the basic sum adds the δᵢ and the planner shares all of δ among the Gaussian statistics
+        # (budget.basic_share); should a plan ever leave part of it unused, the page says so (issue 34 item 3)
+        if used < 0.999 * delta:
             verdicts += (Sentence(
-                f"The basic rule gives each of the {len(gauss):,} Gaussian statistics δ/{2 * len(gauss):,} = "
-                f"{power_of_ten(gauss[0].delta)}, so the plan spends δ = {power_of_ten(used)} of the "
-                f"{power_of_ten(delta)} you allowed (the other rules need the rest for their own slack). Their ± "
-                "would be a little narrower with all of δ; the total stays within your δ.", "neutral"),)
+                f"The plan spends δ = {power_of_ten(used)} of the {power_of_ten(delta)} you allowed on its "
+                f"{len(gauss):,} Gaussian statistics. Their ± would be a little narrower with all of δ; the total "
+                "stays within your δ.", "neutral"),)
     heads: list[Headline] = []
     if mode == "budget_first":
         if unit == "ρ":  # the ε the user typed, and the ρ it converts to at δ (issue 34: only ρ was shown)

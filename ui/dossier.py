@@ -56,6 +56,18 @@ class Headline:
 
 
 @dataclass
+class ReportTable:
+    """A table of the report, already as text: a caption, column names and rows of cells (issue 34 item 5: a
+    25-statistic plan printed as 25 bold sentences ran to 3 A4 pages; as a compact table it fits in 2)."""
+
+    caption: str
+    columns: list[str]
+    rows: list[list[str]]
+    #: columns whose cells are numbers (right-aligned, never wrapped)
+    numeric: tuple[str, ...] = ()
+
+
+@dataclass
 class PageSummary:
     """Everything the report, the settings file and the code export need from one tab (see brief_api item 5)."""
 
@@ -71,6 +83,7 @@ class PageSummary:
     delta: float | None = None
     seed: int | None = None
     script: str | None = None
+    tables: list[ReportTable] = field(default_factory=list)
 
 
 @functools.lru_cache(maxsize=1)
@@ -206,6 +219,17 @@ ul { margin: 2pt 0; padding-left: 14pt; }
 """
 
 
+#: Added only to reports that have a compact table or a figure of its own size (the others stay byte for byte)
+_COMPACT_CSS = """
+figure.wide { flex: 1 1 100%; } figure.wide svg { max-height: 92mm; }
+table.compact { font-size: 8pt; line-height: 1.2; margin-top: 3pt; }
+table.compact td, table.compact th { padding: 0.5pt 4pt; } table.compact th { border-bottom: 1px solid #999; }
+table.compact td.n, table.compact th.n { text-align: right; white-space: nowrap; }
+table.compact caption { text-align: left; font-size: 8.5pt; color: #444; caption-side: top; }
+table.compact tr { break-inside: avoid; }
+"""
+
+
 def _strip_svg_prolog(svg: str) -> str:
     """An SVG document made fit for inline use: no XML declaration or doctype."""
     svg = re.sub(r"^\s*<\?xml[^>]*>\s*", "", svg)
@@ -226,12 +250,23 @@ def report_html(summary: PageSummary, *, link: str, when: _dt.datetime | None = 
                     for h in summary.headlines)
     verdicts = "".join(f"<p class=\"verdict\">{e(v)}</p>" for v in summary.verdicts)
     figs = ""
-    for i, (caption, _fig) in enumerate(summary.figures):
+    for i, item in enumerate(summary.figures):
+        caption = item[0]
         svg = _strip_svg_prolog(svgs[i]) if svgs and i < len(svgs) else ""
         label = e(caption)
         if svg:
             svg = svg.replace("<svg ", f"<svg role=\"img\" aria-label=\"{label}\" ", 1)
-        figs += f"<figure>{svg}<figcaption>{label}</figcaption></figure>"
+        wide = " class=\"wide\"" if len(item) > 2 else ""   # drawn at its own size: a row of its own
+        figs += f"<figure{wide}>{svg}<figcaption>{label}</figcaption></figure>"
+    tables = ""
+    for t in summary.tables:
+        cls = {c: ' class="n"' if c in t.numeric else "" for c in t.columns}
+        head = "".join(f"<th{cls[c]}>{e(c)}</th>" for c in t.columns)
+        body = "".join("<tr>" + "".join(f"<td{cls[c]}>{e(str(v))}</td>" for c, v in zip(t.columns, r)) + "</tr>"
+                       for r in t.rows)
+        tables += (f"<table class=\"compact\"><caption>{e(t.caption)}</caption><thead><tr>{head}</tr></thead>"
+                   f"<tbody>{body}</tbody></table>")
+    extra_css = _COMPACT_CSS if tables or "<figure class=" in figs else ""
     privacy = "".join(f"<li>{e(s)}</li>" for s in privacy_statement(summary.epsilon, summary.delta))
     sources = "".join(f"<li>{e(s)}</li>" for s in summary.sources) or "<li>—</li>"
     seed = f"<li>Random seed: {e(str(summary.seed))} (the same seed reproduces every random result)</li>" \
@@ -241,11 +276,11 @@ def report_html(summary: PageSummary, *, link: str, when: _dt.datetime | None = 
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <title>{e(summary.title)} — report</title>
-<style>{_REPORT_CSS}</style></head>
+<style>{_REPORT_CSS}{extra_css}</style></head>
 <body>
 <header><h1>{e(summary.title)}</h1><p class="question" id="question">{e(summary.question)}</p></header>
 <section id="answer"><h2>Answer</h2>{verdicts}
-<table class="headlines">{heads}</table></section>
+<table class="headlines">{heads}</table>{tables}</section>
 <section id="parameters"><h2>Parameters</h2><table>{rows}</table></section>
 <section id="figures"><h2>Figures</h2><div class="figs">{figs}</div></section>
 <section id="privacy"><h2>What this means for privacy</h2><ul>{privacy}</ul></section>
@@ -263,9 +298,17 @@ def build_report(summary: PageSummary, *, link: str) -> bytes:
     """Render the figures to SVG (one Chromium session) and assemble the report."""
     from ui.exports import figure_images
 
-    # drawn at about the size they print (two per row on A4), so their text stays readable on paper
-    svgs = [b.decode("utf-8") for b in figure_images([f for _, f in summary.figures], "svg", width=600,
-                                                     height=380)]
+    # drawn at about the size they print (two per row on A4), so their text stays readable on paper; a figure given
+    # as (caption, figure, (width, height)) is drawn at that size and printed on a row of its own
+    plain = [item[1] for item in summary.figures if len(item) < 3]
+    out = iter(b.decode("utf-8") for b in figure_images(plain, "svg", width=600, height=380)) if plain else iter(())
+    svgs = []
+    for item in summary.figures:
+        if len(item) < 3:
+            svgs.append(next(out))
+        else:
+            w, h = item[2]
+            svgs.append(figure_images([item[1]], "svg", width=int(w), height=int(h))[0].decode("utf-8"))
     return report_html(summary, link=link, svgs=svgs)
 
 

@@ -143,3 +143,63 @@ def test_full_report_prints_to_two_pages(browser, tmp_path):
     assert target.read_text().count("<svg") >= 2
     pdf = _check_offline(browser, target)
     assert 1 <= pdf_pages(pdf) <= 2, pdf_pages(pdf)
+
+
+def _budget_25():
+    """A budget-first plan of 25 statistics with names as long as a survey's (the case of issue 34 item 5)."""
+    import dataclasses
+
+    from dpdash.accounting import budget as bud
+    from dpdash.epsilon import figures as ef
+    from dpdash.epsilon import views as evw
+
+    kinds = {"count": 50.0, "mean": 500.0, "histogram": 100.0, "sum": 5000.0}
+    specs = [bud.StatisticSpec(f"{q} of households in survey region {i + 1} (wave 2026, weighted)", q, kinds[q],
+                               mechanism="gaussian" if i % 3 == 0 else "laplace", lower=0.0,
+                               upper=200_000.0 if q in ("mean", "sum") else 1.0, n=10_000 if q == "mean" else None,
+                               cells=10 if q == "histogram" else 1)
+             for i, q in enumerate(list(kinds) * 7) if i < 25]
+    plan = bud.plan_budget_first(specs, epsilon=1.0, delta=1e-6, rule="basic")
+    view = evw.budget_view(plan, statistics=[dataclasses.asdict(x) for x in specs], shares=bud.budget_shares(plan),
+                           mode="budget_first", rule="basic", delta=1e-6, reserve=0.0, joint_confidence=None,
+                           budget=1.0, objective="equal_ratio")
+    figs = [("Each statistic's share of the budget", ef.make_budget_figure(view.figures["shares"]))]
+    return plan, view, figs
+
+
+def test_budget_report_with_25_statistics_prints_to_two_pages(browser, tmp_path):
+    """Issue 34 item 5: the 25-statistic budget report printed to 3 A4 pages (one bold sentence a statistic, and a
+    legend cut after 18 names); the planner's report (its table compact, the bar's legend by row number) prints to 2
+    and carries every statistic and the figure."""
+    from ui.dossier import build_report
+    from ui.show import report_summary
+    from ui.views.eps_budget import report_summary_of
+
+    plan, view, figs = _budget_25()
+    link = "http://127.0.0.1:8501/epsilon_calculator?eps_tab=Budget+planner"
+    target = tmp_path / "budget25.html"
+    target.write_bytes(build_report(report_summary_of(view, figures=figs), link=link))
+    html = target.read_text(encoding="utf-8")
+    assert html.count("<svg") == 1 and html.count("<figure") == 1
+
+    def inspect(pg):
+        rows = pg.locator("#answer table.compact tbody tr")
+        assert rows.count() == 25
+        for i, a in enumerate(plan.allocations):   # every statistic, in order, with its ± at 4 figures
+            cells = rows.nth(i).locator("td").all_inner_texts()
+            assert cells[0] == str(i + 1) and cells[1] == a.name
+            assert float(cells[2].replace(",", "")) == pytest.approx(a.half_width, rel=5e-4)
+        legend = pg.locator("#figures svg .legend").text_content()
+        texts = pg.locator("#figures svg .legend .legendtext").all_text_contents()
+        assert [t for t in texts if t.isdigit()] == [str(i) for i in range(1, 26)], legend
+        svg = pg.locator("#figures svg").first.bounding_box()
+        for box in (e.bounding_box() for e in pg.locator("#figures svg .legend .legendtext").all()):
+            assert box is not None and box["y"] + box["height"] <= svg["y"] + svg["height"] + 0.5   # none cut off
+
+    pdf = _check_offline(browser, target, inspect)
+    assert pdf_pages(pdf) == 2, pdf_pages(pdf)
+    # the same plan as one bold sentence a statistic (the report before): 3 pages, so this test can fail
+    old = tmp_path / "budget25_old.html"
+    old.write_bytes(build_report(report_summary(view, page="epsilon_calculator", title="Epsilon calculator",
+                                                sources=["seed"], figures=figs), link=link))
+    assert pdf_pages(_check_offline(browser, old)) == 3

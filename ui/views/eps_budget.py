@@ -10,11 +10,13 @@ import dataclasses
 import math
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from dpdash.accounting.conversions import conversion_note
 from dpdash.accounting import composition as acc
 from dpdash.accounting import budget as bud
+from dpdash.common.formatting import power_of_ten
 from dpdash.epsilon import figures as ef
 from dpdash.epsilon import views as evw
 from dpdash.accounting import mechanisms as mech
@@ -22,10 +24,11 @@ from dpdash.epsilon import script as se
 from dpdash.stratify import script_opendp as sopendp
 from ui import eps_codecs as ec
 from ui.common import methodology, presenter_mode
-from ui.show import cards, figure, fmt, say_problem, verdict_box, where_the_data_lives
+from ui.dossier import ReportTable, artefacts
+from ui.show import cards, figure, fmt, report_summary, say_problem, verdict_box, where_the_data_lives
 from ui.views.budget_compare import render_budget_comparison
-from ui.views.eps_common import (CACHE, ENGINE_ERRORS, MECH_FMT, QUERY_FMT, bind, encode_table, ended, exports, pick,
-                                 report, script_of, table_state)
+from ui.views.eps_common import (CACHE, ENGINE_ERRORS, MECH_FMT, QUERY_FMT, SEED_PLAIN, bind, encode_table, ended,
+                                 exports, pick, script_of, table_state)
 from ui.widgets import delta_exponent, log_slider
 
 OBJECTIVE_FMT = {"equal_ratio": "the same multiple of each target", "weighted_mse": "least weighted squared error"}
@@ -190,11 +193,60 @@ def tab_budget(outputs: bool = True) -> None:
                        + ", ".join(f"{nm} {fmt(v)}" for nm, v in zip(shares.names, shares.values))
                        + (f", not spent {fmt(shares.unused)}" if shares.unused > 0 else "")
                        + (f", reserve {fmt(shares.reserve)}" if shares.reserve > 0 else "") + ".")
-    report(view, "eps_b_art", sources=["Thms 2.1.4, 2.2.3–2.2.5", "Harvard PSI budgeter (hold, reserve)"],
-           figures=figs, script=script_of(se.budget_script, view))
+    artefacts(report_summary_of(view, figures=figs, script=script_of(se.budget_script, view)), key="eps_b_art")
     opendp = _opendp_script(specs, plan)
     if opendp:
         where_the_data_lives(opendp, key="eps_b", filename="budget_plan_opendp.py")
+
+
+REPORT_SOURCES = ("Thms 2.1.4, 2.2.3–2.2.5", "Harvard PSI budgeter (hold, reserve)")
+#: The report's budget bar: a row of its own, its legend below by row number, seven a line (at the page's 600 × 380 the
+#: legend of 25 statistics was cut after 18)
+REPORT_FIGURE_SIZE = (760, 230)
+
+
+def report_summary_of(view, *, figures=(), script: str | None = None):
+    """The budget planner's report (issue 34 item 5: a 25-statistic plan printed to 3 A4 pages, the README promises
+    2): the totals and verdicts as sentences, every statistic as one row of a compact table (not a bold sentence each)
+    and the budget bar at a size whose legend shows every statistic."""
+    k = len(view.tables["plan"]) if "plan" in view.tables else 0
+    figs = []
+    for caption, fig in figures:
+        # each statistic's segment and legend entry by its row number in the table (names of 50 characters in a
+        # legend of 25 overlapped); "not spent" and "reserve" keep their words
+        wide = go.Figure(fig)
+        for i, tr in enumerate(wide.data[:k]):
+            tr.update(name=str(i + 1), text=[str(i + 1)], textposition="inside", insidetextanchor="middle")
+        rows = -(-len(wide.data) // 7)   # legend entries a line at this width
+        wide.update_layout(height=None, uniformtext=dict(minsize=8, mode="hide"),
+                           legend=dict(orientation="h", entrywidth=45, entrywidthmode="pixels", y=-0.75,
+                                       yanchor="top", font=dict(size=11)),
+                           margin=dict(t=40, b=80 + 20 * rows))
+        figs.append((f"{caption} (each statistic by its row number in the table)", wide,
+                     (REPORT_FIGURE_SIZE[0], REPORT_FIGURE_SIZE[1] + 20 * rows)))
+    summary = report_summary(view, page="epsilon_calculator", title="Epsilon calculator",
+                             sources=[SEED_PLAIN, *REPORT_SOURCES], figures=figs, script=script)
+    plan_sections = [sec for sec in view.sections if sec.table == "plan"]
+    if plan_sections and "plan" in view.tables:
+        summary.verdicts = list(view.verdict_text) + [line for sec in view.sections if sec.table != "plan"
+                                                      for line in sec.lines]
+        summary.tables = [_plan_table(plan_sections[0].title, view.tables["plan"], view.figures.get("unit", "ε"))]
+    return summary
+
+
+def _plan_table(title: str, plan: pd.DataFrame, unit: str):
+    """The plan as the report's compact table: numbers at the page's 4 significant figures."""
+    def g(x) -> str:
+        return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else evw.num(float(x))
+
+    cols = ["#", "statistic", "achieved ±", "target ±", "× target", unit, "δ", "held"]
+    rows = []
+    for i, r in enumerate(plan.to_dict("records"), 1):
+        priv = r.get("ρ") if unit == "ρ" else r.get("ε")
+        d = r.get("δ")
+        rows.append([str(i), str(r["name"]), g(r["achieved ±"]), g(r["target ±"]), g(r["achieved / target"]), g(priv),
+                     power_of_ten(d) if d else "0", r.get("held", "no")])
+    return ReportTable(title, cols, rows, numeric=("#", "achieved ±", "target ±", "× target", unit, "δ"))
 
 
 def _opendp_script(specs, plan) -> str | None:

@@ -92,4 +92,6 @@ def render_budget_comparison(key_prefix: str = "eps_cmp_") -> None:
             "Adding up and advanced composition are Rogers (2017) Thm 2.1.4 and "
             "2.1.5; optimal composition is Kairouz, Oh & Viswanath (2015); zero-concentrated DP is Bun & Steinke "
             "(2016); Rényi DP is Mironov (2017); the privacy-loss distribution is computed with Google's "
-            "dp-accounting. For Gaussian noise, ε per statistic is one release's exact ε at δ/(2k).")
+            "dp-accounting. For Gaussian noise, ε per statistic is one release's exact ε at its δ per statistic: "
+            "δ/k under adding up, which needs no δ of its own, so the Gaussian statistics use all of δ; δ/(2k) under "
+            "the other rules (the other half is their composition slack).")

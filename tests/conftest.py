@@ -30,6 +30,25 @@ settings.register_profile("dev", **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 
+def _pool_workers_at_the_callers_priority() -> None:
+    """Run the engine's pool workers at the test process's own priority in this process (and in the AppTest pages
+    it runs), not at ``WORKER_NICE`` (10) below it.
+
+    On a server the niceness makes heavy runs yield the cores to the process that draws every session's pages. Under
+    ``pytest -n 2`` on two cores the other test process is always busy at niceness 0, so a test's workers at +10 got
+    about a tenth of a core: a CI run spent 570 s in one partially private release test and 534 s in the coherence
+    paper test (under a minute each with the workers at the caller's priority). The pools fork, so the workers read
+    the value set here; the browser tests' servers are separate processes and keep the product's niceness, and
+    tests/engine/common/test_parallel.py sets it back to check it.
+    """
+    from dpdash.common import parallel
+
+    parallel.WORKER_NICE = 0
+
+
+_pool_workers_at_the_callers_priority()
+
+
 def _share_compiled_pages() -> None:
     """Compile each page once per test process, as the server does, instead of once per AppTest run.
 

@@ -568,7 +568,7 @@ def test_simulation_says_where_it_runs():
     at = fresh(eps_tab=TESTS, eps_t_trials="50")
     assert any("Runs on this server's" in c.value for c in at.caption)
     at.button(key="eps_t_sim").click().run()
-    assert any("a worker process of this server" in c.value and "Seed 0" in c.value for c in at.caption)
+    assert any("local worker process" in c.value and "Seed 0" in c.value for c in at.caption)
 
 
 def test_budget_default_table_stays_out_of_the_link_and_pure_plan_disables_delta():

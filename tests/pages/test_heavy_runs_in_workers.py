@@ -113,3 +113,13 @@ def test_a_simulation_past_its_cpu_budget_is_ended_and_says_so(monkeypatch):
     assert "The simulation stopped at its limit of 0 s of computation (CPU time)" in said
     assert "Lower the trials or the points per axis" in said
     assert not [f for f in frames(at) if "standard error" in f.columns]
+
+
+def test_a_large_simulation_on_both_cores_is_bounded_by_the_same_budget(monkeypatch, spy):
+    monkeypatch.setattr(eps_tests, "SIM_CPU_SECONDS", 0.0)
+    at = fresh(eps_tab=TESTS, eps_t_trials="20000")  # 20,000 trials × 6 cells: both cores' worker processes
+    at.button(key="eps_t_sim").click().run()
+    assert not at.exception
+    assert spy == []  # chunks on the pool's workers (cluster.run → imap_unordered), not one worker
+    said = " ".join(e.value for e in at.error).replace("\\", "")
+    assert "The simulation stopped at its limit of 0 s of computation (CPU time)" in said

@@ -1,11 +1,12 @@
 """Epsilon calculator, Tab 7: private χ² tests (view: ``dpdash.epsilon.views.tests_view``), with the Monte Carlo
 simulation behind its button.
 
-Widgets, layout and rendering only. The simulation runs in a worker process of its own
-(:func:`dpdash.common.parallel.run_in_worker`; on the Dask cluster when one is connected), never in the server
-process that draws every session's pages (issue 35 item 2): its progress is relayed to the bar, it may use
-:data:`SIM_CPU_SECONDS` seconds of computation (the worker's CPU time, never wall time), and Streamlit's Stop (or a
-changed setting) ends the worker at once and is said on the next run. The table is the same wherever it runs (one
+Widgets, layout and rendering only. The simulation never runs in the server process that draws every session's
+pages (issue 35 item 2): a small grid in a worker process of its own (:func:`dpdash.common.parallel.run_in_worker`,
+progress relayed to the bar), a large one in chunks on both cores' worker processes (or the Dask cluster when one
+is connected). It may use :data:`SIM_CPU_SECONDS` seconds of computation (the workers' CPU time, never wall time;
+:func:`dpdash.common.parallel.cpu_budget`), and Streamlit's Stop (or a changed setting) ends the workers at once
+and is said on the next run. The table is the same wherever it runs (one
 spawned seed per chunk of trials).
 """
 
@@ -21,7 +22,7 @@ from dpdash.epsilon import views as evw
 from dpdash.common import formatting as nf
 from dpdash.epsilon import private_tests as pt
 from dpdash.epsilon import script as se
-from dpdash.common.parallel import run_in_worker
+from dpdash.common.parallel import cpu_budget, run_in_worker
 from dpdash.common.search import Deadline, SearchLimitError
 from ui import cluster
 from ui import eps_codecs as ec
@@ -97,16 +98,18 @@ RUNNING = "_eps_t_sim_running"
 
 
 def run_simulation(kind: str, null: tuple, alt: tuple, ns: tuple, privs: tuple, alpha: float, noise: str,
-                   trials: int, seed: int, progress, budget: Deadline | None = None) -> pd.DataFrame:
-    """Tab 7's Monte Carlo table: in a worker process of its own, ``budget`` charged with its CPU seconds (raises
-    ``SearchLimitError`` once spent), or on the configured Dask cluster (``ui.cluster.run``, both cores' worth of
-    chunks at a time). The same table wherever it runs (one spawned seed per chunk)."""
+                   trials: int, seed: int, n_jobs: int, progress, budget: Deadline | None = None) -> pd.DataFrame:
+    """Tab 7's Monte Carlo table, never in the server process: with ``n_jobs`` = 1 in a worker process of its own
+    (:func:`dpdash.common.parallel.run_in_worker`), else its chunks on ``n_jobs`` worker processes or the configured
+    Dask cluster (``ui.cluster.run``). ``budget`` is charged with the workers' CPU seconds and raises
+    ``SearchLimitError`` once spent. The same table wherever it runs (one spawned seed per chunk)."""
     args = (pt.simulate_grid, kind, np.array(null), np.array(alt))
     kw = dict(ns=list(ns), privacy=list(privs), alpha=alpha, noise=noise, trials=trials, m=59, rng=seed,
               progress=progress)
-    if cluster.placement().on_cluster:
-        return cluster.run(*args, n_jobs=CORES, **kw)
-    return run_in_worker(*args, n_jobs=1, budget=budget, **kw)
+    if int(n_jobs) == 1 and not cluster.placement().on_cluster:
+        return run_in_worker(*args, n_jobs=1, budget=budget, **kw)
+    with cpu_budget(budget):
+        return cluster.run(*args, n_jobs=max(2, int(n_jobs)), **kw)
 
 
 # =========================================================================== Tab 7
@@ -360,6 +363,11 @@ def tab_tests(outputs: bool = True) -> None:
             st.info(f"Stopped: the last simulation was stopped after {stopped['done']:.0%} of its trials, so it "
                     "has no table; its worker process was ended. Press **Simulate** to run it again.")
             return
+        # measured cost per trial and grid cell on the reference machine (GOF with m = 59; independence grows
+        # with r·c): both cores only when the work outweighs starting a second worker; one worker process otherwise.
+        # The table is the same for any number of workers.
+        per_trial = 5e-5 if test == "gof" else 1.5e-3 * max(1.0, r * c / 4)
+        n_jobs = CORES if int(trials) * cells * per_trial > 2.0 else 1
         note = st.session_state[RUNNING] = {"key": sim_key, "done": 0.0}
         budget = Deadline(SIM_CPU_SECONDS, what="the simulation")
 
@@ -371,8 +379,8 @@ def tab_tests(outputs: bool = True) -> None:
             bar = st.progress(0.0, text="Starting a worker process…")
             try:
                 res = session_memo("sim", sim_key, lambda: run_simulation(
-                    test, null_t, alt_t, ns_grid, priv_grid, float(alpha), noise, int(trials), int(seed), moved,
-                    budget), max_entries=4)
+                    test, null_t, alt_t, ns_grid, priv_grid, float(alpha), noise, int(trials), int(seed), n_jobs,
+                    moved, budget), max_entries=4)
             except SearchLimitError:
                 st.session_state.pop(RUNNING, None)
                 status.update(label="Simulation stopped at its computation limit", state="error")
@@ -392,7 +400,7 @@ def tab_tests(outputs: bool = True) -> None:
         axis = pname if sweep == "privacy" else "n"
         where = cluster.placement()
         ran_on = (f"the Dask cluster at {md_escape(where.address)}" if where.on_cluster else
-                  "a worker process of this server")
+                  f"{n_jobs} local worker process{'es' if n_jobs > 1 else ''}")
         st.caption(f"Seed {seed}; {int(trials)} trials per cell; m = 59 Monte Carlo draws (rank "
                    f"{pt.mc_rank(59, alpha) if 59 > 1 / alpha else 'n/a'}). Error bars are 1.96 standard errors. "
                    f"Run on {ran_on} (same numbers wherever it runs).")

@@ -38,6 +38,7 @@ import pickle
 import threading
 import time
 from collections import Counter
+from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, wait
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -47,8 +48,8 @@ from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 from joblib.externals.loky import ProcessPoolExecutor
 from joblib.parallel import get_active_backend
 
-__all__ = ["PAGE_JOBS", "child_seed", "environment", "imap_unordered", "map_ordered", "run_in_worker", "spawn_seeds",
-           "watch_parent"]
+__all__ = ["PAGE_JOBS", "child_seed", "cpu_budget", "environment", "imap_unordered", "map_ordered", "run_in_worker",
+           "spawn_seeds", "watch_parent"]
 
 #: Worker processes for the pages' work on this host: the reference machine's 2 cores, fewer on a smaller host.
 PAGE_JOBS = max(1, min(2, os.cpu_count() or 1))
@@ -178,12 +179,45 @@ def _indexed(fn: Callable, i: int, *args) -> tuple[int, Any, float]:
     return i, value, _task_cpu() - cpu0
 
 
-def _charged(results, budget) -> Iterator[tuple[int, Any]]:
-    """``(i, value)`` from ``(i, value, cpu)``, charging each task's CPU seconds to ``budget`` (if any)."""
-    for i, value, cpu in results:
-        if budget is not None:
-            budget.charge(cpu)
-        yield i, value
+def _charged(results, budget, enforce: bool = False) -> Iterator[tuple[int, Any]]:
+    """``(i, value)`` from ``(i, value, cpu)``, charging each task's CPU seconds to ``budget`` (if any); with
+    ``enforce``, ``budget.check()`` after each task (a spent budget ends the run: the pool is closed, its workers
+    killed)."""
+    try:
+        for i, value, cpu in results:
+            if budget is not None:
+                budget.charge(cpu)
+                if enforce:
+                    budget.check()
+            yield i, value
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
+
+
+_AMBIENT = threading.local()
+
+
+@contextmanager
+def cpu_budget(deadline):
+    """Within the block, every :func:`imap_unordered` call made in this thread without a ``budget`` of its own
+    charges its tasks' CPU seconds to ``deadline`` and checks it after each task: once it is spent the call raises
+    its ``SearchLimitError`` and its workers are killed. For engine functions that fan out through
+    :func:`imap_unordered` but take no budget (a Monte Carlo grid): the caller bounds their computation, never
+    their wall time (issue 35 item 1). Yields ``deadline``.
+
+    >>> from dpdash.common.search import Deadline
+    >>> with cpu_budget(Deadline(60.0)) as d:
+    ...     sorted(imap_unordered(pow, [(2, 3), (3, 2)], n_jobs=1))
+    [(0, 8), (1, 9)]
+    """
+    before = getattr(_AMBIENT, "budget", None)
+    _AMBIENT.budget = deadline
+    try:
+        yield deadline
+    finally:
+        _AMBIENT.budget = before
 
 
 def _check_n_jobs(n_jobs) -> int | None:
@@ -214,7 +248,8 @@ def imap_unordered(fn: Callable, tasks: Sequence[tuple], *, n_jobs: int | None =
     budget : dpdash.common.search.Deadline, optional
         Charged with the CPU seconds each task used in another process (``budget.charge``), so a CPU-time limit
         covers the workers too; with ``n_jobs=1`` the tasks run in the caller's thread, whose own CPU clock the
-        deadline already reads. The caller decides when to ``check()`` it.
+        deadline already reads. The caller decides when to ``check()`` it. Without one, the deadline of an
+        enclosing :func:`cpu_budget` block is charged and checked after each task.
 
     Yields
     ------
@@ -234,16 +269,22 @@ def imap_unordered(fn: Callable, tasks: Sequence[tuple], *, n_jobs: int | None =
     """
     tasks = [tuple(t) for t in tasks]
     n_jobs = _check_n_jobs(n_jobs)
+    enforce = budget is None and getattr(_AMBIENT, "budget", None) is not None
+    if enforce:  # the caller's cpu_budget block: charged and checked after each task
+        budget = _AMBIENT.budget
     if not tasks:
         return
     if n_jobs == 1:
         for i, args in enumerate(tasks):
-            yield i, fn(*args)
+            value = fn(*args)
+            if enforce:
+                budget.check()  # the tasks ran in this thread, whose CPU clock the deadline reads
+            yield i, value
         return
     if n_jobs is not None and n_jobs > 0:
         n_jobs = min(n_jobs, len(tasks))
     if _default_processes():
-        yield from _charged(_private_pool(fn, tasks, n_jobs), budget)
+        yield from _charged(_private_pool(fn, tasks, n_jobs), budget, enforce)
         return
     shipped = _share_repeated(tasks)
     jobs = (delayed(_indexed)(fn, i, *args) for i, args in enumerate(shipped))
@@ -252,9 +293,9 @@ def imap_unordered(fn: Callable, tasks: Sequence[tuple], *, n_jobs: int | None =
     except ValueError as exc:
         if "return_as" not in str(exc):
             raise
-        yield from _charged(_ordered_rounds(fn, shipped, n_jobs), budget)
+        yield from _charged(_ordered_rounds(fn, shipped, n_jobs), budget, enforce)
         return
-    yield from _charged(runner(jobs), budget)
+    yield from _charged(runner(jobs), budget, enforce)
 
 
 def _default_processes() -> bool:

@@ -144,3 +144,23 @@ def test_an_engine_refusal_comes_back_as_itself():
     with pytest.raises(ValueError, match="trials"):
         run_in_worker(pt.simulate_grid, "gof", np.full(4, 0.25), np.full(4, 0.25), ns=[100], privacy=[0.1],
                       alpha=0.05, noise="gaussian", trials=0, n_jobs=1)
+
+
+def test_a_cpu_budget_block_bounds_a_fan_out_that_takes_no_budget():
+    """simulate_grid fans out through imap_unordered without a budget of its own: the caller's cpu_budget block
+    charges its workers' CPU seconds and ends the run (workers killed) once the deadline is spent."""
+    from dpdash.common.parallel import cpu_budget
+
+    kw = dict(ns=[10_000, 20_000], privacy=[0.01, 0.1], alpha=0.05, noise="gaussian", m=59, rng=0)
+    null = np.full(4, 0.25)
+    before = _children()
+    with pytest.raises(SearchLimitError, match="the simulation stopped"):
+        with cpu_budget(Deadline(0.5, what="the simulation")) as d:
+            pt.simulate_grid("gof", null, null, trials=100_000, n_jobs=2, **kw)
+    assert d.spent() >= 0.5
+    assert _gone(before) == set()
+    # a budget that is not spent changes nothing: the same table as without one, on 2 workers or here
+    with cpu_budget(Deadline(600.0)) as d:
+        there = pt.simulate_grid("gof", null, null, trials=600, n_jobs=2, **kw)
+    pd.testing.assert_frame_equal(there, pt.simulate_grid("gof", null, null, trials=600, n_jobs=1, **kw))
+    assert d.spent() > 0.0

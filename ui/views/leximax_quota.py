@@ -381,11 +381,12 @@ def _solve(pool, quotas, k, id_col, *, shared: bool, verdict_area):
             show_problem("The leximin lottery could not be computed:", exc)
             return seed, tlim, None, run_key
     stopped = st.session_state.pop(RUNNING, None)
-    if stopped is not None:
+    pressed = st.button("Compute leximin", key="lx_q_run", type="primary")
+    if stopped is not None and not pressed:  # said once, unless the user is already starting it again
         st.info(f"Stopped: the last leximin run was stopped (by **Stop** or a changed setting) after "
                 f"{stopped['done']:.0%} of its work (last step: {md_escape(stopped['msg'] or 'starting', max_len=200)})"
                 ", so it has no result; its worker process was ended. Press **Compute leximin** to start again.")
-    if st.button("Compute leximin", key="lx_q_run", type="primary") and recall_leximin(run_key) is None:
+    if pressed and recall_leximin(run_key) is None:
         # In a worker process of its own (never in the server's): the bar moves with the relayed progress, and
         # the run is noted until it ends, so a run stopped mid-way is said on the next run.
         note = st.session_state[RUNNING] = {"done": 0.0, "msg": ""}

@@ -36,9 +36,9 @@ def _pool_workers_at_the_callers_priority() -> None:
 
     On a server the niceness makes heavy runs yield the cores to the process that draws every session's pages. Under
     ``pytest -n 2`` on two cores the other test process is always busy at niceness 0, so a test's workers at +10 got
-    about a tenth of a core: a CI run spent 570 s in one partially private release test and 534 s in the coherence
-    paper test (under a minute each with the workers at the caller's priority). The pools fork, so the workers read
-    the value set here; the browser tests' servers are separate processes and keep the product's niceness, and
+    a small share of a core (a full run on a loaded box spent 570 s in one partially private release test and 534 s
+    in the coherence paper test). Each pool passes the starter's value to its workers, so the value set here reaches
+    them; the browser tests' servers are separate processes and keep the product's niceness, and
     tests/engine/common/test_parallel.py sets it back to check it.
     """
     from dpdash.common import parallel

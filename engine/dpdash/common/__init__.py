@@ -7,7 +7,8 @@ validation    argument checks that name the parameter (``ValidationError``, ``ch
               ``as_generator``)
 view          the tab-view types every results tab returns (``TabView``, ``Headline``, ``Sentence``,
               ``ReportSection``)
-parallel      the engine's one fan-out helper (``map_ordered``, ``imap_unordered``, ``spawn_seeds``)
+parallel      the engine's one fan-out helper (``map_ordered``, ``imap_unordered``, ``spawn_seeds``; one task in a
+              worker of its own: ``run_in_worker``; a CPU budget over a block of fan-outs: ``cpu_budget``)
 ledger        the privacy ledger every release writes to (``Ledger``, ``Spend``, ``record``)
 data          bundled datasets and the bounded CSV reader (``load_dataset``, ``read_uploaded_csv``,
               ``census_population``)

@@ -155,13 +155,15 @@ _DEDICATED = False
 WORKER_NICE = 10
 
 
-def _worker_init(parent: int) -> None:
+def _worker_init(parent: int, nice: int = WORKER_NICE) -> None:
+    # ``nice`` is the starting process's WORKER_NICE, passed down: the workers are fresh interpreters (loky), so a
+    # value set at run time in the starter (the test suite sets 0) would not reach them through the module
     global _DEDICATED
     _DEDICATED = True
     watch_parent(parent=parent)
-    if hasattr(os, "nice"):
+    if hasattr(os, "nice") and nice:
         try:
-            os.nice(WORKER_NICE)
+            os.nice(nice)
         except OSError:  # not permitted here: run at the parent's priority
             pass
 
@@ -362,7 +364,7 @@ def _private_pool(fn: Callable, tasks: list[tuple], n_jobs: int | None) -> Itera
     """
     workers = max(1, min(len(tasks), effective_n_jobs(n_jobs if n_jobs is not None else -1)))
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init,
-                               initargs=(os.getpid(),))
+                               initargs=(os.getpid(), WORKER_NICE))
     with _LIVE_LOCK:
         _LIVE_POOLS.add(pool)
     pending: dict = {}
@@ -468,7 +470,7 @@ def run_in_worker(fn: Callable, *args, progress: Callable[..., None] | None = No
     fd, path = tempfile.mkstemp(prefix="dpdash-relay-")
     os.close(fd)
     os.unlink(path)  # the worker creates it with its first record
-    pool = ProcessPoolExecutor(max_workers=1, initializer=_worker_init, initargs=(os.getpid(),))
+    pool = ProcessPoolExecutor(max_workers=1, initializer=_worker_init, initargs=(os.getpid(), WORKER_NICE))
     with _LIVE_LOCK:
         _LIVE_POOLS.add(pool)
     finished = False

@@ -9,7 +9,8 @@ synth            synthesizers and their metrics (``make_synthesizer``, ``Stratif
 partial_release  the partially private county release (``run_partially_private_release``,
                  ``guarantee_table``) — seed 001
 views            one view per tab (``mean_error_view``, ``population_view``, ``sizes_view``, ``synth_view``,
-                 ``partial_release_view``)
+                 ``partial_release_view``; the rows an upload's Mean view uses and why others are left out:
+                 ``rows_used_view``)
 verdicts, figures, partial_release_figures, script, script_opendp   sentences, Plotly builders, "Copy as code"
 """
 

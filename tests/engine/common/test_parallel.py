@@ -497,7 +497,8 @@ def test_pool_workers_run_at_a_lower_priority_than_their_caller(monkeypatch):
     """Issue 35 item 2: heavy runs' workers yield the cores to the server process that draws the pages.
 
     tests/conftest.py runs the workers at the caller's priority (WORKER_NICE = 0) for the suite's speed; the product's
-    value is the module's own, read from its source here, and set back for this test (the pools fork and read it)."""
+    value is the module's own, read from its source here, and set back for this test (each pool passes it to its
+    workers)."""
     import ast
     import inspect
 
